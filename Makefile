@@ -1,0 +1,162 @@
+# posenc: one non-recursive Makefile. Objects in build/, sanitizer objects in build-san/.
+#   make            build ./posenc and build/libposenc.a
+#   make demo       install missing packages, build, run gen + info on the bundled example
+#   make test       install missing packages, build, run every unit and CLI test
+#   make check      the same tests under ASan+UBSan, plus a replay of the fuzz corpora
+#   make fuzz       run each libFuzzer harness for FUZZ_SECONDS (clang)
+#   make bench      posenc against the PyTorch/NumPy code users would write
+#   make install    PREFIX=/usr/local DESTDIR=
+.SUFFIXES:
+
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+BINDIR    ?= $(PREFIX)/bin
+LIBDIR    ?= $(PREFIX)/lib
+INCDIR    ?= $(PREFIX)/include
+MANDIR    ?= $(PREFIX)/share/man
+PCDIR     ?= $(LIBDIR)/pkgconfig
+VERSION   := $(shell sed -n 's/^\#define POSENC_VERSION "\(.*\)"/\1/p' include/posenc/posenc.h)
+
+CC        ?= cc
+PKGS      := libcjson zlib hdf5
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+WARN      := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+OPT       ?= -O2
+CFLAGS    ?= $(OPT) -g
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude -Ilib -Iformats -Icmd $(PKG_CFLAGS) -MMD -MP
+LDLIBS    := $(PKG_LIBS) -lpthread -lm
+
+LIB_SRC   := $(sort $(wildcard lib/*.c formats/*.c))
+CMD_SRC   := $(sort $(wildcard cmd/*.c))
+UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
+FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
+
+define objs
+$(patsubst %.c,$(1)/%.o,$(2))
+endef
+
+LIB_OBJ   := $(call objs,build,$(LIB_SRC))
+CMD_OBJ   := $(call objs,build,$(CMD_SRC))
+UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+SAN_LIB_OBJ := $(call objs,build-san,$(LIB_SRC))
+SAN_CMD_OBJ := $(call objs,build-san,$(CMD_SRC))
+SAN_UNIT_BIN := $(patsubst tests/unit/%.c,build-san/tests/%,$(UNIT_SRC))
+SAN_FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-san/fuzz/%,$(FUZZ_SRC))
+FUZZ_BIN  := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+FUZZ_SECONDS ?= 60
+
+all: posenc build/libposenc.a
+
+posenc: $(CMD_OBJ) build/libposenc.a
+	$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) build/libposenc.a $(LDLIBS)
+
+build/libposenc.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $(LIB_OBJ)
+
+build/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+build/tests/%: tests/unit/%.c build/libposenc.a tests/unit/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< build/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
+
+# ---- sanitizers ----
+build-san/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
+
+build-san/libposenc.a: $(SAN_LIB_OBJ)
+	rm -f $@ && ar rcs $@ $(SAN_LIB_OBJ)
+
+build-san/posenc: $(SAN_CMD_OBJ) build-san/libposenc.a
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $(SAN_CMD_OBJ) build-san/libposenc.a $(LDLIBS)
+
+build-san/tests/%: tests/unit/%.c build-san/libposenc.a tests/unit/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< build-san/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
+
+build-san/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c build-san/libposenc.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $< tests/fuzz/replay_main.c build-san/libposenc.a $(LDLIBS)
+
+# ---- libFuzzer (clang) ----
+FUZZ_CC   ?= clang
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib -Iformats $(PKG_CFLAGS)
+build/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)
+
+# ---- convenience targets ----
+deps:
+	@sh .ci/deps.sh build
+
+test-deps:
+	@sh .ci/deps.sh build test
+
+unit: $(UNIT_BIN)
+	@fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; exit $$fail
+
+cli: posenc
+	@sh tests/cli/run.sh ./posenc
+
+test: test-deps
+	@$(MAKE) --no-print-directory all $(UNIT_BIN)
+	@fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; \
+	sh tests/cli/run.sh ./posenc || fail=1; exit $$fail
+
+check: test-deps
+	@$(MAKE) --no-print-directory build-san/posenc $(SAN_UNIT_BIN) $(SAN_FUZZ_BIN)
+	@fail=0; export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1; \
+	for t in $(SAN_UNIT_BIN); do $$t || fail=1; done; \
+	for f in $(SAN_FUZZ_BIN); do n=$$(basename $$f); \
+	  $$f tests/fuzz/corpus/$${n#fuzz_} || fail=1; done; \
+	sh tests/cli/run.sh ./build-san/posenc || fail=1; exit $$fail
+
+fuzz: $(FUZZ_BIN)
+	@sh .ci/deps.sh fuzz
+	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p build/fuzz/corpus-$${n#fuzz_}; \
+	  echo "== $$n ($(FUZZ_SECONDS) s)"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-$${n#fuzz_} tests/fuzz/corpus/$${n#fuzz_} 2>&1 | \
+	  grep -E 'stat::number_of_executed_units|ERROR|crash-' ; done
+
+bench: all
+	@sh .ci/deps.sh build bench
+	@sh bench/run.sh ./posenc
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	./posenc gen --config examples/qwen3.5-27b.json -o qwen3.5-rope.npz
+	./posenc info --config examples/qwen3.5-27b.json
+
+posenc.pc: Makefile include/posenc/posenc.h
+	printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: posenc\nDescription: Transformer positional encodings\nVersion: %s\nRequires.private: %s\nLibs: -L$${libdir} -lposenc\nLibs.private: -lpthread -lm\nCflags: -I$${includedir}\n' \
+	  '$(PREFIX)' '$(LIBDIR)' '$(INCDIR)' '$(VERSION)' '$(PKGS)' > $@
+
+install: all posenc.pc
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/posenc \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PCDIR)
+	install -m 755 posenc $(DESTDIR)$(BINDIR)/posenc
+	install -m 644 build/libposenc.a $(DESTDIR)$(LIBDIR)/libposenc.a
+	install -m 644 include/posenc/*.h $(DESTDIR)$(INCDIR)/posenc/
+	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
+	install -m 644 posenc.pc $(DESTDIR)$(PCDIR)/posenc.pc
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/posenc $(DESTDIR)$(LIBDIR)/libposenc.a $(DESTDIR)$(PCDIR)/posenc.pc
+	rm -rf $(DESTDIR)$(INCDIR)/posenc
+	for m in man/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
+	for m in man/*.5; do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$m); done
+
+clean:
+	rm -rf build build-san posenc posenc.pc
+
+.PHONY: all deps test-deps unit cli test check fuzz bench demo install uninstall clean
+.SECONDARY:
+
+-include $(shell find build build-san -name '*.d' 2>/dev/null)

@@ -1,0 +1,178 @@
+/* cmd/common.c: messages, exit codes and option parsing shared by the subcommands. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common.h"
+
+void posenc_msg(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "posenc %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+int posenc_fail(const char *cmd, const posenc_error *err)
+{
+    posenc_msg(cmd, "%s", err && err->msg[0] ? err->msg : "unknown error");
+    return POSENC_EXIT_ERROR;
+}
+
+int posenc_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "posenc %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\nposenc %s: try 'posenc %s --help'\n", cmd, cmd);
+    return POSENC_EXIT_USAGE;
+}
+
+int posenc_parse_i64(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
+                     int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (end == s || *end != '\0' || errno == ERANGE || v < min || v > max)
+        return posenc_usage_error(cmd, "%s: '%s' is not an integer in [%" PRId64 ", %" PRId64 "]",
+                                  opt, s, min, max);
+    *out = v;
+    return 0;
+}
+
+int posenc_parse_int(const char *cmd, const char *opt, const char *s, int min, int max, int *out)
+{
+    int64_t v;
+    int rc = posenc_parse_i64(cmd, opt, s, min, max, &v);
+    if (rc == 0)
+        *out = (int)v;
+    return rc;
+}
+
+int posenc_parse_double(const char *cmd, const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
+        return posenc_usage_error(cmd, "%s: '%s' is not a finite number", opt, s);
+    *out = v;
+    return 0;
+}
+
+static int parse_position_list(const char *cmd, const char *s, int64_t **out, size_t *n)
+{
+    size_t cap = 16, len = 0;
+    int64_t *v = malloc(cap * sizeof *v);
+    if (!v)
+        goto nomem;
+    const char *p = s;
+    while (*p) {
+        char *end;
+        errno = 0;
+        long long a = strtoll(p, &end, 10), b;
+        if (end == p || a < 0 || errno == ERANGE)
+            goto bad;
+        b = a;
+        if (*end == '-') {
+            p = end + 1;
+            b = strtoll(p, &end, 10);
+            if (end == p || b < a || errno == ERANGE)
+                goto bad;
+        }
+        if (b - a > 1LL << 30)
+            goto bad;
+        for (long long x = a; x <= b; x++) {
+            if (len == cap) {
+                int64_t *nv = realloc(v, 2 * cap * sizeof *v);
+                if (!nv)
+                    goto nomem;
+                v = nv;
+                cap *= 2;
+            }
+            v[len++] = x;
+        }
+        if (*end == ',')
+            end++;
+        else if (*end != '\0')
+            goto bad;
+        p = end;
+    }
+    if (len == 0)
+        goto bad;
+    *out = v;
+    *n = len;
+    return 0;
+bad:
+    free(v);
+    return posenc_usage_error(cmd, "--positions: '%s' is not a list of positions like 0,1,8-15 "
+                                   "or a file of integers", s);
+nomem:
+    free(v);
+    posenc_msg(cmd, "out of memory");
+    return POSENC_EXIT_ERROR;
+}
+
+int posenc_parse_positions(const char *cmd, const char *s, int64_t **out, size_t *n)
+{
+    struct stat st;
+    if (stat(s, &st) != 0 || S_ISDIR(st.st_mode)) {
+        char path[4096], member[256];
+        /* a member spec like pos.npz:p names a file too */
+        if (posenc_spec_split(s, path, sizeof path, member, sizeof member, NULL) != POSENC_OK ||
+            member[0] == '\0' || stat(path, &st) != 0)
+            return parse_position_list(cmd, s, out, n);
+    }
+    posenc_error err = { 0 };
+    posenc_array_info info;
+    void *data = NULL;
+    if (posenc_read_all(s, NULL, POSENC_DT_I64, (uint64_t)1 << 33, &info, &data, &err) != POSENC_OK)
+        return posenc_fail(cmd, &err);
+    if (!(info.dtype == POSENC_DT_I32 || info.dtype == POSENC_DT_I64 || info.dtype == POSENC_DT_U8)) {
+        free(data);
+        posenc_msg(cmd, "'%s': positions must be integers, not %s", s, posenc_dtype_name(info.dtype));
+        return POSENC_EXIT_ERROR;
+    }
+    uint64_t cnt;
+    if (posenc_shape_size(info.ndim, info.shape, POSENC_DT_I64, &cnt, NULL, &err) != POSENC_OK) {
+        free(data);
+        return posenc_fail(cmd, &err);
+    }
+    int64_t *v = data;
+    for (uint64_t i = 0; i < cnt; i++)
+        if (v[i] < 0) {
+            free(data);
+            posenc_msg(cmd, "'%s': negative position %" PRId64 " at index %" PRIu64, s, v[i], i);
+            return POSENC_EXIT_ERROR;
+        }
+    if (cnt == 0) {
+        free(data);
+        posenc_msg(cmd, "'%s': no positions", s);
+        return POSENC_EXIT_ERROR;
+    }
+    *out = v;
+    *n = (size_t)cnt;
+    return 0;
+}
+
+int posenc_nthreads(void)
+{
+    const char *e = getenv("POSENC_THREADS");
+    if (e && *e) {
+        long v = strtol(e, NULL, 10);
+        if (v >= 1 && v <= 64)
+            return (int)v;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
+}

@@ -1,0 +1,59 @@
+/* cmd/common.h: what every subcommand shares: messages, exit codes, checked number parsing. */
+#ifndef POSENC_CMD_COMMON_H
+#define POSENC_CMD_COMMON_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "posenc/posenc.h"
+
+/* Exit status of every subcommand (posenc(1) EXIT STATUS). */
+enum {
+    POSENC_EXIT_OK = 0,
+    POSENC_EXIT_CHECK = 1, /* verify: a check failed */
+    POSENC_EXIT_USAGE = 2, /* bad option or argument */
+    POSENC_EXIT_ERROR = 3  /* any other error */
+};
+
+/* Every subcommand: int cmd_NAME(int argc, char **argv), argv[0] = "NAME". */
+int cmd_gen(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_apply(int argc, char **argv);
+int cmd_verify(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_convert(int argc, char **argv);
+
+/* "posenc CMD: message" on stderr. */
+void posenc_msg(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* Print the error line for err and return POSENC_EXIT_ERROR (POSENC_EXIT_USAGE for EINVAL when
+ * usage_on_einval is set). */
+int posenc_fail(const char *cmd, const posenc_error *err);
+/* "posenc CMD: message" plus "try 'posenc CMD --help'"; returns POSENC_EXIT_USAGE. */
+int posenc_usage_error(const char *cmd, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Checked parsing of option values; on failure print a usage error and return nonzero. */
+int posenc_parse_i64(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
+                     int64_t *out);
+int posenc_parse_int(const char *cmd, const char *opt, const char *s, int min, int max, int *out);
+int posenc_parse_double(const char *cmd, const char *opt, const char *s, double *out);
+
+/* Parse "0,1,131071" or "0-15,100" into a newly allocated array (caller frees); or, when s names
+ * a readable file, read it as an integer array (.npy, any format). Returns 0 on success, else
+ * prints the error and returns the exit code. */
+int posenc_parse_positions(const char *cmd, const char *s, int64_t **out, size_t *n);
+
+/* Number of worker threads to use (online CPUs, capped at 64; POSENC_THREADS overrides). */
+int posenc_nthreads(void);
+
+/* Write the one-line help table of subcommands (for posenc --help). */
+void posenc_print_commands(FILE *fp);
+
+#endif

@@ -1,0 +1,90 @@
+/* cmd/posenc.c: main and the subcommand dispatch table. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common.h"
+
+static const struct cmd {
+    const char *name;
+    int (*fn)(int, char **);
+    const char *help;
+} commands[] = {
+    { "gen", cmd_gen, "generate position-encoding tables from a model config" },
+    { "apply", cmd_apply, "apply RoPE to Q/K dumps as the model does" },
+    { "verify", cmd_verify, "check relative invariance and a runtime's dumps; report for CI" },
+    { "info", cmd_info, "explain what a config.json implies" },
+    { "ls", cmd_ls, "list the arrays in a tensor file" },
+    { "convert", cmd_convert, "convert tensor files between formats and dtypes" },
+};
+
+void posenc_print_commands(FILE *fp)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        fprintf(fp, "  %-9s %s\n", commands[i].name, commands[i].help);
+}
+
+static void usage(FILE *fp)
+{
+    fprintf(fp, "usage: posenc [--version] [--help] COMMAND [ARGS]\n\n"
+                "Transformer positional encodings: tables, application and verification.\n\n"
+                "commands:\n");
+    posenc_print_commands(fp);
+    fprintf(fp, "\n'posenc help COMMAND' or 'posenc COMMAND --help' shows one command's options.\n"
+                "Exit status: 0 ok, 1 a verify check failed, 2 usage error, 3 any other error.\n");
+}
+
+static const struct cmd *find(const char *name)
+{
+    for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static int finish(int rc)
+{
+    /* a full disk or closed pipe must not pass silently */
+    if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
+        if (rc == POSENC_EXIT_OK)
+            fprintf(stderr, "posenc: error writing standard output: %s\n", strerror(errno));
+        return rc ? rc : POSENC_EXIT_ERROR;
+    }
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return POSENC_EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        usage(stdout);
+        return finish(POSENC_EXIT_OK);
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+        printf("posenc %s\n", posenc_version());
+        return finish(POSENC_EXIT_OK);
+    }
+    if (strcmp(name, "help") == 0) {
+        if (argc < 3) {
+            usage(stdout);
+            return finish(POSENC_EXIT_OK);
+        }
+        const struct cmd *c = find(argv[2]);
+        if (!c) {
+            fprintf(stderr, "posenc: '%s' is not a posenc command; see 'posenc --help'\n", argv[2]);
+            return POSENC_EXIT_USAGE;
+        }
+        char *hargv[] = { (char *)c->name, (char *)"--help", NULL };
+        return finish(c->fn(2, hargv));
+    }
+    const struct cmd *c = find(name);
+    if (!c) {
+        fprintf(stderr, "posenc: '%s' is not a posenc command; see 'posenc --help'\n", name);
+        return POSENC_EXIT_USAGE;
+    }
+    return finish(c->fn(argc - 1, argv + 1));
+}

@@ -1,0 +1,120 @@
+/* posenc/io.h: reading and writing arrays in every format posenc speaks.
+ *
+ * One abstraction for NPY, NPZ, a directory of NPY files, HDF5, safetensors, C headers and raw
+ * little-endian .bin + .json sidecars. Readers and writers stream: no call needs a whole array in
+ * memory. Writers write to a temporary file beside the target and rename it into place on commit,
+ * so a failed run leaves no partial output. */
+#ifndef POSENC_IO_H
+#define POSENC_IO_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "posenc/dtype.h"
+#include "posenc/error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum posenc_format {
+    POSENC_FMT_AUTO = 0,
+    POSENC_FMT_NPY,
+    POSENC_FMT_NPZ,
+    POSENC_FMT_DIR,         /* a directory: one NAME.npy per array plus meta.json */
+    POSENC_FMT_HDF5,
+    POSENC_FMT_SAFETENSORS,
+    POSENC_FMT_CHEADER,     /* .h: static const arrays plus #defines (write only) */
+    POSENC_FMT_RAW          /* .bin + .json sidecar (dtype, shape, byte offset per array) */
+} posenc_format;
+
+/* "npy", "npz", "dir", "hdf5"/"h5", "safetensors", "header"/"h", "raw"/"bin". */
+posenc_status posenc_format_parse(const char *s, posenc_format *out, posenc_error *err);
+const char *posenc_format_name(posenc_format f);
+/* By extension of path (.npy .npz .h5 .hdf5 .safetensors .h .bin); "-" is NPY; an existing
+ * directory or a path ending in '/' is DIR. POSENC_FMT_AUTO when nothing matches. */
+posenc_format posenc_format_guess(const char *path);
+
+/* Split "file.npz:q" / "file.h5:/a/b" / "file.safetensors:name" into path and member. The member
+ * part is recognised only after a known container extension, so "C:\x" or "a:b.npy" stay whole.
+ * path and member are written NUL-terminated (member "" when absent). */
+posenc_status posenc_spec_split(const char *spec, char *path, size_t path_len, char *member,
+                                size_t member_len, posenc_error *err);
+
+typedef struct posenc_read_opts {
+    int assume_bf16;           /* read NPY '<V2'/'|V2' as bfloat16 (ml_dtypes files) */
+    posenc_format format;      /* POSENC_FMT_AUTO: sniff the magic bytes */
+} posenc_read_opts;
+
+/* ---- containers: list what a file holds ---- */
+typedef struct posenc_container posenc_container;
+
+/* Open any readable file (or "-" for NPY on stdin) and index its arrays without reading data.
+ * Caller frees with posenc_container_close. */
+posenc_status posenc_container_open(const char *path, const posenc_read_opts *opts,
+                                    posenc_container **out, posenc_error *err);
+posenc_format posenc_container_format(const posenc_container *c);
+size_t posenc_container_count(const posenc_container *c);
+/* Borrowed; valid until the container is closed. */
+const posenc_array_info *posenc_container_array(const posenc_container *c, size_t i);
+/* Metadata as a JSON object text (NPZ/dir meta.json, safetensors __metadata__, HDF5 attributes,
+ * raw sidecar "metadata"); borrowed; NULL when the file carries none. */
+const char *posenc_container_meta(const posenc_container *c);
+void posenc_container_close(posenc_container *c);
+
+/* ---- readers: stream one array ---- */
+typedef struct posenc_reader posenc_reader;
+
+/* Open one array by spec ("q.npy", "dump.npz:q", "x.h5:/layer0/q", "m.safetensors:wpe.weight",
+ * "-" for NPY on stdin). A container with exactly one array needs no member name.
+ * Caller frees with posenc_reader_close. */
+posenc_status posenc_reader_open(const char *spec, const posenc_read_opts *opts,
+                                 posenc_reader **out, posenc_error *err);
+/* Open array i of an open container (the container must outlive the reader). */
+posenc_status posenc_reader_open_index(posenc_container *c, size_t i, posenc_reader **out,
+                                       posenc_error *err);
+/* Borrowed; valid until the reader is closed. */
+const posenc_array_info *posenc_reader_info(const posenc_reader *r);
+/* Read the next nelem elements in C order, native byte order, in the array's own dtype.
+ * Reading past the end, or a file shorter than its header says, is POSENC_EFORMAT. */
+posenc_status posenc_reader_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err);
+void posenc_reader_close(posenc_reader *r);
+
+/* Read a whole (small) array converted to dtype `as`; caller frees *data with free(). Refuses
+ * arrays larger than max_bytes after conversion. */
+posenc_status posenc_read_all(const char *spec, const posenc_read_opts *opts, posenc_dtype as,
+                              uint64_t max_bytes, posenc_array_info *info, void **data,
+                              posenc_error *err);
+
+/* ---- writers ---- */
+typedef struct posenc_writer posenc_writer;
+
+typedef struct posenc_write_opts {
+    posenc_format format;   /* POSENC_FMT_AUTO: from the extension */
+    int compress;           /* NPZ: deflate members; HDF5: chunked gzip + shuffle (level 4) */
+} posenc_write_opts;
+
+/* Start writing path ("-" = one array as NPY on stdout). Nothing appears at path until commit.
+ * Caller ends with posenc_writer_commit or posenc_writer_abort (both free the writer). */
+posenc_status posenc_writer_open(const char *path, const posenc_write_opts *opts,
+                                 posenc_writer **out, posenc_error *err);
+/* Attach metadata: key and a JSON value text ("1e7", "\"neox\"", "[1,2]"). Call before the first
+ * write. Formats store it as they can (see posenc-formats(5)); NPY alone drops it. */
+posenc_status posenc_writer_meta(posenc_writer *w, const char *key, const char *json_value,
+                                 posenc_error *err);
+/* Declare every array before writing any data; arrays are then written in declaration order. */
+posenc_status posenc_writer_declare(posenc_writer *w, const posenc_array_info *a,
+                                    posenc_error *err);
+/* Append nelem elements (declared dtype, native order) to the current array; moves on to the
+ * next declared array when one is complete. */
+posenc_status posenc_writer_write(posenc_writer *w, const void *data, uint64_t nelem,
+                                  posenc_error *err);
+/* Finish: every declared array must be complete. Flushes, renames into place, frees w. */
+posenc_status posenc_writer_commit(posenc_writer *w, posenc_error *err);
+/* Remove the temporary file and free w. NULL is fine. */
+void posenc_writer_abort(posenc_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

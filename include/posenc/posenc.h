@@ -1,0 +1,17 @@
+/* posenc/posenc.h: the whole public API of libposenc. */
+#ifndef POSENC_POSENC_H
+#define POSENC_POSENC_H
+
+#define POSENC_VERSION "0.1.0"
+
+#include "posenc/error.h"
+#include "posenc/dtype.h"
+#include "posenc/model.h"
+#include "posenc/rope.h"
+#include "posenc/io.h"
+#include "posenc/config.h"
+
+/* Static version string, e.g. "0.1.0". */
+const char *posenc_version(void);
+
+#endif

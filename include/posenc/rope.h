@@ -1,0 +1,84 @@
+/* posenc/rope.h: RoPE frequencies, attention scaling and cos/sin tables.
+ *
+ * Two precisions. POSENC_PREC_EXACT computes every value from the exact real-number formula and
+ * returns it accurate enough (a double within ~1e-16) that rounding once to f32/f16/bf16 gives
+ * the correctly rounded result. POSENC_PREC_HF reproduces transformers' float32 pipeline step by
+ * step (f32 exponent, f32 pow and reciprocal, f32 angle product, cos/sin of the f32 angle, f32
+ * attention scaling), with correctly rounded pow/cos/sin where torch uses faithful ones. */
+#ifndef POSENC_ROPE_H
+#define POSENC_ROPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "posenc/error.h"
+#include "posenc/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum posenc_precision { POSENC_PREC_EXACT = 0, POSENC_PREC_HF = 1 } posenc_precision;
+const char *posenc_precision_name(posenc_precision p);
+posenc_status posenc_precision_parse(const char *s, posenc_precision *out, posenc_error *err);
+
+/* Table layouts: hf = cat(freqs, freqs) (width rotary_dim); half = one copy (width rotary_dim/2,
+ * vLLM, FlashAttention); interleaved = each frequency twice side by side (GPT-J, ggml NORM). */
+typedef enum posenc_layout {
+    POSENC_LAYOUT_HF = 0,
+    POSENC_LAYOUT_HALF = 1,
+    POSENC_LAYOUT_INTERLEAVED = 2
+} posenc_layout;
+const char *posenc_layout_name(posenc_layout l);
+posenc_status posenc_layout_parse(const char *s, posenc_layout *out, posenc_error *err);
+
+/* Computed RoPE parameters (value type). */
+typedef struct posenc_rope_params {
+    posenc_rope_type type;
+    posenc_style style;
+    int head_dim;
+    int rotary_dim;
+    int n_freq;                           /* rotary_dim / 2 */
+    int64_t seq_len;                      /* sequence length the parameters are for; 0 = load time */
+    double theta_used;                    /* base after dynamic scaling (= theta otherwise) */
+    int long_factors;                     /* longrope: 1 when long_factor was chosen */
+    float inv_freq_f32[POSENC_MAX_FREQ];  /* transformers' float32 inv_freq (hf precision) */
+    double inv_hi[POSENC_MAX_FREQ];       /* exact inv_freq = inv_hi + inv_lo (double-double) */
+    double inv_lo[POSENC_MAX_FREQ];
+    double attention_scaling;             /* multiplies cos and sin (yarn, longrope) */
+    float attention_scaling_f32;
+    double softmax_scale;                 /* extra factor on the softmax scale outside the tables
+                                             (DeepSeek-V3 mscale_all_dim^2); 1.0 when none */
+    unsigned char mrope_axis[POSENC_MAX_FREQ]; /* 0/1/2 = t/h/w position axis of frequency i */
+    int mrope;                            /* 1 when mrope_axis is meaningful */
+} posenc_rope_params;
+
+/* Compute inv_freq (both precisions), attention scaling and softmax factor for cfg at sequence
+ * length seq_len (0 = what transformers computes at load time; dynamic and longrope change past
+ * max_position_embeddings / original_max_position_embeddings). */
+posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t seq_len,
+                                         posenc_rope_params *out, posenc_error *err);
+
+/* Width of one table row in a layout. */
+int posenc_rope_table_width(const posenc_rope_params *p, posenc_layout layout);
+
+/* Per-frequency cos and sin (n_freq values each, attention_scaling applied) at position pos.
+ * exact: accurate doubles; hf: the float32 values transformers computes, as doubles. */
+void posenc_rope_cossin(const posenc_rope_params *p, posenc_precision prec, int64_t pos,
+                        double *cos_f, double *sin_f);
+/* Same for 3-axis (t, h, w) multimodal positions; equals posenc_rope_cossin when p->mrope is 0
+ * (uses pos3[0]). */
+void posenc_rope_cossin3(const posenc_rope_params *p, posenc_precision prec,
+                         const int64_t pos3[3], double *cos_f, double *sin_f);
+
+/* Rows of the cos and sin tables for n positions, each row posenc_rope_table_width() wide,
+ * written to cos_out and sin_out (n * width doubles each). Runs on nthreads threads (<=1: one). */
+posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision prec,
+                                posenc_layout layout, const int64_t *positions, size_t n,
+                                double *cos_out, double *sin_out, int nthreads,
+                                posenc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

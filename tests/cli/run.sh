@@ -1,0 +1,29 @@
+#!/bin/sh
+# Run every tests/cli/t*.sh in its own temporary directory. Usage: run.sh PATH/TO/posenc
+# Each script gets POSENC (absolute binary path), SRC (repo root), DATA (tests/data) and
+# PY (Debian's python3 with numpy/h5py), and passes by exiting 0. Ends with "N passed, N failed".
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+SRC=$(cd "$here/../.." && pwd)
+bin=${1:-$SRC/posenc}
+case $bin in /*) ;; *) bin=$(pwd)/$bin ;; esac
+export POSENC="$bin" SRC DATA="$SRC/tests/data" PY=/usr/bin/python3
+pass=0 fail=0 failed=""
+for t in "$here"/t*.sh; do
+    [ -e "$t" ] || continue
+    name=$(basename "$t" .sh)
+    if [ -n "${CLI_ONLY:-}" ] && [ "$name" != "$CLI_ONLY" ]; then continue; fi
+    dir=$(mktemp -d "${TMPDIR:-/tmp}/posenc-cli.XXXXXX")
+    if (cd "$dir" && sh -eu "$t") > "$dir.log" 2>&1; then
+        pass=$((pass + 1))
+        echo "ok   $name"
+    else
+        fail=$((fail + 1))
+        failed="$failed $name"
+        echo "FAIL $name"
+        sed 's/^/     | /' "$dir.log" | tail -n 40
+    fi
+    rm -rf "$dir" "$dir.log"
+done
+echo "cli: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
