@@ -1,5 +1,5 @@
-# posenc: one non-recursive Makefile. Objects in build/, sanitizer objects in build-san/.
-#   make            build ./posenc and build/libposenc.a
+# posenc: one non-recursive Makefile. Objects in $(B)/, sanitizer objects in $(S)/.
+#   make            build ./posenc and $(B)/libposenc.a
 #   make demo       install missing packages, build, run gen + info on the bundled example
 #   make test       install missing packages, build, run every unit and CLI test
 #   make check      the same tests under ASan+UBSan, plus a replay of the fuzz corpora
@@ -18,6 +18,11 @@ PCDIR     ?= $(LIBDIR)/pkgconfig
 VERSION   := $(shell sed -n 's/^\#define POSENC_VERSION "\(.*\)"/\1/p' include/posenc/posenc.h)
 
 CC        ?= cc
+# B and S name the build directories; a second checkout or a parallel worker can use its own
+# (make B=build-x S=build-x-san); the binary is ./posenc only for the default B=build.
+B         ?= build
+S         ?= build-san
+BIN       := $(if $(filter build,$(B)),posenc,$(B)/posenc)
 PKGS      := libcjson zlib hdf5
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -37,57 +42,57 @@ define objs
 $(patsubst %.c,$(1)/%.o,$(2))
 endef
 
-LIB_OBJ   := $(call objs,build,$(LIB_SRC))
-CMD_OBJ   := $(call objs,build,$(CMD_SRC))
-UNIT_BIN  := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRC))
+LIB_OBJ   := $(call objs,$(B),$(LIB_SRC))
+CMD_OBJ   := $(call objs,$(B),$(CMD_SRC))
+UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
-SAN_LIB_OBJ := $(call objs,build-san,$(LIB_SRC))
-SAN_CMD_OBJ := $(call objs,build-san,$(CMD_SRC))
-SAN_UNIT_BIN := $(patsubst tests/unit/%.c,build-san/tests/%,$(UNIT_SRC))
-SAN_FUZZ_BIN := $(patsubst tests/fuzz/%.c,build-san/fuzz/%,$(FUZZ_SRC))
-FUZZ_BIN  := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(FUZZ_SRC))
+SAN_LIB_OBJ := $(call objs,$(S),$(LIB_SRC))
+SAN_CMD_OBJ := $(call objs,$(S),$(CMD_SRC))
+SAN_UNIT_BIN := $(patsubst tests/unit/%.c,$(S)/tests/%,$(UNIT_SRC))
+SAN_FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(S)/fuzz/%,$(FUZZ_SRC))
+FUZZ_BIN  := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 60
 
-all: posenc build/libposenc.a
+all: $(BIN) $(B)/libposenc.a
 
-posenc: $(CMD_OBJ) build/libposenc.a
-	$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) build/libposenc.a $(LDLIBS)
+$(BIN): $(CMD_OBJ) $(B)/libposenc.a
+	$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) $(B)/libposenc.a $(LDLIBS)
 
-build/libposenc.a: $(LIB_OBJ)
+$(B)/libposenc.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $(LIB_OBJ)
 
-build/%.o: %.c
+$(B)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-build/tests/%: tests/unit/%.c build/libposenc.a tests/unit/testutil.h
+$(B)/tests/%: tests/unit/%.c $(B)/libposenc.a tests/unit/testutil.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< build/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
 
 # ---- sanitizers ----
-build-san/%.o: %.c
+$(S)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c -o $@ $<
 
-build-san/libposenc.a: $(SAN_LIB_OBJ)
+$(S)/libposenc.a: $(SAN_LIB_OBJ)
 	rm -f $@ && ar rcs $@ $(SAN_LIB_OBJ)
 
-build-san/posenc: $(SAN_CMD_OBJ) build-san/libposenc.a
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $(SAN_CMD_OBJ) build-san/libposenc.a $(LDLIBS)
+$(S)/posenc: $(SAN_CMD_OBJ) $(S)/libposenc.a
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $(SAN_CMD_OBJ) $(S)/libposenc.a $(LDLIBS)
 
-build-san/tests/%: tests/unit/%.c build-san/libposenc.a tests/unit/testutil.h
+$(S)/tests/%: tests/unit/%.c $(S)/libposenc.a tests/unit/testutil.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< build-san/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< $(S)/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
 
-build-san/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c build-san/libposenc.a
+$(S)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(S)/libposenc.a
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $< tests/fuzz/replay_main.c build-san/libposenc.a $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $< tests/fuzz/replay_main.c $(S)/libposenc.a $(LDLIBS)
 
 # ---- libFuzzer (clang) ----
 FUZZ_CC   ?= clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib -Iformats $(PKG_CFLAGS)
-build/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)
 
@@ -101,37 +106,38 @@ test-deps:
 unit: $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; exit $$fail
 
-cli: posenc
-	@sh tests/cli/run.sh ./posenc
+cli: $(BIN)
+	@sh tests/cli/run.sh ./$(BIN)
 
 test: test-deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN)
 	@fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; \
-	sh tests/cli/run.sh ./posenc || fail=1; exit $$fail
+	sh tests/cli/run.sh ./$(BIN) || fail=1; exit $$fail
 
 check: test-deps
-	@$(MAKE) --no-print-directory build-san/posenc $(SAN_UNIT_BIN) $(SAN_FUZZ_BIN)
+	@$(MAKE) --no-print-directory $(S)/posenc $(SAN_UNIT_BIN) $(SAN_FUZZ_BIN)
 	@fail=0; export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1; \
 	for t in $(SAN_UNIT_BIN); do $$t || fail=1; done; \
 	for f in $(SAN_FUZZ_BIN); do n=$$(basename $$f); \
 	  $$f tests/fuzz/corpus/$${n#fuzz_} || fail=1; done; \
-	sh tests/cli/run.sh ./build-san/posenc || fail=1; exit $$fail
+	sh tests/cli/run.sh ./$(S)/posenc || fail=1; exit $$fail
 
 fuzz: $(FUZZ_BIN)
 	@sh .ci/deps.sh fuzz
-	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p build/fuzz/corpus-$${n#fuzz_}; \
+	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p $(B)/fuzz/corpus-$${n#fuzz_}; \
 	  echo "== $$n ($(FUZZ_SECONDS) s)"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 build/fuzz/corpus-$${n#fuzz_} tests/fuzz/corpus/$${n#fuzz_} 2>&1 | \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(B)/fuzz/corpus-$${n#fuzz_} tests/fuzz/corpus/$${n#fuzz_} 2>&1 | \
 	  grep -E 'stat::number_of_executed_units|ERROR|crash-' ; done
 
 bench: all
 	@sh .ci/deps.sh build bench
-	@sh bench/run.sh ./posenc
+	@sh bench/run.sh ./$(BIN)
 
 demo: deps
 	@$(MAKE) --no-print-directory all
-	./posenc gen --config examples/qwen3.5-27b.json -o qwen3.5-rope.npz
-	./posenc info --config examples/qwen3.5-27b.json
+	./$(BIN) gen --config examples/qwen3.5-27b.json -o qwen3.5-rope.npz
+	./$(BIN) ls qwen3.5-rope.npz
+	./$(BIN) info --config examples/qwen3.5-27b.json
 
 posenc.pc: Makefile include/posenc/posenc.h
 	printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: posenc\nDescription: Transformer positional encodings\nVersion: %s\nRequires.private: %s\nLibs: -L$${libdir} -lposenc\nLibs.private: -lpthread -lm\nCflags: -I$${includedir}\n' \
@@ -141,7 +147,7 @@ install: all posenc.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/posenc \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PCDIR)
 	install -m 755 posenc $(DESTDIR)$(BINDIR)/posenc
-	install -m 644 build/libposenc.a $(DESTDIR)$(LIBDIR)/libposenc.a
+	install -m 644 $(B)/libposenc.a $(DESTDIR)$(LIBDIR)/libposenc.a
 	install -m 644 include/posenc/*.h $(DESTDIR)$(INCDIR)/posenc/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5/

@@ -10,6 +10,7 @@
 #include "posenc/rope.h"
 #include "posenc/io.h"
 #include "posenc/config.h"
+#include "posenc/bias.h"
 
 /* Static version string, e.g. "0.1.0". */
 const char *posenc_version(void);

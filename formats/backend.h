@@ -1,0 +1,97 @@
+/* formats/backend.h: the internal contract between io.c (generic containers, readers and
+ * writers) and the per-format backends (npy.c, npz.c, dir.c, hdf5.c, safetensors.c,
+ * cheader.c, raw.c). Not installed. */
+#ifndef POSENC_FORMATS_BACKEND_H
+#define POSENC_FORMATS_BACKEND_H
+
+#include <stdio.h>
+
+#include "posenc/io.h"
+
+struct posenc_backend;
+
+struct posenc_container {
+    const struct posenc_backend *be;
+    char *path;                   /* file path (no member part); "-" for stdin */
+    posenc_read_opts opts;
+    size_t n;                     /* arrays indexed by be->open */
+    posenc_array_info *arrays;    /* owned, malloc'd by the backend, freed by io.c */
+    char *meta;                   /* JSON object text or NULL; owned (malloc) */
+    void *impl;                   /* backend state, released by be->close */
+};
+
+struct posenc_reader {
+    posenc_container *c;
+    int own_container;            /* close c with the reader (posenc_reader_open) */
+    size_t index;                 /* which array of c */
+    posenc_array_info info;
+    uint64_t nelem;               /* elements in the array */
+    uint64_t pos;                 /* elements returned so far (maintained by io.c) */
+    void *impl;                   /* backend state, released by be->reader_close */
+};
+
+struct posenc_writer {
+    const struct posenc_backend *be;
+    char *path;                   /* final path ("-" = stdout) */
+    posenc_write_opts opts;
+    size_t n, cap;                /* declared arrays */
+    posenc_array_info *arrays;
+    uint64_t *nelem;              /* element count of each declared array */
+    size_t cur;                   /* array being written */
+    uint64_t done;                /* elements of arrays[cur] written so far */
+    size_t nmeta;
+    char **meta_keys, **meta_vals; /* JSON value texts */
+    int started;                  /* be->w_start has run */
+    void *impl;                   /* backend state */
+};
+
+typedef struct posenc_backend {
+    posenc_format format;
+    /* Reading (NULL when the format is write-only). */
+    posenc_status (*open)(posenc_container *c, posenc_error *err); /* index arrays + meta */
+    posenc_status (*reader_open)(posenc_reader *r, posenc_error *err);
+    /* Next nelem elements of r's array: C order, native byte order, the array's dtype. */
+    posenc_status (*read)(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err);
+    void (*reader_close)(posenc_reader *r);
+    void (*close)(posenc_container *c);
+    /* Writing (NULL when the format is read-only). io.c has checked names, shapes and that
+     * every array is declared before w_start; writes arrive in declaration order. */
+    posenc_status (*w_start)(posenc_writer *w, posenc_error *err);
+    posenc_status (*w_write)(posenc_writer *w, const void *data, uint64_t nelem,
+                             posenc_error *err);
+    posenc_status (*w_commit)(posenc_writer *w, posenc_error *err); /* finish, rename into place */
+    void (*w_abort)(posenc_writer *w);                             /* remove temporaries */
+} posenc_backend;
+
+extern const posenc_backend posenc_backend_npy;
+extern const posenc_backend posenc_backend_npz;
+extern const posenc_backend posenc_backend_dir;
+extern const posenc_backend posenc_backend_hdf5;
+extern const posenc_backend posenc_backend_safetensors;
+extern const posenc_backend posenc_backend_cheader;
+extern const posenc_backend posenc_backend_raw;
+
+/* ---- helpers shared by backends (formats/fileutil.c) ---- */
+
+/* Create a temporary file beside final_path (".posenc-tmp-XXXXXX-<basename>") for writing.
+ * *tmp_path is malloc'd (caller frees). */
+posenc_status posenc_tmp_create(const char *final_path, char **tmp_path, FILE **fp,
+                                posenc_error *err);
+/* fflush + fsync-free close of fp (may be NULL) and rename tmp_path onto final_path. */
+posenc_status posenc_tmp_commit(FILE *fp, const char *tmp_path, const char *final_path,
+                                posenc_error *err);
+/* Close fp (may be NULL) and unlink tmp_path (may be NULL). */
+void posenc_tmp_discard(FILE *fp, const char *tmp_path);
+
+/* The writer's metadata as one JSON object text {"key": value, ...}; malloc'd, caller frees.
+ * NULL on allocation failure. */
+char *posenc_writer_meta_json(const posenc_writer *w);
+
+/* fread exactly n bytes or fail with "'path': truncated ..." (EFORMAT) or EIO. */
+posenc_status posenc_read_exact(FILE *fp, void *buf, size_t n, const char *path, const char *what,
+                                posenc_error *err);
+/* fwrite exactly n bytes or fail with EIO naming path. */
+posenc_status posenc_write_exact(FILE *fp, const void *buf, size_t n, const char *path,
+                                 posenc_error *err);
+
+#endif

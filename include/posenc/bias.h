@@ -1,0 +1,78 @@
+/* posenc/bias.h: bias and absolute encodings: ALiBi, T5 buckets, Shaw relative positions,
+ * sinusoidal tables. Pure computation; tables are produced in caller-supplied buffers, row by
+ * row, so callers can stream them to a writer. */
+#ifndef POSENC_BIAS_H
+#define POSENC_BIAS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "posenc/error.h"
+#include "posenc/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- ALiBi ---- */
+
+/* Bias convention for b(i, j), query i, key j, slope m:
+ * symmetric -m|i-j| (llama.cpp, FlashAttention, MPT full); causal m(j-i) for j <= i (and the same
+ * formula past the diagonal); keyindex m*j (Press reference, BLOOM, Baichuan). */
+typedef enum posenc_alibi_convention {
+    POSENC_ALIBI_SYMMETRIC = 0,
+    POSENC_ALIBI_CAUSAL = 1,
+    POSENC_ALIBI_KEYINDEX = 2
+} posenc_alibi_convention;
+const char *posenc_alibi_convention_name(posenc_alibi_convention c);
+posenc_status posenc_alibi_convention_parse(const char *s, posenc_alibi_convention *out,
+                                            posenc_error *err);
+
+/* Slopes for `heads` heads (exact values as doubles; for POSENC_ALIBI_FALCON the bf16 values
+ * Falcon multiplies with). bias_max is MPT's alibi_bias_max (8 = the reference slopes).
+ * POSENC_EINVAL for heads < 1. */
+posenc_status posenc_alibi_slopes(posenc_alibi_kind kind, int heads, double bias_max,
+                                  double *slopes, posenc_error *err);
+
+/* One row i of the bias for one head: out[j] for j in [0, k_len). */
+void posenc_alibi_row(double slope, posenc_alibi_convention conv, int64_t i, int64_t k_len,
+                      double *out);
+
+/* ---- T5 relative buckets ---- */
+
+/* Bucket of relative position rel = key - query, as transformers' _relative_position_bucket
+ * (float32 log, truncation). bidirectional = encoder. */
+int posenc_t5_bucket(int64_t rel, int bidirectional, int num_buckets, int max_distance);
+/* Validate num_buckets >= 2 and max_distance > num_buckets/2 (after halving when
+ * bidirectional). */
+posenc_status posenc_t5_check(int bidirectional, int num_buckets, int max_distance,
+                              posenc_error *err);
+
+/* ---- Shaw et al. ---- */
+
+/* Clipped relative index clip(j - i, -k, k) + k, in [0, 2k]. */
+int64_t posenc_shaw_index(int64_t i, int64_t j, int64_t k);
+
+/* ---- sinusoidal absolute ---- */
+
+typedef enum posenc_sinusoidal_variant {
+    POSENC_SIN_VASWANI = 0, /* sin/cos interleaved, exponent 2(j//2)/d */
+    POSENC_SIN_T2T,         /* [sin | cos], exponent k/(d/2 - 1), zero column when d is odd */
+    POSENC_SIN_FAIRSEQ,     /* as t2t; row padding_idx zero; real positions start at
+                               padding_idx + 1 */
+    POSENC_SIN_MARIAN       /* [sin | cos], exponent 2k/d, odd d: extra sin column */
+} posenc_sinusoidal_variant;
+const char *posenc_sinusoidal_variant_name(posenc_sinusoidal_variant v);
+posenc_status posenc_sinusoidal_variant_parse(const char *s, posenc_sinusoidal_variant *out,
+                                              posenc_error *err);
+
+/* Row for position pos (table row index; for fairseq the row index, so row padding_idx is all
+ * zeros), d_model wide, exact values (doubles accurate to ~1e-16 so one rounding to the output
+ * dtype is correct). */
+posenc_status posenc_sinusoidal_row(posenc_sinusoidal_variant v, int d_model, int64_t pos,
+                                    int padding_idx, double *out, posenc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
