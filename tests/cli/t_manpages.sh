@@ -1,0 +1,29 @@
+# Every subcommand has a man page, and every long option its --help shows is in that page.
+. "$SRC/tests/cli/lib.sh"
+cmds=$("$POSENC" --help | awk '/^commands:/ {on=1; next} on && /^  [a-z]/ {print $1} on && /^$/ {on=0}')
+[ -n "$cmds" ]
+test -f "$SRC/man/posenc.1"
+test -f "$SRC/man/posenc-formats.5"
+for c in $cmds; do
+    page="$SRC/man/posenc-$c.1"
+    test -f "$page" || { echo "no man page for $c"; exit 1; }
+    grep -q "posenc $c\|posenc\\\\-$c" "$page" || { echo "$page does not name posenc $c"; exit 1; }
+    "$POSENC" "$c" --help > help.txt
+    # posenc help CMD is the same text
+    "$POSENC" help "$c" | cmp -s - help.txt || { echo "posenc help $c differs from --help"; exit 1; }
+    for opt in $(grep -o -- '--[a-z][a-z0-9-]*' help.txt | sort -u); do
+        esc=$(printf '%s' "$opt" | sed 's/-/\\\\-/g')
+        if ! grep -q -- "$esc" "$page" && ! grep -q -- "$opt" "$page"; then
+            echo "man/posenc-$c.1 lacks $opt (shown by posenc $c --help)"; exit 1
+        fi
+    done
+    # and every option in the page's OPTIONS section is accepted by --help's text
+    for opt in $(sed -n '/^\.SH OPTIONS/,/^\.SH [A-Z]/p' "$page" | grep -o -- '\\-\\-[a-z][a-z0-9\\-]*' | sed 's/\\-/-/g' | sort -u); do
+        grep -q -- "$opt" help.txt || { echo "man/posenc-$c.1 documents $opt but --help does not show it"; exit 1; }
+    done
+done
+# usage errors: unknown command and unknown option
+expect_fail 2 "is not a posenc command" "$POSENC" frobnicate
+for c in $cmds; do
+    expect_fail 2 "posenc $c:" "$POSENC" "$c" --no-such-option
+done
