@@ -1,0 +1,519 @@
+/* apply.c: RoPE applied to Q/K head vectors: per-position cos/sin rows computed once, then a
+ * tight float32 (float64 for f64 dumps) rotation over contiguous halves (neox) or pairs (gptj).
+ * See posenc/apply.h for the arithmetic contract. */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "posenc/apply.h"
+
+struct posenc_apply {
+    posenc_apply_opts o;
+    posenc_style style;
+    int head_dim;   /* elements per head vector of the dump */
+    int half;       /* neox: distance between the two elements of a pair */
+    int nf;         /* rotated pairs; the other elements pass through */
+    int64_t seq;    /* tokens per batch entry */
+    int64_t rows;   /* 1, or one row of positions per batch entry */
+    int narrow;     /* hf precision on an f16/bf16 dump: round every op to o.dtype */
+    float *tf;      /* (rows * seq) rows of [cos nf | sin nf] (f32 arithmetic) */
+    double *td;     /* the same in double (f64 dumps) */
+};
+
+/* ---- names ---- */
+
+static const char *const layout_names[] = { "bhsd", "bshd", "shd", "hsd", "sd" };
+
+const char *posenc_apply_layout_name(posenc_apply_layout l)
+{
+    return (unsigned)l < 5 ? layout_names[l] : "?";
+}
+
+posenc_status posenc_apply_layout_parse(const char *s, posenc_apply_layout *out,
+                                        posenc_error *err)
+{
+    for (int i = 0; i < 5; i++)
+        if (strcmp(s, layout_names[i]) == 0) {
+            *out = (posenc_apply_layout)i;
+            return POSENC_OK;
+        }
+    return posenc_seterr(err, POSENC_EINVAL,
+                         "unknown layout '%s' (expected bhsd, bshd, shd, hsd or sd)", s);
+}
+
+posenc_status posenc_apply_shape_of(posenc_apply_layout layout, int ndim, const int64_t *shape,
+                                    posenc_apply_shape *out, posenc_error *err)
+{
+    static const int want[] = { 4, 4, 3, 3, 2 };
+    static const char *const axes[] = { "[batch, heads, seq, head_dim]",
+                                        "[batch, seq, heads, head_dim]", "[seq, heads, head_dim]",
+                                        "[heads, seq, head_dim]", "[seq, head_dim]" };
+    if ((unsigned)layout >= 5)
+        return posenc_seterr(err, POSENC_EINVAL, "invalid layout");
+    if (ndim != want[layout]) {
+        char buf[160];
+        return posenc_seterr(err, POSENC_EMISMATCH,
+                             "expected %d dims %s for layout %s, got shape %s", want[layout],
+                             axes[layout], layout_names[layout],
+                             posenc_shape_str(ndim, shape, buf, sizeof buf));
+    }
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0)
+            return posenc_seterr(err, POSENC_EFORMAT, "negative dimension");
+    posenc_apply_shape s = { layout, 1, 1, 1, 1 };
+    switch (layout) {
+    case POSENC_APPLY_BHSD: s.batch = shape[0]; s.heads = shape[1]; s.seq = shape[2]; break;
+    case POSENC_APPLY_BSHD: s.batch = shape[0]; s.seq = shape[1]; s.heads = shape[2]; break;
+    case POSENC_APPLY_SHD: s.seq = shape[0]; s.heads = shape[1]; break;
+    case POSENC_APPLY_HSD: s.heads = shape[0]; s.seq = shape[1]; break;
+    case POSENC_APPLY_SD: s.seq = shape[0]; break;
+    }
+    s.head_dim = shape[ndim - 1];
+    *out = s;
+    return POSENC_OK;
+}
+
+uint64_t posenc_apply_shape_vectors(const posenc_apply_shape *s)
+{
+    return (uint64_t)s->batch * (uint64_t)s->heads * (uint64_t)s->seq;
+}
+
+/* ---- fast exact conversions (the bulk path; lib/dtype.c has the scalar reference ones) ---- */
+
+static inline uint32_t fbits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static inline float bitsf(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static inline float bf16_load(uint16_t b) { return bitsf((uint32_t)b << 16); }
+
+static inline uint16_t bf16_store(float f)
+{
+    uint32_t u = fbits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return (uint16_t)((u >> 16) | 0x40u); /* NaN stays NaN (quiet) */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static inline float f16_load(uint16_t h)
+{
+    uint32_t o = (uint32_t)(h & 0x7fffu) << 13;
+    uint32_t e = o & (0x7c00u << 13);
+    o += (uint32_t)(127 - 15) << 23;
+    if (e == (0x7c00u << 13)) {
+        o += (uint32_t)(128 - 16) << 23; /* Inf/NaN */
+    } else if (e == 0) {                 /* zero or subnormal: renormalise through the FPU */
+        o += 1u << 23;
+        o = fbits(bitsf(o) - bitsf(113u << 23));
+    }
+    return bitsf(o | ((uint32_t)(h & 0x8000u) << 16));
+}
+
+static inline uint16_t f16_store(float f)
+{
+    uint32_t u = fbits(f);
+    uint32_t sign = u & 0x80000000u;
+    u ^= sign;
+    uint32_t o;
+    if (u >= (127u + 16u) << 23) {            /* overflow, Inf or NaN */
+        o = u > 0x7f800000u ? 0x7e00u : 0x7c00u;
+    } else if (u < (113u << 23)) {            /* subnormal half: let the FPU round */
+        const uint32_t magic = ((127u - 15u) + (23u - 10u) + 1u) << 23;
+        o = fbits(bitsf(u) + bitsf(magic)) - magic;
+    } else {
+        uint32_t odd = (u >> 13) & 1u;
+        u += ((uint32_t)(15 - 127) << 23) + 0xfffu + odd;
+        o = u >> 13;
+    }
+    return (uint16_t)(o | (sign >> 16));
+}
+
+static inline float round_to(float f, int dt)
+{
+    return dt == POSENC_DT_BF16 ? bf16_load(bf16_store(f)) : f16_load(f16_store(f));
+}
+
+/* GCC -O2 vectorises only loops whose trip count it knows ("very cheap" cost model), so every
+ * hot loop below runs in fixed blocks of BLK elements (the inner loop is unrolled and
+ * SLP-vectorised) followed by a scalar tail. */
+#define BLK 8
+
+#define BLOCKED(n, i, BODY)                                                                       \
+    do {                                                                                          \
+        size_t i##_b = 0;                                                                         \
+        for (; i##_b + BLK <= (size_t)(n); i##_b += BLK)                                          \
+            for (size_t i = i##_b; i < i##_b + BLK; i++) {                                        \
+                BODY;                                                                             \
+            }                                                                                     \
+        for (size_t i = i##_b; i < (size_t)(n); i++) {                                            \
+            BODY;                                                                                 \
+        }                                                                                         \
+    } while (0)
+
+/* n elements of src (dtype st) into float dst */
+static void load_f32(float *restrict dst, const void *restrict src, posenc_dtype st, size_t n)
+{
+    switch (st) {
+    case POSENC_DT_F32:
+        memcpy(dst, src, n * 4);
+        break;
+    case POSENC_DT_BF16: {
+        const uint16_t *s = src;
+        BLOCKED(n, i, dst[i] = bf16_load(s[i]));
+        break;
+    }
+    case POSENC_DT_F16: {
+        const uint16_t *s = src;
+        BLOCKED(n, i, dst[i] = f16_load(s[i]));
+        break;
+    }
+    default:
+        posenc_dtype_convert(dst, POSENC_DT_F32, src, st, n);
+        break;
+    }
+}
+
+static void store_f32(void *restrict dst, posenc_dtype dt, const float *restrict src, size_t n)
+{
+    switch (dt) {
+    case POSENC_DT_F32:
+        memcpy(dst, src, n * 4);
+        break;
+    case POSENC_DT_BF16: {
+        uint16_t *d = dst;
+        BLOCKED(n, i, d[i] = bf16_store(src[i]));
+        break;
+    }
+    case POSENC_DT_F16: {
+        uint16_t *d = dst;
+        BLOCKED(n, i, d[i] = f16_store(src[i]));
+        break;
+    }
+    default:
+        posenc_dtype_convert(dst, dt, src, POSENC_DT_F32, n);
+        break;
+    }
+}
+
+/* ---- kernels: restrict halves so the loops vectorise ---- */
+
+#define NEOX_BODY(T, R)                                                                           \
+    {                                                                                             \
+        T a_ = x1[i], b_ = x2[i];                                                                 \
+        x1[i] = R(R(a_ * c[i]) - R(b_ * s[i]));                                                   \
+        x2[i] = R(R(b_ * c[i]) + R(a_ * s[i]));                                                   \
+    }
+#define GPTJ_BODY(T, R)                                                                           \
+    {                                                                                             \
+        T a_ = x[2 * i], b_ = x[2 * i + 1];                                                       \
+        x[2 * i] = R(R(a_ * c[i]) - R(b_ * s[i]));                                                \
+        x[2 * i + 1] = R(R(b_ * c[i]) + R(a_ * s[i]));                                            \
+    }
+#define R_NONE(v) (v)
+#define R_BF16(v) round_to((v), POSENC_DT_BF16)
+#define R_F16(v) round_to((v), POSENC_DT_F16)
+
+/* R rounds each product and sum: to the dump dtype in hf mode (torch on bf16/f16 tensors),
+ * nothing otherwise */
+#define KERNELS(NAME, T, R)                                                                       \
+    static void rot_neox_##NAME(T *restrict x1, T *restrict x2, const T *restrict c,              \
+                                const T *restrict s, int nf)                                      \
+    {                                                                                             \
+        BLOCKED(nf, i, NEOX_BODY(T, R));                                                          \
+    }                                                                                             \
+    static void rot_gptj_##NAME(T *restrict x, const T *restrict c, const T *restrict s, int nf)  \
+    {                                                                                             \
+        BLOCKED(nf, i, GPTJ_BODY(T, R));                                                          \
+    }
+KERNELS(f32, float, R_NONE)
+KERNELS(bf16, float, R_BF16)
+KERNELS(f16, float, R_F16)
+KERNELS(f64, double, R_NONE)
+
+/* ---- construction ---- */
+
+struct build_job {
+    const posenc_rope_params *p;
+    const posenc_apply_positions *pos;
+    posenc_apply *a;
+    int64_t r0, r1;
+};
+
+static void build_rows(const struct build_job *j)
+{
+    const posenc_apply *a = j->a;
+    const posenc_apply_positions *pos = j->pos;
+    double cf[POSENC_MAX_FREQ], sf[POSENC_MAX_FREQ];
+    int nf = a->nf;
+    for (int64_t r = j->r0; r < j->r1; r++) {
+        int64_t s = r % a->seq, row = r / a->seq;
+        if (!pos->values) {
+            posenc_rope_cossin(j->p, a->o.precision, pos->offset + s, cf, sf);
+        } else if (pos->naxes == 3) {
+            int64_t p3[3];
+            for (int ax = 0; ax < 3; ax++)
+                p3[ax] = pos->values[(ax * pos->rows + row) * a->seq + s];
+            posenc_rope_cossin3(j->p, a->o.precision, p3, cf, sf);
+        } else {
+            posenc_rope_cossin(j->p, a->o.precision, pos->values[row * a->seq + s], cf, sf);
+        }
+        if (a->o.inverse)
+            for (int i = 0; i < nf; i++)
+                sf[i] = -sf[i];
+        if (a->td) {
+            double *t = a->td + (size_t)r * 2 * (size_t)nf;
+            for (int i = 0; i < nf; i++) {
+                t[i] = cf[i];
+                t[nf + i] = sf[i];
+            }
+        } else {
+            float *t = a->tf + (size_t)r * 2 * (size_t)nf;
+            for (int i = 0; i < nf; i++) {
+                t[i] = (float)cf[i];      /* exact: the one rounding; hf: already a float */
+                t[nf + i] = (float)sf[i];
+                if (a->narrow) {
+                    t[i] = round_to(t[i], a->o.dtype);
+                    t[nf + i] = round_to(t[nf + i], a->o.dtype);
+                }
+            }
+        }
+    }
+}
+
+static void *build_thread(void *arg)
+{
+    build_rows(arg);
+    return NULL;
+}
+
+posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_opts *opts,
+                               const posenc_apply_positions *pos, int64_t seq, int nthreads,
+                               posenc_apply **out, posenc_error *err)
+{
+    if (!posenc_dtype_is_float(opts->dtype))
+        return posenc_seterr(err, POSENC_EINVAL, "cannot rotate %s data (need f16, bf16, f32 or f64)",
+                             posenc_dtype_name(opts->dtype));
+    if (p->rotary_dim <= 0 || p->rotary_dim % 2 != 0)
+        return posenc_seterr(err, POSENC_EINVAL, "rotary dim %d is %s (RoPE rotates pairs)",
+                             p->rotary_dim, p->rotary_dim <= 0 ? "not positive" : "odd");
+    if (p->n_freq < 1 || p->n_freq > POSENC_MAX_FREQ)
+        return posenc_seterr(err, POSENC_EINVAL, "%d rotary frequencies (1 to %d)", p->n_freq,
+                             POSENC_MAX_FREQ);
+    if (seq < 0 || pos->rows < 1 || (pos->naxes != 1 && pos->naxes != 3))
+        return posenc_seterr(err, POSENC_EINVAL, "invalid positions");
+    if (pos->naxes == 3 && !p->mrope)
+        return posenc_seterr(err, POSENC_EINVAL,
+                             "3-axis positions need a multimodal (mrope) RoPE config");
+    if (pos->values) {
+        uint64_t cnt = (uint64_t)pos->naxes * (uint64_t)pos->rows * (uint64_t)seq;
+        for (uint64_t i = 0; i < cnt; i++)
+            if (pos->values[i] < 0 || pos->values[i] >= INT64_C(1) << 31)
+                return posenc_seterr(err, POSENC_ERANGE,
+                                     "position %lld at index %llu is outside [0, 2^31)",
+                                     (long long)pos->values[i], (unsigned long long)i);
+    } else if (pos->offset < 0 || pos->offset + seq > INT64_C(1) << 31) {
+        return posenc_seterr(err, POSENC_ERANGE, "positions %lld to %lld are outside [0, 2^31)",
+                             (long long)pos->offset, (long long)(pos->offset + seq - 1));
+    }
+
+    int head_dim = p->head_dim, half = p->n_freq, nf = p->n_freq;
+    if (p->type == POSENC_ROPE_PROPORTIONAL) {
+        /* the table spans the whole head; trailing zero frequencies are identity pairs */
+        int width = posenc_rope_table_width(p, POSENC_LAYOUT_HF);
+        if (width >= 2 * nf)
+            head_dim = width, half = width / 2;
+        while (nf > 0 && p->inv_hi[nf - 1] == 0.0 && p->inv_lo[nf - 1] == 0.0)
+            nf--;
+        if (nf == 0)
+            nf = 1; /* keep a table; a zero frequency rotates by nothing */
+    }
+    if (head_dim < 2 * half)
+        return posenc_seterr(err, POSENC_EINVAL, "rotary dim %d exceeds head_dim %d",
+                             2 * half, head_dim);
+
+    posenc_apply *a = calloc(1, sizeof *a);
+    if (!a)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    a->o = *opts;
+    a->style = p->style;
+    a->head_dim = head_dim;
+    a->half = half;
+    a->nf = nf;
+    a->seq = seq;
+    a->rows = pos->rows;
+    a->narrow = opts->precision == POSENC_PREC_HF &&
+                (opts->dtype == POSENC_DT_BF16 || opts->dtype == POSENC_DT_F16);
+    uint64_t nrows = (uint64_t)pos->rows * (uint64_t)seq;
+    size_t es = opts->dtype == POSENC_DT_F64 ? 8 : 4;
+    if (nrows > (uint64_t)SIZE_MAX / (2 * (size_t)nf * es) - 1) {
+        free(a);
+        return posenc_seterr(err, POSENC_ERANGE, "position table too large");
+    }
+    size_t bytes = (size_t)(nrows ? nrows : 1) * 2 * (size_t)nf * es;
+    if (es == 8)
+        a->td = malloc(bytes);
+    else
+        a->tf = malloc(bytes);
+    if (!a->td && !a->tf) {
+        free(a);
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory for a %zu-byte position table",
+                             bytes);
+    }
+
+    if (nthreads < 1)
+        nthreads = 1;
+    if (nthreads > 64)
+        nthreads = 64;
+    if ((uint64_t)nthreads > nrows / 256 + 1)
+        nthreads = (int)(nrows / 256 + 1);
+    struct build_job jobs[64];
+    pthread_t tid[64];
+    int running[64] = { 0 };
+    for (int t = 0; t < nthreads; t++)
+        jobs[t] = (struct build_job){ p, pos, a,
+                                      (int64_t)(nrows * (uint64_t)t / (uint64_t)nthreads),
+                                      (int64_t)(nrows * (uint64_t)(t + 1) / (uint64_t)nthreads) };
+    for (int t = 1; t < nthreads; t++)
+        running[t] = pthread_create(&tid[t], NULL, build_thread, &jobs[t]) == 0;
+    build_rows(&jobs[0]);
+    for (int t = 1; t < nthreads; t++) {
+        if (running[t])
+            pthread_join(tid[t], NULL);
+        else
+            build_rows(&jobs[t]); /* no thread: do its share here */
+    }
+    *out = a;
+    return POSENC_OK;
+}
+
+void posenc_apply_free(posenc_apply *a)
+{
+    if (!a)
+        return;
+    free(a->tf);
+    free(a->td);
+    free(a);
+}
+
+int posenc_apply_head_dim(const posenc_apply *a) { return a->head_dim; }
+
+posenc_status posenc_apply_check(const posenc_apply *a, const posenc_apply_shape *s,
+                                 posenc_error *err)
+{
+    if (s->head_dim != a->head_dim)
+        return posenc_seterr(err, POSENC_EMISMATCH,
+                             "head_dim %lld does not match the config's head_dim %d",
+                             (long long)s->head_dim, a->head_dim);
+    if (s->seq != a->seq)
+        return posenc_seterr(err, POSENC_EMISMATCH, "seq %lld does not match %lld positions",
+                             (long long)s->seq, (long long)a->seq);
+    if (a->rows != 1 && s->batch != a->rows)
+        return posenc_seterr(err, POSENC_EMISMATCH,
+                             "batch %lld does not match %lld rows of positions",
+                             (long long)s->batch, (long long)a->rows);
+    return POSENC_OK;
+}
+
+/* ---- rotation ---- */
+
+#define VEC_MAX 4096 /* head_dim bound of the stack buffers */
+
+void posenc_apply_rows(const posenc_apply *a, const posenc_apply_shape *sh, uint64_t first,
+                       uint64_t n, const void *in, posenc_dtype in_dt, void *out,
+                       posenc_dtype out_dt)
+{
+    const size_t D = (size_t)a->head_dim, ies = posenc_dtype_size(in_dt),
+                 oes = posenc_dtype_size(out_dt);
+    const int nf = a->nf, half = a->half, gptj = a->style == POSENC_STYLE_GPTJ;
+    const uint64_t seq = (uint64_t)sh->seq, heads = (uint64_t)sh->heads;
+    const int inner = sh->layout == POSENC_APPLY_BSHD || sh->layout == POSENC_APPLY_SHD;
+    const int same = in_dt == out_dt;
+    /* rotated ranges: neox [0, nf) and [half, half + nf); gptj [0, 2 nf) */
+    const size_t r2 = gptj ? 0 : (size_t)half, rn = gptj ? 2 * (size_t)nf : (size_t)nf;
+    float xf[VEC_MAX];
+    double xd[VEC_MAX];
+    if (D > VEC_MAX || seq == 0 || heads == 0)
+        return;
+    for (uint64_t j = 0; j < n; j++) {
+        uint64_t v = first + j;
+        uint64_t s = inner ? (v / heads) % seq : v % seq;
+        uint64_t b = v / (heads * seq);
+        uint64_t row = (a->rows == 1 ? 0 : b) * seq + s;
+        const unsigned char *src = (const unsigned char *)in + j * D * ies;
+        unsigned char *dst = (unsigned char *)out + j * D * oes;
+        if (a->td) {
+            const double *c = a->td + row * 2 * (uint64_t)nf, *sn = c + nf;
+            if (in_dt == POSENC_DT_F64 && same) {
+                double *x = (double *)(void *)dst;
+                if (src != dst)
+                    memcpy(x, src, D * 8);
+                if (gptj)
+                    rot_gptj_f64(x, c, sn, nf);
+                else
+                    rot_neox_f64(x, x + half, c, sn, nf);
+                continue;
+            }
+            posenc_dtype_convert(xd, POSENC_DT_F64, src, in_dt, D);
+            if (gptj)
+                rot_gptj_f64(xd, c, sn, nf);
+            else
+                rot_neox_f64(xd, xd + half, c, sn, nf);
+            posenc_dtype_convert(dst, out_dt, xd, POSENC_DT_F64, D);
+            continue;
+        }
+        const float *c = a->tf + row * 2 * (uint64_t)nf, *sn = c + nf;
+        float *x;
+        if (same && in_dt == POSENC_DT_F32) {
+            x = (float *)(void *)dst;
+            if (src != dst)
+                memcpy(x, src, D * 4);
+        } else if (same) {
+            /* narrow dtype kept: only the rotated elements go through float */
+            if (src != dst)
+                memcpy(dst, src, D * ies);
+            x = xf;
+            load_f32(xf, src, in_dt, rn);
+            if (!gptj)
+                load_f32(xf + r2, src + r2 * ies, in_dt, rn);
+        } else {
+            x = xf;
+            load_f32(xf, src, in_dt, D);
+        }
+        if (a->narrow) {
+            if (a->o.dtype == POSENC_DT_BF16) {
+                if (gptj)
+                    rot_gptj_bf16(x, c, sn, nf);
+                else
+                    rot_neox_bf16(x, x + half, c, sn, nf);
+            } else {
+                if (gptj)
+                    rot_gptj_f16(x, c, sn, nf);
+                else
+                    rot_neox_f16(x, x + half, c, sn, nf);
+            }
+        } else if (gptj) {
+            rot_gptj_f32(x, c, sn, nf);
+        } else {
+            rot_neox_f32(x, x + half, c, sn, nf);
+        }
+        if (x == xf) {
+            if (same) {
+                store_f32(dst, out_dt, xf, rn);
+                if (!gptj)
+                    store_f32(dst + r2 * oes, out_dt, xf + r2, rn);
+            } else {
+                store_f32(dst, out_dt, xf, D);
+            }
+        }
+    }
+}
