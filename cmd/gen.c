@@ -1,10 +1,900 @@
-/* cmd/gen.c: placeholder until the subcommand lands (replaced by its implementation). */
+/* cmd/gen.c: posenc gen: parse every option into struct gen_args, write RoPE cos/sin/inv_freq
+ * tables (streamed in chunks of positions), hand non-rotary encodings to gen_nonrope(). */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "common.h"
+#include "gen.h"
+
+#define CMD "gen"
+#define DEFAULT_SIZE_LIMIT ((uint64_t)4 << 30) /* 4 GiB of output without --force */
+#define CHUNK_ELEMS ((size_t)1 << 18)          /* doubles per chunk buffer (2 MiB) */
+#define CHUNK_ROWS_MAX 4096
+#define POS_MAX ((int64_t)1 << 48)              /* largest position / --seq-len accepted */
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+            "usage: posenc gen --config FILE -o OUT [options]\n"
+            "\n"
+            "Write the position-encoding tables a model config implies: RoPE cos/sin tables and\n"
+            "inv_freq, or the bias/embedding tables of ALiBi, T5, Shaw and sinusoidal encodings.\n"
+            "\n"
+            "input:\n"
+            "      --config FILE        Hugging Face config.json\n"
+            "      --encoding E         rope, alibi, t5, shaw, sinusoidal or learned (default: what\n"
+            "                           the config uses)\n"
+            "      --layer-type T       layer type of a config with several (Gemma 3/4, MiMo)\n"
+            "positions:\n"
+            "      --seq-len N          rows for positions 0..N-1; N is also the sequence length\n"
+            "                           that picks dynamic and longrope parameters\n"
+            "      --positions LIST|FILE\n"
+            "                           rows for these positions only: 0,1,8-15 or a file of\n"
+            "                           integers (.npy, .npz:NAME, ...); parameters use\n"
+            "                           max(position)+1 as the sequence length\n"
+            "                           (default: 0..max_position_embeddings-1)\n"
+            "RoPE tables:\n"
+            "      --precision P        exact (default: correctly rounded values) or hf\n"
+            "                           (transformers' float32 pipeline)\n"
+            "      --layout L           hf (default: cat(freqs, freqs), rotary_dim wide), half\n"
+            "                           (rotary_dim/2 wide) or interleaved (each frequency twice)\n"
+            "      --array NAME         write only this array: cos, sin or inv_freq (required for\n"
+            "                           .npy output and -o -)\n"
+            "output:\n"
+            "  -o, --output OUT         OUT.npz, a directory (OUT/), OUT.npy, OUT.h5,\n"
+            "                           OUT.safetensors, OUT.h, OUT.bin, or - for NPY on stdout\n"
+            "      --format F           npy, npz, dir, hdf5, safetensors, header or raw (default:\n"
+            "                           from the name of OUT)\n"
+            "      --dtype T            f32 (default), f64, f16 or bf16\n"
+            "      --compress           deflate NPZ members, gzip HDF5 datasets\n"
+            "      --force              write a table larger than 4 GiB\n"
+            "non-rotary encodings:\n"
+            "      --heads N            ALiBi/T5: number of heads (default: from the config)\n"
+            "      --variant NAME       ALiBi slopes reference, mpt or falcon; sinusoidal vaswani,\n"
+            "                           t2t, fairseq or marian\n"
+            "      --convention C       ALiBi bias convention symmetric, causal or keyindex\n"
+            "      --broadcast          ALiBi bias as [heads, 1, keys] instead of [heads, q, keys]\n"
+            "      --num-buckets N      T5 relative_attention_num_buckets\n"
+            "      --max-distance N     T5 relative_attention_max_distance\n"
+            "      --decoder            T5 decoder (causal) buckets\n"
+            "      --max-relative-position N\n"
+            "                           Shaw clipping distance k\n"
+            "      --d-model N          sinusoidal width\n"
+            "      --weights FILE       T5/Shaw embedding weights or a learned table's checkpoint\n"
+            "      --tensor NAME        tensor in --weights (learned table)\n"
+            "  -h, --help               show this help\n");
+}
+
+enum {
+    OPT_CONFIG = 256, OPT_FORMAT, OPT_DTYPE, OPT_SEQ_LEN, OPT_POSITIONS, OPT_LAYER_TYPE,
+    OPT_PRECISION, OPT_LAYOUT, OPT_ARRAY, OPT_COMPRESS, OPT_FORCE, OPT_ENCODING, OPT_HEADS,
+    OPT_D_MODEL, OPT_NUM_BUCKETS, OPT_MAX_DISTANCE, OPT_MAX_REL, OPT_CONVENTION, OPT_VARIANT,
+    OPT_WEIGHTS, OPT_TENSOR, OPT_DECODER, OPT_BROADCAST
+};
+
+static const struct option long_opts[] = {
+    { "config", required_argument, NULL, OPT_CONFIG },
+    { "output", required_argument, NULL, 'o' },
+    { "format", required_argument, NULL, OPT_FORMAT },
+    { "dtype", required_argument, NULL, OPT_DTYPE },
+    { "seq-len", required_argument, NULL, OPT_SEQ_LEN },
+    { "positions", required_argument, NULL, OPT_POSITIONS },
+    { "layer-type", required_argument, NULL, OPT_LAYER_TYPE },
+    { "precision", required_argument, NULL, OPT_PRECISION },
+    { "layout", required_argument, NULL, OPT_LAYOUT },
+    { "array", required_argument, NULL, OPT_ARRAY },
+    { "compress", no_argument, NULL, OPT_COMPRESS },
+    { "force", no_argument, NULL, OPT_FORCE },
+    { "encoding", required_argument, NULL, OPT_ENCODING },
+    { "heads", required_argument, NULL, OPT_HEADS },
+    { "d-model", required_argument, NULL, OPT_D_MODEL },
+    { "num-buckets", required_argument, NULL, OPT_NUM_BUCKETS },
+    { "max-distance", required_argument, NULL, OPT_MAX_DISTANCE },
+    { "max-relative-position", required_argument, NULL, OPT_MAX_REL },
+    { "convention", required_argument, NULL, OPT_CONVENTION },
+    { "variant", required_argument, NULL, OPT_VARIANT },
+    { "weights", required_argument, NULL, OPT_WEIGHTS },
+    { "tensor", required_argument, NULL, OPT_TENSOR },
+    { "decoder", no_argument, NULL, OPT_DECODER },
+    { "broadcast", no_argument, NULL, OPT_BROADCAST },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 }
+};
+
+/* Options only the RoPE path reads (the gen_args contract has no field for them). */
+struct rope_opts {
+    const char *layer_type;
+    posenc_precision precision;
+    posenc_layout layout;
+    int precision_set, layout_set;
+};
+
+/* ---- a growable string for JSON metadata values ---- */
+
+struct sbuf {
+    char *s;
+    size_t len, cap;
+    int oom;
+};
+
+static void sb_add(struct sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 64;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *ns = realloc(b->s, cap);
+        if (!ns) {
+            b->oom = 1;
+            return;
+        }
+        b->s = ns;
+        b->cap = cap;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+static void sb_puts(struct sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
+
+static void sb_json_str(struct sbuf *b, const char *s)
+{
+    sb_add(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char esc[8];
+        switch (*p) {
+        case '"': sb_add(b, "\\\"", 2); break;
+        case '\\': sb_add(b, "\\\\", 2); break;
+        case '\n': sb_add(b, "\\n", 2); break;
+        case '\t': sb_add(b, "\\t", 2); break;
+        case '\r': sb_add(b, "\\r", 2); break;
+        default:
+            if (*p < 0x20) {
+                snprintf(esc, sizeof esc, "\\u%04x", *p);
+                sb_puts(b, esc);
+            } else {
+                sb_add(b, (const char *)p, 1);
+            }
+        }
+    }
+    sb_add(b, "\"", 1);
+}
+
+/* Shortest text that reads back as the same double; null for NaN/Inf (not JSON). */
+static void sb_json_num(struct sbuf *b, double v)
+{
+    char t[40];
+    if (!isfinite(v)) {
+        sb_puts(b, "null");
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(t, sizeof t, "%.*g", prec, v);
+        if (strtod(t, NULL) == v)
+            break;
+    }
+    sb_puts(b, t);
+}
+
+/* Metadata collected before the writer exists (keys are static strings). */
+#define META_MAX 48
+struct meta {
+    size_t n;
+    const char *key[META_MAX];
+    char *val[META_MAX];
+    int oom;
+};
+
+static void meta_set(struct meta *m, const char *key, struct sbuf *b)
+{
+    if (b->oom || !b->s || m->n == META_MAX) {
+        free(b->s);
+        m->oom = 1;
+    } else {
+        m->key[m->n] = key;
+        m->val[m->n++] = b->s;
+    }
+    b->s = NULL;
+    b->len = b->cap = 0;
+    b->oom = 0;
+}
+
+static void meta_str(struct meta *m, const char *key, const char *s)
+{
+    struct sbuf b = { 0 };
+    if (s)
+        sb_json_str(&b, s);
+    else
+        sb_puts(&b, "null");
+    meta_set(m, key, &b);
+}
+
+static void meta_num(struct meta *m, const char *key, double v)
+{
+    struct sbuf b = { 0 };
+    sb_json_num(&b, v);
+    meta_set(m, key, &b);
+}
+
+static void meta_int(struct meta *m, const char *key, int64_t v)
+{
+    char t[32];
+    struct sbuf b = { 0 };
+    snprintf(t, sizeof t, "%" PRId64, v);
+    sb_puts(&b, t);
+    meta_set(m, key, &b);
+}
+
+static void meta_bool(struct meta *m, const char *key, int v)
+{
+    struct sbuf b = { 0 };
+    sb_puts(&b, v ? "true" : "false");
+    meta_set(m, key, &b);
+}
+
+static void meta_nums(struct meta *m, const char *key, const double *v, int n)
+{
+    struct sbuf b = { 0 };
+    sb_puts(&b, "[");
+    for (int i = 0; i < n; i++) {
+        if (i)
+            sb_puts(&b, ", ");
+        sb_json_num(&b, v[i]);
+    }
+    sb_puts(&b, "]");
+    meta_set(m, key, &b);
+}
+
+static void meta_free(struct meta *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->val[i]);
+    m->n = 0;
+}
+
+/* ---- helpers ---- */
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* "6.0 GiB", "512.0 MiB", "12 bytes" */
+static void human_size(uint64_t n, char *buf, size_t len)
+{
+    static const char *unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB", "EiB" };
+    if (n < 1024) {
+        snprintf(buf, len, "%" PRIu64 " bytes", n);
+        return;
+    }
+    double v = (double)n;
+    int u = -1;
+    while (v >= 1024 && u < 5) {
+        v /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%.1f %s", v, unit[u]);
+}
+
+/* Round the double-double hi + lo (|lo| <= ulp(hi)/2) to dt once: hi rounded unless hi lies
+ * exactly halfway between two dt values, where the sign of lo decides. */
+static void round_dd(double hi, double lo, posenc_dtype dt, void *dst)
+{
+    posenc_dtype_convert(dst, dt, &hi, POSENC_DT_F64, 1);
+    if (lo == 0 || dt == POSENC_DT_F64)
+        return;
+    double r, s, back;
+    unsigned char tmp[8];
+    posenc_dtype_convert(&r, POSENC_DT_F64, dst, dt, 1);
+    if (r == hi || !isfinite(r))
+        return;
+    s = 2 * hi - r; /* the other neighbour when hi is the midpoint of r and s */
+    posenc_dtype_convert(tmp, dt, &s, POSENC_DT_F64, 1);
+    posenc_dtype_convert(&back, POSENC_DT_F64, tmp, dt, 1);
+    if (back != s)
+        return;
+    double want = lo > 0 ? fmax(r, s) : fmin(r, s);
+    posenc_dtype_convert(dst, dt, &want, POSENC_DT_F64, 1);
+}
+
+static int is_float_out(posenc_dtype dt)
+{
+    return dt == POSENC_DT_F32 || dt == POSENC_DT_F64 || dt == POSENC_DT_F16 ||
+           dt == POSENC_DT_BF16;
+}
+
+/* ---- the RoPE table writer ---- */
+
+enum { ARR_COS = 0, ARR_SIN = 1, ARR_INV = 2, ARR_N };
+static const char *const arr_names[ARR_N] = { "cos", "sin", "inv_freq" };
+
+struct rope_job {
+    const posenc_rope_params *p;
+    posenc_precision prec;
+    posenc_layout layout;
+    posenc_dtype dtype;
+    int width;
+    const int64_t *positions;   /* explicit list, or NULL: 0..n-1 */
+    size_t n;
+    size_t rows;                /* rows per chunk */
+    int nthreads;
+    int64_t *pos;               /* chunk positions (range mode) */
+    double *cbuf, *sbuf;        /* chunk cos/sin as doubles */
+    void *obuf;                 /* chunk converted to dtype */
+};
+
+/* Compute the rows [r0, r0 + k) into job->cbuf/sbuf. */
+static posenc_status rope_chunk(struct rope_job *j, size_t r0, size_t k, posenc_error *err)
+{
+    const int64_t *pos;
+    if (j->positions) {
+        pos = j->positions + r0;
+    } else {
+        for (size_t i = 0; i < k; i++)
+            j->pos[i] = (int64_t)(r0 + i);
+        pos = j->pos;
+    }
+    return posenc_rope_table(j->p, j->prec, j->layout, pos, k, j->cbuf, j->sbuf, j->nthreads, err);
+}
+
+/* Stream one of cos/sin (which = ARR_COS or ARR_SIN) through the writer. */
+static posenc_status rope_stream(struct rope_job *j, posenc_writer *w, int which,
+                                 posenc_error *err)
+{
+    for (size_t r0 = 0; r0 < j->n; r0 += j->rows) {
+        size_t k = j->n - r0 < j->rows ? j->n - r0 : j->rows;
+        posenc_status st = rope_chunk(j, r0, k, err);
+        if (st != POSENC_OK)
+            return st;
+        size_t ne = k * (size_t)j->width;
+        posenc_dtype_convert(j->obuf, j->dtype, which == ARR_COS ? j->cbuf : j->sbuf,
+                             POSENC_DT_F64, ne);
+        st = posenc_writer_write(w, j->obuf, ne, err);
+        if (st != POSENC_OK)
+            return st;
+    }
+    return POSENC_OK;
+}
+
+static int rope_fail(posenc_writer *w, const posenc_error *err)
+{
+    posenc_writer_abort(w);
+    return posenc_fail(CMD, err);
+}
+
+static void add_rope_meta(struct meta *mt, const struct gen_args *a, const posenc_model *m,
+                          const posenc_rope_config *c, const posenc_rope_params *p,
+                          const struct rope_opts *ro, int64_t seq_len, int64_t first,
+                          int64_t last)
+{
+    meta_str(mt, "posenc_version", posenc_version());
+    meta_str(mt, "model_type", posenc_model_type(m));
+    meta_str(mt, "config", base_name(a->config));
+    meta_str(mt, "layer_type", ro->layer_type);
+    meta_str(mt, "encoding", "rope");
+    meta_str(mt, "rope_type", posenc_rope_type_name(p->type));
+    meta_num(mt, "theta", c->theta);
+    meta_str(mt, "theta_source", c->theta_source);
+    meta_num(mt, "theta_used", p->theta_used);
+    meta_int(mt, "head_dim", p->head_dim);
+    meta_int(mt, "rotary_dim", p->rotary_dim);
+    meta_int(mt, "n_freq", p->n_freq);
+    meta_num(mt, "partial_rotary_factor", c->partial_rotary_factor);
+    meta_str(mt, "style", posenc_style_name(p->style));
+    meta_str(mt, "layout", posenc_layout_name(ro->layout));
+    meta_str(mt, "precision", posenc_precision_name(ro->precision));
+    meta_str(mt, "dtype", posenc_dtype_name(a->dtype));
+    meta_num(mt, "attention_scaling",
+             ro->precision == POSENC_PREC_HF ? (double)p->attention_scaling_f32
+                                             : p->attention_scaling);
+    meta_num(mt, "softmax_scale", p->softmax_scale);
+    meta_int(mt, "max_position_embeddings", c->max_position_embeddings);
+    meta_int(mt, "original_max_position_embeddings", c->original_max_position_embeddings);
+    meta_num(mt, "factor", c->factor);
+    switch (c->type) {
+    case POSENC_ROPE_LLAMA3:
+        meta_num(mt, "low_freq_factor", c->low_freq_factor);
+        meta_num(mt, "high_freq_factor", c->high_freq_factor);
+        break;
+    case POSENC_ROPE_YARN:
+        meta_num(mt, "beta_fast", c->beta_fast);
+        meta_num(mt, "beta_slow", c->beta_slow);
+        meta_bool(mt, "truncate", c->truncate);
+        meta_num(mt, "mscale", c->mscale);
+        meta_num(mt, "mscale_all_dim", c->mscale_all_dim);
+        if (c->has_attention_factor)
+            meta_num(mt, "attention_factor", c->attention_factor);
+        break;
+    case POSENC_ROPE_LONGROPE:
+        meta_nums(mt, "short_factor", c->short_factor, c->n_short_factor);
+        meta_nums(mt, "long_factor", c->long_factor, c->n_long_factor);
+        meta_bool(mt, "long_factors_used", p->long_factors);
+        if (c->has_attention_factor)
+            meta_num(mt, "attention_factor", c->attention_factor);
+        break;
+    default:
+        break;
+    }
+    if (c->n_mrope_section > 0) {
+        double sec[4];
+        for (int i = 0; i < c->n_mrope_section && i < 4; i++)
+            sec[i] = c->mrope_section[i];
+        meta_nums(mt, "mrope_section", sec, c->n_mrope_section < 4 ? c->n_mrope_section : 4);
+        meta_bool(mt, "mrope_interleaved", c->mrope_interleaved);
+    }
+    meta_int(mt, "seq_len", seq_len);
+    meta_int(mt, "n_positions", a->positions ? (int64_t)a->n_positions : seq_len);
+    meta_int(mt, "first_position", first);
+    meta_int(mt, "last_position", last);
+    meta_str(mt, "positions", a->positions ? "list" : "range");
+
+    /* notes: the model module's, then what this table's parameters depend on */
+    struct sbuf b = { 0 };
+    sb_puts(&b, "[");
+    size_t nn = posenc_model_note_count(m);
+    int any = 0;
+    for (size_t i = 0; i < nn; i++) {
+        if (any++)
+            sb_puts(&b, ", ");
+        sb_json_str(&b, posenc_model_note(m, i));
+    }
+    char t[256];
+    t[0] = '\0';
+    if (c->type == POSENC_ROPE_DYNAMIC)
+        snprintf(t, sizeof t,
+                 "dynamic: base for seq_len %" PRId64 " (scaled only past "
+                 "max_position_embeddings %" PRId64 ")",
+                 seq_len, c->max_position_embeddings);
+    else if (c->type == POSENC_ROPE_LONGROPE)
+        snprintf(t, sizeof t,
+                 "longrope: %s factors for seq_len %" PRId64 " (long only past "
+                 "original_max_position_embeddings %" PRId64 ")",
+                 p->long_factors ? "long" : "short", seq_len,
+                 c->original_max_position_embeddings);
+    if (t[0]) {
+        if (any++)
+            sb_puts(&b, ", ");
+        sb_json_str(&b, t);
+    }
+    if (ro->precision == POSENC_PREC_EXACT) {
+        if (any++)
+            sb_puts(&b, ", ");
+        sb_json_str(&b, "exact: correctly rounded values of the real-number formula; transformers' "
+                        "float32 tables drift from them by up to ~1e-2 at large positions");
+    }
+    sb_puts(&b, "]");
+    meta_set(mt, "notes", &b);
+}
+
+static int gen_rope(const struct gen_args *a, const posenc_model *m, const struct rope_opts *ro)
+{
+    posenc_error err = { 0 };
+    posenc_rope_config cfg;
+    posenc_rope_params p;
+    struct meta mt = { 0 };
+    struct rope_job j = { 0 };
+    posenc_writer *w = NULL;
+    int rc = POSENC_EXIT_ERROR;
+    const char *cfgname = a->config;
+
+    /* which layer type */
+    size_t nlt = posenc_model_layer_type_count(m);
+    if (nlt > 0) {
+        char list[1024];
+        size_t off = 0;
+        int found = 0;
+        list[0] = '\0';
+        for (size_t i = 0; i < nlt; i++) {
+            const char *name = posenc_model_layer_type_name(m, i);
+            if (ro->layer_type && strcmp(name, ro->layer_type) == 0)
+                found = 1;
+            int k = snprintf(list + off, sizeof list - off, "%s%s", i ? ", " : "", name);
+            if (k > 0 && (size_t)k < sizeof list - off)
+                off += (size_t)k;
+        }
+        if (!ro->layer_type) {
+            posenc_msg(CMD, "'%s': the config has several layer types (%s); pass --layer-type",
+                       cfgname, list);
+            return POSENC_EXIT_ERROR;
+        }
+        if (!found) {
+            posenc_msg(CMD, "'%s': no layer type '%s' (the config has %s)", cfgname,
+                       ro->layer_type, list);
+            return POSENC_EXIT_ERROR;
+        }
+    }
+    if (posenc_model_rope(m, ro->layer_type, &cfg, &err) != POSENC_OK)
+        return posenc_fail(CMD, &err);
+
+    /* positions and the sequence length L = max(position) + 1 (transformers' rule) */
+    int64_t n_pos, seq_len, first, last;
+    if (a->positions) {
+        int64_t mx = 0;
+        for (size_t i = 0; i < a->n_positions; i++) {
+            if (a->positions[i] < 0 || a->positions[i] >= POS_MAX) {
+                posenc_msg(CMD, "position %" PRId64 " is out of range [0, %" PRId64 ")",
+                           a->positions[i], POS_MAX);
+                return POSENC_EXIT_ERROR;
+            }
+            if (a->positions[i] > mx)
+                mx = a->positions[i];
+        }
+        n_pos = (int64_t)a->n_positions;
+        seq_len = mx + 1;
+        first = a->positions[0];
+        last = a->positions[a->n_positions - 1];
+    } else {
+        if (a->seq_len > 0) {
+            seq_len = a->seq_len;
+        } else {
+            seq_len = posenc_model_max_positions(m);
+            if (seq_len <= 0) {
+                posenc_msg(CMD, "'%s': no max_position_embeddings in the config; pass --seq-len "
+                                "or --positions", cfgname);
+                return POSENC_EXIT_ERROR;
+            }
+            if (seq_len > POS_MAX) {
+                posenc_msg(CMD, "'%s': max_position_embeddings %" PRId64 " is too large; pass "
+                                "--seq-len or --positions", cfgname, seq_len);
+                return POSENC_EXIT_ERROR;
+            }
+        }
+        n_pos = seq_len;
+        first = 0;
+        last = seq_len - 1;
+    }
+
+    if (posenc_rope_params_compute(&cfg, seq_len, &p, &err) != POSENC_OK)
+        return posenc_fail(CMD, &err);
+    int width = posenc_rope_table_width(&p, ro->layout);
+    if (width <= 0 || p.n_freq <= 0 || p.n_freq > POSENC_MAX_FREQ) {
+        posenc_msg(CMD, "'%s': RoPE parameters give an empty table (rotary_dim %d)", cfgname,
+                   p.rotary_dim);
+        return POSENC_EXIT_ERROR;
+    }
+
+    /* which arrays, and the size check */
+    int want[ARR_N] = { 1, 1, 1 };
+    if (a->array) {
+        int k;
+        for (k = 0; k < ARR_N; k++)
+            if (strcmp(a->array, arr_names[k]) == 0)
+                break;
+        if (k == ARR_N)
+            return posenc_usage_error(CMD, "--array: '%s' is not an array of a RoPE table "
+                                           "(expected cos, sin or inv_freq)", a->array);
+        for (int i = 0; i < ARR_N; i++)
+            want[i] = i == k;
+    }
+    posenc_array_info info[ARR_N];
+    uint64_t total = 0, nbytes[ARR_N] = { 0 };
+    for (int i = 0; i < ARR_N; i++) {
+        memset(&info[i], 0, sizeof info[i]);
+        snprintf(info[i].name, sizeof info[i].name, "%s", arr_names[i]);
+        info[i].dtype = a->dtype;
+        if (i == ARR_INV) {
+            info[i].ndim = 1;
+            info[i].shape[0] = p.n_freq;
+        } else {
+            info[i].ndim = 2;
+            info[i].shape[0] = n_pos;
+            info[i].shape[1] = width;
+        }
+        if (!want[i])
+            continue;
+        if (posenc_shape_size(info[i].ndim, info[i].shape, a->dtype, NULL, &nbytes[i], &err) !=
+            POSENC_OK)
+            return posenc_fail(CMD, &err);
+        total += nbytes[i];
+    }
+    if (total > a->size_limit && !a->force) {
+        char hs[32];
+        int ntab = want[ARR_COS] + want[ARR_SIN];
+        human_size(total, hs, sizeof hs);
+        posenc_msg(CMD, "table would be %s (%" PRId64 " x %d x %d array%s, %s); pass --force to "
+                        "write it", hs, n_pos, width, ntab ? ntab : 1, ntab == 1 ? "" : "s",
+                   posenc_dtype_name(a->dtype));
+        return POSENC_EXIT_ERROR;
+    }
+
+    add_rope_meta(&mt, a, m, &cfg, &p, ro, seq_len, first, last);
+    if (mt.oom) {
+        meta_free(&mt);
+        posenc_msg(CMD, "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+
+    /* chunk buffers */
+    j.p = &p;
+    j.prec = ro->precision;
+    j.layout = ro->layout;
+    j.dtype = a->dtype;
+    j.width = width;
+    j.positions = a->positions;
+    j.n = (size_t)n_pos;
+    j.nthreads = posenc_nthreads();
+    j.rows = CHUNK_ELEMS / (size_t)width;
+    if (j.rows > CHUNK_ROWS_MAX)
+        j.rows = CHUNK_ROWS_MAX;
+    if (j.rows < 1)
+        j.rows = 1;
+    if (j.rows > j.n)
+        j.rows = j.n;
+    size_t ne = j.rows * (size_t)width;
+    j.pos = malloc(j.rows * sizeof *j.pos);
+    j.cbuf = malloc(ne * sizeof *j.cbuf);
+    j.sbuf = malloc(ne * sizeof *j.sbuf);
+    j.obuf = malloc((ne > POSENC_MAX_FREQ ? ne : POSENC_MAX_FREQ) * posenc_dtype_size(a->dtype));
+    if (!j.pos || !j.cbuf || !j.sbuf || !j.obuf) {
+        posenc_msg(CMD, "out of memory");
+        goto out;
+    }
+
+    if (posenc_writer_open(a->out, &a->wopts, &w, &err) != POSENC_OK) {
+        rc = posenc_fail(CMD, &err);
+        goto out;
+    }
+    for (size_t i = 0; i < mt.n; i++)
+        if (posenc_writer_meta(w, mt.key[i], mt.val[i], &err) != POSENC_OK) {
+            rc = rope_fail(w, &err);
+            goto out;
+        }
+    for (int i = 0; i < ARR_N; i++)
+        if (want[i] && posenc_writer_declare(w, &info[i], &err) != POSENC_OK) {
+            rc = rope_fail(w, &err);
+            goto out;
+        }
+    for (int i = ARR_COS; i <= ARR_SIN; i++)
+        if (want[i] && rope_stream(&j, w, i, &err) != POSENC_OK) {
+            rc = rope_fail(w, &err);
+            goto out;
+        }
+    if (want[ARR_INV]) {
+        unsigned char *o = j.obuf;
+        size_t es = posenc_dtype_size(a->dtype);
+        for (int i = 0; i < p.n_freq; i++) {
+            if (ro->precision == POSENC_PREC_HF) {
+                float f = p.inv_freq_f32[i];
+                posenc_dtype_convert(o + (size_t)i * es, a->dtype, &f, POSENC_DT_F32, 1);
+            } else {
+                round_dd(p.inv_hi[i], p.inv_lo[i], a->dtype, o + (size_t)i * es);
+            }
+        }
+        if (posenc_writer_write(w, o, (uint64_t)p.n_freq, &err) != POSENC_OK) {
+            rc = rope_fail(w, &err);
+            goto out;
+        }
+    }
+    if (posenc_writer_commit(w, &err) != POSENC_OK) {
+        w = NULL; /* commit frees the writer and removes its temporaries on failure */
+        rc = posenc_fail(CMD, &err);
+        goto out;
+    }
+    rc = POSENC_EXIT_OK;
+out:
+    meta_free(&mt);
+    free(j.pos);
+    free(j.cbuf);
+    free(j.sbuf);
+    free(j.obuf);
+    return rc;
+}
+
+/* ---- option parsing ---- */
+
+/* Which options were given, to refuse those that do not apply to the encoding. */
+enum {
+    G_LAYER_TYPE = 1 << 0, G_PRECISION = 1 << 1, G_LAYOUT = 1 << 2,
+    G_HEADS = 1 << 3, G_D_MODEL = 1 << 4, G_NUM_BUCKETS = 1 << 5, G_MAX_DISTANCE = 1 << 6,
+    G_MAX_REL = 1 << 7, G_CONVENTION = 1 << 8, G_VARIANT = 1 << 9, G_WEIGHTS = 1 << 10,
+    G_TENSOR = 1 << 11, G_DECODER = 1 << 12, G_BROADCAST = 1 << 13
+};
+static const struct {
+    unsigned bit;
+    const char *name;
+} given_names[] = {
+    { G_LAYER_TYPE, "--layer-type" }, { G_PRECISION, "--precision" }, { G_LAYOUT, "--layout" },
+    { G_HEADS, "--heads" }, { G_D_MODEL, "--d-model" }, { G_NUM_BUCKETS, "--num-buckets" },
+    { G_MAX_DISTANCE, "--max-distance" }, { G_MAX_REL, "--max-relative-position" },
+    { G_CONVENTION, "--convention" }, { G_VARIANT, "--variant" }, { G_WEIGHTS, "--weights" },
+    { G_TENSOR, "--tensor" }, { G_DECODER, "--decoder" }, { G_BROADCAST, "--broadcast" },
+};
+#define ROPE_ONLY (G_LAYER_TYPE | G_PRECISION | G_LAYOUT)
+
+static const char *first_given(unsigned mask)
+{
+    for (size_t i = 0; i < sizeof given_names / sizeof given_names[0]; i++)
+        if (mask & given_names[i].bit)
+            return given_names[i].name;
+    return NULL;
+}
 
 int cmd_gen(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    posenc_msg("gen", "not built yet");
-    return POSENC_EXIT_ERROR;
+    struct gen_args a;
+    struct rope_opts ro = { NULL, POSENC_PREC_EXACT, POSENC_LAYOUT_HF, 0, 0 };
+    posenc_error err = { 0 };
+    posenc_model *m = NULL;
+    int64_t *positions = NULL;
+    const char *positions_arg = NULL;
+    unsigned given = 0;
+    int c, rc;
+
+    memset(&a, 0, sizeof a);
+    a.dtype = POSENC_DT_F32;
+    a.wopts.format = POSENC_FMT_AUTO;
+    a.size_limit = DEFAULT_SIZE_LIMIT;
+    a.encoding = POSENC_ENC_ROPE;
+
+    optind = 0; /* reset getopt: argv is the subcommand's own vector */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":ho:", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return POSENC_EXIT_OK;
+        case OPT_CONFIG: a.config = optarg; break;
+        case 'o': a.out = optarg; break;
+        case OPT_FORMAT:
+            if (posenc_format_parse(optarg, &a.wopts.format, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--format: %s", err.msg);
+            break;
+        case OPT_DTYPE:
+            if (posenc_dtype_parse(optarg, &a.dtype, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--dtype: %s", err.msg);
+            if (!is_float_out(a.dtype))
+                return posenc_usage_error(CMD, "--dtype: tables are floating point (f32, f64, "
+                                               "f16 or bf16), not %s", posenc_dtype_name(a.dtype));
+            break;
+        case OPT_SEQ_LEN:
+            if ((rc = posenc_parse_i64(CMD, "--seq-len", optarg, 1, POS_MAX, &a.seq_len)))
+                return rc;
+            break;
+        case OPT_POSITIONS: positions_arg = optarg; break;
+        case OPT_LAYER_TYPE: ro.layer_type = optarg; given |= G_LAYER_TYPE; break;
+        case OPT_PRECISION:
+            if (posenc_precision_parse(optarg, &ro.precision, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--precision: %s", err.msg);
+            given |= G_PRECISION;
+            break;
+        case OPT_LAYOUT:
+            if (posenc_layout_parse(optarg, &ro.layout, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--layout: %s", err.msg);
+            given |= G_LAYOUT;
+            break;
+        case OPT_ARRAY:
+            if (!*optarg)
+                return posenc_usage_error(CMD, "--array: empty name");
+            a.array = optarg;
+            break;
+        case OPT_COMPRESS: a.wopts.compress = 1; break;
+        case OPT_FORCE: a.force = 1; break;
+        case OPT_ENCODING:
+            if (posenc_encoding_parse(optarg, &a.encoding, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--encoding: %s", err.msg);
+            if (a.encoding == POSENC_ENC_NONE)
+                return posenc_usage_error(CMD, "--encoding: '%s' has no table to generate",
+                                          optarg);
+            a.encoding_forced = 1;
+            break;
+        case OPT_HEADS:
+            if ((rc = posenc_parse_int(CMD, "--heads", optarg, 1, 1 << 16, &a.heads)))
+                return rc;
+            given |= G_HEADS;
+            break;
+        case OPT_D_MODEL:
+            if ((rc = posenc_parse_int(CMD, "--d-model", optarg, 1, 1 << 20, &a.d_model)))
+                return rc;
+            given |= G_D_MODEL;
+            break;
+        case OPT_NUM_BUCKETS:
+            if ((rc = posenc_parse_int(CMD, "--num-buckets", optarg, 2, 1 << 20, &a.num_buckets)))
+                return rc;
+            given |= G_NUM_BUCKETS;
+            break;
+        case OPT_MAX_DISTANCE:
+            if ((rc = posenc_parse_int(CMD, "--max-distance", optarg, 1, 1 << 30,
+                                       &a.max_distance)))
+                return rc;
+            given |= G_MAX_DISTANCE;
+            break;
+        case OPT_MAX_REL:
+            if ((rc = posenc_parse_int(CMD, "--max-relative-position", optarg, 1, 1 << 30,
+                                       &a.max_relative_position)))
+                return rc;
+            given |= G_MAX_REL;
+            break;
+        case OPT_CONVENTION: a.convention = optarg; given |= G_CONVENTION; break;
+        case OPT_VARIANT: a.variant = optarg; given |= G_VARIANT; break;
+        case OPT_WEIGHTS: a.weights = optarg; given |= G_WEIGHTS; break;
+        case OPT_TENSOR: a.tensor = optarg; given |= G_TENSOR; break;
+        case OPT_DECODER: a.decoder = 1; given |= G_DECODER; break;
+        case OPT_BROADCAST: a.broadcast = 1; given |= G_BROADCAST; break;
+        case ':':
+            return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            if (optopt)
+                return posenc_usage_error(CMD, "unknown option '-%c'", optopt);
+            return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return posenc_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!a.out)
+        return posenc_usage_error(CMD, "missing -o OUT (where to write the tables)");
+    if (!a.config && !a.encoding_forced)
+        return posenc_usage_error(CMD, "missing --config FILE");
+    if (positions_arg && a.seq_len)
+        return posenc_usage_error(CMD, "--seq-len and --positions conflict; pass one of them");
+    if (a.wopts.format == POSENC_FMT_AUTO) {
+        a.wopts.format = posenc_format_guess(a.out);
+        if (a.wopts.format == POSENC_FMT_AUTO)
+            return posenc_usage_error(CMD, "'%s': cannot tell the output format from the name; "
+                                           "pass --format or end it in .npz, .npy, .h5, "
+                                           ".safetensors, .h, .bin or /", a.out);
+    }
+    if (strcmp(a.out, "-") == 0 && a.wopts.format != POSENC_FMT_NPY)
+        return posenc_usage_error(CMD, "-o - writes NPY only, not %s",
+                                  posenc_format_name(a.wopts.format));
+    if (a.encoding_forced && a.encoding != POSENC_ENC_ROPE && (given & ROPE_ONLY))
+        return posenc_usage_error(CMD, "%s applies only to RoPE tables", first_given(given & ROPE_ONLY));
+    if (a.encoding_forced && a.encoding == POSENC_ENC_ROPE && (given & ~ROPE_ONLY))
+        return posenc_usage_error(CMD, "%s does not apply to RoPE tables",
+                                  first_given(given & ~ROPE_ONLY));
+
+    if (positions_arg) {
+        if ((rc = posenc_parse_positions(CMD, positions_arg, &positions, &a.n_positions)))
+            return rc;
+        a.positions = positions;
+    }
+    if (a.config && posenc_config_load(a.config, &m, &err) != POSENC_OK) {
+        rc = posenc_fail(CMD, &err);
+        goto out;
+    }
+    if (!a.encoding_forced) {
+        a.encoding = posenc_model_encoding(m);
+        if (a.encoding == POSENC_ENC_NONE) {
+            posenc_msg(CMD, "'%s': %s uses no position encoding (NoPE): there is no table to "
+                            "generate", a.config, posenc_model_type(m));
+            rc = POSENC_EXIT_ERROR;
+            goto out;
+        }
+    }
+    if (a.encoding != POSENC_ENC_ROPE) {
+        if (given & ROPE_ONLY) {
+            rc = posenc_usage_error(CMD, "%s applies only to RoPE tables, and '%s' uses %s",
+                                    first_given(given & ROPE_ONLY), a.config,
+                                    posenc_encoding_name(a.encoding));
+            goto out;
+        }
+        rc = gen_nonrope(&a, m);
+        goto out;
+    }
+    if (given & ~ROPE_ONLY) {
+        rc = posenc_usage_error(CMD, "%s does not apply to RoPE tables",
+                                first_given(given & ~ROPE_ONLY));
+        goto out;
+    }
+    if (!m) {
+        rc = posenc_usage_error(CMD, "missing --config FILE (RoPE tables need a model config)");
+        goto out;
+    }
+    if (a.wopts.format == POSENC_FMT_NPY && !a.array) {
+        rc = posenc_usage_error(CMD, "%s holds one array: pass --array cos, sin or inv_freq",
+                                strcmp(a.out, "-") == 0 ? "-o -" : "an NPY file");
+        goto out;
+    }
+    rc = gen_rope(&a, m, &ro);
+out:
+    posenc_model_free(m);
+    free(positions);
+    return rc;
 }
