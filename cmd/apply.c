@@ -1,10 +1,783 @@
-/* cmd/apply.c: placeholder until the subcommand lands (replaced by its implementation). */
+/* cmd/apply.c: posenc apply: rotate Q/K dumps by RoPE exactly as the model does, streaming.
+ *
+ * Inputs are read in chunks of whole head vectors (CHUNK_BYTES), rotated by lib/apply.c and
+ * written through the formats layer (temporary file + rename on commit). On large inputs a
+ * second thread reads and rotates the next chunk while this one writes the previous one. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
 #include "common.h"
+#include "posenc/apply.h"
+
+#define CMD "apply"
+#define CHUNK_BYTES ((size_t)4 << 20) /* per pipeline slot */
+#define NSLOT 4
+#define POS_MAX_BYTES ((uint64_t)1 << 31)
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+            "usage: posenc apply Q K --config FILE [-o OUT] [options]\n"
+            "   or: posenc apply X --config FILE -o OUT [options]\n"
+            "\n"
+            "Rotate query/key dumps (any readable format; '-' = NPY on stdin) by RoPE as the\n"
+            "model does. OUT: .npz, .h5 or .safetensors holding q and k, a directory receiving\n"
+            "q.npy and k.npy, or '-' (one tensor as NPY on stdout). Without -o each input X.EXT\n"
+            "is written to X.rope.EXT beside it.\n"
+            "\n"
+            "options:\n"
+            "  -c, --config FILE       model config.json (required)\n"
+            "  -o, --output OUT        output file, directory or '-'\n"
+            "      --format FMT        output format: npy, npz, dir, hdf5, safetensors\n"
+            "      --layout L          bhsd (default), bshd, shd, hsd, sd\n"
+            "      --style S           neox or gptj (default: from the config)\n"
+            "      --precision P       exact (default) or hf (transformers' float32 tables;\n"
+            "                          f16/bf16 arithmetic rounded as torch does)\n"
+            "      --layer-type NAME   RoPE parameters of this layer type\n"
+            "      --seq-len N         sequence length for dynamic/longrope selection\n"
+            "                          (default: largest position + 1)\n"
+            "      --offset N          token s is at position N + s (default 0)\n"
+            "      --positions P       positions: a list like 0-15,100 or a file of integers\n"
+            "                          shaped [seq], [batch, seq], [3, seq] or [3, batch, seq]\n"
+            "      --inverse           rotate by -position (undo a rotation)\n"
+            "      --dtype T           output dtype f16, bf16, f32, f64 (default: input's)\n"
+            "      --assume-bf16       read NPY '<V2' arrays as bfloat16\n"
+            "  -h, --help              show this help\n");
+}
+
+struct job {
+    const char *spec;          /* input as given */
+    posenc_reader *r;
+    posenc_writer *w;          /* borrowed when one writer serves both inputs */
+    const posenc_apply *ap;
+    posenc_apply_shape sh;
+    posenc_dtype in_dt, out_dt;
+    uint64_t nvec;
+    size_t D;
+};
+
+/* ---- the streaming pipeline ---- */
+
+struct slot {
+    unsigned char *buf;
+    size_t job;
+    uint64_t nvec;
+};
+
+struct pipe {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct slot slots[NSLOT];
+    size_t head, tail, count;
+    int failed, done;
+    posenc_error err;
+    struct job *jobs;
+    size_t njobs;
+    size_t chunk_vec;          /* vectors per chunk (all jobs) */
+    unsigned char *scratch;    /* read buffer when input and output element sizes differ */
+};
+
+/* Read and rotate the next n vectors of job j starting at v into dst. */
+static posenc_status fill(struct pipe *p, struct job *j, uint64_t v, uint64_t n,
+                          unsigned char *dst, posenc_error *err)
+{
+    size_t ies = posenc_dtype_size(j->in_dt), oes = posenc_dtype_size(j->out_dt);
+    unsigned char *src = ies == oes ? dst : p->scratch;
+    posenc_status st = posenc_reader_read(j->r, src, n * j->D, err);
+    if (st != POSENC_OK)
+        return st;
+    posenc_apply_rows(j->ap, &j->sh, v, n, src, j->in_dt, dst, j->out_dt);
+    return POSENC_OK;
+}
+
+static void pipe_fail(struct pipe *p, const posenc_error *e)
+{
+    pthread_mutex_lock(&p->mu);
+    if (!p->failed) {
+        p->failed = 1;
+        p->err = *e;
+    }
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+static void *producer(void *arg)
+{
+    struct pipe *p = arg;
+    posenc_error e = { 0 };
+    for (size_t ji = 0; ji < p->njobs; ji++) {
+        struct job *j = &p->jobs[ji];
+        for (uint64_t v = 0; v < j->nvec; v += p->chunk_vec) {
+            uint64_t n = j->nvec - v < p->chunk_vec ? j->nvec - v : p->chunk_vec;
+            pthread_mutex_lock(&p->mu);
+            while (p->count == NSLOT && !p->failed)
+                pthread_cond_wait(&p->cv, &p->mu);
+            int failed = p->failed;
+            struct slot *s = &p->slots[p->head];
+            pthread_mutex_unlock(&p->mu);
+            if (failed)
+                return NULL;
+            if (fill(p, j, v, n, s->buf, &e) != POSENC_OK) {
+                pipe_fail(p, &e);
+                return NULL;
+            }
+            pthread_mutex_lock(&p->mu);
+            s->job = ji;
+            s->nvec = n;
+            p->head = (p->head + 1) % NSLOT;
+            p->count++;
+            pthread_cond_broadcast(&p->cv);
+            pthread_mutex_unlock(&p->mu);
+        }
+    }
+    pthread_mutex_lock(&p->mu);
+    p->done = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Run every job: threaded when allowed, else read-rotate-write in this thread. */
+static posenc_status run_jobs(struct job *jobs, size_t njobs, int threaded, posenc_error *err)
+{
+    struct pipe p;
+    memset(&p, 0, sizeof p);
+    p.jobs = jobs;
+    p.njobs = njobs;
+    size_t maxv = 1, maxin = 1;
+    uint64_t total = 0;
+    for (size_t i = 0; i < njobs; i++) {
+        size_t ies = posenc_dtype_size(jobs[i].in_dt), oes = posenc_dtype_size(jobs[i].out_dt);
+        size_t vb = jobs[i].D * (ies > oes ? ies : oes);
+        if (vb > maxv)
+            maxv = vb;
+        if (jobs[i].D * ies > maxin)
+            maxin = jobs[i].D * ies;
+        total += jobs[i].nvec * jobs[i].D * ies;
+    }
+    p.chunk_vec = CHUNK_BYTES / maxv;
+    if (p.chunk_vec == 0)
+        p.chunk_vec = 1;
+    size_t slotbytes = p.chunk_vec * maxv;
+    int nslot = threaded && total > 2 * CHUNK_BYTES ? NSLOT : 1;
+    posenc_status st = POSENC_OK;
+    for (int i = 0; i < nslot; i++)
+        if (!(p.slots[i].buf = malloc(slotbytes)))
+            goto nomem;
+    if (!(p.scratch = malloc(p.chunk_vec * maxin)))
+        goto nomem;
+
+    if (nslot == 1) {
+        for (size_t ji = 0; ji < njobs && st == POSENC_OK; ji++) {
+            struct job *j = &jobs[ji];
+            for (uint64_t v = 0; v < j->nvec && st == POSENC_OK; v += p.chunk_vec) {
+                uint64_t n = j->nvec - v < p.chunk_vec ? j->nvec - v : p.chunk_vec;
+                st = fill(&p, j, v, n, p.slots[0].buf, err);
+                if (st == POSENC_OK)
+                    st = posenc_writer_write(j->w, p.slots[0].buf, n * j->D, err);
+            }
+        }
+        goto out;
+    }
+
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.cv, NULL);
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, producer, &p) != 0) {
+        pthread_mutex_destroy(&p.mu);
+        pthread_cond_destroy(&p.cv);
+        st = posenc_seterr(err, POSENC_ENOMEM, "cannot start a thread");
+        goto out;
+    }
+    for (;;) {
+        pthread_mutex_lock(&p.mu);
+        while (p.count == 0 && !p.done && !p.failed)
+            pthread_cond_wait(&p.cv, &p.mu);
+        if (p.failed || (p.count == 0 && p.done)) {
+            pthread_mutex_unlock(&p.mu);
+            break;
+        }
+        struct slot *s = &p.slots[p.tail];
+        pthread_mutex_unlock(&p.mu);
+        struct job *j = &jobs[s->job];
+        posenc_error e = { 0 };
+        if (posenc_writer_write(j->w, s->buf, s->nvec * j->D, &e) != POSENC_OK) {
+            pipe_fail(&p, &e);
+            break;
+        }
+        pthread_mutex_lock(&p.mu);
+        p.tail = (p.tail + 1) % NSLOT;
+        p.count--;
+        pthread_cond_broadcast(&p.cv);
+        pthread_mutex_unlock(&p.mu);
+    }
+    pthread_join(tid, NULL);
+    pthread_mutex_destroy(&p.mu);
+    pthread_cond_destroy(&p.cv);
+    if (p.failed) {
+        if (err)
+            *err = p.err;
+        st = p.err.code ? p.err.code : POSENC_EIO;
+    }
+    goto out;
+nomem:
+    st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+out:
+    for (int i = 0; i < NSLOT; i++)
+        free(p.slots[i].buf);
+    free(p.scratch);
+    return st;
+}
+
+/* ---- names and paths ---- */
+
+static char *xstrdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* "a/b/q.npy" -> stem "q", ext ".npy", dir "a/b/" (pointers into / copies of path) */
+static void split_name(const char *path, char *dir, size_t dlen, char *stem, size_t slen,
+                       char *ext, size_t elen)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    snprintf(dir, dlen, "%.*s", (int)(base - path), path);
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base)
+        dot = base + strlen(base);
+    snprintf(stem, slen, "%.*s", (int)(dot - base), base);
+    snprintf(ext, elen, "%s", dot);
+}
+
+/* member "/layer0/q" -> "layer0_q" */
+static void clean_member(const char *m, char *out, size_t len)
+{
+    while (*m == '/')
+        m++;
+    snprintf(out, len, "%.250s", m);
+    for (char *c = out; *c; c++)
+        if (*c == '/' || *c == ':')
+            *c = '_';
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
+        return 0;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* JSON string literal of s into buf */
+static void json_str(const char *s, char *buf, size_t len)
+{
+    size_t o = 0;
+    if (len < 3)
+        return;
+    buf[o++] = '"';
+    for (; *s && o + 8 < len; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') {
+            buf[o++] = '\\';
+            buf[o++] = (char)c;
+        } else if (c < 0x20) {
+            o += (size_t)snprintf(buf + o, len - o, "\\u%04x", c);
+        } else {
+            buf[o++] = (char)c;
+        }
+    }
+    buf[o++] = '"';
+    buf[o] = '\0';
+}
+
+/* ---- positions ---- */
+
+struct positions {
+    int64_t *values;    /* NULL: offset + s */
+    int64_t offset;
+    int64_t rows;
+    int naxes;
+    int64_t max;        /* largest position */
+};
+
+static int is_file_spec(const char *s)
+{
+    struct stat st;
+    if (stat(s, &st) == 0 && !S_ISDIR(st.st_mode))
+        return 1;
+    char path[4096], member[256];
+    return posenc_spec_split(s, path, sizeof path, member, sizeof member, NULL) == POSENC_OK &&
+           member[0] && stat(path, &st) == 0;
+}
+
+/* Fill pos from --positions / --offset for a dump of batch entries and seq tokens. Returns 0 or
+ * an exit status (message printed). */
+static int load_positions(const char *arg, int64_t offset, int mrope, int64_t batch, int64_t seq,
+                          struct positions *pos)
+{
+    memset(pos, 0, sizeof *pos);
+    pos->rows = 1;
+    pos->naxes = 1;
+    if (!arg) {
+        if (offset + seq > (INT64_C(1) << 31))
+            return posenc_usage_error(CMD, "--offset: positions %" PRId64 " to %" PRId64
+                                           " exceed 2^31 - 1", offset, offset + seq - 1);
+        pos->offset = offset;
+        pos->max = seq ? offset + seq - 1 : offset;
+        return 0;
+    }
+    int64_t shape[POSENC_MAX_DIMS];
+    int ndim;
+    int64_t *v = NULL;
+    int file = is_file_spec(arg);
+    if (file) {
+        posenc_error err = { 0 };
+        posenc_array_info info;
+        void *data = NULL;
+        if (posenc_read_all(arg, NULL, POSENC_DT_I64, POS_MAX_BYTES, &info, &data, &err) !=
+            POSENC_OK)
+            return posenc_fail(CMD, &err);
+        v = data;
+        if (!(info.dtype == POSENC_DT_I32 || info.dtype == POSENC_DT_I64 ||
+              info.dtype == POSENC_DT_U8)) {
+            free(v);
+            posenc_msg(CMD, "'%s': positions must be integers, not %s", arg,
+                       posenc_dtype_name(info.dtype));
+            return POSENC_EXIT_ERROR;
+        }
+        ndim = info.ndim;
+        memcpy(shape, info.shape, sizeof shape);
+    } else {
+        size_t n = 0;
+        int rc = posenc_parse_positions(CMD, arg, &v, &n);
+        if (rc)
+            return rc;
+        ndim = 1;
+        shape[0] = (int64_t)n;
+    }
+    /* which shape is it */
+    int ok = 0;
+    if (ndim == 1 && shape[0] == seq) {
+        ok = 1;
+    } else if (ndim == 2 && mrope && shape[0] == 3 && shape[1] == seq) {
+        pos->naxes = 3;
+        ok = 1;
+    } else if (ndim == 2 && shape[1] == seq && (shape[0] == batch || shape[0] == 1)) {
+        pos->rows = shape[0];
+        ok = 1;
+    } else if (ndim == 3 && mrope && shape[0] == 3 && shape[2] == seq &&
+               (shape[1] == batch || shape[1] == 1)) {
+        pos->naxes = 3;
+        pos->rows = shape[1];
+        ok = 1;
+    }
+    if (!ok) {
+        char buf[160];
+        posenc_shape_str(ndim, shape, buf, sizeof buf);
+        free(v);
+        if (!file)
+            return posenc_usage_error(CMD, "--positions: %s positions for a sequence of %" PRId64
+                                           " tokens", buf[0] ? buf + 1 : buf, seq);
+        posenc_msg(CMD, "'%s': positions of shape %s do not fit batch %" PRId64 " and seq %" PRId64
+                   " (expected [seq], [batch, seq]%s)", arg, buf, batch, seq,
+                   mrope ? ", [3, seq] or [3, batch, seq]" : "");
+        return POSENC_EXIT_ERROR;
+    }
+    uint64_t cnt = (uint64_t)pos->naxes * (uint64_t)pos->rows * (uint64_t)seq;
+    pos->max = 0;
+    for (uint64_t i = 0; i < cnt; i++) {
+        if (v[i] < 0 || v[i] >= (INT64_C(1) << 31)) {
+            int64_t bad = v[i];
+            free(v);
+            if (!file)
+                return posenc_usage_error(CMD, "--positions: position %" PRId64
+                                               " is outside [0, 2^31)", bad);
+            posenc_msg(CMD, "'%s': position %" PRId64 " at index %" PRIu64
+                       " is outside [0, 2^31)", arg, bad, i);
+            return POSENC_EXIT_ERROR;
+        }
+        if (v[i] > pos->max)
+            pos->max = v[i];
+    }
+    /* [1, seq] means shared */
+    pos->values = v;
+    return 0;
+}
+
+/* ---- the command ---- */
+
+enum {
+    OPT_FORMAT = 256,
+    OPT_LAYOUT,
+    OPT_STYLE,
+    OPT_PRECISION,
+    OPT_LAYER_TYPE,
+    OPT_SEQ_LEN,
+    OPT_OFFSET,
+    OPT_POSITIONS,
+    OPT_INVERSE,
+    OPT_DTYPE,
+    OPT_ASSUME_BF16
+};
+
+/* "'FILE': " before a message that does not name a file yet */
+static void prefix_file(posenc_error *e, const char *file)
+{
+    if (e->msg[0] != '\'')
+        posenc_error_prefix(e, e->code, "'%s': ", file);
+}
+
+static int usage_err_status(const posenc_error *e) { return posenc_usage_error(CMD, "%s", e->msg); }
 
 int cmd_apply(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    posenc_msg("apply", "not built yet");
-    return POSENC_EXIT_ERROR;
+    static const struct option longopts[] = {
+        { "config", required_argument, NULL, 'c' },
+        { "output", required_argument, NULL, 'o' },
+        { "format", required_argument, NULL, OPT_FORMAT },
+        { "layout", required_argument, NULL, OPT_LAYOUT },
+        { "style", required_argument, NULL, OPT_STYLE },
+        { "precision", required_argument, NULL, OPT_PRECISION },
+        { "layer-type", required_argument, NULL, OPT_LAYER_TYPE },
+        { "seq-len", required_argument, NULL, OPT_SEQ_LEN },
+        { "offset", required_argument, NULL, OPT_OFFSET },
+        { "positions", required_argument, NULL, OPT_POSITIONS },
+        { "inverse", no_argument, NULL, OPT_INVERSE },
+        { "dtype", required_argument, NULL, OPT_DTYPE },
+        { "assume-bf16", no_argument, NULL, OPT_ASSUME_BF16 },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *config = NULL, *outp = NULL, *layer_type = NULL, *positions_arg = NULL;
+    posenc_apply_layout layout = POSENC_APPLY_BHSD;
+    posenc_style style = POSENC_STYLE_NEOX;
+    int style_set = 0, inverse = 0, dtype_set = 0, offset_set = 0;
+    posenc_precision prec = POSENC_PREC_EXACT;
+    int64_t seq_len = 0, offset = 0;
+    posenc_dtype out_dtype = POSENC_DT_F32;
+    posenc_read_opts ropts = { 0, POSENC_FMT_AUTO };
+    posenc_write_opts wopts = { POSENC_FMT_AUTO, 0 };
+    posenc_error err = { 0 };
+    int c;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":c:o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c': config = optarg; break;
+        case 'o': outp = optarg; break;
+        case OPT_FORMAT:
+            if (posenc_format_parse(optarg, &wopts.format, &err) != POSENC_OK)
+                return usage_err_status(&err);
+            break;
+        case OPT_LAYOUT:
+            if (posenc_apply_layout_parse(optarg, &layout, &err) != POSENC_OK)
+                return usage_err_status(&err);
+            break;
+        case OPT_STYLE:
+            if (posenc_style_parse(optarg, &style, &err) != POSENC_OK)
+                return usage_err_status(&err);
+            style_set = 1;
+            break;
+        case OPT_PRECISION:
+            if (posenc_precision_parse(optarg, &prec, &err) != POSENC_OK)
+                return usage_err_status(&err);
+            break;
+        case OPT_LAYER_TYPE: layer_type = optarg; break;
+        case OPT_SEQ_LEN:
+            if (posenc_parse_i64(CMD, "--seq-len", optarg, 1, INT64_C(1) << 31, &seq_len))
+                return POSENC_EXIT_USAGE;
+            break;
+        case OPT_OFFSET:
+            if (posenc_parse_i64(CMD, "--offset", optarg, 0, (INT64_C(1) << 31) - 1, &offset))
+                return POSENC_EXIT_USAGE;
+            offset_set = 1;
+            break;
+        case OPT_POSITIONS: positions_arg = optarg; break;
+        case OPT_INVERSE: inverse = 1; break;
+        case OPT_DTYPE:
+            if (posenc_dtype_parse(optarg, &out_dtype, &err) != POSENC_OK)
+                return usage_err_status(&err);
+            if (!posenc_dtype_is_float(out_dtype))
+                return posenc_usage_error(CMD, "--dtype: '%s' is not a float dtype "
+                                               "(f16, bf16, f32, f64)", optarg);
+            dtype_set = 1;
+            break;
+        case OPT_ASSUME_BF16: ropts.assume_bf16 = 1; break;
+        case 'h':
+            usage(stdout);
+            return POSENC_EXIT_OK;
+        case ':':
+            return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    int nin = argc - optind;
+    if (nin < 1 || nin > 2)
+        return posenc_usage_error(CMD, nin < 1 ? "need Q and K dumps (or one dump X)"
+                                              : "too many arguments: give Q and K, or one dump");
+    if (!config)
+        return posenc_usage_error(CMD, "--config FILE is required");
+    if (positions_arg && offset_set)
+        return posenc_usage_error(CMD, "--positions and --offset exclude each other");
+    const char *in[2] = { argv[optind], nin == 2 ? argv[optind + 1] : NULL };
+    if (nin == 1 && !outp)
+        return posenc_usage_error(CMD, "one dump needs -o OUT");
+    if (nin == 2 && strcmp(in[0], "-") == 0 && strcmp(in[1], "-") == 0)
+        return posenc_usage_error(CMD, "only one input can be '-' (stdin)");
+    if (!outp && (strcmp(in[0], "-") == 0 || (in[1] && strcmp(in[1], "-") == 0)))
+        return posenc_usage_error(CMD, "reading stdin needs -o OUT");
+    if (outp && nin == 2 && strcmp(outp, "-") == 0)
+        return posenc_usage_error(CMD, "'-o -' writes one tensor; give one dump or an .npz, "
+                                       ".h5, .safetensors or directory OUT");
+
+    int rc = POSENC_EXIT_ERROR;
+    posenc_model *model = NULL;
+    struct job jobs[2];
+    memset(jobs, 0, sizeof jobs);
+    posenc_writer *writers[2] = { NULL, NULL };
+    posenc_apply *aps[2] = { NULL, NULL };
+    struct positions pos = { 0 };
+    char *outpaths[2] = { NULL, NULL };
+    int nwriters = 0;
+
+    /* config */
+    if (posenc_config_load(config, &model, &err) != POSENC_OK)
+        goto fail;
+    posenc_rope_config rcfg;
+    if (posenc_model_rope(model, layer_type, &rcfg, &err) != POSENC_OK) {
+        prefix_file(&err, config);
+        goto fail;
+    }
+    if (style_set)
+        rcfg.style = style;
+
+    /* inputs */
+    for (int i = 0; i < nin; i++) {
+        struct job *j = &jobs[i];
+        j->spec = in[i];
+        if (posenc_reader_open(in[i], &ropts, &j->r, &err) != POSENC_OK)
+            goto fail;
+        const posenc_array_info *ai = posenc_reader_info(j->r);
+        if (!(ai->dtype <= POSENC_DT_F64)) {
+            posenc_seterr(&err, POSENC_EUNSUPPORTED, "'%s': cannot rotate %s data "
+                          "(need f16, bf16, f32 or f64)", in[i], posenc_dtype_name(ai->dtype));
+            goto fail;
+        }
+        if (posenc_apply_shape_of(layout, ai->ndim, ai->shape, &j->sh, &err) != POSENC_OK) {
+            prefix_file(&err, in[i]);
+            goto fail;
+        }
+        j->in_dt = ai->dtype;
+        j->out_dt = dtype_set ? out_dtype : ai->dtype;
+        j->nvec = posenc_apply_shape_vectors(&j->sh);
+        j->D = (size_t)j->sh.head_dim;
+    }
+    if (nin == 2) {
+        const posenc_apply_shape *a = &jobs[0].sh, *b = &jobs[1].sh;
+        if (a->batch != b->batch || a->seq != b->seq || a->head_dim != b->head_dim) {
+            char sa[160], sb[160];
+            const posenc_array_info *ia = posenc_reader_info(jobs[0].r),
+                                    *ib = posenc_reader_info(jobs[1].r);
+            posenc_seterr(&err, POSENC_EMISMATCH,
+                          "'%s' %s and '%s' %s disagree on batch, seq or head_dim (layout %s)",
+                          in[0], posenc_shape_str(ia->ndim, ia->shape, sa, sizeof sa), in[1],
+                          posenc_shape_str(ib->ndim, ib->shape, sb, sizeof sb),
+                          posenc_apply_layout_name(layout));
+            goto fail;
+        }
+    }
+
+    /* positions and parameters */
+    rc = load_positions(positions_arg, offset, rcfg.n_mrope_section == 3, jobs[0].sh.batch,
+                        jobs[0].sh.seq, &pos);
+    if (rc)
+        goto out;
+    rc = POSENC_EXIT_ERROR;
+    posenc_rope_params params;
+    if (posenc_rope_params_compute(&rcfg, seq_len ? seq_len : pos.max + 1, &params, &err) !=
+        POSENC_OK) {
+        prefix_file(&err, config);
+        goto fail;
+    }
+    if (pos.naxes == 3 && !params.mrope) {
+        posenc_seterr(&err, POSENC_EINVAL, "'%s': 3-axis positions need a multimodal (mrope) "
+                      "RoPE config, and '%s' has none", positions_arg, config);
+        goto fail;
+    }
+    posenc_apply_positions ap = { pos.values, pos.offset, pos.rows, pos.naxes };
+    for (int i = 0; i < nin; i++) {
+        if (i == 1 && jobs[1].in_dt == jobs[0].in_dt) {
+            jobs[1].ap = aps[0];
+        } else {
+            posenc_apply_opts o = { prec, inverse, jobs[i].in_dt };
+            if (posenc_apply_new(&params, &o, &ap, jobs[i].sh.seq, posenc_nthreads(), &aps[i],
+                                 &err) != POSENC_OK) {
+                prefix_file(&err, config);
+                goto fail;
+            }
+            jobs[i].ap = aps[i];
+        }
+        if (posenc_apply_check(jobs[i].ap, &jobs[i].sh, &err) != POSENC_OK) {
+            prefix_file(&err, in[i]);
+            goto fail;
+        }
+    }
+
+    /* outputs */
+    char inpath[2][4096], member[2][POSENC_NAME_MAX];
+    for (int i = 0; i < nin; i++)
+        if (posenc_spec_split(in[i], inpath[i], sizeof inpath[i], member[i], sizeof member[i],
+                              &err) != POSENC_OK)
+            goto fail;
+    char names[2][POSENC_NAME_MAX];
+    for (int i = 0; i < nin; i++) {
+        char dir[4096], stem[1024], ext[64];
+        split_name(inpath[i], dir, sizeof dir, stem, sizeof stem, ext, sizeof ext);
+        if (nin == 2 && outp) {
+            snprintf(names[i], sizeof names[i], "%s", i == 0 ? "q" : "k");
+        } else if (member[i][0]) {
+            clean_member(member[i], names[i], sizeof names[i]);
+        } else if (posenc_reader_info(jobs[i].r)->name[0]) {
+            snprintf(names[i], sizeof names[i], "%s", posenc_reader_info(jobs[i].r)->name);
+        } else {
+            snprintf(names[i], sizeof names[i], "%.250s", strcmp(in[i], "-") == 0 ? "x" : stem);
+        }
+        if (!outp) {
+            /* X.EXT -> X.rope.EXT; F.EXT:M -> F.M.rope.npy; no extension -> X.rope.npy */
+            size_t len = strlen(dir) + strlen(stem) + strlen(names[i]) + strlen(ext) + 16;
+            if (!(outpaths[i] = malloc(len)))
+                goto nomem;
+            if (member[i][0])
+                snprintf(outpaths[i], len, "%s%s.%s.rope.npy", dir, stem, names[i]);
+            else if (ext[0] && posenc_format_guess(inpath[i]) != POSENC_FMT_AUTO)
+                snprintf(outpaths[i], len, "%s%s.rope%s", dir, stem, ext);
+            else
+                snprintf(outpaths[i], len, "%s%s%s.rope.npy", dir, stem, ext);
+        }
+    }
+    if (outp) {
+        if (!(outpaths[0] = xstrdup(outp)))
+            goto nomem;
+    }
+    nwriters = outp ? 1 : nin;
+    if (nwriters == 2 && strcmp(outpaths[0], outpaths[1]) == 0) {
+        posenc_seterr(&err, POSENC_EINVAL, "'%s' and '%s' would both be written to '%s'; "
+                      "give -o OUT", in[0], in[1], outpaths[0]);
+        goto fail;
+    }
+    for (int w = 0; w < nwriters; w++) {
+        posenc_write_opts wo = wopts;
+        if (wo.format == POSENC_FMT_AUTO)
+            wo.format = posenc_format_guess(outpaths[w]);
+        if (wo.format == POSENC_FMT_AUTO) {
+            if (nin == 2) {
+                wo.format = POSENC_FMT_DIR; /* a new directory receiving q.npy and k.npy */
+            } else {
+                posenc_seterr(&err, POSENC_EINVAL, "'%s': cannot tell the output format from the "
+                              "name (use .npy, .npz, .h5, .safetensors, a directory or --format)",
+                              outpaths[w]);
+                goto fail;
+            }
+        }
+        int narr = outp ? nin : 1;
+        if (narr == 2 && wo.format == POSENC_FMT_NPY) {
+            posenc_seterr(&err, POSENC_EINVAL, "'%s': an NPY file holds one array; write Q and K "
+                          "to an .npz, .h5, .safetensors or a directory", outpaths[w]);
+            goto fail;
+        }
+        if (wo.format == POSENC_FMT_CHEADER) {
+            posenc_seterr(&err, POSENC_EUNSUPPORTED, "'%s': apply writes npy, npz, dir, hdf5, "
+                          "safetensors or raw output, not C headers", outpaths[w]);
+            goto fail;
+        }
+        /* never overwrite an input */
+        for (int i = 0; i < nin; i++) {
+            int clash = same_file(outpaths[w], inpath[i]);
+            if (wo.format == POSENC_FMT_DIR) {
+                for (int a = 0; a < narr && !clash; a++) {
+                    char f[4600];
+                    snprintf(f, sizeof f, "%s/%s.npy", outpaths[w], names[outp ? a : w]);
+                    clash = same_file(f, inpath[i]);
+                }
+            }
+            if (clash) {
+                posenc_seterr(&err, POSENC_EINVAL, "'%s': refusing to overwrite input '%s'",
+                              outpaths[w], in[i]);
+                goto fail;
+            }
+        }
+        if (posenc_writer_open(outpaths[w], &wo, &writers[w], &err) != POSENC_OK)
+            goto fail;
+        if (wo.format != POSENC_FMT_NPY) {
+            char cj[4200];
+            json_str(config, cj, sizeof cj);
+            const char *kv[][2] = {
+                { "posenc_apply_config", cj },
+                { "posenc_apply_style", params.style == POSENC_STYLE_GPTJ ? "\"gptj\"" : "\"neox\"" },
+                { "posenc_apply_precision", prec == POSENC_PREC_HF ? "\"hf\"" : "\"exact\"" },
+                { "posenc_apply_inverse", inverse ? "true" : "false" },
+            };
+            for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)
+                if (posenc_writer_meta(writers[w], kv[k][0], kv[k][1], &err) != POSENC_OK)
+                    goto fail;
+        }
+        for (int a = 0; a < narr; a++) {
+            int i = outp ? a : w;
+            posenc_array_info info = *posenc_reader_info(jobs[i].r);
+            snprintf(info.name, sizeof info.name, "%s", names[i]);
+            info.dtype = jobs[i].out_dt;
+            if (posenc_writer_declare(writers[w], &info, &err) != POSENC_OK)
+                goto fail;
+            jobs[i].w = writers[w];
+        }
+    }
+
+    /* HDF5 is not thread-safe: keep its reads and writes on one thread */
+    int threaded = posenc_nthreads() > 1;
+    for (int i = 0; i < nin; i++)
+        if (posenc_format_guess(inpath[i]) == POSENC_FMT_HDF5)
+            threaded = 0;
+    for (int w = 0; w < nwriters; w++)
+        if (posenc_format_guess(outpaths[w]) == POSENC_FMT_HDF5 || wopts.format == POSENC_FMT_HDF5)
+            threaded = 0;
+    if (run_jobs(jobs, (size_t)nin, threaded, &err) != POSENC_OK)
+        goto fail;
+    for (int w = 0; w < nwriters; w++) {
+        posenc_status st = posenc_writer_commit(writers[w], &err);
+        writers[w] = NULL;
+        if (st != POSENC_OK)
+            goto fail;
+    }
+    rc = POSENC_EXIT_OK;
+    goto out;
+nomem:
+    posenc_seterr(&err, POSENC_ENOMEM, "out of memory");
+fail:
+    rc = posenc_fail(CMD, &err);
+out:
+    for (int w = 0; w < 2; w++)
+        posenc_writer_abort(writers[w]);
+    for (int i = 0; i < 2; i++) {
+        posenc_reader_close(jobs[i].r);
+        posenc_apply_free(aps[i]);
+        free(outpaths[i]);
+    }
+    free(pos.values);
+    posenc_model_free(model);
+    return rc;
 }
