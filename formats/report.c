@@ -1,0 +1,508 @@
+/* report.c: verify reports as JSON, Markdown and a self-contained HTML page with inline SVG
+ * plots (see report.h for the tree they read). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report.h"
+
+/* ---- a growable string ---- */
+struct sb {
+    char *s;
+    size_t len, cap;
+    int oom;
+};
+
+static void sb_grow(struct sb *b, size_t need)
+{
+    if (b->oom || b->len + need + 1 <= b->cap)
+        return;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap < b->len + need + 1)
+        cap *= 2;
+    char *n = realloc(b->s, cap);
+    if (!n) {
+        b->oom = 1;
+        return;
+    }
+    b->s = n;
+    b->cap = cap;
+}
+
+static void sb_puts(struct sb *b, const char *s)
+{
+    size_t n = strlen(s);
+    sb_grow(b, n);
+    if (b->oom)
+        return;
+    memcpy(b->s + b->len, s, n + 1);
+    b->len += n;
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+static void sb_printf(struct sb *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    sb_grow(b, (size_t)n);
+    if (b->oom)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    b->len += (size_t)n;
+}
+
+static char *sb_done(struct sb *b)
+{
+    if (b->oom) {
+        free(b->s);
+        return NULL;
+    }
+    if (!b->s)
+        return strdup("");
+    return b->s;
+}
+
+/* ---- tree accessors ---- */
+static const char *jstr(const cJSON *o, const char *key, const char *dflt)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) && v->valuestring ? v->valuestring : dflt;
+}
+
+static int jbool(const cJSON *o, const char *key)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+static void fmt_num(char *buf, size_t len, const cJSON *v)
+{
+    if (cJSON_IsNumber(v))
+        snprintf(buf, len, "%.3g", v->valuedouble);
+    else
+        snprintf(buf, len, "-");
+}
+
+static const char *result_word(const cJSON *c)
+{
+    if (jbool(c, "info"))
+        return "info";
+    return jbool(c, "ok") ? "ok" : "FAIL";
+}
+
+/* ---- JSON ---- */
+char *posenc_report_json(const cJSON *report)
+{
+    char *s = cJSON_Print(report);
+    if (!s)
+        return NULL;
+    size_t n = strlen(s);
+    char *t = realloc(s, n + 2);
+    if (!t) {
+        free(s);
+        return NULL;
+    }
+    t[n] = '\n';
+    t[n + 1] = '\0';
+    return t;
+}
+
+/* ---- Markdown ---- */
+static void md_text(struct sb *b, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            sb_puts(b, "\\|");
+        else if (*s == '\n' || *s == '\r')
+            sb_puts(b, " ");
+        else {
+            char c[2] = { *s, 0 };
+            sb_puts(b, c);
+        }
+    }
+}
+
+static void config_line(struct sb *b, const cJSON *report, int html);
+
+char *posenc_report_markdown(const cJSON *report)
+{
+    struct sb b = { 0 };
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks");
+    int n = cJSON_GetArraySize(checks), failed = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, checks) if (!jbool(c, "ok")) failed++;
+    sb_printf(&b, "## posenc verify: %s\n\n", jbool(report, "ok") ? "PASS" : "FAIL");
+    config_line(&b, report, 0);
+    sb_printf(&b, "\n%d check%s, %d failed.\n\n", n, n == 1 ? "" : "s", failed);
+    sb_puts(&b, "| check | result | max abs err | max rel err | tolerance | summary |\n");
+    sb_puts(&b, "|---|---|---|---|---|---|\n");
+    cJSON_ArrayForEach(c, checks)
+    {
+        char a[32], r[32], t[32];
+        fmt_num(a, sizeof a, cJSON_GetObjectItemCaseSensitive(c, "max_abs_err"));
+        fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(c, "max_rel_err"));
+        fmt_num(t, sizeof t, cJSON_GetObjectItemCaseSensitive(c, "tolerance"));
+        sb_puts(&b, "| `");
+        md_text(&b, jstr(c, "name", "?"));
+        sb_printf(&b, "` | %s%s%s | %s | %s | %s | ", jbool(c, "ok") ? "" : "**",
+                  result_word(c), jbool(c, "ok") ? "" : "**", a, r, t);
+        md_text(&b, jstr(c, "summary", ""));
+        sb_puts(&b, " |\n");
+    }
+    cJSON_ArrayForEach(c, checks)
+    {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "diagnosis");
+        if (!cJSON_IsObject(d))
+            continue;
+        sb_puts(&b, "\n### Diagnosis: `");
+        md_text(&b, jstr(c, "name", "?"));
+        sb_puts(&b, "`\n\n**");
+        md_text(&b, jstr(d, "explanation", ""));
+        sb_puts(&b, "**\n\nEvidence: ");
+        md_text(&b, jstr(d, "evidence", ""));
+        sb_puts(&b, "\n\n| candidate | max rel err | explains |\n|---|---|---|\n");
+        const cJSON *k;
+        cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(d, "candidates"))
+        {
+            char r[32];
+            fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(k, "max_rel_err"));
+            sb_puts(&b, "| ");
+            md_text(&b, jstr(k, "description", jstr(k, "name", "?")));
+            sb_printf(&b, " | %s | %s |\n", r, jbool(k, "explains") ? "yes" : "no");
+        }
+    }
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(report, "notes");
+    if (cJSON_GetArraySize(notes) > 0) {
+        sb_puts(&b, "\nNotes:\n\n");
+        cJSON_ArrayForEach(c, notes) if (cJSON_IsString(c))
+        {
+            sb_puts(&b, "- ");
+            md_text(&b, c->valuestring);
+            sb_puts(&b, "\n");
+        }
+    }
+    sb_printf(&b, "\n<sub>posenc %s</sub>\n", jstr(report, "posenc_version", "?"));
+    return sb_done(&b);
+}
+
+/* ---- HTML ---- */
+static void html_text(struct sb *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': sb_puts(b, "&amp;"); break;
+        case '<': sb_puts(b, "&lt;"); break;
+        case '>': sb_puts(b, "&gt;"); break;
+        case '"': sb_puts(b, "&quot;"); break;
+        case '\'': sb_puts(b, "&#39;"); break;
+        default: {
+            char c[2] = { *s, 0 };
+            sb_puts(b, c);
+        }
+        }
+    }
+}
+
+static void config_line(struct sb *b, const cJSON *report, int html)
+{
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(report, "config");
+    const cJSON *rope = cJSON_GetObjectItemCaseSensitive(cfg, "rope");
+    char line[512];
+    int n = snprintf(line, sizeof line, "Config `%s` (model_type %s, encoding %s", jstr(cfg, "path", "?"),
+                     jstr(cfg, "model_type", "?"), jstr(cfg, "encoding", "?"));
+    if (cJSON_IsObject(rope)) {
+        const cJSON *th = cJSON_GetObjectItemCaseSensitive(rope, "theta");
+        const cJSON *hd = cJSON_GetObjectItemCaseSensitive(rope, "head_dim");
+        const cJSON *rd = cJSON_GetObjectItemCaseSensitive(rope, "rotary_dim");
+        if (n > 0 && (size_t)n < sizeof line)
+            snprintf(line + n, sizeof line - (size_t)n, ", rope_type %s, theta %.6g, head_dim %d, rotary_dim %d, %s)",
+                     jstr(rope, "rope_type", "?"), cJSON_IsNumber(th) ? th->valuedouble : 0,
+                     cJSON_IsNumber(hd) ? hd->valueint : 0, cJSON_IsNumber(rd) ? rd->valueint : 0,
+                     jstr(rope, "style", "?"));
+    } else if (n > 0 && (size_t)n < sizeof line) {
+        snprintf(line + n, sizeof line - (size_t)n, ")");
+    }
+    if (html) {
+        /* drop the Markdown backticks */
+        for (char *p = line; *p; p++)
+            if (*p == '`')
+                memmove(p, p + 1, strlen(p));
+        html_text(b, line);
+    } else {
+        sb_puts(b, line);
+        sb_puts(b, "\n");
+    }
+}
+
+static const char *palette[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b" };
+
+/* One SVG: log10 x (points with x <= 0 are left out) and log10 y (y <= 0 drawn at the floor). */
+static void svg_plot(struct sb *b, const cJSON *plot)
+{
+    const double W = 640, H = 320, L = 70, R = 170, T = 30, B = 50;
+    const cJSON *series = cJSON_GetObjectItemCaseSensitive(plot, "series");
+    double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+    const cJSON *s;
+    cJSON_ArrayForEach(s, series)
+    {
+        const cJSON *xs = cJSON_GetObjectItemCaseSensitive(s, "x");
+        const cJSON *ys = cJSON_GetObjectItemCaseSensitive(s, "y");
+        int n = cJSON_GetArraySize(xs);
+        for (int i = 0; i < n && i < cJSON_GetArraySize(ys); i++) {
+            double x = cJSON_GetArrayItem(xs, i)->valuedouble, y = cJSON_GetArrayItem(ys, i)->valuedouble;
+            if (!(x > 0) || !isfinite(x))
+                continue;
+            xmin = fmin(xmin, x);
+            xmax = fmax(xmax, x);
+            if (y > 0 && isfinite(y)) {
+                ymin = fmin(ymin, y);
+                ymax = fmax(ymax, y);
+            }
+        }
+    }
+    if (!isfinite(xmin)) {
+        xmin = 1;
+        xmax = 10;
+    }
+    if (!isfinite(ymin)) {
+        ymin = 1e-17;
+        ymax = 1e-16;
+    }
+    double lx0 = floor(log10(xmin)), lx1 = ceil(log10(xmax));
+    double ly0 = floor(log10(ymin)), ly1 = ceil(log10(ymax));
+    if (lx1 <= lx0)
+        lx1 = lx0 + 1;
+    if (ly1 <= ly0)
+        ly1 = ly0 + 1;
+    double pw = W - L - R, ph = H - T - B;
+#define PX(x) (L + (log10(x) - lx0) / (lx1 - lx0) * pw)
+#define PY(ly) (T + ph - ((ly) - ly0) / (ly1 - ly0) * ph)
+    sb_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" width=\"%.0f\" height=\"%.0f\" "
+                 "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", W, H, W, H);
+    sb_puts(b, "<title>");
+    html_text(b, jstr(plot, "title", "plot"));
+    sb_puts(b, "</title>\n");
+    sb_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fff\" stroke=\"#999\"/>\n",
+              L, T, pw, ph);
+    int xstep = (int)ceil((lx1 - lx0) / 8.0), ystep = (int)ceil((ly1 - ly0) / 8.0);
+    for (double e = lx0; e <= lx1 + 1e-9; e += xstep) {
+        double x = L + (e - lx0) / (lx1 - lx0) * pw;
+        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                     "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">1e%.0f</text>\n",
+                  x, T, x, T + ph, x, T + ph + 15, e);
+    }
+    for (double e = ly0; e <= ly1 + 1e-9; e += ystep) {
+        double y = PY(e);
+        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                     "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">1e%.0f</text>\n",
+                  L, y, L + pw, y, L - 5, y + 4, e);
+    }
+    sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">", L + pw / 2, H - 12);
+    html_text(b, jstr(plot, "x_label", "position"));
+    sb_printf(b, " (log scale)</text>\n<text x=\"14\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" "
+                 "transform=\"rotate(-90 14 %.1f)\">", T + ph / 2, T + ph / 2);
+    html_text(b, jstr(plot, "y_label", "error"));
+    sb_puts(b, " (log)</text>\n");
+    sb_printf(b, "<text x=\"%.1f\" y=\"18\" font-size=\"13\" font-weight=\"bold\">", L);
+    html_text(b, jstr(plot, "title", ""));
+    sb_puts(b, "</text>\n");
+    int si = 0;
+    cJSON_ArrayForEach(s, series)
+    {
+        const char *col = palette[si % (int)(sizeof palette / sizeof palette[0])];
+        const cJSON *xs = cJSON_GetObjectItemCaseSensitive(s, "x");
+        const cJSON *ys = cJSON_GetObjectItemCaseSensitive(s, "y");
+        int n = cJSON_GetArraySize(xs), first = 1;
+        sb_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
+        for (int i = 0; i < n && i < cJSON_GetArraySize(ys); i++) {
+            double x = cJSON_GetArrayItem(xs, i)->valuedouble, y = cJSON_GetArrayItem(ys, i)->valuedouble;
+            if (!(x > 0) || !isfinite(x))
+                continue;
+            double ly = y > 0 && isfinite(y) ? log10(y) : ly0;
+            if (ly < ly0)
+                ly = ly0;
+            sb_printf(b, "%s%.1f,%.1f", first ? "" : " ", PX(x), PY(ly));
+            first = 0;
+        }
+        sb_puts(b, "\"/>\n");
+        double ly = T + 16 + 18 * si;
+        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>"
+                     "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", L + pw + 10, ly, L + pw + 30, ly,
+                  col, L + pw + 35, ly + 4);
+        html_text(b, jstr(s, "label", ""));
+        sb_puts(b, "</text>\n");
+        si++;
+    }
+    sb_puts(b, "</svg>\n");
+#undef PX
+#undef PY
+}
+
+char *posenc_report_html(const cJSON *report)
+{
+    struct sb b = { 0 };
+    int ok = jbool(report, "ok");
+    sb_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                "<title>posenc verify report</title>\n<style>\n"
+                "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\n"
+                "table{border-collapse:collapse;margin:1em 0}\n"
+                "td,th{border:1px solid #bbb;padding:4px 8px;text-align:left;font-size:14px}\n"
+                "th{background:#eee}.ok{color:#1a7f37;font-weight:bold}.fail{color:#c0392b;font-weight:bold}\n"
+                ".info{color:#555}.diag{border-left:4px solid #c0392b;padding:0.3em 1em;background:#fdf2f2}\n"
+                "code{background:#f4f4f4;padding:1px 3px}svg.plot{display:block;margin:0.5em 0}\n"
+                "</style>\n</head>\n<body>\n");
+    sb_printf(&b, "<h1>posenc verify: <span class=\"%s\">%s</span></h1>\n<p>", ok ? "ok" : "fail",
+              ok ? "PASS" : "FAIL");
+    config_line(&b, report, 1);
+    sb_puts(&b, "</p>\n<table id=\"checks\">\n<tr><th>check</th><th>result</th><th>max abs err</th>"
+                "<th>max rel err</th><th>tolerance</th><th>summary</th></tr>\n");
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks"), *c;
+    cJSON_ArrayForEach(c, checks)
+    {
+        char a[32], r[32], t[32];
+        fmt_num(a, sizeof a, cJSON_GetObjectItemCaseSensitive(c, "max_abs_err"));
+        fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(c, "max_rel_err"));
+        fmt_num(t, sizeof t, cJSON_GetObjectItemCaseSensitive(c, "tolerance"));
+        const char *w = result_word(c);
+        sb_puts(&b, "<tr><td><code>");
+        html_text(&b, jstr(c, "name", "?"));
+        sb_printf(&b, "</code></td><td class=\"%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>",
+                  strcmp(w, "FAIL") == 0 ? "fail" : strcmp(w, "ok") == 0 ? "ok" : "info", w, a, r, t);
+        html_text(&b, jstr(c, "summary", ""));
+        sb_puts(&b, "</td></tr>\n");
+    }
+    sb_puts(&b, "</table>\n");
+    cJSON_ArrayForEach(c, checks)
+    {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "diagnosis");
+        const cJSON *details = cJSON_GetObjectItemCaseSensitive(c, "details");
+        const cJSON *plots = cJSON_GetObjectItemCaseSensitive(details, "plots");
+        if (!cJSON_IsObject(d) && cJSON_GetArraySize(plots) == 0)
+            continue;
+        sb_puts(&b, "<h2 id=\"check-");
+        html_text(&b, jstr(c, "name", "?"));
+        sb_puts(&b, "\">");
+        html_text(&b, jstr(c, "name", "?"));
+        sb_puts(&b, "</h2>\n");
+        if (cJSON_IsObject(d)) {
+            sb_puts(&b, "<div class=\"diag\"><p><b>");
+            html_text(&b, jstr(d, "explanation", ""));
+            sb_puts(&b, "</b></p><p>");
+            html_text(&b, jstr(d, "evidence", ""));
+            sb_puts(&b, "</p>\n<table><tr><th>candidate</th><th>max rel err</th><th>explains</th></tr>\n");
+            const cJSON *k;
+            cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(d, "candidates"))
+            {
+                char r[32];
+                fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(k, "max_rel_err"));
+                sb_puts(&b, "<tr><td>");
+                html_text(&b, jstr(k, "description", jstr(k, "name", "?")));
+                sb_printf(&b, "</td><td>%s</td><td>%s</td></tr>\n", r, jbool(k, "explains") ? "yes" : "no");
+            }
+            sb_puts(&b, "</table></div>\n");
+        }
+        const cJSON *p;
+        cJSON_ArrayForEach(p, plots) svg_plot(&b, p);
+    }
+    const cJSON *notes = cJSON_GetObjectItemCaseSensitive(report, "notes");
+    if (cJSON_GetArraySize(notes) > 0) {
+        sb_puts(&b, "<h2>Notes</h2>\n<ul>\n");
+        cJSON_ArrayForEach(c, notes) if (cJSON_IsString(c))
+        {
+            sb_puts(&b, "<li>");
+            html_text(&b, c->valuestring);
+            sb_puts(&b, "</li>\n");
+        }
+        sb_puts(&b, "</ul>\n");
+    }
+    sb_puts(&b, "<p class=\"info\">posenc ");
+    html_text(&b, jstr(report, "posenc_version", "?"));
+    sb_puts(&b, "</p>\n</body>\n</html>\n");
+    return sb_done(&b);
+}
+
+/* ---- writing ---- */
+static int has_ext(const char *path, const char *ext)
+{
+    size_t n = strlen(path), e = strlen(ext);
+    return n > e && strcasecmp(path + n - e, ext) == 0;
+}
+
+posenc_status posenc_report_kind_of(const char *path, posenc_report_kind *out, posenc_error *err)
+{
+    if (has_ext(path, ".json"))
+        *out = POSENC_REPORT_JSON;
+    else if (has_ext(path, ".md") || has_ext(path, ".markdown"))
+        *out = POSENC_REPORT_MARKDOWN;
+    else if (has_ext(path, ".html") || has_ext(path, ".htm"))
+        *out = POSENC_REPORT_HTML;
+    else
+        return posenc_seterr(err, POSENC_EINVAL,
+                             "'%s': report name must end in .json, .md or .html", path);
+    return POSENC_OK;
+}
+
+posenc_status posenc_report_write(const cJSON *report, const char *path, posenc_error *err)
+{
+    posenc_report_kind kind;
+    posenc_status st = posenc_report_kind_of(path, &kind, err);
+    if (st != POSENC_OK)
+        return st;
+    char *text = kind == POSENC_REPORT_JSON       ? posenc_report_json(report)
+                 : kind == POSENC_REPORT_MARKDOWN ? posenc_report_markdown(report)
+                                                  : posenc_report_html(report);
+    if (!text)
+        return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", path);
+    /* temporary file beside the target: same directory, so rename is atomic */
+    const char *slash = strrchr(path, '/');
+    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = slash ? slash + 1 : path;
+    size_t tlen = dirlen + strlen(base) + 32;
+    char *tmp = malloc(tlen);
+    if (!tmp) {
+        free(text);
+        return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", path);
+    }
+    snprintf(tmp, tlen, "%.*s.posenc-tmp-XXXXXX-%s", (int)dirlen, path, base);
+    int fd = mkstemps(tmp, (int)strlen(base) + 1);
+    if (fd < 0) {
+        st = posenc_seterr(err, POSENC_EIO, "cannot create '%s': %s", path, strerror(errno));
+        free(tmp);
+        free(text);
+        return st;
+    }
+    mode_t um = umask(0);
+    umask(um);
+    (void)fchmod(fd, 0666 & ~um);
+    FILE *fp = fdopen(fd, "w");
+    size_t n = strlen(text);
+    if (!fp) {
+        close(fd);
+        st = posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", path, strerror(errno));
+    } else if (fwrite(text, 1, n, fp) != n || fflush(fp) != 0 || ferror(fp)) {
+        st = posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", path, strerror(errno));
+        fclose(fp);
+    } else if (fclose(fp) != 0) {
+        st = posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", path, strerror(errno));
+    } else if (rename(tmp, path) != 0) {
+        st = posenc_seterr(err, POSENC_EIO, "cannot rename onto '%s': %s", path, strerror(errno));
+    }
+    if (st != POSENC_OK)
+        unlink(tmp);
+    free(tmp);
+    free(text);
+    return st;
+}
