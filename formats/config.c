@@ -1,4 +1,129 @@
-/* config.c: PLACEHOLDER so the tree links; replaced by the config reader. */
+/* config.c: read a config.json file (at most 64 MiB), parse it with cJSON and resolve it with
+ * posenc_model_from_json. Messages name the file: "'config.json': invalid JSON near line 3". */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
 #include "posenc/config.h"
-posenc_status posenc_config_load(const char *path, posenc_model **out, posenc_error *err) { (void)path; (void)out; return posenc_seterr(err, POSENC_EUNSUPPORTED, "not built yet"); }
-posenc_status posenc_config_parse(const char *t, size_t n, const char *s, posenc_model **out, posenc_error *err) { (void)t; (void)n; (void)s; (void)out; return posenc_seterr(err, POSENC_EUNSUPPORTED, "not built yet"); }
+
+#define CONFIG_MAX_BYTES ((size_t)64 << 20)
+
+static size_t line_of(const char *text, size_t len, size_t off)
+{
+    size_t line = 1;
+    for (size_t i = 0; i < off && i < len; i++)
+        if (text[i] == '\n')
+            line++;
+    return line;
+}
+
+posenc_status posenc_config_parse(const char *text, size_t len, const char *source,
+                                  posenc_model **out, posenc_error *err)
+{
+    const char *src = source ? source : "config.json";
+    const char *end = NULL;
+    if (!text)
+        len = 0;
+    if (len > CONFIG_MAX_BYTES)
+        return posenc_seterr(err, POSENC_ERANGE, "'%s': larger than %zu MiB", src,
+                             CONFIG_MAX_BYTES >> 20);
+    size_t skip = 0;
+    if (len >= 3 && memcmp(text, "\xef\xbb\xbf", 3) == 0)
+        skip = 3; /* UTF-8 byte order mark */
+    size_t ws = skip;
+    while (ws < len && (text[ws] == ' ' || text[ws] == '\t' || text[ws] == '\n' ||
+                        text[ws] == '\r'))
+        ws++;
+    if (ws == len)
+        return posenc_seterr(err, POSENC_ECONFIG, "'%s': empty file, not JSON", src);
+    cJSON *root = cJSON_ParseWithLengthOpts(text + skip, len - skip, &end, 0);
+    if (!root) {
+        size_t off = end && end >= text + skip ? (size_t)(end - text) : len;
+        return posenc_seterr(err, POSENC_ECONFIG, "'%s': invalid JSON near line %zu", src,
+                             line_of(text, len, off));
+    }
+    /* cJSON stops after the first value; anything but whitespace after it is invalid */
+    size_t off = end ? (size_t)(end - text) : len;
+    while (off < len && (text[off] == ' ' || text[off] == '\t' || text[off] == '\n' ||
+                         text[off] == '\r'))
+        off++;
+    if (off < len) {
+        cJSON_Delete(root);
+        return posenc_seterr(err, POSENC_ECONFIG, "'%s': invalid JSON near line %zu (text after "
+                             "the top-level value)", src, line_of(text, len, off));
+    }
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return posenc_seterr(err, POSENC_ECONFIG, "'%s': top level is not a JSON object", src);
+    }
+    posenc_status st = posenc_model_from_json(root, src, out, err);
+    cJSON_Delete(root);
+    return st;
+}
+
+posenc_status posenc_config_load(const char *path, posenc_model **out, posenc_error *err)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return posenc_seterr(err, POSENC_EIO, "'%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fileno(fp), &sb) != 0) {
+        int e = errno;
+        fclose(fp);
+        return posenc_seterr(err, POSENC_EIO, "'%s': %s", path, strerror(e));
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        fclose(fp);
+        return posenc_seterr(err, POSENC_EIO, "'%s': %s", path, strerror(EISDIR));
+    }
+    if (S_ISREG(sb.st_mode) && (uint64_t)sb.st_size > CONFIG_MAX_BYTES) {
+        fclose(fp);
+        return posenc_seterr(err, POSENC_ERANGE, "'%s': larger than %zu MiB, not a config.json",
+                             path, CONFIG_MAX_BYTES >> 20);
+    }
+    /* read in chunks (pipes and /dev/stdin have no size), capped at the limit + 1 */
+    size_t cap = S_ISREG(sb.st_mode) && sb.st_size > 0 ? (size_t)sb.st_size + 1 : 65536, len = 0;
+    char *buf = malloc(cap);
+    if (!buf) {
+        fclose(fp);
+        return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", path);
+    }
+    for (;;) {
+        if (len == cap) {
+            if (cap > CONFIG_MAX_BYTES)
+                break;
+            size_t ncap = cap * 2;
+            char *nb = realloc(buf, ncap);
+            if (!nb) {
+                free(buf);
+                fclose(fp);
+                return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", path);
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t n = fread(buf + len, 1, cap - len, fp);
+        len += n;
+        if (n == 0)
+            break;
+    }
+    if (ferror(fp)) {
+        int e = errno;
+        free(buf);
+        fclose(fp);
+        return posenc_seterr(err, POSENC_EIO, "'%s': %s", path, strerror(e ? e : EIO));
+    }
+    fclose(fp);
+    if (len > CONFIG_MAX_BYTES) {
+        free(buf);
+        return posenc_seterr(err, POSENC_ERANGE, "'%s': larger than %zu MiB, not a config.json",
+                             path, CONFIG_MAX_BYTES >> 20);
+    }
+    posenc_status st = posenc_config_parse(buf, len, path, out, err);
+    free(buf);
+    return st;
+}
