@@ -1,10 +1,256 @@
-/* cmd/convert.c: placeholder until the subcommand lands (replaced by its implementation). */
+/* cmd/convert.c: `posenc convert IN OUT`: copy every array of IN (or the one named by
+ * IN:MEMBER) to OUT in any writable format, optionally changing the float dtype. Streams in
+ * chunks of CHUNK_BYTES, so memory stays small whatever the size of the arrays; metadata is
+ * carried over; OUT appears only when complete. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
 #include "common.h"
+
+#define CMD "convert"
+#define CHUNK_BYTES ((size_t)4 << 20)
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+            "usage: posenc convert [options] IN OUT\n"
+            "\n"
+            "Copy the arrays of IN to OUT in another format or dtype. IN is any readable file\n"
+            "(NPY, NPZ, a directory of NPY files, HDF5, safetensors, raw .bin + .json); IN:MEMBER\n"
+            "(file.npz:cos, file.h5:/a/b, m.safetensors:name) copies one array. OUT is NPY, NPZ,\n"
+            "a directory (OUT/), HDF5, safetensors, a C header or raw, by its name or --format;\n"
+            "- writes one array as NPY on stdout. Metadata is carried over.\n"
+            "\n"
+            "      --dtype T            f32, f64, f16 or bf16: convert floating-point arrays\n"
+            "                           (rounding to nearest even; NaN and Inf are kept); integer\n"
+            "                           arrays keep their type (default: keep every dtype)\n"
+            "      --format F           npy, npz, dir, hdf5, safetensors, header or raw (default:\n"
+            "                           from the name of OUT)\n"
+            "      --compress           deflate NPZ members, gzip HDF5 datasets\n"
+            "      --assume-bf16        read NPY void 2-byte arrays ('<V2', ml_dtypes) as bf16\n"
+            "  -h, --help               show this help\n");
+}
+
+enum { OPT_DTYPE = 256, OPT_FORMAT, OPT_COMPRESS, OPT_ASSUME_BF16 };
+
+static const struct option long_opts[] = {
+    { "dtype", required_argument, NULL, OPT_DTYPE },
+    { "format", required_argument, NULL, OPT_FORMAT },
+    { "compress", no_argument, NULL, OPT_COMPRESS },
+    { "assume-bf16", no_argument, NULL, OPT_ASSUME_BF16 },
+    { "help", no_argument, NULL, 'h' },
+    { NULL, 0, NULL, 0 }
+};
+
+/* Same file (or directory) on disk? */
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
+        return 0;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Copy one array from r to w, converting floats to out_dt (or keeping the dtype when
+ * keep is set). buf/cbuf are CHUNK_BYTES each. */
+static posenc_status copy_array(posenc_reader *r, posenc_writer *w, posenc_dtype out_dt,
+                                void *buf, void *cbuf, posenc_error *err)
+{
+    const posenc_array_info *in = posenc_reader_info(r);
+    uint64_t nelem;
+    posenc_status st = posenc_shape_size(in->ndim, in->shape, in->dtype, &nelem, NULL, err);
+    if (st != POSENC_OK)
+        return st;
+    size_t is = posenc_dtype_size(in->dtype), os = posenc_dtype_size(out_dt);
+    size_t per = CHUNK_BYTES / (is > os ? is : os);
+    while (nelem > 0) {
+        size_t k = nelem < per ? (size_t)nelem : per;
+        if ((st = posenc_reader_read(r, buf, k, err)) != POSENC_OK)
+            return st;
+        const void *src = buf;
+        if (out_dt != in->dtype) {
+            posenc_dtype_convert(cbuf, out_dt, buf, in->dtype, k);
+            src = cbuf;
+        }
+        if ((st = posenc_writer_write(w, src, k, err)) != POSENC_OK)
+            return st;
+        nelem -= k;
+    }
+    return POSENC_OK;
+}
+
+/* Carry the container's metadata (a JSON object) over to the writer, key by key. */
+static posenc_status copy_meta(const posenc_container *c, posenc_writer *w, posenc_error *err)
+{
+    const char *mt = posenc_container_meta(c);
+    if (!mt)
+        return POSENC_OK;
+    cJSON *root = cJSON_Parse(mt);
+    posenc_status st = POSENC_OK;
+    if (!cJSON_IsObject(root)) {
+        cJSON_Delete(root);
+        return POSENC_OK; /* not an object: nothing a writer could take key by key */
+    }
+    for (const cJSON *it = root->child; it && st == POSENC_OK; it = it->next) {
+        char *v = cJSON_PrintUnformatted(it);
+        if (!v) {
+            st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+            break;
+        }
+        st = posenc_writer_meta(w, it->string, v, err);
+        cJSON_free(v);
+    }
+    cJSON_Delete(root);
+    return st;
+}
 
 int cmd_convert(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    posenc_msg("convert", "not built yet");
-    return POSENC_EXIT_ERROR;
+    posenc_read_opts ro = { 0, POSENC_FMT_AUTO };
+    posenc_write_opts wo = { POSENC_FMT_AUTO, 0 };
+    posenc_dtype out_dt = POSENC_DT_F32;
+    int dtype_set = 0, c, rc = POSENC_EXIT_ERROR;
+    posenc_error err = { 0 };
+
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return POSENC_EXIT_OK;
+        case OPT_DTYPE:
+            if (posenc_dtype_parse(optarg, &out_dt, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--dtype: %s", err.msg);
+            if (!posenc_dtype_is_float(out_dt))
+                return posenc_usage_error(CMD, "--dtype: convert changes floating-point arrays "
+                                               "only (f32, f64, f16 or bf16), not %s",
+                                          posenc_dtype_name(out_dt));
+            dtype_set = 1;
+            break;
+        case OPT_FORMAT:
+            if (posenc_format_parse(optarg, &wo.format, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--format: %s", err.msg);
+            break;
+        case OPT_COMPRESS: wo.compress = 1; break;
+        case OPT_ASSUME_BF16: ro.assume_bf16 = 1; break;
+        case ':':
+            return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            if (optopt)
+                return posenc_usage_error(CMD, "unknown option '-%c'", optopt);
+            return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind < 2)
+        return posenc_usage_error(CMD, "missing %s", argc - optind == 0 ? "IN and OUT" : "OUT");
+    if (argc - optind > 2)
+        return posenc_usage_error(CMD, "unexpected argument '%s'", argv[optind + 2]);
+    const char *in = argv[optind], *out = argv[optind + 1];
+
+    char path[4096], member[POSENC_NAME_MAX * 4];
+    if (posenc_spec_split(in, path, sizeof path, member, sizeof member, &err) != POSENC_OK)
+        return posenc_fail(CMD, &err);
+    if (wo.format == POSENC_FMT_AUTO) {
+        wo.format = posenc_format_guess(out);
+        if (wo.format == POSENC_FMT_AUTO)
+            return posenc_usage_error(CMD, "'%s': cannot tell the output format from the name; "
+                                           "pass --format or end it in .npz, .npy, .h5, "
+                                           ".safetensors, .h, .bin or /", out);
+    }
+    if (strcmp(out, "-") == 0 && wo.format != POSENC_FMT_NPY)
+        return posenc_usage_error(CMD, "- writes NPY only, not %s", posenc_format_name(wo.format));
+    if (strcmp(path, out) == 0 || same_file(path, out)) {
+        posenc_msg(CMD, "'%s': refusing to convert a file onto itself", out);
+        return POSENC_EXIT_ERROR;
+    }
+
+    posenc_container *ct = NULL;
+    posenc_writer *w = NULL;
+    void *buf = NULL, *cbuf = NULL;
+    size_t first = 0, count = 0;
+
+    if (posenc_container_open(path, &ro, &ct, &err) != POSENC_OK)
+        return posenc_fail(CMD, &err);
+    count = posenc_container_count(ct);
+    if (member[0]) {
+        /* one array, by name (HDF5 paths may be given with or without the leading '/') */
+        size_t i;
+        for (i = 0; i < count; i++) {
+            const char *nm = posenc_container_array(ct, i)->name;
+            if (strcmp(nm, member) == 0 ||
+                (member[0] == '/' && strcmp(nm, member + 1) == 0) ||
+                (nm[0] == '/' && strcmp(nm + 1, member) == 0))
+                break;
+        }
+        if (i == count) {
+            posenc_msg(CMD, "'%s': no array '%s'", path, member);
+            goto out;
+        }
+        first = i;
+        count = 1;
+    }
+    if (count == 0) {
+        posenc_msg(CMD, "'%s': holds no arrays", path);
+        goto out;
+    }
+    if (wo.format == POSENC_FMT_NPY && count > 1) {
+        rc = posenc_usage_error(CMD, "'%s' holds %zu arrays and NPY holds one: name one as "
+                                     "%s:NAME or write a container", path, count, path);
+        goto out;
+    }
+    buf = malloc(CHUNK_BYTES);
+    cbuf = malloc(CHUNK_BYTES);
+    if (!buf || !cbuf) {
+        posenc_msg(CMD, "out of memory");
+        goto out;
+    }
+    if (posenc_writer_open(out, &wo, &w, &err) != POSENC_OK) {
+        rc = posenc_fail(CMD, &err);
+        goto out;
+    }
+    if (copy_meta(ct, w, &err) != POSENC_OK)
+        goto fail;
+    for (size_t i = first; i < first + count; i++) {
+        posenc_array_info a = *posenc_container_array(ct, i);
+        if (dtype_set && posenc_dtype_is_float(a.dtype))
+            a.dtype = out_dt;
+        if (posenc_writer_declare(w, &a, &err) != POSENC_OK)
+            goto fail;
+    }
+    for (size_t i = first; i < first + count; i++) {
+        posenc_reader *r = NULL;
+        const posenc_array_info *a = posenc_container_array(ct, i);
+        posenc_dtype dt = dtype_set && posenc_dtype_is_float(a->dtype) ? out_dt : a->dtype;
+        if (posenc_reader_open_index(ct, i, &r, &err) != POSENC_OK)
+            goto fail;
+        posenc_status st = copy_array(r, w, dt, buf, cbuf, &err);
+        posenc_reader_close(r);
+        if (st != POSENC_OK)
+            goto fail;
+    }
+    if (posenc_writer_commit(w, &err) != POSENC_OK) {
+        w = NULL;
+        rc = posenc_fail(CMD, &err);
+        goto out;
+    }
+    w = NULL;
+    rc = POSENC_EXIT_OK;
+    goto out;
+fail:
+    rc = posenc_fail(CMD, &err);
+    posenc_writer_abort(w);
+    w = NULL;
+out:
+    free(buf);
+    free(cbuf);
+    posenc_container_close(ct);
+    return rc;
 }

@@ -72,6 +72,13 @@ static void meta_int(struct meta *m, const char *key, int64_t v)
     meta_add(m, key, b);
 }
 
+static void meta_num(struct meta *m, const char *key, double v)
+{
+    char b[32];
+    snprintf(b, sizeof b, "%.17g", v);
+    meta_add(m, key, b);
+}
+
 static void meta_nums(struct meta *m, const char *key, const double *v, int n)
 {
     char *j = malloc((size_t)n * 26 + 4);
@@ -526,7 +533,7 @@ static int gen_alibi(struct job *j)
     meta_str(&j->mt, "convention", posenc_alibi_convention_name(j->conv));
     meta_int(&j->mt, "heads", j->heads);
     if (j->kind == POSENC_ALIBI_MPT)
-        meta_nums(&j->mt, "alibi_bias_max", &bias_max, 1);
+        meta_num(&j->mt, "alibi_bias_max", bias_max);
     meta_nums(&j->mt, "slopes", j->slopes, j->heads);
     meta_int(&j->mt, "q_len", a->broadcast ? 1 : j->nq);
     meta_int(&j->mt, "k_len", j->k_len);
