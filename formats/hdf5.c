@@ -1,0 +1,819 @@
+/* hdf5.c: HDF5 files through libhdf5 (1.10 serial), read and write.
+ *
+ * Reading lists every dataset of the file, recursively, named by its absolute path ("/layer0/q").
+ * Element types: IEEE f32/f64, signed 32/64-bit and unsigned 8-bit integers in either byte order
+ * (HDF5 converts to native), half precision as h5py writes it (a float type of 2 bytes with fields
+ * 15,10,5,0,10 and exponent bias 15), bfloat16 as the analogous custom float (fields 15,7,8,0,7,
+ * bias 127), and a 2-byte opaque type as bfloat16 when the caller says so (assume_bf16; h5py and
+ * Keras store bfloat16 that way). Data are read by hyperslab, so datasets larger than memory
+ * stream. Attributes of the root group are the container's metadata.
+ *
+ * Writing creates one dataset per declared array (intermediate groups included), contiguous, or
+ * chunked (about 1 MiB per chunk, split along the first axes) with shuffle + gzip level 4 when
+ * compression is asked for; every metadata key becomes a root attribute holding the JSON value
+ * text as a variable-length UTF-8 string. The file is built under a temporary name beside the
+ * target and renamed into place on commit. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+#include <hdf5.h>
+
+#include "backend.h"
+
+#define H5_CHUNK_BYTES (1u << 20)   /* target chunk size when compressing */
+#define H5_CACHE_BYTES (16u << 20)  /* raw-data chunk cache per dataset */
+#define H5_MAX_ATTR_ELEMS 65536     /* numeric attributes larger than this are not metadata */
+
+static void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
+{
+    char *buf = data;
+    (void)n;
+    if (!buf[0] && e->desc && e->desc[0])
+        snprintf(buf, 160, "%s", e->desc);
+    return 0;
+}
+
+/* Set err from the innermost message on HDF5's error stack: "'path': what (hdf5 says)". */
+static posenc_status h5_fail(posenc_error *err, posenc_status code, const char *path,
+                             const char *what)
+{
+    char buf[160] = "";
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_cb, buf);
+    H5Eclear2(H5E_DEFAULT);
+    if (buf[0])
+        return posenc_seterr(err, code, "'%s': %s (%s)", path, what, buf);
+    return posenc_seterr(err, code, "'%s': %s", path, what);
+}
+
+/* Half (h5py's layout) or bfloat16 as a custom IEEE float in native byte order. */
+static hid_t make_half(int bf16)
+{
+    hid_t t = H5Tcopy(H5T_NATIVE_FLOAT);
+    if (t < 0)
+        return -1;
+    herr_t rc = bf16 ? H5Tset_fields(t, 15, 7, 8, 0, 7) : H5Tset_fields(t, 15, 10, 5, 0, 10);
+    if (rc >= 0)
+        rc = H5Tset_size(t, 2);
+    if (rc >= 0)
+        rc = H5Tset_ebias(t, bf16 ? 127 : 15);
+    if (rc < 0) {
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
+/* Memory type for a posenc dtype; close it with H5Tclose. */
+static hid_t mem_type(posenc_dtype dt)
+{
+    switch (dt) {
+    case POSENC_DT_F16: return make_half(0);
+    case POSENC_DT_BF16: return make_half(1);
+    case POSENC_DT_F32: return H5Tcopy(H5T_NATIVE_FLOAT);
+    case POSENC_DT_F64: return H5Tcopy(H5T_NATIVE_DOUBLE);
+    case POSENC_DT_I32: return H5Tcopy(H5T_NATIVE_INT32);
+    case POSENC_DT_I64: return H5Tcopy(H5T_NATIVE_INT64);
+    case POSENC_DT_U8: return H5Tcopy(H5T_NATIVE_UINT8);
+    default: return -1;
+    }
+}
+
+/* File type (little-endian) for a posenc dtype; close it with H5Tclose. */
+static hid_t file_type(posenc_dtype dt)
+{
+    hid_t t;
+    switch (dt) {
+    case POSENC_DT_F16:
+    case POSENC_DT_BF16:
+        t = make_half(dt == POSENC_DT_BF16);
+        if (t >= 0 && H5Tset_order(t, H5T_ORDER_LE) < 0) {
+            H5Tclose(t);
+            t = -1;
+        }
+        return t;
+    case POSENC_DT_F32: return H5Tcopy(H5T_IEEE_F32LE);
+    case POSENC_DT_F64: return H5Tcopy(H5T_IEEE_F64LE);
+    case POSENC_DT_I32: return H5Tcopy(H5T_STD_I32LE);
+    case POSENC_DT_I64: return H5Tcopy(H5T_STD_I64LE);
+    case POSENC_DT_U8: return H5Tcopy(H5T_STD_U8LE);
+    default: return -1;
+    }
+}
+
+/* Map a dataset's file type to a posenc dtype. Returns 0 and sets *dt, or -1 and describes the
+ * type in desc. */
+static int classify(hid_t ft, int assume_bf16, posenc_dtype *dt, char *desc, size_t len)
+{
+    H5T_class_t cls = H5Tget_class(ft);
+    size_t sz = H5Tget_size(ft);
+    switch (cls) {
+    case H5T_FLOAT: {
+        size_t spos, epos, esize, mpos, msize;
+        if (H5Tget_fields(ft, &spos, &epos, &esize, &mpos, &msize) < 0)
+            break;
+        size_t ebias = H5Tget_ebias(ft);
+        if (sz == 4 && esize == 8 && msize == 23) {
+            *dt = POSENC_DT_F32;
+            return 0;
+        }
+        if (sz == 8 && esize == 11 && msize == 52) {
+            *dt = POSENC_DT_F64;
+            return 0;
+        }
+        if (sz == 2 && spos == 15 && esize == 5 && msize == 10 && ebias == 15) {
+            *dt = POSENC_DT_F16;
+            return 0;
+        }
+        if (sz == 2 && spos == 15 && esize == 8 && msize == 7 && ebias == 127) {
+            *dt = POSENC_DT_BF16;
+            return 0;
+        }
+        snprintf(desc, len, "a %zu-byte float with %zu exponent and %zu mantissa bits", sz,
+                 esize, msize);
+        return -1;
+    }
+    case H5T_INTEGER: {
+        int sgn = H5Tget_sign(ft) == H5T_SGN_2;
+        if (sgn && sz == 4) {
+            *dt = POSENC_DT_I32;
+            return 0;
+        }
+        if (sgn && sz == 8) {
+            *dt = POSENC_DT_I64;
+            return 0;
+        }
+        if (!sgn && sz == 1) {
+            *dt = POSENC_DT_U8;
+            return 0;
+        }
+        snprintf(desc, len, "%s %zu-bit integers", sgn ? "signed" : "unsigned", sz * 8);
+        return -1;
+    }
+    case H5T_OPAQUE:
+        if (sz == 2 && assume_bf16) {
+            *dt = POSENC_DT_BF16;
+            return 0;
+        }
+        if (sz == 2) {
+            snprintf(desc, len, "a 2-byte opaque type (pass --assume-bf16 if it is bfloat16)");
+            return -1;
+        }
+        snprintf(desc, len, "a %zu-byte opaque type", sz);
+        return -1;
+    case H5T_STRING: snprintf(desc, len, "strings"); return -1;
+    case H5T_COMPOUND: snprintf(desc, len, "a compound type"); return -1;
+    case H5T_ENUM: snprintf(desc, len, "an enum type (h5py bool?)"); return -1;
+    default: break;
+    }
+    snprintf(desc, len, "an unsupported type (class %d, %zu bytes)", (int)cls, sz);
+    return -1;
+}
+
+/* Select the flat C-order range [start, start + n) of a simple dataspace as a union of at most
+ * 2*ndim-1 hyperslabs. HDF5 iterates the union in C order, which a 1-D memory space of n elements
+ * matches. */
+static herr_t select_range(hid_t space, int ndim, const hsize_t *dims, const hsize_t *inner,
+                           int k, hsize_t *prefix, uint64_t s, uint64_t n, int *first)
+{
+    hsize_t start[POSENC_MAX_DIMS], count[POSENC_MAX_DIMS];
+    for (int i = 0; i < k; i++) {
+        start[i] = prefix[i];
+        count[i] = 1;
+    }
+    if (k == ndim - 1) {
+        start[k] = s;
+        count[k] = n;
+        herr_t rc = H5Sselect_hyperslab(space, *first ? H5S_SELECT_SET : H5S_SELECT_OR, start,
+                                        NULL, count, NULL);
+        *first = 0;
+        return rc;
+    }
+    uint64_t in = inner[k]; /* elements per index of axis k */
+    if (s % in) {
+        uint64_t off = s % in, take = in - off < n ? in - off : n;
+        prefix[k] = s / in;
+        if (select_range(space, ndim, dims, inner, k + 1, prefix, off, take, first) < 0)
+            return -1;
+        s += take;
+        n -= take;
+    }
+    if (n >= in) {
+        start[k] = s / in;
+        count[k] = n / in;
+        for (int i = k + 1; i < ndim; i++) {
+            start[i] = 0;
+            count[i] = dims[i];
+        }
+        if (H5Sselect_hyperslab(space, *first ? H5S_SELECT_SET : H5S_SELECT_OR, start, NULL,
+                                count, NULL) < 0)
+            return -1;
+        *first = 0;
+        s += (n / in) * in;
+        n %= in;
+    }
+    if (n > 0) {
+        prefix[k] = s / in;
+        return select_range(space, ndim, dims, inner, k + 1, prefix, 0, n, first);
+    }
+    return 0;
+}
+
+typedef struct h5_span {
+    int ndim;
+    hsize_t dims[POSENC_MAX_DIMS];
+    hsize_t inner[POSENC_MAX_DIMS]; /* product of dims after axis k */
+} h5_span;
+
+static void span_init(h5_span *sp, int ndim, const hsize_t *dims)
+{
+    sp->ndim = ndim;
+    hsize_t p = 1;
+    for (int k = ndim - 1; k >= 0; k--) {
+        sp->dims[k] = dims[k];
+        sp->inner[k] = p;
+        p *= dims[k];
+    }
+}
+
+/* Transfer elements [pos, pos + n) of dset between buf and the file. */
+static herr_t xfer(hid_t dset, hid_t mtype, const h5_span *sp, uint64_t pos, uint64_t n,
+                   void *buf, int writing)
+{
+    hid_t fspace = -1, mspace = -1;
+    herr_t rc = -1;
+    if (sp->ndim == 0) {
+        fspace = H5Screate(H5S_SCALAR);
+        mspace = H5Screate(H5S_SCALAR);
+    } else {
+        hsize_t prefix[POSENC_MAX_DIMS];
+        hsize_t cnt = n;
+        int first = 1;
+        fspace = H5Screate_simple(sp->ndim, sp->dims, NULL);
+        if (fspace < 0 ||
+            select_range(fspace, sp->ndim, sp->dims, sp->inner, 0, prefix, pos, n, &first) < 0)
+            goto out;
+        mspace = H5Screate_simple(1, &cnt, NULL);
+    }
+    if (fspace < 0 || mspace < 0)
+        goto out;
+    rc = writing ? H5Dwrite(dset, mtype, mspace, fspace, H5P_DEFAULT, buf)
+                 : H5Dread(dset, mtype, mspace, fspace, H5P_DEFAULT, buf);
+out:
+    if (fspace >= 0)
+        H5Sclose(fspace);
+    if (mspace >= 0)
+        H5Sclose(mspace);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+typedef struct h5_file {
+    hid_t file;
+    char **paths; /* dataset path of each array (without the leading '/') */
+} h5_file;
+
+typedef struct h5_reader {
+    hid_t dset, mtype;
+    h5_span span;
+    uint64_t pos;
+} h5_reader;
+
+typedef struct visit_state {
+    posenc_container *c;
+    h5_file *hf;
+    size_t cap;
+    int assume_bf16;
+    posenc_status st;
+    posenc_error *err;
+    char skipped[POSENC_NAME_MAX + 160]; /* first dataset that could not be listed, and why */
+} visit_state;
+
+static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void *data)
+{
+    visit_state *vs = data;
+    if (info->type != H5O_TYPE_DATASET)
+        return 0;
+    hid_t d = H5Dopen2(obj, name, H5P_DEFAULT);
+    if (d < 0) {
+        vs->st = h5_fail(vs->err, POSENC_EFORMAT, vs->c->path, "cannot open a dataset");
+        return -1;
+    }
+    hid_t ft = H5Dget_type(d), sp = H5Dget_space(d);
+    posenc_array_info a;
+    memset(&a, 0, sizeof a);
+    char why[160] = "";
+    int nd = sp >= 0 ? H5Sget_simple_extent_ndims(sp) : -1;
+    H5S_class_t scls = sp >= 0 ? H5Sget_simple_extent_type(sp) : H5S_NO_CLASS;
+    if (ft < 0 || nd < 0) {
+        snprintf(why, sizeof why, "unreadable type or shape");
+    } else if (scls == H5S_NULL) {
+        snprintf(why, sizeof why, "an empty (null) dataspace");
+    } else if (nd > POSENC_MAX_DIMS) {
+        snprintf(why, sizeof why, "%d dimensions (at most %d)", nd, POSENC_MAX_DIMS);
+    } else if (strlen(name) + 1 >= POSENC_NAME_MAX) {
+        snprintf(why, sizeof why, "a path longer than %d bytes", POSENC_NAME_MAX - 1);
+    } else if (classify(ft, vs->assume_bf16, &a.dtype, why, sizeof why) == 0) {
+        hsize_t dims[POSENC_MAX_DIMS];
+        H5Sget_simple_extent_dims(sp, dims, NULL);
+        a.ndim = nd;
+        for (int i = 0; i < nd; i++)
+            a.shape[i] = (int64_t)dims[i];
+        snprintf(a.name, sizeof a.name, "/%s", name);
+        why[0] = '\0';
+    } else if (!why[0]) {
+        snprintf(why, sizeof why, "an unsupported type");
+    }
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (sp >= 0)
+        H5Sclose(sp);
+    H5Dclose(d);
+    H5Eclear2(H5E_DEFAULT);
+    if (why[0]) {
+        if (!vs->skipped[0])
+            snprintf(vs->skipped, sizeof vs->skipped, "dataset '/%.200s' has %s", name, why);
+        return 0;
+    }
+    posenc_container *c = vs->c;
+    if (c->n == vs->cap) {
+        size_t cap = vs->cap ? vs->cap * 2 : 8;
+        posenc_array_info *na = realloc(c->arrays, cap * sizeof *na);
+        if (na)
+            c->arrays = na;
+        char **np = na ? realloc(vs->hf->paths, cap * sizeof *np) : NULL;
+        if (np)
+            vs->hf->paths = np;
+        if (!na || !np) {
+            vs->st = posenc_seterr(vs->err, POSENC_ENOMEM, "out of memory");
+            return -1;
+        }
+        vs->cap = cap;
+    }
+    vs->hf->paths[c->n] = strdup(name);
+    if (!vs->hf->paths[c->n]) {
+        vs->st = posenc_seterr(vs->err, POSENC_ENOMEM, "out of memory");
+        return -1;
+    }
+    c->arrays[c->n++] = a;
+    return 0;
+}
+
+/* Root attributes as one JSON object. */
+static cJSON *attr_value(hid_t attr)
+{
+    cJSON *v = NULL;
+    hid_t t = H5Aget_type(attr), sp = H5Aget_space(attr);
+    if (t < 0 || sp < 0)
+        goto out;
+    hssize_t npts = H5Sget_simple_extent_npoints(sp);
+    int nd = H5Sget_simple_extent_ndims(sp);
+    H5T_class_t cls = H5Tget_class(t);
+    if (cls == H5T_STRING && npts == 1) {
+        char *text = NULL;
+        if (H5Tis_variable_str(t) > 0) {
+            hid_t mt = H5Tcopy(H5T_C_S1);
+            char *s = NULL;
+            if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
+                H5Tset_cset(mt, H5Tget_cset(t)) >= 0 && H5Aread(attr, mt, &s) >= 0 && s) {
+                text = strdup(s);
+                H5free_memory(s);
+            }
+            if (mt >= 0)
+                H5Tclose(mt);
+        } else {
+            size_t sz = H5Tget_size(t);
+            hid_t mt = H5Tcopy(t);
+            text = sz < (1u << 24) ? calloc(1, sz + 1) : NULL;
+            if (!text || mt < 0 || H5Aread(attr, mt, text) < 0) {
+                free(text);
+                text = NULL;
+            }
+            if (mt >= 0)
+                H5Tclose(mt);
+        }
+        if (text) {
+            const char *end = NULL;
+            v = cJSON_ParseWithOpts(text, &end, 1);
+            if (!v)
+                v = cJSON_CreateString(text);
+            free(text);
+        }
+    } else if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && npts >= 1 &&
+               npts <= H5_MAX_ATTR_ELEMS) {
+        double *vals = malloc((size_t)npts * sizeof *vals);
+        if (vals && H5Aread(attr, H5T_NATIVE_DOUBLE, vals) >= 0) {
+            if (nd == 0)
+                v = cJSON_CreateNumber(vals[0]);
+            else
+                v = cJSON_CreateDoubleArray(vals, (int)npts);
+        }
+        free(vals);
+    }
+out:
+    if (t >= 0)
+        H5Tclose(t);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return v;
+}
+
+static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+    (void)info;
+    cJSON *obj = data;
+    hid_t a = H5Aopen(loc, name, H5P_DEFAULT);
+    if (a < 0)
+        return 0;
+    cJSON *v = attr_value(a);
+    H5Aclose(a);
+    if (v)
+        cJSON_AddItemToObject(obj, name, v);
+    return 0;
+}
+
+static void h5_close(posenc_container *c)
+{
+    h5_file *hf = c->impl;
+    if (!hf)
+        return;
+    if (hf->paths)
+        for (size_t i = 0; i < c->n; i++)
+            free(hf->paths[i]);
+    free(hf->paths);
+    if (hf->file >= 0)
+        H5Fclose(hf->file);
+    free(hf);
+    c->impl = NULL;
+}
+
+static posenc_status h5_open(posenc_container *c, posenc_error *err)
+{
+    h5_quiet();
+    struct stat sb;
+    if (stat(c->path, &sb) != 0)
+        return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", c->path, strerror(errno));
+    if (H5Fis_hdf5(c->path) <= 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return posenc_seterr(err, POSENC_EFORMAT, "'%s': not an HDF5 file", c->path);
+    }
+    h5_file *hf = calloc(1, sizeof *hf);
+    if (!hf)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    hf->file = H5Fopen(c->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (hf->file < 0) {
+        free(hf);
+        return h5_fail(err, POSENC_EFORMAT, c->path, "cannot open HDF5 file");
+    }
+    c->impl = hf;
+    c->n = 0;
+    c->arrays = NULL;
+    visit_state vs = { .c = c, .hf = hf, .assume_bf16 = c->opts.assume_bf16, .err = err };
+    posenc_status st = POSENC_OK;
+    if (H5Ovisit(hf->file, H5_INDEX_NAME, H5_ITER_INC, visit_cb, &vs) < 0)
+        st = vs.st != POSENC_OK ? vs.st
+                                : h5_fail(err, POSENC_EFORMAT, c->path, "cannot list datasets");
+    else if (c->n == 0 && vs.skipped[0])
+        st = posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': %s", c->path, vs.skipped);
+    if (st != POSENC_OK) {
+        h5_close(c);
+        free(c->arrays);
+        c->arrays = NULL;
+        c->n = 0;
+        return st;
+    }
+    cJSON *meta = cJSON_CreateObject();
+    if (meta) {
+        hsize_t idx = 0;
+        H5Aiterate2(hf->file, H5_INDEX_NAME, H5_ITER_INC, &idx, attr_cb, meta);
+        H5Eclear2(H5E_DEFAULT);
+        if (meta->child)
+            c->meta = cJSON_PrintUnformatted(meta);
+        cJSON_Delete(meta);
+    }
+    return POSENC_OK;
+}
+
+static posenc_status h5_reader_open(posenc_reader *r, posenc_error *err)
+{
+    h5_quiet();
+    h5_file *hf = r->c->impl;
+    h5_reader *hr = calloc(1, sizeof *hr);
+    if (!hr)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    hr->dset = hr->mtype = -1;
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    if (dapl >= 0)
+        H5Pset_chunk_cache(dapl, 1031, H5_CACHE_BYTES, 1.0);
+    hr->dset = H5Dopen2(hf->file, hf->paths[r->index], dapl >= 0 ? dapl : H5P_DEFAULT);
+    if (dapl >= 0)
+        H5Pclose(dapl);
+    if (hr->dset < 0) {
+        free(hr);
+        return h5_fail(err, POSENC_EFORMAT, r->c->path, "cannot open dataset");
+    }
+    if (r->info.dtype == POSENC_DT_BF16) {
+        /* a custom bf16 float, or a 2-byte opaque type read as is */
+        hid_t ft = H5Dget_type(hr->dset);
+        hr->mtype = H5Tget_class(ft) == H5T_OPAQUE ? H5Tcopy(ft) : make_half(1);
+        H5Tclose(ft);
+    } else {
+        hr->mtype = mem_type(r->info.dtype);
+    }
+    if (hr->mtype < 0) {
+        H5Dclose(hr->dset);
+        free(hr);
+        return h5_fail(err, POSENC_EFORMAT, r->c->path, "cannot build a memory type");
+    }
+    hsize_t dims[POSENC_MAX_DIMS];
+    for (int i = 0; i < r->info.ndim; i++)
+        dims[i] = (hsize_t)r->info.shape[i];
+    span_init(&hr->span, r->info.ndim, dims);
+    r->impl = hr;
+    return POSENC_OK;
+}
+
+static posenc_status h5_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err)
+{
+    h5_reader *hr = r->impl;
+    if (nelem == 0)
+        return POSENC_OK;
+    if (nelem > r->nelem || hr->pos > r->nelem - nelem)
+        return posenc_seterr(err, POSENC_EFORMAT, "'%s': read past the end of '%s'", r->c->path,
+                             r->info.name);
+    if (xfer(hr->dset, hr->mtype, &hr->span, hr->pos, nelem, buf, 0) < 0) {
+        char what[POSENC_NAME_MAX + 32];
+        snprintf(what, sizeof what, "cannot read dataset '%s'", r->info.name);
+        return h5_fail(err, POSENC_EFORMAT, r->c->path, what);
+    }
+    hr->pos += nelem;
+    return POSENC_OK;
+}
+
+static void h5_reader_close(posenc_reader *r)
+{
+    h5_reader *hr = r->impl;
+    if (hr) {
+        if (hr->mtype >= 0)
+            H5Tclose(hr->mtype);
+        if (hr->dset >= 0)
+            H5Dclose(hr->dset);
+        free(hr);
+    }
+    r->impl = NULL;
+}
+
+/* ---------------------------------------------------------------- writing */
+
+typedef struct h5_writer {
+    char *tmp;
+    hid_t file;
+    hid_t *dsets, *mtypes;
+    h5_span *spans;
+    size_t cur;
+    uint64_t done;
+} h5_writer;
+
+static void h5_writer_free(posenc_writer *w, int remove_tmp)
+{
+    h5_writer *hw = w->impl;
+    if (!hw)
+        return;
+    for (size_t i = 0; i < w->n; i++) {
+        if (hw->dsets && hw->dsets[i] >= 0)
+            H5Dclose(hw->dsets[i]);
+        if (hw->mtypes && hw->mtypes[i] >= 0)
+            H5Tclose(hw->mtypes[i]);
+    }
+    if (hw->file >= 0)
+        H5Fclose(hw->file);
+    H5Eclear2(H5E_DEFAULT);
+    if (remove_tmp && hw->tmp)
+        posenc_tmp_discard(NULL, hw->tmp);
+    free(hw->tmp);
+    free(hw->dsets);
+    free(hw->mtypes);
+    free(hw->spans);
+    free(hw);
+    w->impl = NULL;
+}
+
+/* Chunk shape of about H5_CHUNK_BYTES: whole trailing axes, split along the leading ones. */
+static void chunk_dims(int ndim, const hsize_t *dims, size_t es, hsize_t *chunk)
+{
+    for (int k = 0; k < ndim; k++)
+        chunk[k] = dims[k];
+    for (int k = 0; k < ndim; k++) {
+        uint64_t slice = es; /* bytes of one index along axis k */
+        for (int i = k + 1; i < ndim; i++)
+            slice *= dims[i];
+        if (slice <= H5_CHUNK_BYTES) {
+            uint64_t n = H5_CHUNK_BYTES / slice;
+            chunk[k] = n < dims[k] ? n : dims[k];
+            if (chunk[k] == 0)
+                chunk[k] = 1;
+            return;
+        }
+        chunk[k] = 1;
+    }
+}
+
+static posenc_status create_dataset(posenc_writer *w, h5_writer *hw, size_t i, posenc_error *err)
+{
+    const posenc_array_info *a = &w->arrays[i];
+    const char *name = a->name;
+    while (*name == '/')
+        name++;
+    if (!*name)
+        name = "data";
+    hsize_t dims[POSENC_MAX_DIMS];
+    for (int k = 0; k < a->ndim; k++)
+        dims[k] = (hsize_t)a->shape[k];
+    span_init(&hw->spans[i], a->ndim, dims);
+    posenc_status st = POSENC_OK;
+    hid_t space = a->ndim == 0 ? H5Screate(H5S_SCALAR) : H5Screate_simple(a->ndim, dims, NULL);
+    hid_t ft = file_type(a->dtype);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    hw->mtypes[i] = mem_type(a->dtype);
+    if (space < 0 || ft < 0 || lcpl < 0 || dcpl < 0 || dapl < 0 || hw->mtypes[i] < 0 ||
+        H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) {
+        st = h5_fail(err, POSENC_EIO, w->path, "cannot set up a dataset");
+        goto out;
+    }
+    uint64_t nelem = w->nelem[i];
+    if (w->opts.compress && a->ndim > 0 && nelem > 0) {
+        hsize_t chunk[POSENC_MAX_DIMS];
+        chunk_dims(a->ndim, dims, posenc_dtype_size(a->dtype), chunk);
+        if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0) {
+            st = posenc_seterr(err, POSENC_EUNSUPPORTED,
+                               "'%s': this HDF5 library has no gzip filter", w->path);
+            goto out;
+        }
+        if (H5Pset_chunk(dcpl, a->ndim, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
+            H5Pset_deflate(dcpl, 4) < 0 ||
+            H5Pset_chunk_cache(dapl, 1031, H5_CACHE_BYTES, 1.0) < 0) {
+            st = h5_fail(err, POSENC_EIO, w->path, "cannot set up compression");
+            goto out;
+        }
+    }
+    hw->dsets[i] = H5Dcreate2(hw->file, name, ft, space, lcpl, dcpl, dapl);
+    if (hw->dsets[i] < 0) {
+        char what[POSENC_NAME_MAX + 32];
+        snprintf(what, sizeof what, "cannot create dataset '%s'", name);
+        st = h5_fail(err, POSENC_EIO, w->path, what);
+    }
+out:
+    if (space >= 0)
+        H5Sclose(space);
+    if (ft >= 0)
+        H5Tclose(ft);
+    if (lcpl >= 0)
+        H5Pclose(lcpl);
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (dapl >= 0)
+        H5Pclose(dapl);
+    return st;
+}
+
+static posenc_status write_attr(hid_t file, const char *path, const char *key, const char *val,
+                                posenc_error *err)
+{
+    posenc_status st = POSENC_OK;
+    hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR), a = -1;
+    if (t < 0 || sp < 0 || H5Tset_size(t, H5T_VARIABLE) < 0 ||
+        H5Tset_cset(t, H5T_CSET_UTF8) < 0 ||
+        (a = H5Acreate2(file, key, t, sp, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+        H5Awrite(a, t, &val) < 0) {
+        char what[POSENC_NAME_MAX + 32];
+        snprintf(what, sizeof what, "cannot write attribute '%.200s'", key);
+        st = h5_fail(err, POSENC_EIO, path, what);
+    }
+    if (a >= 0)
+        H5Aclose(a);
+    if (t >= 0)
+        H5Tclose(t);
+    if (sp >= 0)
+        H5Sclose(sp);
+    return st;
+}
+
+static posenc_status h5_w_start(posenc_writer *w, posenc_error *err)
+{
+    h5_quiet();
+    posenc_status st;
+    h5_writer *hw = calloc(1, sizeof *hw);
+    if (!hw)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    hw->file = -1;
+    w->impl = hw;
+    size_t n = w->n ? w->n : 1;
+    hw->dsets = malloc(n * sizeof *hw->dsets);
+    hw->mtypes = malloc(n * sizeof *hw->mtypes);
+    hw->spans = malloc(n * sizeof *hw->spans);
+    if (!hw->dsets || !hw->mtypes || !hw->spans) {
+        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < w->n; i++)
+        hw->dsets[i] = hw->mtypes[i] = -1;
+    FILE *fp = NULL;
+    if ((st = posenc_tmp_create(w->path, &hw->tmp, &fp, err)) != POSENC_OK)
+        goto fail;
+    fclose(fp);
+    hw->file = H5Fcreate(hw->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (hw->file < 0) {
+        st = h5_fail(err, POSENC_EIO, w->path, "cannot create HDF5 file");
+        goto fail;
+    }
+    for (size_t i = 0; i < w->nmeta; i++)
+        if ((st = write_attr(hw->file, w->path, w->meta_keys[i], w->meta_vals[i], err)) !=
+            POSENC_OK)
+            goto fail;
+    for (size_t i = 0; i < w->n; i++)
+        if ((st = create_dataset(w, hw, i, err)) != POSENC_OK)
+            goto fail;
+    return POSENC_OK;
+fail:
+    h5_writer_free(w, 1);
+    return st;
+}
+
+static posenc_status h5_w_write(posenc_writer *w, const void *data, uint64_t nelem,
+                                posenc_error *err)
+{
+    h5_writer *hw = w->impl;
+    const unsigned char *p = data;
+    while (nelem > 0) {
+        while (hw->cur < w->n && hw->done >= w->nelem[hw->cur]) {
+            hw->cur++;
+            hw->done = 0;
+        }
+        if (hw->cur >= w->n)
+            return posenc_seterr(err, POSENC_EINVAL, "'%s': more data than declared", w->path);
+        size_t i = hw->cur;
+        uint64_t take = w->nelem[i] - hw->done;
+        if (take > nelem)
+            take = nelem;
+        if (xfer(hw->dsets[i], hw->mtypes[i], &hw->spans[i], hw->done, take, (void *)p, 1) < 0) {
+            char what[POSENC_NAME_MAX + 32];
+            snprintf(what, sizeof what, "cannot write dataset '%s'", w->arrays[i].name);
+            return h5_fail(err, POSENC_EIO, w->path, what);
+        }
+        p += take * posenc_dtype_size(w->arrays[i].dtype);
+        nelem -= take;
+        hw->done += take;
+    }
+    return POSENC_OK;
+}
+
+static posenc_status h5_w_commit(posenc_writer *w, posenc_error *err)
+{
+    posenc_status st;
+    if (!w->impl && (st = h5_w_start(w, err)) != POSENC_OK)
+        return st;
+    h5_writer *hw = w->impl;
+    herr_t rc = 0;
+    for (size_t i = 0; i < w->n; i++) {
+        if (hw->dsets[i] >= 0 && H5Dclose(hw->dsets[i]) < 0)
+            rc = -1;
+        hw->dsets[i] = -1;
+    }
+    if (rc >= 0 && H5Fflush(hw->file, H5F_SCOPE_GLOBAL) < 0)
+        rc = -1;
+    if (H5Fclose(hw->file) < 0)
+        rc = -1;
+    hw->file = -1;
+    if (rc < 0) {
+        st = h5_fail(err, POSENC_EIO, w->path, "cannot finish HDF5 file");
+        h5_writer_free(w, 1);
+        return st;
+    }
+    st = posenc_tmp_commit(NULL, hw->tmp, w->path, err);
+    h5_writer_free(w, st != POSENC_OK);
+    return st;
+}
+
+static void h5_w_abort(posenc_writer *w) { h5_writer_free(w, 1); }
+
+const posenc_backend posenc_backend_hdf5 = {
+    .format = POSENC_FMT_HDF5,
+    .open = h5_open,
+    .reader_open = h5_reader_open,
+    .read = h5_read,
+    .reader_close = h5_reader_close,
+    .close = h5_close,
+    .w_start = h5_w_start,
+    .w_write = h5_w_write,
+    .w_commit = h5_w_commit,
+    .w_abort = h5_w_abort,
+};
