@@ -1,8 +1,187 @@
-/* fileutil.c: PLACEHOLDER so the tree links; replaced by the formats layer. */
+/* fileutil.c: helpers every backend shares: temporary files beside the target that are renamed
+ * into place on commit, the writer's metadata as JSON, and exact reads and writes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "backend.h"
-posenc_status posenc_tmp_create(const char *f, char **t, FILE **fp, posenc_error *err) { (void)f; (void)t; (void)fp; return posenc_seterr(err, POSENC_EUNSUPPORTED, "not built yet"); }
-posenc_status posenc_tmp_commit(FILE *fp, const char *t, const char *f, posenc_error *err) { (void)fp; (void)t; (void)f; return posenc_seterr(err, POSENC_EUNSUPPORTED, "not built yet"); }
-void posenc_tmp_discard(FILE *fp, const char *t) { (void)fp; (void)t; }
-char *posenc_writer_meta_json(const posenc_writer *w) { (void)w; return 0; }
-posenc_status posenc_read_exact(FILE *fp, void *b, size_t n, const char *p, const char *w, posenc_error *err) { (void)fp; (void)b; (void)n; (void)p; (void)w; return posenc_seterr(err, POSENC_EUNSUPPORTED, "not built yet"); }
-posenc_status posenc_write_exact(FILE *fp, const void *b, size_t n, const char *p, posenc_error *err) { (void)fp; (void)b; (void)n; (void)p; return posenc_seterr(err, POSENC_EUNSUPPORTED, "not built yet"); }
+
+/* Is final_path an existing non-regular file (a device such as /dev/null, a FIFO)? Those are
+ * written in place: renaming a temporary over /dev/null would replace the device node. */
+static int is_special(const char *final_path)
+{
+    struct stat st;
+    return stat(final_path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+posenc_status posenc_tmp_create(const char *final_path, char **tmp_path, FILE **fp,
+                                posenc_error *err)
+{
+    *tmp_path = NULL;
+    *fp = NULL;
+    if (is_special(final_path)) {
+        FILE *f = fopen(final_path, "wb");
+        if (!f)
+            return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", final_path,
+                                 strerror(errno));
+        *fp = f;
+        return POSENC_OK; /* *tmp_path stays NULL: commit closes, discard closes */
+    }
+    const char *slash = strrchr(final_path, '/');
+    size_t dlen = slash ? (size_t)(slash - final_path) + 1 : 0;
+    const char *base = final_path + dlen;
+    if (*base == '\0')
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': not a file name", final_path);
+    static const char mid[] = ".posenc-tmp-XXXXXX-";
+    size_t blen = strlen(base);
+    char *t = malloc(dlen + sizeof mid + blen);
+    if (!t)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    memcpy(t, final_path, dlen);
+    memcpy(t + dlen, mid, sizeof mid - 1);
+    memcpy(t + dlen + sizeof mid - 1, base, blen + 1);
+    int fd = mkstemps(t, (int)blen + 1);
+    if (fd < 0) {
+        int e = errno;
+        free(t);
+        return posenc_seterr(err, POSENC_EIO, "cannot create '%s': %s", final_path, strerror(e));
+    }
+    /* mkstemp makes 0600; give the file the mode open(2) would (0666 & ~umask). */
+    mode_t mask = umask(0);
+    umask(mask);
+    (void)fchmod(fd, 0666 & ~mask);
+    FILE *f = fdopen(fd, "wb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        unlink(t);
+        free(t);
+        return posenc_seterr(err, POSENC_EIO, "cannot create '%s': %s", final_path, strerror(e));
+    }
+    *tmp_path = t;
+    *fp = f;
+    return POSENC_OK;
+}
+
+posenc_status posenc_tmp_commit(FILE *fp, const char *tmp_path, const char *final_path,
+                                posenc_error *err)
+{
+    int e = 0;
+    if (fp) {
+        if (fflush(fp) != 0 || ferror(fp))
+            e = errno ? errno : EIO;
+        if (fclose(fp) != 0 && !e)
+            e = errno ? errno : EIO;
+    }
+    if (!e && tmp_path && rename(tmp_path, final_path) != 0)
+        e = errno;
+    if (e) {
+        /* fp is closed either way; the temporary goes so that nothing partial remains */
+        if (tmp_path)
+            unlink(tmp_path);
+        return posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", final_path, strerror(e));
+    }
+    return POSENC_OK;
+}
+
+void posenc_tmp_discard(FILE *fp, const char *tmp_path)
+{
+    if (fp)
+        fclose(fp);
+    if (tmp_path)
+        unlink(tmp_path);
+}
+
+/* Append s to a growing buffer. */
+struct sbuf {
+    char *p;
+    size_t len, cap;
+    int oom;
+};
+
+static void sb_put(struct sbuf *b, const char *s, size_t n)
+{
+    if (b->oom)
+        return;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *q = realloc(b->p, cap);
+        if (!q) {
+            b->oom = 1;
+            return;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+static void sb_str(struct sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
+
+/* A JSON string literal for s (quotes, backslashes and control characters escaped). */
+static void sb_json_string(struct sbuf *b, const char *s)
+{
+    sb_put(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        char esc[8];
+        if (*p == '"' || *p == '\\') {
+            esc[0] = '\\';
+            esc[1] = (char)*p;
+            sb_put(b, esc, 2);
+        } else if (*p < 0x20) {
+            snprintf(esc, sizeof esc, "\\u%04x", *p);
+            sb_str(b, esc);
+        } else {
+            sb_put(b, (const char *)p, 1);
+        }
+    }
+    sb_put(b, "\"", 1);
+}
+
+char *posenc_writer_meta_json(const posenc_writer *w)
+{
+    struct sbuf b = { 0 };
+    sb_str(&b, "{");
+    for (size_t i = 0; i < w->nmeta; i++) {
+        if (i)
+            sb_str(&b, ", ");
+        sb_json_string(&b, w->meta_keys[i]);
+        sb_str(&b, ": ");
+        sb_str(&b, w->meta_vals[i]);
+    }
+    sb_str(&b, "}");
+    if (b.oom) {
+        free(b.p);
+        return NULL;
+    }
+    return b.p;
+}
+
+posenc_status posenc_read_exact(FILE *fp, void *buf, size_t n, const char *path, const char *what,
+                                posenc_error *err)
+{
+    size_t got = n ? fread(buf, 1, n, fp) : 0;
+    if (got == n)
+        return POSENC_OK;
+    if (ferror(fp))
+        return posenc_seterr(err, POSENC_EIO, "cannot read '%s': %s", path,
+                             strerror(errno ? errno : EIO));
+    return posenc_seterr(err, POSENC_EFORMAT, "'%s': truncated %s", path, what);
+}
+
+posenc_status posenc_write_exact(FILE *fp, const void *buf, size_t n, const char *path,
+                                 posenc_error *err)
+{
+    if (n && fwrite(buf, 1, n, fp) != n)
+        return posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", path,
+                             strerror(errno ? errno : EIO));
+    return POSENC_OK;
+}

@@ -1,21 +1,583 @@
-/* io.c: PLACEHOLDER so the tree links while the formats layer is written; replaced wholesale. */
-#include "posenc/io.h"
-#define NI(...) return posenc_seterr(err, POSENC_EUNSUPPORTED, "not built yet")
-posenc_status posenc_container_open(const char *p, const posenc_read_opts *o, posenc_container **out, posenc_error *err) { (void)p; (void)o; (void)out; NI(); }
-posenc_format posenc_container_format(const posenc_container *c) { (void)c; return POSENC_FMT_AUTO; }
-size_t posenc_container_count(const posenc_container *c) { (void)c; return 0; }
-const posenc_array_info *posenc_container_array(const posenc_container *c, size_t i) { (void)c; (void)i; return NULL; }
-const char *posenc_container_meta(const posenc_container *c) { (void)c; return NULL; }
-void posenc_container_close(posenc_container *c) { (void)c; }
-posenc_status posenc_reader_open(const char *s, const posenc_read_opts *o, posenc_reader **out, posenc_error *err) { (void)s; (void)o; (void)out; NI(); }
-posenc_status posenc_reader_open_index(posenc_container *c, size_t i, posenc_reader **out, posenc_error *err) { (void)c; (void)i; (void)out; NI(); }
-const posenc_array_info *posenc_reader_info(const posenc_reader *r) { (void)r; return NULL; }
-posenc_status posenc_reader_read(posenc_reader *r, void *b, uint64_t n, posenc_error *err) { (void)r; (void)b; (void)n; NI(); }
-void posenc_reader_close(posenc_reader *r) { (void)r; }
-posenc_status posenc_read_all(const char *s, const posenc_read_opts *o, posenc_dtype as, uint64_t m, posenc_array_info *i, void **d, posenc_error *err) { (void)s; (void)o; (void)as; (void)m; (void)i; (void)d; NI(); }
-posenc_status posenc_writer_open(const char *p, const posenc_write_opts *o, posenc_writer **out, posenc_error *err) { (void)p; (void)o; (void)out; NI(); }
-posenc_status posenc_writer_meta(posenc_writer *w, const char *k, const char *v, posenc_error *err) { (void)w; (void)k; (void)v; NI(); }
-posenc_status posenc_writer_declare(posenc_writer *w, const posenc_array_info *a, posenc_error *err) { (void)w; (void)a; NI(); }
-posenc_status posenc_writer_write(posenc_writer *w, const void *d, uint64_t n, posenc_error *err) { (void)w; (void)d; (void)n; NI(); }
-posenc_status posenc_writer_commit(posenc_writer *w, posenc_error *err) { (void)w; NI(); }
-void posenc_writer_abort(posenc_writer *w) { (void)w; }
+/* io.c: the generic layer over every format: containers (sniffing the magic bytes), readers by
+ * FILE:MEMBER spec, and checked writers that hand bytes to the per-format backends. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include <cjson/cJSON.h>
+
+#include "backend.h"
+
+/* The HDF5, safetensors, C-header and raw backends live in files written separately. Until a
+ * file exists its backend is a weak reference (NULL = "not available"), so the tree links in
+ * every state; once it exists the reference is strong, so that the linker pulls its object out
+ * of libposenc.a (a weak reference alone would not). */
+#if defined(__has_include)
+#if __has_include("hdf5.c")
+#define HAVE_HDF5_C 1
+#endif
+#if __has_include("safetensors.c")
+#define HAVE_SAFETENSORS_C 1
+#endif
+#if __has_include("cheader.c")
+#define HAVE_CHEADER_C 1
+#endif
+#if __has_include("raw.c")
+#define HAVE_RAW_C 1
+#endif
+#endif
+#ifndef HAVE_HDF5_C
+extern const posenc_backend posenc_backend_hdf5 __attribute__((weak));
+#endif
+#ifndef HAVE_SAFETENSORS_C
+extern const posenc_backend posenc_backend_safetensors __attribute__((weak));
+#endif
+#ifndef HAVE_CHEADER_C
+extern const posenc_backend posenc_backend_cheader __attribute__((weak));
+#endif
+#ifndef HAVE_RAW_C
+extern const posenc_backend posenc_backend_raw __attribute__((weak));
+#endif
+
+static const posenc_backend *backend_for(posenc_format f)
+{
+    switch (f) {
+    case POSENC_FMT_NPY: return &posenc_backend_npy;
+    case POSENC_FMT_NPZ: return &posenc_backend_npz;
+    case POSENC_FMT_DIR: return &posenc_backend_dir;
+    case POSENC_FMT_HDF5: return &posenc_backend_hdf5;
+    case POSENC_FMT_SAFETENSORS: return &posenc_backend_safetensors;
+    case POSENC_FMT_CHEADER: return &posenc_backend_cheader;
+    case POSENC_FMT_RAW: return &posenc_backend_raw;
+    case POSENC_FMT_AUTO: break;
+    }
+    return NULL;
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcasecmp(s + n - m, suffix) == 0;
+}
+
+/* Which format the file at path is, from its first bytes (then its name). */
+static posenc_status sniff(const char *path, posenc_format *out, posenc_error *err)
+{
+    if (strcmp(path, "-") == 0) {
+        *out = POSENC_FMT_NPY;
+        return POSENC_OK;
+    }
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) {
+        *out = POSENC_FMT_DIR;
+        return POSENC_OK;
+    }
+    unsigned char m[16] = { 0 };
+    size_t got = 0;
+    if (S_ISREG(st.st_mode)) {
+        FILE *fp = fopen(path, "rb");
+        if (!fp)
+            return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(errno));
+        got = fread(m, 1, sizeof m, fp);
+        fclose(fp);
+    } else {
+        /* a pipe or device cannot be peeked at without consuming it: go by the name */
+        posenc_format g = posenc_format_guess(path);
+        *out = g == POSENC_FMT_AUTO ? POSENC_FMT_NPY : g;
+        return POSENC_OK;
+    }
+    if (got >= 6 && memcmp(m, "\x93NUMPY", 6) == 0)
+        *out = POSENC_FMT_NPY;
+    else if (got >= 4 && (memcmp(m, "PK\x03\x04", 4) == 0 || memcmp(m, "PK\x05\x06", 4) == 0))
+        *out = POSENC_FMT_NPZ;
+    else if (got >= 8 && memcmp(m, "\x89HDF\r\n\x1a\n", 8) == 0)
+        *out = POSENC_FMT_HDF5;
+    else if (got >= 9 && m[8] == '{' && m[6] == 0 && m[7] == 0)
+        *out = POSENC_FMT_SAFETENSORS; /* 8-byte little-endian header length, then '{' */
+    else if (ends_with(path, ".json") || ends_with(path, ".bin"))
+        *out = POSENC_FMT_RAW;
+    else {
+        posenc_format g = posenc_format_guess(path);
+        if (g == POSENC_FMT_AUTO || g == POSENC_FMT_CHEADER)
+            return posenc_seterr(err, POSENC_EFORMAT,
+                                 "'%s': unknown file format (not NPY, NPZ, HDF5, safetensors or "
+                                 "raw)", path);
+        *out = g; /* the backend will say what is wrong with it */
+    }
+    return POSENC_OK;
+}
+
+/* ---- containers ---- */
+
+posenc_status posenc_container_open(const char *path, const posenc_read_opts *opts,
+                                    posenc_container **out, posenc_error *err)
+{
+    posenc_read_opts o = { 0, POSENC_FMT_AUTO };
+    if (opts)
+        o = *opts;
+    posenc_format f = o.format;
+    posenc_status st;
+    if (f == POSENC_FMT_AUTO && (st = sniff(path, &f, err)))
+        return st;
+    const posenc_backend *be = backend_for(f);
+    if (!be || !be->open)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': cannot read %s files%s", path,
+                             posenc_format_name(f), be ? "" : " (not built in)");
+    if (strcmp(path, "-") == 0 && f != POSENC_FMT_NPY)
+        return posenc_seterr(err, POSENC_EINVAL, "standard input can only be read as NPY");
+    posenc_container *c = calloc(1, sizeof *c);
+    if (!c || !(c->path = strdup(path))) {
+        free(c);
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    }
+    c->be = be;
+    c->opts = o;
+    c->opts.format = f;
+    if ((st = be->open(c, err))) {
+        if (c->impl && be->close)
+            be->close(c);
+        free(c->arrays);
+        free(c->meta);
+        free(c->path);
+        free(c);
+        return st;
+    }
+    *out = c;
+    return POSENC_OK;
+}
+
+posenc_format posenc_container_format(const posenc_container *c) { return c->be->format; }
+
+size_t posenc_container_count(const posenc_container *c) { return c->n; }
+
+const posenc_array_info *posenc_container_array(const posenc_container *c, size_t i)
+{
+    return i < c->n ? &c->arrays[i] : NULL;
+}
+
+const char *posenc_container_meta(const posenc_container *c) { return c->meta; }
+
+void posenc_container_close(posenc_container *c)
+{
+    if (!c)
+        return;
+    if (c->be->close)
+        c->be->close(c);
+    free(c->arrays);
+    free(c->meta);
+    free(c->path);
+    free(c);
+}
+
+/* ---- readers ---- */
+
+posenc_status posenc_reader_open_index(posenc_container *c, size_t i, posenc_reader **out,
+                                       posenc_error *err)
+{
+    if (i >= c->n)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': no array number %zu (it holds %zu)",
+                             c->path, i, c->n);
+    posenc_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    r->c = c;
+    r->index = i;
+    r->info = c->arrays[i];
+    posenc_status st = posenc_shape_size(r->info.ndim, r->info.shape, r->info.dtype, &r->nelem,
+                                         NULL, err);
+    if (!st)
+        st = c->be->reader_open(r, err);
+    if (st) {
+        free(r);
+        return st;
+    }
+    *out = r;
+    return POSENC_OK;
+}
+
+/* Find member in c: exact name, or HDF5-style with or without the leading '/'. */
+static int find_member(const posenc_container *c, const char *member, size_t *idx)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->arrays[i].name, member) == 0) {
+            *idx = i;
+            return 1;
+        }
+    const char *m = member[0] == '/' ? member + 1 : member;
+    for (size_t i = 0; i < c->n; i++) {
+        const char *nm = c->arrays[i].name[0] == '/' ? c->arrays[i].name + 1 : c->arrays[i].name;
+        if (strcmp(nm, m) == 0) {
+            *idx = i;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* "cos, sin, inv_freq" (the first few names) for messages. */
+static void list_names(const posenc_container *c, char *buf, size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < c->n && off + 1 < len; i++) {
+        if (i == 8) {
+            snprintf(buf + off, len - off, ", ...");
+            return;
+        }
+        int n = snprintf(buf + off, len - off, "%s%s", i ? ", " : "", c->arrays[i].name);
+        if (n < 0)
+            return;
+        off += (size_t)n;
+    }
+}
+
+posenc_status posenc_reader_open(const char *spec, const posenc_read_opts *opts,
+                                 posenc_reader **out, posenc_error *err)
+{
+    char path[4096], member[1024];
+    posenc_status st;
+    if ((st = posenc_spec_split(spec, path, sizeof path, member, sizeof member, err)))
+        return st;
+    posenc_container *c;
+    if ((st = posenc_container_open(path, opts, &c, err)))
+        return st;
+    size_t idx = 0;
+    if (member[0]) {
+        if (!find_member(c, member, &idx)) {
+            char names[256];
+            list_names(c, names, sizeof names);
+            st = posenc_seterr(err, POSENC_ENOTFOUND, "'%s': no array '%s' (it holds %s)", path,
+                               member, c->n ? names : "none");
+            goto fail;
+        }
+    } else if (c->n != 1) {
+        if (c->n == 0) {
+            st = posenc_seterr(err, POSENC_ENOTFOUND, "'%s': holds no arrays", path);
+        } else {
+            char names[256];
+            list_names(c, names, sizeof names);
+            st = posenc_seterr(err, POSENC_EINVAL, "'%s': %zu arrays (%s); name one as '%s:NAME'",
+                               path, c->n, names, path);
+        }
+        goto fail;
+    }
+    posenc_reader *r;
+    if ((st = posenc_reader_open_index(c, idx, &r, err)))
+        goto fail;
+    r->own_container = 1;
+    *out = r;
+    return POSENC_OK;
+fail:
+    posenc_container_close(c);
+    return st;
+}
+
+const posenc_array_info *posenc_reader_info(const posenc_reader *r) { return &r->info; }
+
+posenc_status posenc_reader_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err)
+{
+    if (nelem > r->nelem - r->pos)
+        return posenc_seterr(err, POSENC_EFORMAT,
+                             "'%s': reading past the end of array '%s' (%llu elements)",
+                             r->c->path, r->info.name, (unsigned long long)r->nelem);
+    if (nelem == 0)
+        return POSENC_OK;
+    posenc_status st = r->c->be->read(r, buf, nelem, err);
+    if (!st)
+        r->pos += nelem;
+    return st;
+}
+
+void posenc_reader_close(posenc_reader *r)
+{
+    if (!r)
+        return;
+    if (r->c->be->reader_close)
+        r->c->be->reader_close(r);
+    if (r->own_container)
+        posenc_container_close(r->c);
+    free(r);
+}
+
+posenc_status posenc_read_all(const char *spec, const posenc_read_opts *opts, posenc_dtype as,
+                              uint64_t max_bytes, posenc_array_info *info, void **data,
+                              posenc_error *err)
+{
+    posenc_reader *r;
+    posenc_status st;
+    if ((unsigned)as >= POSENC_DT_COUNT)
+        return posenc_seterr(err, POSENC_EINVAL, "invalid dtype");
+    if ((st = posenc_reader_open(spec, opts, &r, err)))
+        return st;
+    size_t out_es = posenc_dtype_size(as), in_es = posenc_dtype_size(r->info.dtype);
+    uint64_t n = r->nelem;
+    unsigned char *buf = NULL, *tmp = NULL;
+    if (n > max_bytes / out_es) {
+        char sh[256];
+        posenc_shape_str(r->info.ndim, r->info.shape, sh, sizeof sh);
+        st = posenc_seterr(err, POSENC_ERANGE,
+                           "'%s': array %s of shape %s is larger than %llu bytes as %s", spec,
+                           r->info.name[0] ? r->info.name : "", sh,
+                           (unsigned long long)max_bytes, posenc_dtype_name(as));
+        goto out;
+    }
+    buf = malloc(n ? (size_t)(n * out_es) : 1);
+    if (!buf) {
+        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        goto out;
+    }
+    if (as == r->info.dtype) {
+        st = posenc_reader_read(r, buf, n, err);
+    } else {
+        const uint64_t chunk = 1 << 16;
+        tmp = malloc((size_t)(chunk * in_es));
+        if (!tmp) {
+            st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+            goto out;
+        }
+        for (uint64_t done = 0; done < n && !st; done += chunk) {
+            uint64_t k = n - done < chunk ? n - done : chunk;
+            st = posenc_reader_read(r, tmp, k, err);
+            if (!st)
+                posenc_dtype_convert(buf + done * out_es, as, tmp, r->info.dtype, (size_t)k);
+        }
+    }
+    if (!st) {
+        if (info)
+            *info = r->info;
+        *data = buf;
+        buf = NULL;
+    }
+out:
+    free(tmp);
+    free(buf);
+    posenc_reader_close(r);
+    return st;
+}
+
+/* ---- writers ---- */
+
+posenc_status posenc_writer_open(const char *path, const posenc_write_opts *opts,
+                                 posenc_writer **out, posenc_error *err)
+{
+    posenc_write_opts o = { POSENC_FMT_AUTO, 0 };
+    if (opts)
+        o = *opts;
+    if (!path || !*path)
+        return posenc_seterr(err, POSENC_EINVAL, "empty output name");
+    if (o.format == POSENC_FMT_AUTO)
+        o.format = posenc_format_guess(path);
+    if (o.format == POSENC_FMT_AUTO)
+        return posenc_seterr(err, POSENC_EINVAL,
+                             "'%s': cannot tell the format from the name; pass --format", path);
+    if (strcmp(path, "-") == 0 && o.format != POSENC_FMT_NPY)
+        return posenc_seterr(err, POSENC_EINVAL,
+                             "standard output takes one array as NPY, not %s",
+                             posenc_format_name(o.format));
+    const posenc_backend *be = backend_for(o.format);
+    if (!be || !be->w_start)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': cannot write %s files%s", path,
+                             posenc_format_name(o.format), be ? "" : " (not built in)");
+    posenc_writer *w = calloc(1, sizeof *w);
+    if (!w || !(w->path = strdup(path))) {
+        free(w);
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    }
+    w->be = be;
+    w->opts = o;
+    *out = w;
+    return POSENC_OK;
+}
+
+static void writer_free(posenc_writer *w)
+{
+    for (size_t i = 0; i < w->nmeta; i++) {
+        free(w->meta_keys[i]);
+        free(w->meta_vals[i]);
+    }
+    free(w->meta_keys);
+    free(w->meta_vals);
+    free(w->arrays);
+    free(w->nelem);
+    free(w->path);
+    free(w);
+}
+
+posenc_status posenc_writer_meta(posenc_writer *w, const char *key, const char *json_value,
+                                 posenc_error *err)
+{
+    if (w->started)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': metadata must come before the data",
+                             w->path);
+    if (!key || !*key)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': empty metadata key", w->path);
+    const char *end = NULL;
+    cJSON *v = cJSON_ParseWithOpts(json_value, &end, 1);
+    if (!v)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': metadata '%s' is not a JSON value: %.64s",
+                             w->path, key, json_value);
+    cJSON_Delete(v);
+    char *k = strdup(key), *val = strdup(json_value);
+    if (!k || !val) {
+        free(k);
+        free(val);
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < w->nmeta; i++)
+        if (strcmp(w->meta_keys[i], key) == 0) { /* a later value replaces an earlier one */
+            free(k);
+            free(w->meta_vals[i]);
+            w->meta_vals[i] = val;
+            return POSENC_OK;
+        }
+    char **nk = realloc(w->meta_keys, (w->nmeta + 1) * sizeof *nk);
+    if (nk)
+        w->meta_keys = nk;
+    char **nv = nk ? realloc(w->meta_vals, (w->nmeta + 1) * sizeof *nv) : NULL;
+    if (nv)
+        w->meta_vals = nv;
+    if (!nk || !nv) {
+        free(k);
+        free(val);
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    }
+    w->meta_keys[w->nmeta] = k;
+    w->meta_vals[w->nmeta] = val;
+    w->nmeta++;
+    return POSENC_OK;
+}
+
+posenc_status posenc_writer_declare(posenc_writer *w, const posenc_array_info *a,
+                                    posenc_error *err)
+{
+    posenc_status st;
+    if (w->started)
+        return posenc_seterr(err, POSENC_EINVAL,
+                             "'%s': declare every array before writing data", w->path);
+    if (memchr(a->name, '\0', sizeof a->name) == NULL)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': array name too long", w->path);
+    if ((unsigned)a->dtype >= POSENC_DT_COUNT)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': array '%s' has an invalid dtype",
+                             w->path, a->name);
+    uint64_t n;
+    posenc_error e2 = { 0 };
+    if ((st = posenc_shape_size(a->ndim, a->shape, a->dtype, &n, NULL, &e2)))
+        return posenc_seterr(err, st == POSENC_EFORMAT ? POSENC_EINVAL : st,
+                             "'%s': array '%s': %s", w->path, a->name, e2.msg);
+    if (w->opts.format == POSENC_FMT_NPY) {
+        if (w->n >= 1)
+            return posenc_seterr(err, POSENC_EINVAL,
+                                 "'%s': an NPY file holds one array; write several to .npz, "
+                                 ".safetensors, .h5 or a directory", w->path);
+    } else {
+        if (!a->name[0])
+            return posenc_seterr(err, POSENC_EINVAL, "'%s': every array needs a name in a %s "
+                                 "file", w->path, posenc_format_name(w->opts.format));
+        for (size_t i = 0; i < w->n; i++)
+            if (strcmp(w->arrays[i].name, a->name) == 0)
+                return posenc_seterr(err, POSENC_EINVAL, "'%s': array name '%s' used twice",
+                                     w->path, a->name);
+    }
+    if (w->n == w->cap) {
+        size_t cap = w->cap ? w->cap * 2 : 8;
+        posenc_array_info *na = realloc(w->arrays, cap * sizeof *na);
+        if (na)
+            w->arrays = na;
+        uint64_t *nn = na ? realloc(w->nelem, cap * sizeof *nn) : NULL;
+        if (nn)
+            w->nelem = nn;
+        if (!na || !nn)
+            return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        w->cap = cap;
+    }
+    w->arrays[w->n] = *a;
+    w->nelem[w->n] = n;
+    w->n++;
+    return POSENC_OK;
+}
+
+/* Skip completed (and empty) arrays. */
+static void advance(posenc_writer *w)
+{
+    while (w->cur < w->n && w->done == w->nelem[w->cur]) {
+        w->cur++;
+        w->done = 0;
+    }
+}
+
+static posenc_status writer_start(posenc_writer *w, posenc_error *err)
+{
+    if (w->started)
+        return POSENC_OK;
+    if (w->n == 0 && w->opts.format == POSENC_FMT_NPY)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': no array to write", w->path);
+    posenc_status st = w->be->w_start(w, err);
+    if (st)
+        return st;
+    w->started = 1;
+    advance(w);
+    return POSENC_OK;
+}
+
+posenc_status posenc_writer_write(posenc_writer *w, const void *data, uint64_t nelem,
+                                  posenc_error *err)
+{
+    posenc_status st;
+    if ((st = writer_start(w, err)))
+        return st;
+    uint64_t left = 0;
+    for (size_t i = w->cur; i < w->n && left <= nelem; i++)
+        left += w->nelem[i] - (i == w->cur ? w->done : 0);
+    if (nelem > left)
+        return posenc_seterr(err, POSENC_EINVAL,
+                             "'%s': writing %llu elements past the declared arrays", w->path,
+                             (unsigned long long)(nelem - left));
+    const unsigned char *p = data;
+    while (nelem > 0) {
+        uint64_t k = w->nelem[w->cur] - w->done;
+        if (k > nelem)
+            k = nelem;
+        if ((st = w->be->w_write(w, p, k, err)))
+            return st;
+        p += k * posenc_dtype_size(w->arrays[w->cur].dtype);
+        nelem -= k;
+        w->done += k;
+        advance(w);
+    }
+    return POSENC_OK;
+}
+
+posenc_status posenc_writer_commit(posenc_writer *w, posenc_error *err)
+{
+    posenc_status st;
+    if ((st = writer_start(w, err))) {
+        writer_free(w);
+        return st;
+    }
+    advance(w);
+    if (w->cur < w->n) {
+        st = posenc_seterr(err, POSENC_EINVAL,
+                           "'%s': array '%s' is incomplete (%llu of %llu elements written)",
+                           w->path, w->arrays[w->cur].name, (unsigned long long)w->done,
+                           (unsigned long long)w->nelem[w->cur]);
+        w->be->w_abort(w);
+        writer_free(w);
+        return st;
+    }
+    st = w->be->w_commit(w, err);
+    writer_free(w);
+    return st;
+}
+
+void posenc_writer_abort(posenc_writer *w)
+{
+    if (!w)
+        return;
+    if (w->started && w->be->w_abort)
+        w->be->w_abort(w);
+    writer_free(w);
+}

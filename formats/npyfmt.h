@@ -1,0 +1,89 @@
+/* formats/npyfmt.h: the NPY header and data codec shared by npy.c, npz.c and dir.c (internal).
+ *
+ * The codec reads through a byte source (a FILE, a zip member) so the same code parses .npy files,
+ * NPZ members and directory entries, streaming, without seeking. */
+#ifndef POSENC_FORMATS_NPYFMT_H
+#define POSENC_FORMATS_NPYFMT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "posenc/io.h"
+
+#define POSENC_NPY_MAX_HEADER (1u << 20)           /* header text above 1 MiB is refused */
+#define POSENC_NPY_FORTRAN_MAX ((uint64_t)1 << 30)  /* Fortran arrays are transposed in memory */
+#define POSENC_NPY_HEADER_CAP 640                  /* posenc_npy_header_format never needs more */
+
+/* Read exactly n bytes into buf or fail (EFORMAT "'path': truncated ..." / EIO). */
+typedef posenc_status (*posenc_npy_src)(void *ctx, void *buf, size_t n, posenc_error *err);
+
+typedef struct posenc_npy_header {
+    posenc_array_info info;   /* dtype, ndim, shape; name left empty */
+    int major, minor;         /* version */
+    int fortran;              /* fortran_order True and the layout differs from C order */
+    int swap;                 /* data byte order differs from the host's */
+    uint64_t data_offset;     /* bytes before the data */
+    uint64_t nelem, nbytes;
+    char descr[40];
+} posenc_npy_header;
+
+/* Read magic, version and header dict from src. path names the file in messages. */
+posenc_status posenc_npy_header_read(posenc_npy_src src, void *ctx, const char *path,
+                                     int assume_bf16, posenc_npy_header *h, posenc_error *err);
+/* Parse the dict text (len bytes) alone into h (info, fortran, swap, nelem, nbytes, descr). */
+posenc_status posenc_npy_header_parse(const char *text, size_t len, const char *path,
+                                      int assume_bf16, posenc_npy_header *h, posenc_error *err);
+/* Write the header numpy writes for a (version 1.0, or 2.0 when it does not fit) into buf
+ * (POSENC_NPY_HEADER_CAP bytes); returns its length, a multiple of 64. */
+size_t posenc_npy_header_format(const posenc_array_info *a, unsigned char *buf);
+
+/* Decodes the data part of an NPY stream: byteswaps, transposes Fortran order. */
+typedef struct posenc_npy_data {
+    posenc_npy_header h;
+    posenc_npy_src src;
+    void *ctx;
+    const char *path;
+    unsigned char *cbuf;      /* Fortran arrays: the whole array in C order */
+    uint64_t done;            /* bytes handed out */
+} posenc_npy_data;
+
+void posenc_npy_data_init(posenc_npy_data *d, const posenc_npy_header *h, posenc_npy_src src,
+                          void *ctx, const char *path);
+posenc_status posenc_npy_data_read(posenc_npy_data *d, void *buf, uint64_t nelem,
+                                   posenc_error *err);
+void posenc_npy_data_free(posenc_npy_data *d);
+
+/* A FILE as a byte source (what names the part being read in "truncated" messages). */
+typedef struct posenc_npy_fsrc {
+    FILE *fp;
+    const char *path;
+} posenc_npy_fsrc;
+posenc_status posenc_npy_fsrc_read(void *ctx, void *buf, size_t n, posenc_error *err);
+
+/* Open path ("-" = stdin) and read its NPY header, leaving *fp at the data. For regular files
+ * the data length is checked against the file size. *fp is stdin for "-" (do not fclose it);
+ * *regular tells whether the file can be reopened and seeked. */
+posenc_status posenc_npy_open_file(const char *path, int assume_bf16, posenc_npy_header *h,
+                                   FILE **fp, int *regular, posenc_error *err);
+
+/* Reader state for a plain .npy file (used by npy.c and dir.c). */
+typedef struct posenc_npy_freader {
+    FILE *fp;
+    int own;                  /* fclose fp on close */
+    char *vbuf;               /* stdio buffer */
+    posenc_npy_fsrc src;
+    posenc_npy_data d;
+} posenc_npy_freader;
+/* Reopen a regular file at its data (h from an earlier posenc_npy_open_file) or take over fp
+ * (own = 0, already positioned at the data). Caller frees with posenc_npy_freader_free. */
+posenc_status posenc_npy_freader_new(const char *path, FILE *fp, const posenc_npy_header *h,
+                                     posenc_npy_freader **out, posenc_error *err);
+void posenc_npy_freader_free(posenc_npy_freader *r);
+
+/* Does the metadata JSON text say {"posenc_dtypes": {name: "bf16"}}? */
+int posenc_npy_meta_is_bf16(const char *meta, const char *name);
+
+/* Size of the stdio buffers backends install (large writes and reads go straight through). */
+#define POSENC_IO_BUFSIZE ((size_t)1 << 20)
+
+#endif
