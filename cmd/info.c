@@ -1,10 +1,487 @@
-/* cmd/info.c: placeholder until the subcommand lands (replaced by its implementation). */
+/* cmd/info.c: posenc info: what a config.json implies about position encoding, as text or JSON. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
 #include "common.h"
+
+static void usage(FILE *fp)
+{
+    fputs("usage: posenc info --config FILE [--layer-type T] [--seq-len N]\n"
+          "                   [--precision exact|hf] [--json]\n"
+          "\n"
+          "Resolve a Hugging Face config.json the way transformers does and report the position\n"
+          "encoding: RoPE type, theta and where it came from, head and rotary dims, pairing style,\n"
+          "scaling parameters, inv_freq and attention scaling (or the ALiBi, T5 or learned-table\n"
+          "parameters), plus notes on defaults posenc filled in.\n"
+          "\n"
+          "options:\n"
+          "  -c, --config FILE       config.json to read (required)\n"
+          "  -l, --layer-type T      report only layer type T (Gemma 3/4, MiMo full/sliding)\n"
+          "  -n, --seq-len N         parameters at sequence length N (dynamic, longrope);\n"
+          "                          default: what transformers computes at load time\n"
+          "  -p, --precision P       inv_freq values: hf (transformers' float32, default) or\n"
+          "                          exact (double)\n"
+          "  -j, --json              print one JSON object instead of text\n"
+          "  -h, --help              show this help\n",
+          fp);
+}
+
+/* Text and JSON are written to a memory stream and copied to stdout only when the whole report
+ * succeeded, so an error leaves no partial report on stdout. */
+static FILE *g_out;
+
+struct info_opts {
+    const char *config;
+    const char *layer_type;
+    int64_t seq_len;
+    posenc_precision prec;
+    int json;
+};
+
+/* ---- JSON helpers ---- */
+
+static cJSON *num_raw(double v, const char *fmt)
+{
+    char buf[64];
+    if (!isfinite(v))
+        return cJSON_CreateNull();
+    snprintf(buf, sizeof buf, fmt, v);
+    return cJSON_CreateRaw(buf);
+}
+
+static void add_num(cJSON *o, const char *key, double v)
+{
+    cJSON_AddItemToObject(o, key, num_raw(v, "%.17g"));
+}
+
+static void add_int(cJSON *o, const char *key, int64_t v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%" PRId64, v);
+    cJSON_AddItemToObject(o, key, cJSON_CreateRaw(buf));
+}
+
+static cJSON *num_array(const double *v, int n, const char *fmt)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; a && i < n; i++)
+        cJSON_AddItemToArray(a, num_raw(v[i], fmt));
+    return a;
+}
+
+/* ---- one RoPE parameter set ---- */
+
+struct rope_report {
+    posenc_rope_config cfg;
+    posenc_rope_params par;
+    double inv[POSENC_MAX_FREQ];
+    double att;
+};
+
+static int compute_rope(const struct info_opts *o, const posenc_model *m, const char *lt,
+                        struct rope_report *r)
+{
+    posenc_error err = { 0 };
+    if (posenc_model_rope(m, lt, &r->cfg, &err) != POSENC_OK)
+        return posenc_fail("info", &err);
+    if (posenc_rope_params_compute(&r->cfg, o->seq_len, &r->par, &err) != POSENC_OK)
+        return posenc_fail("info", &err);
+    int n = r->par.n_freq;
+    if (n < 0 || n > POSENC_MAX_FREQ)
+        n = 0;
+    r->par.n_freq = n;
+    for (int i = 0; i < n; i++)
+        r->inv[i] = o->prec == POSENC_PREC_HF ? (double)r->par.inv_freq_f32[i]
+                                              : r->par.inv_hi[i] + r->par.inv_lo[i];
+    r->att = o->prec == POSENC_PREC_HF ? (double)r->par.attention_scaling_f32
+                                       : r->par.attention_scaling;
+    return 0;
+}
+
+static const char *inv_fmt(const struct info_opts *o)
+{
+    return o->prec == POSENC_PREC_HF ? "%.9g" : "%.17g";
+}
+
+static cJSON *rope_json(const struct info_opts *o, const struct rope_report *r)
+{
+    const posenc_rope_config *c = &r->cfg;
+    const posenc_rope_params *p = &r->par;
+    cJSON *j = cJSON_CreateObject();
+    if (!j)
+        return NULL;
+    cJSON_AddStringToObject(j, "rope_type", posenc_rope_type_name(c->type));
+    add_num(j, "theta", c->theta);
+    cJSON_AddStringToObject(j, "theta_source", c->theta_source);
+    if (p->theta_used != c->theta)
+        add_num(j, "theta_used", p->theta_used);
+    add_int(j, "head_dim", c->head_dim);
+    add_int(j, "rotary_dim", c->rotary_dim);
+    add_int(j, "exponent_dim", c->exponent_dim);
+    add_num(j, "partial_rotary_factor", c->partial_rotary_factor);
+    cJSON_AddStringToObject(j, "style", posenc_style_name(c->style));
+    add_int(j, "max_position_embeddings", c->max_position_embeddings);
+    add_int(j, "original_max_position_embeddings", c->original_max_position_embeddings);
+    if (c->type != POSENC_ROPE_DEFAULT)
+        add_num(j, "factor", c->factor);
+    if (c->type == POSENC_ROPE_LLAMA3) {
+        add_num(j, "low_freq_factor", c->low_freq_factor);
+        add_num(j, "high_freq_factor", c->high_freq_factor);
+    }
+    if (c->type == POSENC_ROPE_YARN) {
+        add_num(j, "beta_fast", c->beta_fast);
+        add_num(j, "beta_slow", c->beta_slow);
+        cJSON_AddBoolToObject(j, "truncate", c->truncate);
+        add_num(j, "mscale", c->mscale);
+        add_num(j, "mscale_all_dim", c->mscale_all_dim);
+    }
+    if (c->has_attention_factor)
+        add_num(j, "attention_factor", c->attention_factor);
+    if (c->type == POSENC_ROPE_LONGROPE) {
+        cJSON_AddItemToObject(j, "short_factor", num_array(c->short_factor, c->n_short_factor,
+                                                           "%.17g"));
+        cJSON_AddItemToObject(j, "long_factor", num_array(c->long_factor, c->n_long_factor,
+                                                          "%.17g"));
+        cJSON_AddBoolToObject(j, "long_factor_used", p->long_factors);
+    }
+    if (c->n_mrope_section) {
+        double s[4];
+        for (int i = 0; i < c->n_mrope_section && i < 4; i++)
+            s[i] = c->mrope_section[i];
+        cJSON_AddItemToObject(j, "mrope_section", num_array(s, c->n_mrope_section, "%.17g"));
+        cJSON_AddBoolToObject(j, "mrope_interleaved", c->mrope_interleaved);
+    }
+    add_int(j, "seq_len", o->seq_len);
+    cJSON_AddStringToObject(j, "precision", posenc_precision_name(o->prec));
+    add_int(j, "n_freq", p->n_freq);
+    cJSON_AddItemToObject(j, "inv_freq", num_array(r->inv, p->n_freq, inv_fmt(o)));
+    cJSON_AddItemToObject(j, "attention_scaling",
+                          num_raw(r->att, o->prec == POSENC_PREC_HF ? "%.9g" : "%.17g"));
+    add_num(j, "softmax_scale", p->softmax_scale);
+    return j;
+}
+
+static void print_list(const double *v, int n, const char *fmt, const char *indent)
+{
+    for (int i = 0; i < n; i++) {
+        if (i % 6 == 0)
+            fprintf(g_out, "%s%s", i ? "\n" : "", i ? indent : "");
+        else
+            fputc(' ', g_out);
+        fprintf(g_out, fmt, v[i]);
+    }
+    fputc('\n', g_out);
+}
+
+static void rope_text(const struct info_opts *o, const struct rope_report *r, const char *ind)
+{
+    const posenc_rope_config *c = &r->cfg;
+    const posenc_rope_params *p = &r->par;
+    char pad[64];
+    snprintf(pad, sizeof pad, "%s%-20s", ind, "");
+#define F(name) fprintf(g_out, "%s%-20s", ind, name)
+    F("rope_type"); fprintf(g_out, "%s\n", posenc_rope_type_name(c->type));
+    F("theta"); fprintf(g_out, "%.17g (%s)\n", c->theta, c->theta_source);
+    if (p->theta_used != c->theta) {
+        F("theta_used"); fprintf(g_out, "%.17g (at seq_len %" PRId64 ")\n", p->theta_used, o->seq_len);
+    }
+    F("head_dim"); fprintf(g_out, "%d\n", c->head_dim);
+    F("rotary_dim"); fprintf(g_out, "%d (partial_rotary_factor %g)\n", c->rotary_dim,
+                            c->partial_rotary_factor);
+    if (c->exponent_dim != c->rotary_dim) {
+        F("exponent_dim"); fprintf(g_out, "%d\n", c->exponent_dim);
+    }
+    F("style"); fprintf(g_out, "%s\n", posenc_style_name(c->style));
+    F("max_positions"); fprintf(g_out, "%" PRId64 "\n", c->max_position_embeddings);
+    F("original_max_pos"); fprintf(g_out, "%" PRId64 "\n", c->original_max_position_embeddings);
+    if (c->type != POSENC_ROPE_DEFAULT) {
+        F("factor"); fprintf(g_out, "%.17g\n", c->factor);
+    }
+    if (c->type == POSENC_ROPE_LLAMA3) {
+        F("low_freq_factor"); fprintf(g_out, "%.17g\n", c->low_freq_factor);
+        F("high_freq_factor"); fprintf(g_out, "%.17g\n", c->high_freq_factor);
+    }
+    if (c->type == POSENC_ROPE_YARN) {
+        F("beta_fast"); fprintf(g_out, "%.17g\n", c->beta_fast);
+        F("beta_slow"); fprintf(g_out, "%.17g\n", c->beta_slow);
+        F("truncate"); fprintf(g_out, "%s\n", c->truncate ? "true" : "false");
+        F("mscale"); fprintf(g_out, "%.17g\n", c->mscale);
+        F("mscale_all_dim"); fprintf(g_out, "%.17g\n", c->mscale_all_dim);
+    }
+    if (c->has_attention_factor) {
+        F("attention_factor"); fprintf(g_out, "%.17g\n", c->attention_factor);
+    }
+    if (c->type == POSENC_ROPE_LONGROPE) {
+        F("short_factor"); print_list(c->short_factor, c->n_short_factor, "%.9g", pad);
+        F("long_factor"); print_list(c->long_factor, c->n_long_factor, "%.9g", pad);
+        F("factors used"); fprintf(g_out, "%s\n", p->long_factors ? "long" : "short");
+    }
+    if (c->n_mrope_section == 3) {
+        F("mrope_section"); fprintf(g_out, "[%d, %d, %d]%s\n", c->mrope_section[0], c->mrope_section[1],
+                                   c->mrope_section[2], c->mrope_interleaved ? " interleaved" : "");
+    }
+    F("attention_scaling"); fprintf(g_out, o->prec == POSENC_PREC_HF ? "%.9g\n" : "%.17g\n", r->att);
+    F("softmax_scale"); fprintf(g_out, "%.17g\n", p->softmax_scale);
+    F("seq_len"); fprintf(g_out, "%" PRId64 "%s\n", o->seq_len, o->seq_len ? "" : " (load time)");
+    F("inv_freq"); fprintf(g_out, "(%d, %s) ", p->n_freq, posenc_precision_name(o->prec));
+    if (p->n_freq > 0)
+        print_list(r->inv, p->n_freq, inv_fmt(o), pad);
+    else
+        fputc('\n', g_out);
+#undef F
+}
+
+/* ---- non-RoPE encodings ---- */
+
+static int bias_report(const struct info_opts *o, const posenc_model *m, cJSON *j)
+{
+    const posenc_bias_config *b = posenc_model_bias(m);
+    posenc_encoding e = posenc_model_encoding(m);
+    posenc_error err = { 0 };
+    if (e == POSENC_ENC_ALIBI) {
+        double *s = malloc((size_t)(b->heads > 0 ? b->heads : 1) * sizeof *s);
+        if (!s) {
+            posenc_msg("info", "out of memory");
+            return POSENC_EXIT_ERROR;
+        }
+        if (posenc_alibi_slopes(b->alibi_kind, b->heads, b->alibi_bias_max, s, &err) !=
+            POSENC_OK) {
+            free(s);
+            return posenc_fail("info", &err);
+        }
+        if (j) {
+            cJSON_AddStringToObject(j, "alibi_kind", posenc_alibi_kind_name(b->alibi_kind));
+            add_int(j, "heads", b->heads);
+            add_num(j, "alibi_bias_max", b->alibi_bias_max);
+            cJSON_AddItemToObject(j, "slopes", num_array(s, b->heads, "%.17g"));
+        } else {
+            fprintf(g_out, "%-20s%s\n", "alibi_kind", posenc_alibi_kind_name(b->alibi_kind));
+            fprintf(g_out, "%-20s%d\n", "heads", b->heads);
+            fprintf(g_out, "%-20s%.17g\n", "alibi_bias_max", b->alibi_bias_max);
+            fprintf(g_out, "%-20s", "slopes");
+            print_list(s, b->heads, "%.9g", "                    ");
+        }
+        free(s);
+    } else if (e == POSENC_ENC_T5) {
+        if (j) {
+            add_int(j, "num_buckets", b->num_buckets);
+            add_int(j, "max_distance", b->max_distance);
+            add_int(j, "heads", b->heads);
+            cJSON_AddBoolToObject(j, "is_decoder", b->is_decoder);
+        } else {
+            fprintf(g_out, "%-20s%d\n%-20s%d\n%-20s%d\n%-20s%s\n", "num_buckets", b->num_buckets,
+                   "max_distance", b->max_distance, "heads", b->heads, "is_decoder",
+                   b->is_decoder ? "true" : "false");
+        }
+    } else if (e == POSENC_ENC_LEARNED) {
+        if (j) {
+            cJSON_AddStringToObject(j, "tensor", b->learned_tensor);
+        } else {
+            fprintf(g_out, "%-20s%s\n", "tensor", b->learned_tensor);
+        }
+    } else if (e == POSENC_ENC_SHAW) {
+        if (j)
+            add_int(j, "max_relative_position", b->max_relative_position);
+        else
+            fprintf(g_out, "%-20s%d\n", "max_relative_pos", b->max_relative_position);
+    }
+    if (j) {
+        if (e != POSENC_ENC_T5)
+            add_int(j, "max_positions", b->max_positions);
+        add_int(j, "d_model", b->d_model);
+        add_int(j, "head_dim", b->head_dim);
+        if (e != POSENC_ENC_ALIBI && e != POSENC_ENC_T5)
+            add_int(j, "heads", b->heads);
+        if (b->padding_idx >= 0)
+            add_int(j, "padding_idx", b->padding_idx);
+    } else {
+        if (e != POSENC_ENC_T5)
+            fprintf(g_out, "%-20s%" PRId64 "\n", "max_positions", b->max_positions);
+        fprintf(g_out, "%-20s%d\n%-20s%d\n", "d_model", b->d_model, "head_dim", b->head_dim);
+        if (e != POSENC_ENC_ALIBI && e != POSENC_ENC_T5)
+            fprintf(g_out, "%-20s%d\n", "heads", b->heads);
+        if (b->padding_idx >= 0)
+            fprintf(g_out, "%-20s%d\n", "padding_idx", b->padding_idx);
+    }
+    (void)o;
+    return 0;
+}
+
+/* ---- main ---- */
+
+static int report(const struct info_opts *o, const posenc_model *m)
+{
+    posenc_encoding e = posenc_model_encoding(m);
+    size_t nlt = posenc_model_layer_type_count(m);
+    cJSON *j = NULL;
+    int rc = 0;
+    if (o->json) {
+        j = cJSON_CreateObject();
+        if (!j)
+            goto nomem;
+        cJSON_AddStringToObject(j, "config", o->config);
+        cJSON_AddStringToObject(j, "encoding", posenc_encoding_name(e));
+        cJSON_AddStringToObject(j, "model_type", posenc_model_type(m));
+    } else {
+        fprintf(g_out, "%-20s%s\n%-20s%s\n%-20s%s\n", "config", o->config, "model_type",
+               posenc_model_type(m), "encoding", posenc_encoding_name(e));
+    }
+    if (e != POSENC_ENC_ROPE) {
+        if (o->layer_type) {
+            posenc_msg("info", "'%s': model_type '%s' uses %s: --layer-type does not apply",
+                       o->config, posenc_model_type(m), posenc_encoding_name(e));
+            cJSON_Delete(j);
+            return POSENC_EXIT_ERROR;
+        }
+        if ((rc = bias_report(o, m, j)) != 0) {
+            cJSON_Delete(j);
+            return rc;
+        }
+    } else if (nlt == 0 || o->layer_type) {
+        struct rope_report *r = malloc(sizeof *r);
+        if (!r)
+            goto nomem;
+        if ((rc = compute_rope(o, m, o->layer_type, r)) != 0) {
+            free(r);
+            cJSON_Delete(j);
+            return rc;
+        }
+        if (j) {
+            if (o->layer_type)
+                cJSON_AddStringToObject(j, "layer_type", o->layer_type);
+            cJSON *rj = rope_json(o, r);
+            if (!rj) {
+                free(r);
+                goto nomem;
+            }
+            /* flatten the per-set fields into the top-level object */
+            while (rj->child) {
+                cJSON *it = cJSON_DetachItemViaPointer(rj, rj->child);
+                cJSON_AddItemToObject(j, it->string, it);
+                /* AddItemToObject copies the key; the detached item keeps its own */
+            }
+            cJSON_Delete(rj);
+        } else {
+            if (o->layer_type)
+                fprintf(g_out, "%-20s%s\n", "layer_type", o->layer_type);
+            rope_text(o, r, "");
+        }
+        free(r);
+    } else {
+        struct rope_report *r = malloc(sizeof *r);
+        if (!r)
+            goto nomem;
+        cJSON *layers = NULL, *names = NULL;
+        if (j) {
+            names = cJSON_AddArrayToObject(j, "layer_types");
+            layers = cJSON_AddObjectToObject(j, "layers");
+        }
+        for (size_t i = 0; i < nlt; i++) {
+            const char *name = posenc_model_layer_type_name(m, i);
+            if ((rc = compute_rope(o, m, name, r)) != 0) {
+                free(r);
+                cJSON_Delete(j);
+                return rc;
+            }
+            if (j) {
+                cJSON_AddItemToArray(names, cJSON_CreateString(name));
+                cJSON_AddItemToObject(layers, name, rope_json(o, r));
+            } else {
+                fprintf(g_out, "layer_type %s:\n", name);
+                rope_text(o, r, "  ");
+            }
+        }
+        free(r);
+    }
+    size_t nn = posenc_model_note_count(m);
+    if (j) {
+        cJSON *notes = cJSON_AddArrayToObject(j, "notes");
+        for (size_t i = 0; i < nn; i++)
+            cJSON_AddItemToArray(notes, cJSON_CreateString(posenc_model_note(m, i)));
+        char *s = cJSON_Print(j);
+        cJSON_Delete(j);
+        if (!s)
+            goto nomem;
+        fprintf(g_out, "%s\n", s);
+        cJSON_free(s);
+    } else if (nn) {
+        fprintf(g_out, "notes:\n");
+        for (size_t i = 0; i < nn; i++)
+            fprintf(g_out, "  - %s\n", posenc_model_note(m, i));
+    }
+    return 0;
+nomem:
+    cJSON_Delete(j);
+    posenc_msg("info", "out of memory");
+    return POSENC_EXIT_ERROR;
+}
 
 int cmd_info(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    posenc_msg("info", "not built yet");
-    return POSENC_EXIT_ERROR;
+    enum { OPT_JSON = 'j' };
+    static const struct option longopts[] = {
+        { "config", required_argument, NULL, 'c' },
+        { "layer-type", required_argument, NULL, 'l' },
+        { "seq-len", required_argument, NULL, 'n' },
+        { "precision", required_argument, NULL, 'p' },
+        { "json", no_argument, NULL, OPT_JSON },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct info_opts o = { NULL, NULL, 0, POSENC_PREC_HF, 0 };
+    posenc_error err = { 0 };
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":c:l:n:p:jh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c': o.config = optarg; break;
+        case 'l': o.layer_type = optarg; break;
+        case 'n':
+            if (posenc_parse_i64("info", "--seq-len", optarg, 1, (int64_t)1 << 53, &o.seq_len))
+                return POSENC_EXIT_USAGE;
+            break;
+        case 'p':
+            if (posenc_precision_parse(optarg, &o.prec, &err) != POSENC_OK)
+                return posenc_usage_error("info", "--precision: %s", err.msg);
+            break;
+        case OPT_JSON: o.json = 1; break;
+        case 'h': usage(stdout); return POSENC_EXIT_OK;
+        case ':':
+            return posenc_usage_error("info", "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return posenc_usage_error("info", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return posenc_usage_error("info", "unexpected argument '%s'", argv[optind]);
+    if (!o.config)
+        return posenc_usage_error("info", "--config FILE is required");
+    posenc_model *m = NULL;
+    if (posenc_config_load(o.config, &m, &err) != POSENC_OK)
+        return posenc_fail("info", &err);
+    char *text = NULL;
+    size_t tlen = 0;
+    g_out = open_memstream(&text, &tlen);
+    if (!g_out) {
+        posenc_model_free(m);
+        posenc_msg("info", "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+    int rc = report(&o, m);
+    posenc_model_free(m);
+    if (fclose(g_out) != 0 && rc == 0) {
+        posenc_msg("info", "out of memory");
+        rc = POSENC_EXIT_ERROR;
+    }
+    g_out = NULL;
+    if (rc == 0 && text)
+        fwrite(text, 1, tlen, stdout);
+    free(text);
+    return rc;
 }
