@@ -4,6 +4,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +15,7 @@
 #define DEFAULT_SIZE_LIMIT ((uint64_t)4 << 30) /* 4 GiB of output without --force */
 #define CHUNK_ELEMS ((size_t)1 << 18)          /* doubles per chunk buffer (2 MiB) */
 #define CHUNK_ROWS_MAX 4096
+#define STASH_MAX ((uint64_t)256 << 20)       /* sin kept from the cos pass up to this size */
 #define POS_MAX ((int64_t)1 << 48)              /* largest position / --seq-len accepted */
 
 static void usage(FILE *fp)
@@ -316,6 +318,121 @@ static int is_float_out(posenc_dtype dt)
 enum { ARR_COS = 0, ARR_SIN = 1, ARR_INV = 2, ARR_N };
 static const char *const arr_names[ARR_N] = { "cos", "sin", "inv_freq" };
 
+/* A writer thread, so that computing chunk k+1 overlaps writing chunk k (the NPZ CRC and the
+ * copy into the page cache cost about as much as the trigonometry). Two slots: the computing
+ * thread fills the buffer of an empty slot and submits it; the writer thread writes full slots in
+ * order. Without a thread (pthread_create failed) submit writes synchronously. */
+struct sink {
+    posenc_writer *w;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    const void *ptr[2];
+    uint64_t nelem[2];
+    int full[2];
+    int cur;          /* slot the producer fills next */
+    int done;         /* producer finished */
+    int threaded;
+    posenc_status st; /* first write error */
+    posenc_error err;
+};
+
+static void *sink_main(void *arg)
+{
+    struct sink *s = arg;
+    int i = 0;
+    for (;;) {
+        pthread_mutex_lock(&s->mu);
+        while (!s->full[i] && !s->done)
+            pthread_cond_wait(&s->cv, &s->mu);
+        if (!s->full[i]) {
+            pthread_mutex_unlock(&s->mu);
+            break;
+        }
+        const void *p = s->ptr[i];
+        uint64_t n = s->nelem[i];
+        pthread_mutex_unlock(&s->mu);
+        posenc_status st = posenc_writer_write(s->w, p, n, &s->err);
+        pthread_mutex_lock(&s->mu);
+        s->full[i] = 0;
+        if (st != POSENC_OK)
+            s->st = st;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        if (st != POSENC_OK)
+            break;
+        i ^= 1;
+    }
+    return NULL;
+}
+
+static void sink_start(struct sink *s, posenc_writer *w)
+{
+    memset(s, 0, sizeof *s);
+    s->w = w;
+    s->st = POSENC_OK;
+    if (pthread_mutex_init(&s->mu, NULL) != 0)
+        return;
+    if (pthread_cond_init(&s->cv, NULL) != 0) {
+        pthread_mutex_destroy(&s->mu);
+        return;
+    }
+    s->threaded = pthread_create(&s->th, NULL, sink_main, s) == 0;
+    if (!s->threaded) {
+        pthread_cond_destroy(&s->cv);
+        pthread_mutex_destroy(&s->mu);
+    }
+}
+
+/* Wait until the current slot is free; 0 when the writer has failed. The slot's buffer is then
+ * the producer's to fill. */
+static int sink_acquire(struct sink *s)
+{
+    if (!s->threaded)
+        return s->st == POSENC_OK;
+    pthread_mutex_lock(&s->mu);
+    while (s->full[s->cur] && s->st == POSENC_OK)
+        pthread_cond_wait(&s->cv, &s->mu);
+    int ok = s->st == POSENC_OK;
+    pthread_mutex_unlock(&s->mu);
+    return ok;
+}
+
+/* Hand n elements at p (which must stay valid until the slot comes round again) to the writer. */
+static void sink_submit(struct sink *s, const void *p, uint64_t n)
+{
+    if (!s->threaded) {
+        if (s->st == POSENC_OK)
+            s->st = posenc_writer_write(s->w, p, n, &s->err);
+        return;
+    }
+    pthread_mutex_lock(&s->mu);
+    s->ptr[s->cur] = p;
+    s->nelem[s->cur] = n;
+    s->full[s->cur] = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+    s->cur ^= 1;
+}
+
+/* Let the writer drain and stop; the first write error, if any. */
+static posenc_status sink_finish(struct sink *s, posenc_error *err)
+{
+    if (s->threaded) {
+        pthread_mutex_lock(&s->mu);
+        s->done = 1;
+        pthread_cond_broadcast(&s->cv);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->th, NULL);
+        pthread_cond_destroy(&s->cv);
+        pthread_mutex_destroy(&s->mu);
+        s->threaded = 0;
+    }
+    if (s->st != POSENC_OK && err)
+        *err = s->err;
+    return s->st;
+}
+
 struct rope_job {
     const posenc_rope_params *p;
     posenc_precision prec;
@@ -328,7 +445,8 @@ struct rope_job {
     int nthreads;
     int64_t *pos;               /* chunk positions (range mode) */
     double *cbuf, *sbuf;        /* chunk cos/sin as doubles */
-    void *obuf;                 /* chunk converted to dtype */
+    void *obuf[2];              /* chunk converted to dtype, one per sink slot */
+    void *stash;                /* sin of the whole table in dtype, or NULL */
 };
 
 /* Compute the rows [r0, r0 + k) into job->cbuf/sbuf. */
@@ -345,21 +463,33 @@ static posenc_status rope_chunk(struct rope_job *j, size_t r0, size_t k, posenc_
     return posenc_rope_table(j->p, j->prec, j->layout, pos, k, j->cbuf, j->sbuf, j->nthreads, err);
 }
 
-/* Stream one of cos/sin (which = ARR_COS or ARR_SIN) through the writer. */
-static posenc_status rope_stream(struct rope_job *j, posenc_writer *w, int which,
-                                 posenc_error *err)
+/* Stream one of cos/sin (which = ARR_COS or ARR_SIN) through the sink. With a stash, the cos
+ * pass also keeps sin, and the sin pass only writes the stash. */
+static posenc_status rope_stream(struct rope_job *j, struct sink *s, int which, posenc_error *err)
 {
+    size_t es = posenc_dtype_size(j->dtype);
     for (size_t r0 = 0; r0 < j->n; r0 += j->rows) {
         size_t k = j->n - r0 < j->rows ? j->n - r0 : j->rows;
+        size_t ne = k * (size_t)j->width;
+        unsigned char *stash_at = j->stash ? (unsigned char *)j->stash + r0 * (size_t)j->width * es
+                                           : NULL;
+        if (which == ARR_SIN && stash_at) {
+            if (!sink_acquire(s))
+                return sink_finish(s, err);
+            sink_submit(s, stash_at, ne);
+            continue;
+        }
         posenc_status st = rope_chunk(j, r0, k, err);
         if (st != POSENC_OK)
             return st;
-        size_t ne = k * (size_t)j->width;
-        posenc_dtype_convert(j->obuf, j->dtype, which == ARR_COS ? j->cbuf : j->sbuf,
-                             POSENC_DT_F64, ne);
-        st = posenc_writer_write(w, j->obuf, ne, err);
-        if (st != POSENC_OK)
-            return st;
+        if (!sink_acquire(s))
+            return sink_finish(s, err);
+        void *ob = j->obuf[s->cur];
+        posenc_dtype_convert(ob, j->dtype, which == ARR_COS ? j->cbuf : j->sbuf, POSENC_DT_F64,
+                             ne);
+        sink_submit(s, ob, ne);
+        if (stash_at)
+            posenc_dtype_convert(stash_at, j->dtype, j->sbuf, POSENC_DT_F64, ne);
     }
     return POSENC_OK;
 }
@@ -563,17 +693,9 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
 
     /* which arrays, and the size check */
     int want[ARR_N] = { 1, 1, 1 };
-    if (a->array) {
-        int k;
-        for (k = 0; k < ARR_N; k++)
-            if (strcmp(a->array, arr_names[k]) == 0)
-                break;
-        if (k == ARR_N)
-            return posenc_usage_error(CMD, "--array: '%s' is not an array of a RoPE table "
-                                           "(expected cos, sin or inv_freq)", a->array);
+    if (a->array)
         for (int i = 0; i < ARR_N; i++)
-            want[i] = i == k;
-    }
+            want[i] = strcmp(a->array, arr_names[i]) == 0; /* checked by cmd_gen */
     posenc_array_info info[ARR_N];
     uint64_t total = 0, nbytes[ARR_N] = { 0 };
     for (int i = 0; i < ARR_N; i++) {
@@ -628,15 +750,20 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         j.rows = 1;
     if (j.rows > j.n)
         j.rows = j.n;
-    size_t ne = j.rows * (size_t)width;
+    size_t ne = j.rows * (size_t)width, es = posenc_dtype_size(a->dtype);
+    size_t nob = ne > POSENC_MAX_FREQ ? ne : POSENC_MAX_FREQ;
     j.pos = malloc(j.rows * sizeof *j.pos);
     j.cbuf = malloc(ne * sizeof *j.cbuf);
     j.sbuf = malloc(ne * sizeof *j.sbuf);
-    j.obuf = malloc((ne > POSENC_MAX_FREQ ? ne : POSENC_MAX_FREQ) * posenc_dtype_size(a->dtype));
-    if (!j.pos || !j.cbuf || !j.sbuf || !j.obuf) {
+    j.obuf[0] = malloc(nob * es);
+    j.obuf[1] = malloc(nob * es);
+    if (!j.pos || !j.cbuf || !j.sbuf || !j.obuf[0] || !j.obuf[1]) {
         posenc_msg(CMD, "out of memory");
         goto out;
     }
+    /* Both tables: keep sin from the cos pass when it is small enough, else compute twice. */
+    if (want[ARR_COS] && want[ARR_SIN] && nbytes[ARR_SIN] <= STASH_MAX)
+        j.stash = malloc((size_t)nbytes[ARR_SIN]);
 
     if (posenc_writer_open(a->out, &a->wopts, &w, &err) != POSENC_OK) {
         rc = posenc_fail(CMD, &err);
@@ -652,14 +779,24 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
             rc = rope_fail(w, &err);
             goto out;
         }
-    for (int i = ARR_COS; i <= ARR_SIN; i++)
-        if (want[i] && rope_stream(&j, w, i, &err) != POSENC_OK) {
-            rc = rope_fail(w, &err);
-            goto out;
-        }
+    struct sink sk;
+    sink_start(&sk, w);
+    posenc_status st = POSENC_OK;
+    for (int i = ARR_COS; i <= ARR_SIN && st == POSENC_OK; i++)
+        if (want[i])
+            st = rope_stream(&j, &sk, i, &err);
+    if (st != POSENC_OK) {
+        posenc_error werr;
+        sink_finish(&sk, &werr);
+        rc = rope_fail(w, &err);
+        goto out;
+    }
+    if (sink_finish(&sk, &err) != POSENC_OK) {
+        rc = rope_fail(w, &err);
+        goto out;
+    }
     if (want[ARR_INV]) {
-        unsigned char *o = j.obuf;
-        size_t es = posenc_dtype_size(a->dtype);
+        unsigned char *o = j.obuf[0];
         for (int i = 0; i < p.n_freq; i++) {
             if (ro->precision == POSENC_PREC_HF) {
                 float f = p.inv_freq_f32[i];
@@ -684,7 +821,9 @@ out:
     free(j.pos);
     free(j.cbuf);
     free(j.sbuf);
-    free(j.obuf);
+    free(j.obuf[0]);
+    free(j.obuf[1]);
+    free(j.stash);
     return rc;
 }
 
@@ -885,6 +1024,12 @@ int cmd_gen(int argc, char **argv)
     }
     if (!m) {
         rc = posenc_usage_error(CMD, "missing --config FILE (RoPE tables need a model config)");
+        goto out;
+    }
+    if (a.array && strcmp(a.array, "cos") != 0 && strcmp(a.array, "sin") != 0 &&
+        strcmp(a.array, "inv_freq") != 0) {
+        rc = posenc_usage_error(CMD, "--array: '%s' is not an array of a RoPE table (expected "
+                                     "cos, sin or inv_freq)", a.array);
         goto out;
     }
     if (a.wopts.format == POSENC_FMT_NPY && !a.array) {
