@@ -1,10 +1,1350 @@
-/* cmd/verify.c: placeholder until the subcommand lands (replaced by its implementation). */
+/* cmd/verify.c: posenc verify: prove relative invariance from a config, check a runtime's Q/K
+ * dumps against posenc's rotation, diagnose the likely mistake, write reports for CI.
+ *
+ * Computation lives in lib/verify.c; this file reads the dumps (streaming, bounded memory),
+ * builds the report tree (formats/report.h) and picks the exit status. */
+#include <cJSON.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "common.h"
+#include "posenc/verify.h"
+#include "report.h"
+
+#define CMD "verify"
+#define MAX_REPORTS 8
+#define CHUNK_ELEMS ((size_t)1 << 18)            /* elements per read of one dump */
+#define COSSIN_CACHE_BYTES ((uint64_t)64 << 20)  /* per-position cos/sin kept in memory */
+#define MAX_SAMPLE_S 48                           /* sampled sequence indices per head */
+#define NBUCKET 65
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+            "usage: posenc verify --config FILE [options]\n"
+            "   or: posenc verify --config FILE --q Q --k K [--expect-q Q2 --expect-k K2 | --rotated]\n"
+            "\n"
+            "Check that the config's position encoding is relative (scores depend only on m - n),\n"
+            "check a runtime's Q/K dumps against posenc's rotation, and name the likely mistake\n"
+            "when they differ. Exit status: 0 every check passed, 1 a check failed, 2 usage\n"
+            "error, 3 any other error.\n"
+            "\n"
+            "options:\n"
+            "  -c, --config FILE       model config.json (required)\n"
+            "      --layer-type NAME   RoPE parameters of this layer type\n"
+            "      --style S           neox or gptj (default: from the config)\n"
+            "      --max-position N    largest offset checked (default: max_position_embeddings)\n"
+            "      --seed S            seed of the random q and k (default 1)\n"
+            "      --samples N         random (q, k) pairs per distance (default 16)\n"
+            "      --tolerance X       pass tolerance (default: see posenc-verify(1) CHECKS)\n"
+            "      --hf-tolerance X    make the float32-table drift a failing check at X\n"
+            "      --q FILE            query dump (pre-RoPE unless --rotated)\n"
+            "      --k FILE            key dump (pre-RoPE unless --rotated)\n"
+            "      --layout L          bhsd (default), bshd, shd, hsd, sd\n"
+            "      --offset N          token s is at position N + s (default 0)\n"
+            "      --positions P       positions: a list like 0-15,100 or a file of integers\n"
+            "      --rotated           the dumps are already rotated (of position-independent\n"
+            "                          content, e.g. layer 0 of a repeated token)\n"
+            "      --expect-q FILE     the runtime's rotated q to compare with posenc's rotation\n"
+            "      --expect-k FILE     the runtime's rotated k\n"
+            "      --variant V         sinusoidal variant: vaswani, t2t, fairseq, marian\n"
+            "      --report FILE       write a report (.json, .md or .html; repeatable)\n"
+            "  -q, --quiet             no summary on stdout\n"
+            "  -h, --help              show this help\n");
+}
+
+/* ---- options ---- */
+enum layout { L_BHSD, L_BSHD, L_SHD, L_HSD, L_SD };
+static const char *const layout_names[] = { "bhsd", "bshd", "shd", "hsd", "sd" };
+static const int layout_ndim[] = { 4, 4, 3, 3, 2 };
+
+struct opts {
+    const char *config, *layer_type, *q, *k, *eq, *ek, *positions_spec, *variant;
+    const char *reports[MAX_REPORTS];
+    int n_reports;
+    int64_t max_position, offset;
+    uint64_t seed;
+    int samples, quiet, rotated, has_tol, has_hf_tol, has_style;
+    double tol, hf_tol;
+    posenc_style style;
+    enum layout layout;
+};
+
+/* ---- report tree helpers ---- */
+struct vstate {
+    cJSON *root, *checks, *notes;
+    int failed, n_checks;
+};
+
+static cJSON *num_or_null(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+static cJSON *add_check(struct vstate *v, const char *name, int ok, int info, double abs_err,
+                        double rel_err, double tol, const char *summary, cJSON *details)
+{
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "name", name);
+    cJSON_AddBoolToObject(c, "ok", ok);
+    cJSON_AddBoolToObject(c, "info", info);
+    cJSON_AddStringToObject(c, "summary", summary);
+    cJSON_AddItemToObject(c, "max_abs_err", num_or_null(abs_err));
+    cJSON_AddItemToObject(c, "max_rel_err", num_or_null(rel_err));
+    cJSON_AddItemToObject(c, "tolerance", num_or_null(tol));
+    cJSON_AddItemToObject(c, "details", details ? details : cJSON_CreateObject());
+    cJSON_AddNullToObject(c, "diagnosis");
+    cJSON_AddItemToArray(v->checks, c);
+    v->n_checks++;
+    if (!ok)
+        v->failed++;
+    return c;
+}
+
+static void add_note(struct vstate *v, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+static void add_note(struct vstate *v, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    cJSON_AddItemToArray(v->notes, cJSON_CreateString(buf));
+}
+
+static cJSON *num_array(const double *x, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, num_or_null(x[i]));
+    return a;
+}
+
+static cJSON *series(const char *label, const double *x, const double *y, int n)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "label", label);
+    cJSON_AddItemToObject(s, "x", num_array(x, n));
+    cJSON_AddItemToObject(s, "y", num_array(y, n));
+    return s;
+}
+
+static cJSON *plot(const char *title, const char *xl, const char *yl)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "title", title);
+    cJSON_AddStringToObject(p, "x_label", xl);
+    cJSON_AddStringToObject(p, "y_label", yl);
+    cJSON_AddItemToObject(p, "series", cJSON_CreateArray());
+    return p;
+}
+
+static cJSON *rope_json(const posenc_rope_config *c, const posenc_rope_params *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "rope_type", posenc_rope_type_name(c->type));
+    cJSON_AddNumberToObject(o, "theta", c->theta);
+    cJSON_AddStringToObject(o, "theta_source", c->theta_source);
+    cJSON_AddNumberToObject(o, "head_dim", c->head_dim);
+    cJSON_AddNumberToObject(o, "rotary_dim", c->rotary_dim);
+    cJSON_AddNumberToObject(o, "exponent_dim", c->exponent_dim);
+    cJSON_AddNumberToObject(o, "partial_rotary_factor", c->partial_rotary_factor);
+    cJSON_AddStringToObject(o, "style", posenc_style_name(c->style));
+    cJSON_AddNumberToObject(o, "max_position_embeddings", (double)c->max_position_embeddings);
+    cJSON_AddNumberToObject(o, "original_max_position_embeddings",
+                            (double)c->original_max_position_embeddings);
+    cJSON_AddNumberToObject(o, "factor", c->factor);
+    if (c->type == POSENC_ROPE_LLAMA3) {
+        cJSON_AddNumberToObject(o, "low_freq_factor", c->low_freq_factor);
+        cJSON_AddNumberToObject(o, "high_freq_factor", c->high_freq_factor);
+    }
+    if (c->type == POSENC_ROPE_YARN) {
+        cJSON_AddNumberToObject(o, "beta_fast", c->beta_fast);
+        cJSON_AddNumberToObject(o, "beta_slow", c->beta_slow);
+        cJSON_AddBoolToObject(o, "truncate", c->truncate);
+        cJSON_AddNumberToObject(o, "mscale", c->mscale);
+        cJSON_AddNumberToObject(o, "mscale_all_dim", c->mscale_all_dim);
+    }
+    if (c->has_attention_factor)
+        cJSON_AddNumberToObject(o, "attention_factor", c->attention_factor);
+    if (c->n_mrope_section) {
+        cJSON *a = cJSON_CreateArray();
+        for (int i = 0; i < c->n_mrope_section; i++)
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(c->mrope_section[i]));
+        cJSON_AddItemToObject(o, "mrope_section", a);
+        cJSON_AddBoolToObject(o, "mrope_interleaved", c->mrope_interleaved);
+    }
+    if (p) {
+        cJSON_AddNumberToObject(o, "seq_len", (double)p->seq_len);
+        cJSON_AddNumberToObject(o, "theta_used", p->theta_used);
+        cJSON_AddNumberToObject(o, "attention_scaling", p->attention_scaling);
+        cJSON_AddNumberToObject(o, "softmax_scale", p->softmax_scale);
+        if (c->type == POSENC_ROPE_LONGROPE)
+            cJSON_AddStringToObject(o, "longrope_factors", p->long_factors ? "long" : "short");
+    }
+    return o;
+}
+
+/* ---- dumps ---- */
+struct dump {
+    const char *spec;
+    posenc_reader *r;
+    posenc_array_info info;
+    int64_t B, H, S, D;
+    unsigned char *raw;
+    double *buf;
+    size_t buf_rows;   /* rows currently in buf */
+    size_t buf_next;   /* next row to hand out */
+    uint64_t rows_left;
+};
+
+static int dump_open(const char *spec, enum layout lay, struct dump *d)
+{
+    posenc_error err = { 0 };
+    memset(d, 0, sizeof *d);
+    d->spec = spec;
+    if (posenc_reader_open(spec, NULL, &d->r, &err) != POSENC_OK)
+        return posenc_fail(CMD, &err);
+    d->info = *posenc_reader_info(d->r);
+    const posenc_array_info *a = &d->info;
+    if (!posenc_dtype_is_float(a->dtype)) {
+        posenc_msg(CMD, "'%s': dtype %s is not a float type", spec, posenc_dtype_name(a->dtype));
+        return POSENC_EXIT_ERROR;
+    }
+    if (a->ndim != layout_ndim[lay]) {
+        char sh[128];
+        posenc_msg(CMD, "'%s': shape %s does not fit layout %s (%d dims)", spec,
+                   posenc_shape_str(a->ndim, a->shape, sh, sizeof sh), layout_names[lay],
+                   layout_ndim[lay]);
+        return POSENC_EXIT_ERROR;
+    }
+    const int64_t *s = a->shape;
+    d->B = 1;
+    d->H = 1;
+    switch (lay) {
+    case L_BHSD: d->B = s[0]; d->H = s[1]; d->S = s[2]; d->D = s[3]; break;
+    case L_BSHD: d->B = s[0]; d->S = s[1]; d->H = s[2]; d->D = s[3]; break;
+    case L_SHD: d->S = s[0]; d->H = s[1]; d->D = s[2]; break;
+    case L_HSD: d->H = s[0]; d->S = s[1]; d->D = s[2]; break;
+    case L_SD: d->S = s[0]; d->D = s[1]; break;
+    }
+    uint64_t nelem;
+    if (posenc_shape_size(a->ndim, a->shape, a->dtype, &nelem, NULL, &err) != POSENC_OK)
+        return posenc_fail(CMD, &err);
+    if (d->D < 1 || nelem == 0) {
+        posenc_msg(CMD, "'%s': empty dump", spec);
+        return POSENC_EXIT_ERROR;
+    }
+    d->rows_left = nelem / (uint64_t)d->D;
+    size_t rows = CHUNK_ELEMS / (size_t)d->D;
+    if (rows < 1)
+        rows = 1;
+    d->raw = malloc(rows * (size_t)d->D * posenc_dtype_size(a->dtype));
+    d->buf = malloc(rows * (size_t)d->D * sizeof(double));
+    if (!d->raw || !d->buf) {
+        posenc_msg(CMD, "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+    return 0;
+}
+
+static void dump_close(struct dump *d)
+{
+    posenc_reader_close(d->r);
+    free(d->raw);
+    free(d->buf);
+    memset(d, 0, sizeof *d);
+}
+
+/* Next row of the dump as doubles (borrowed until the next call); NULL + *rc on error. */
+static const double *dump_row(struct dump *d, int *rc)
+{
+    if (d->buf_next == d->buf_rows) {
+        size_t cap = CHUNK_ELEMS / (size_t)d->D;
+        if (cap < 1)
+            cap = 1;
+        uint64_t n = d->rows_left < cap ? d->rows_left : cap;
+        if (n == 0) {
+            posenc_msg(CMD, "'%s': fewer rows than its shape says", d->spec);
+            *rc = POSENC_EXIT_ERROR;
+            return NULL;
+        }
+        posenc_error err = { 0 };
+        uint64_t ne = n * (uint64_t)d->D;
+        if (posenc_reader_read(d->r, d->raw, ne, &err) != POSENC_OK) {
+            *rc = posenc_fail(CMD, &err);
+            return NULL;
+        }
+        posenc_dtype_convert(d->buf, POSENC_DT_F64, d->raw, d->info.dtype, (size_t)ne);
+        d->rows_left -= n;
+        d->buf_rows = (size_t)n;
+        d->buf_next = 0;
+    }
+    return d->buf + (d->buf_next++) * (size_t)d->D;
+}
+
+static void row_coords(enum layout lay, const struct dump *d, uint64_t r, int64_t *b, int64_t *h,
+                       int64_t *s)
+{
+    uint64_t S = (uint64_t)d->S, H = (uint64_t)d->H;
+    switch (lay) {
+    case L_BHSD: *s = (int64_t)(r % S); *h = (int64_t)(r / S % H); *b = (int64_t)(r / S / H); break;
+    case L_BSHD: *h = (int64_t)(r % H); *s = (int64_t)(r / H % S); *b = (int64_t)(r / H / S); break;
+    case L_SHD: *h = (int64_t)(r % H); *s = (int64_t)(r / H); *b = 0; break;
+    case L_HSD: *s = (int64_t)(r % S); *h = (int64_t)(r / S); *b = 0; break;
+    default: *s = (int64_t)r; *h = 0; *b = 0; break;
+    }
+}
+
+/* ---- one tensor's pass ---- */
+struct stats {
+    double max_abs, max_rel, max_ratio;
+    uint64_t rows, bad;
+    int64_t worst_b, worst_h, worst_pos;
+    double *head_abs, *head_rel;
+    double b_abs[NBUCKET], b_rel[NBUCKET];
+    uint64_t b_rows[NBUCKET];
+};
+
+struct sample {
+    int64_t pos;
+    int head;
+    double *pre, *expected;
+};
+
+struct pass {
+    const char *what;              /* "q" or "k" */
+    struct dump *pre, *cmp;        /* pre-RoPE dump (NULL with --rotated), compared dump */
+    const int64_t *positions;      /* S of them */
+    const posenc_verify_recipe *rec;
+    posenc_verify_tolerance tol;
+    const unsigned char *keep_s;   /* sequence indices to sample */
+    struct stats st;
+    struct sample *samples;
+    size_t n_samples, cap_samples;
+    double *cache_c, *cache_s;     /* S * n_freq, or NULL */
+    unsigned char *cache_ok;
+};
+
+static int bucket_of(int64_t pos)
+{
+    if (pos <= 0)
+        return 0;
+    int b = 0;
+    while (pos) {
+        b++;
+        pos >>= 1;
+    }
+    return b < NBUCKET ? b : NBUCKET - 1;
+}
+
+static int keep_sample(struct pass *p, int64_t pos, int head, const double *pre,
+                       const double *expected, size_t D)
+{
+    if (p->n_samples == p->cap_samples)
+        return 0;
+    struct sample *s = &p->samples[p->n_samples];
+    s->pre = malloc(D * sizeof(double));
+    s->expected = expected ? malloc(D * sizeof(double)) : NULL;
+    if (!s->pre || (expected && !s->expected)) {
+        free(s->pre);
+        free(s->expected);
+        posenc_msg(CMD, "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+    memcpy(s->pre, pre, D * sizeof(double));
+    if (expected)
+        memcpy(s->expected, expected, D * sizeof(double));
+    s->pos = pos;
+    s->head = head;
+    p->n_samples++;
+    return 0;
+}
+
+static void cossin_at(struct pass *p, int64_t s, double **c, double **sn, double *lc, double *ls)
+{
+    int nf = p->rec->params.n_freq;
+    if (p->cache_c) {
+        double *cc = p->cache_c + (size_t)s * (size_t)nf, *ss = p->cache_s + (size_t)s * (size_t)nf;
+        if (!p->cache_ok[s]) {
+            posenc_verify_recipe_cossin(p->rec, p->positions[s], cc, ss);
+            p->cache_ok[s] = 1;
+        }
+        *c = cc;
+        *sn = ss;
+        return;
+    }
+    posenc_verify_recipe_cossin(p->rec, p->positions[s], lc, ls);
+    *c = lc;
+    *sn = ls;
+}
+
+/* Stream the pass: compare rows (when cmp is set), collect samples. */
+static int run_pass(struct pass *p, enum layout lay, int need_samples_only)
+{
+    struct dump *main = p->pre ? p->pre : p->cmp;
+    size_t D = (size_t)main->D;
+    uint64_t total = (uint64_t)main->B * (uint64_t)main->H * (uint64_t)main->S;
+    int nf = p->rec->params.n_freq;
+    double lc[POSENC_MAX_FREQ], ls[POSENC_MAX_FREQ];
+    double *scratch = malloc(D * sizeof(double));
+    double *ref = NULL; /* --rotated: de-rotated first row of each (b, h) */
+    unsigned char *ref_ok = NULL;
+    int rc = 0;
+    struct stats *st = &p->st;
+    st->head_abs = calloc((size_t)main->H, sizeof(double));
+    st->head_rel = calloc((size_t)main->H, sizeof(double));
+    if (!p->pre) {
+        ref = malloc((size_t)main->B * (size_t)main->H * D * sizeof(double));
+        ref_ok = calloc((size_t)main->B * (size_t)main->H, 1);
+    }
+    if (!scratch || !st->head_abs || !st->head_rel || (!p->pre && (!ref || !ref_ok))) {
+        posenc_msg(CMD, "out of memory");
+        rc = POSENC_EXIT_ERROR;
+        goto out;
+    }
+    uint64_t want = 0;
+    for (int64_t s = 0; s < main->S; s++)
+        want += p->keep_s[s] ? (main->H > 1 ? 2 : 1) : 0;
+    for (uint64_t r = 0; r < total; r++) {
+        int64_t b, h, s;
+        row_coords(lay, main, r, &b, &h, &s);
+        const double *pre = NULL, *exp = NULL;
+        if (p->pre && !(pre = dump_row(p->pre, &rc)))
+            goto out;
+        if (p->cmp && !(exp = dump_row(p->cmp, &rc)))
+            goto out;
+        int64_t pos = p->positions[s];
+        double *c = NULL, *sn = NULL;
+        if (!p->pre) {
+            size_t bh = (size_t)b * (size_t)main->H + (size_t)h;
+            double *rr = ref + bh * D;
+            if (!ref_ok[bh]) {
+                /* first row of this head: undo R(pos) * scaling with the config */
+                cossin_at(p, s, &c, &sn, lc, ls);
+                double a = p->rec->params.attention_scaling;
+                double a2 = a * a > 0 ? a * a : 1;
+                posenc_verify_rotate(p->rec->params.style, (int)D, 2 * nf, c, sn, 1, exp, rr);
+                for (int j = 0; j < 2 * nf && j < (int)D; j++)
+                    rr[j] /= a2 / p->rec->scale;
+                ref_ok[bh] = 1;
+            }
+            pre = rr;
+        }
+        int sampled = b == 0 && (h == 0 || h == main->H - 1) && p->keep_s[s];
+        if (sampled && (rc = keep_sample(p, pos, (int)h, pre, exp, D)) != 0)
+            goto out;
+        if (!exp) {
+            if (need_samples_only && p->n_samples >= want)
+                break;
+            continue;
+        }
+        if (!c)
+            cossin_at(p, s, &c, &sn, lc, ls);
+        double ae, re, q;
+        posenc_verify_row_error(p->rec, &p->tol, pos, c, sn, pre, exp, scratch, &ae, &re, &q);
+        st->rows++;
+        if (!(q <= 1.0))
+            st->bad++;
+        if (ae > st->max_abs || ae != ae)
+            st->max_abs = ae;
+        if (re > st->max_rel || re != re)
+            st->max_rel = re;
+        if (q > st->max_ratio || q != q || st->rows == 1) {
+            if (q > st->max_ratio || q != q) {
+                st->max_ratio = q;
+            }
+            if (st->rows == 1 || q >= st->max_ratio || q != q) {
+                st->worst_b = b;
+                st->worst_h = h;
+                st->worst_pos = pos;
+            }
+        }
+        if (ae > st->head_abs[h])
+            st->head_abs[h] = ae;
+        if (re > st->head_rel[h])
+            st->head_rel[h] = re;
+        int bk = bucket_of(pos);
+        st->b_rows[bk]++;
+        if (ae > st->b_abs[bk])
+            st->b_abs[bk] = ae;
+        if (re > st->b_rel[bk])
+            st->b_rel[bk] = re;
+    }
+out:
+    free(scratch);
+    free(ref);
+    free(ref_ok);
+    return rc;
+}
+
+static void pass_free(struct pass *p)
+{
+    for (size_t i = 0; i < p->n_samples; i++) {
+        free(p->samples[i].pre);
+        free(p->samples[i].expected);
+    }
+    free(p->samples);
+    free(p->st.head_abs);
+    free(p->st.head_rel);
+    free(p->cache_c);
+    free(p->cache_s);
+    free(p->cache_ok);
+}
+
+static cJSON *diagnosis_json(const posenc_diagnosis *d)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "explanation", d->explanation);
+    cJSON_AddStringToObject(o, "evidence", d->evidence);
+    cJSON_AddBoolToObject(o, "explained", d->found);
+    cJSON_AddStringToObject(o, "best", d->best >= 0 ? d->cand[d->best].name : "");
+    if (d->theta_estimate > 0)
+        cJSON_AddNumberToObject(o, "theta_estimate", d->theta_estimate);
+    else
+        cJSON_AddNullToObject(o, "theta_estimate");
+    cJSON_AddNumberToObject(o, "magnitude_ratio", d->scale_estimate);
+    if (d->shift_valid)
+        cJSON_AddNumberToObject(o, "position_shift_estimate", (double)d->shift_estimate);
+    else
+        cJSON_AddNullToObject(o, "position_shift_estimate");
+    cJSON_AddItemToObject(o, "config_max_rel_err", num_or_null(d->config_rel_err));
+    /* candidates, best first */
+    int order[POSENC_VERIFY_MAX_CANDIDATES];
+    for (int i = 0; i < d->n_cand; i++)
+        order[i] = i;
+    for (int i = 1; i < d->n_cand; i++)
+        for (int j = i; j > 0 && d->cand[order[j]].ratio < d->cand[order[j - 1]].ratio; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < d->n_cand; i++) {
+        const posenc_diag_candidate *c = &d->cand[order[i]];
+        cJSON *k = cJSON_CreateObject();
+        cJSON_AddStringToObject(k, "name", c->name);
+        cJSON_AddStringToObject(k, "description", c->description);
+        cJSON_AddItemToObject(k, "max_rel_err", num_or_null(c->max_rel_err));
+        cJSON_AddItemToObject(k, "ratio", num_or_null(c->ratio));
+        cJSON_AddBoolToObject(k, "explains", c->explains);
+        cJSON_AddItemToArray(a, k);
+    }
+    cJSON_AddItemToObject(o, "candidates", a);
+    return o;
+}
+
+/* The comparison check of one pass (expect_q / rotated_k ...), with its diagnosis. */
+static int compare_check(struct vstate *v, struct pass *p, const char *kind,
+                         const posenc_rope_config *cfg, int64_t seq_len)
+{
+    struct stats *st = &p->st;
+    struct dump *main = p->pre ? p->pre : p->cmp;
+    char name[32], summary[512];
+    snprintf(name, sizeof name, "%s_%s", kind, p->what);
+    int ok = st->max_ratio <= 1.0 && st->rows > 0;
+    if (ok)
+        snprintf(summary, sizeof summary,
+                 "%s matches posenc's rotation: max rel err %.3g over %" PRIu64 " rows", p->what,
+                 st->max_rel, st->rows);
+    else
+        snprintf(summary, sizeof summary,
+                 "%s differs from posenc's rotation in %" PRIu64 " of %" PRIu64
+                 " rows: max rel err %.3g (worst at head %" PRId64 ", position %" PRId64 ")",
+                 p->what, st->bad, st->rows, st->max_rel, st->worst_h, st->worst_pos);
+    cJSON *det = cJSON_CreateObject();
+    cJSON_AddStringToObject(det, "reference",
+                            "posenc's rotation of the pre-RoPE rows with transformers' float32 tables");
+    cJSON_AddNumberToObject(det, "rows", (double)st->rows);
+    cJSON_AddNumberToObject(det, "rows_failed", (double)st->bad);
+    cJSON_AddItemToObject(det, "max_allowance_ratio", num_or_null(st->max_ratio));
+    cJSON_AddNumberToObject(det, "angle_slack", p->tol.angle_slack);
+    cJSON *w = cJSON_CreateObject();
+    cJSON_AddNumberToObject(w, "batch", (double)st->worst_b);
+    cJSON_AddNumberToObject(w, "head", (double)st->worst_h);
+    cJSON_AddNumberToObject(w, "position", (double)st->worst_pos);
+    cJSON_AddItemToObject(det, "worst", w);
+    cJSON *ph = cJSON_CreateArray();
+    for (int64_t h = 0; h < main->H; h++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "head", (double)h);
+        cJSON_AddItemToObject(e, "max_abs_err", num_or_null(st->head_abs[h]));
+        cJSON_AddItemToObject(e, "max_rel_err", num_or_null(st->head_rel[h]));
+        cJSON_AddItemToArray(ph, e);
+    }
+    cJSON_AddItemToObject(det, "per_head", ph);
+    cJSON *pr = cJSON_CreateArray();
+    double xs[NBUCKET], ya[NBUCKET], yr[NBUCKET];
+    int np = 0;
+    for (int b = 0; b < NBUCKET; b++) {
+        if (!st->b_rows[b])
+            continue;
+        int64_t lo = b == 0 ? 0 : (int64_t)1 << (b - 1), hi = b == 0 ? 0 : ((int64_t)1 << b) - 1;
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "from", (double)lo);
+        cJSON_AddNumberToObject(e, "to", (double)hi);
+        cJSON_AddNumberToObject(e, "rows", (double)st->b_rows[b]);
+        cJSON_AddItemToObject(e, "max_abs_err", num_or_null(st->b_abs[b]));
+        cJSON_AddItemToObject(e, "max_rel_err", num_or_null(st->b_rel[b]));
+        cJSON_AddItemToArray(pr, e);
+        xs[np] = (double)hi + 1;
+        ya[np] = st->b_abs[b];
+        yr[np] = st->b_rel[b];
+        np++;
+    }
+    cJSON_AddItemToObject(det, "per_position_range", pr);
+    cJSON *plots = cJSON_CreateArray();
+    char title[96];
+    snprintf(title, sizeof title, "%s: error against position", p->what);
+    cJSON *pl = plot(title, "position range end + 1", "max error");
+    cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
+    cJSON_AddItemToArray(ser, series("max rel err", xs, yr, np));
+    cJSON_AddItemToArray(ser, series("max abs err", xs, ya, np));
+    cJSON_AddItemToArray(plots, pl);
+    cJSON_AddItemToObject(det, "plots", plots);
+    cJSON *c = add_check(v, name, ok, 0, st->max_abs, st->max_rel, p->tol.tol, summary, det);
+    if (ok || p->n_samples == 0)
+        return 0;
+    posenc_verify_sample *rows = malloc(p->n_samples * sizeof *rows);
+    if (!rows) {
+        posenc_msg(CMD, "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+    for (size_t i = 0; i < p->n_samples; i++) {
+        rows[i].pos = p->samples[i].pos;
+        rows[i].head = p->samples[i].head;
+        rows[i].pre = p->samples[i].pre;
+        rows[i].expected = p->samples[i].expected;
+    }
+    posenc_diagnosis *d = malloc(sizeof *d);
+    posenc_error err = { 0 };
+    if (!d) {
+        free(rows);
+        posenc_msg(CMD, "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+    posenc_status s = posenc_verify_diagnose(cfg, seq_len, &p->tol, rows, p->n_samples, p->what, d, &err);
+    free(rows);
+    if (s != POSENC_OK) {
+        free(d);
+        return posenc_fail(CMD, &err);
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(c, "diagnosis", diagnosis_json(d));
+    free(d);
+    return 0;
+}
+
+/* ---- invariance checks (config alone, or sampled dump rows) ---- */
+static void invariance_checks(struct vstate *v, const struct opts *o,
+                              const posenc_invariance_result *res, const char *source,
+                              int64_t max_position)
+{
+    double tol = o->has_tol ? o->tol : POSENC_VERIFY_INVARIANCE_TOL;
+    int n = res->n_offsets;
+    double x[POSENC_VERIFY_MAX_OFFSETS];
+    for (int i = 0; i < n; i++)
+        x[i] = (double)res->offset[i];
+    char summary[512];
+    /* worst offset of each mode */
+    int we = 0, wh = 0;
+    for (int i = 0; i < n; i++) {
+        if (res->exact.dev[i] > res->exact.dev[we])
+            we = i;
+        if (res->hf.dev[i] > res->hf.dev[wh])
+            wh = i;
+    }
+    for (int mode = 0; mode < 2; mode++) {
+        const posenc_invariance_mode *m = mode == 0 ? &res->exact : &res->hf;
+        cJSON *det = cJSON_CreateObject();
+        cJSON_AddStringToObject(det, "source", source);
+        cJSON_AddStringToObject(det, "tables", mode == 0
+                                                   ? "posenc exact, rounded once to float32"
+                                                   : "transformers' float32 pipeline");
+        cJSON_AddStringToObject(det, "normalisation", "|s(o) - s(0)| / (|q| |k| / sqrt(head_dim))");
+        cJSON_AddNumberToObject(det, "max_position", (double)max_position);
+        cJSON_AddNumberToObject(det, "scores", (double)res->scores);
+        cJSON *offs = cJSON_CreateArray();
+        for (int i = 0; i < n; i++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "offset", x[i]);
+            cJSON_AddItemToObject(e, "deviation", num_or_null(m->dev[i]));
+            cJSON_AddItemToObject(e, "band_high", num_or_null(m->band[i][0]));
+            cJSON_AddItemToObject(e, "band_mid", num_or_null(m->band[i][1]));
+            cJSON_AddItemToObject(e, "band_low", num_or_null(m->band[i][2]));
+            cJSON_AddItemToObject(e, "table_err", num_or_null(m->table_err[i]));
+            cJSON_AddItemToArray(offs, e);
+        }
+        cJSON_AddItemToObject(det, "offsets", offs);
+        cJSON *bands = cJSON_CreateObject();
+        cJSON_AddItemToObject(bands, "high", num_or_null(m->band_max[0]));
+        cJSON_AddItemToObject(bands, "mid", num_or_null(m->band_max[1]));
+        cJSON_AddItemToObject(bands, "low", num_or_null(m->band_max[2]));
+        cJSON_AddItemToObject(det, "bands", bands);
+        cJSON_AddItemToObject(det, "max_table_err", num_or_null(m->max_table_err));
+        cJSON *plots = cJSON_CreateArray();
+        if (mode == 0) {
+            cJSON *pl = plot("score deviation against offset", "offset", "max |s(o) - s(0)| / (|q||k|/sqrt d)");
+            cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
+            cJSON_AddItemToArray(ser, series("exact tables (f32)", x, res->exact.dev, n));
+            cJSON_AddItemToArray(ser, series("transformers f32 tables", x, res->hf.dev, n));
+            cJSON_AddItemToArray(plots, pl);
+            pl = plot("table error against long double", "offset", "max |cos, sin - exact|");
+            ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
+            cJSON_AddItemToArray(ser, series("exact tables (f32)", x, res->exact.table_err, n));
+            cJSON_AddItemToArray(ser, series("transformers f32 tables", x, res->hf.table_err, n));
+            cJSON_AddItemToArray(plots, pl);
+        }
+        cJSON *pl = plot(mode == 0 ? "per frequency band, exact tables"
+                                   : "per frequency band, transformers f32 tables",
+                         "offset", "normalised deviation");
+        cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
+        static const char *bn[3] = { "high frequencies", "mid frequencies", "low frequencies" };
+        for (int b = 0; b < 3; b++) {
+            double y[POSENC_VERIFY_MAX_OFFSETS];
+            for (int i = 0; i < n; i++)
+                y[i] = m->band[i][b];
+            cJSON_AddItemToArray(ser, series(bn[b], x, y, n));
+        }
+        cJSON_AddItemToArray(plots, pl);
+        cJSON_AddItemToObject(det, "plots", plots);
+        int w = mode == 0 ? we : wh;
+        if (mode == 0) {
+            int ok = m->max_dev <= tol;
+            snprintf(summary, sizeof summary,
+                     "scores depend only on m - n: max deviation %.3g at offset %" PRId64
+                     " (exact tables in float32; tolerance %.3g)",
+                     m->max_dev, res->offset[w], tol);
+            add_check(v, "invariance", ok, 0, m->max_abs, m->max_dev, tol, summary, det);
+        } else {
+            int info = !o->has_hf_tol;
+            int ok = info || m->max_dev <= o->hf_tol;
+            snprintf(summary, sizeof summary,
+                     "transformers' float32 tables drift by %.3g at offset %" PRId64
+                     " (high %.3g, mid %.3g, low frequencies %.3g)%s",
+                     m->max_dev, res->offset[w], m->band_max[0], m->band_max[1], m->band_max[2],
+                     info ? "; information, see --hf-tolerance" : "");
+            add_check(v, "invariance_hf", ok, info, m->max_abs, m->max_dev,
+                      info ? NAN : o->hf_tol, summary, det);
+        }
+    }
+    /* the tables themselves against long double */
+    double ttol = 1e-12;
+    cJSON *det = cJSON_CreateObject();
+    cJSON_AddItemToObject(det, "exact_f64_err", num_or_null(res->exact_table_f64_err));
+    cJSON_AddItemToObject(det, "exact_f32_err", num_or_null(res->exact.max_table_err));
+    cJSON_AddItemToObject(det, "hf_f32_err", num_or_null(res->hf.max_table_err));
+    snprintf(summary, sizeof summary,
+             "exact tables within %.3g of long double math (%.3g after rounding to float32); "
+             "transformers' float32 tables within %.3g",
+             res->exact_table_f64_err, res->exact.max_table_err, res->hf.max_table_err);
+    add_check(v, "tables", res->exact_table_f64_err <= ttol, 0, res->exact_table_f64_err,
+              res->exact_table_f64_err, ttol, summary, det);
+}
+
+/* ---- non-rotary encodings ---- */
+static void bias_check(struct vstate *v, const char *name, const posenc_bias_check_result *r,
+                       const char *what)
+{
+    char summary[512];
+    int ok = r->violations == 0 && r->checked > 0;
+    snprintf(summary, sizeof summary, "%s: %" PRIu64 " comparisons, %" PRIu64
+             " outside tolerance, max err %.3g", what, r->checked, r->violations, r->max_abs_err);
+    cJSON *det = cJSON_CreateObject();
+    cJSON_AddNumberToObject(det, "checked", (double)r->checked);
+    cJSON_AddNumberToObject(det, "violations", (double)r->violations);
+    cJSON_AddNumberToObject(det, "worst_i", (double)r->worst_i);
+    cJSON_AddNumberToObject(det, "worst_j", (double)r->worst_j);
+    add_check(v, name, ok, 0, r->max_abs_err, r->max_rel_err, r->tolerance, summary, det);
+}
+
+static int verify_bias(struct vstate *v, const struct opts *o, const posenc_model *m,
+                       posenc_encoding enc)
+{
+    const posenc_bias_config *b = posenc_model_bias(m);
+    posenc_bias_config dflt = { 0 };
+    if (!b)
+        b = &dflt;
+    posenc_error err = { 0 };
+    posenc_bias_check_result r;
+    int64_t maxp = o->max_position;
+    if (maxp <= 0)
+        maxp = b->max_positions > 0 ? b->max_positions : posenc_model_max_positions(m);
+    if (maxp <= 0)
+        maxp = 2048;
+    cJSON *bj = cJSON_CreateObject();
+    cJSON_AddNumberToObject(bj, "heads", b->heads);
+    cJSON_AddNumberToObject(bj, "max_positions", (double)maxp);
+    cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(v->root, "config"), "bias", bj);
+    if (enc == POSENC_ENC_ALIBI) {
+        static const char *kinds[] = { "reference", "mpt", "falcon" };
+        cJSON_AddStringToObject(bj, "alibi_kind", kinds[b->alibi_kind <= 2 ? b->alibi_kind : 0]);
+        if (b->heads < 1) {
+            posenc_msg(CMD, "'%s': ALiBi check needs the number of attention heads", o->config);
+            return POSENC_EXIT_ERROR;
+        }
+        static const posenc_alibi_convention convs[] = { POSENC_ALIBI_SYMMETRIC, POSENC_ALIBI_CAUSAL,
+                                                         POSENC_ALIBI_KEYINDEX };
+        for (int i = 0; i < 3; i++) {
+            if (posenc_verify_alibi(b, convs[i], maxp, &r, &err) != POSENC_OK)
+                return posenc_fail(CMD, &err);
+            char name[64], what[128];
+            snprintf(name, sizeof name, "alibi_%s", posenc_alibi_convention_name(convs[i]));
+            snprintf(what, sizeof what, "b(i,j) - b(i,i) == -m(i-j) for j <= i, %d heads", b->heads);
+            bias_check(v, name, &r, what);
+        }
+    } else if (enc == POSENC_ENC_T5) {
+        int nb = b->num_buckets > 0 ? b->num_buckets : 32, md = b->max_distance > 0 ? b->max_distance : 128;
+        cJSON_AddNumberToObject(bj, "num_buckets", nb);
+        cJSON_AddNumberToObject(bj, "max_distance", md);
+        cJSON_AddBoolToObject(bj, "is_decoder", b->is_decoder);
+        for (int bidir = 1; bidir >= 0; bidir--) {
+            if (posenc_verify_t5(nb, md, bidir, maxp, &r, &err) != POSENC_OK)
+                return posenc_fail(CMD, &err);
+            bias_check(v, bidir ? "t5_bidirectional" : "t5_causal", &r,
+                       "buckets depend only on j-i, monotone in |j-i|, match transformers' float32 formula");
+        }
+    } else if (enc == POSENC_ENC_SINUSOIDAL) {
+        posenc_sinusoidal_variant var = POSENC_SIN_VASWANI;
+        const char *mt = posenc_model_type(m);
+        if (o->variant) {
+            if (posenc_sinusoidal_variant_parse(o->variant, &var, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--variant: %s", err.msg);
+        } else if (b->padding_idx >= 0 && mt && (strstr(mt, "fsmt") || strstr(mt, "m2m") ||
+                                                 strstr(mt, "xglm") || strstr(mt, "fairseq"))) {
+            var = POSENC_SIN_FAIRSEQ;
+        } else if (mt && (strstr(mt, "marian") || strstr(mt, "pegasus") || strstr(mt, "roformer"))) {
+            var = POSENC_SIN_MARIAN;
+        }
+        int d = b->d_model > 0 ? b->d_model : (b->heads * b->head_dim);
+        cJSON_AddStringToObject(bj, "variant", posenc_sinusoidal_variant_name(var));
+        cJSON_AddNumberToObject(bj, "d_model", d);
+        if (posenc_verify_sinusoidal(var, d, var == POSENC_SIN_FAIRSEQ ? b->padding_idx : -1, maxp,
+                                     o->seed, &r, &err) != POSENC_OK)
+            return posenc_fail(CMD, &err);
+        bias_check(v, "sinusoidal_rotation", &r, "PE(p+k) is the rotation of PE(p) by PE(k)'s angles");
+    } else {
+        char summary[256];
+        snprintf(summary, sizeof summary, "the model uses %s positions: nothing relative to verify",
+                 enc == POSENC_ENC_NONE ? "no" : posenc_encoding_name(enc));
+        add_check(v, "encoding", 1, 1, NAN, NAN, NAN, summary, NULL);
+    }
+    return 0;
+}
+
+/* ---- main flow for RoPE ---- */
+static int read_positions(const struct opts *o, int64_t S, int64_t **out)
+{
+    int64_t *p = NULL;
+    size_t n = 0;
+    if (o->positions_spec) {
+        int rc = posenc_parse_positions(CMD, o->positions_spec, &p, &n);
+        if (rc)
+            return rc;
+        if ((int64_t)n != S) {
+            posenc_msg(CMD, "'%s': %zu positions for a sequence of %" PRId64, o->positions_spec, n, S);
+            free(p);
+            return POSENC_EXIT_ERROR;
+        }
+    } else {
+        p = malloc((size_t)S * sizeof *p);
+        if (!p) {
+            posenc_msg(CMD, "out of memory");
+            return POSENC_EXIT_ERROR;
+        }
+        for (int64_t s = 0; s < S; s++)
+            p[s] = o->offset + s;
+    }
+    *out = p;
+    return 0;
+}
+
+static int setup_pass(struct pass *p, const char *what, struct dump *pre, struct dump *cmp,
+                      const int64_t *positions, const posenc_verify_recipe *rec, double tol,
+                      const unsigned char *keep_s, int64_t S)
+{
+    memset(p, 0, sizeof *p);
+    p->what = what;
+    p->pre = pre;
+    p->cmp = cmp;
+    p->positions = positions;
+    p->rec = rec;
+    p->tol.tol = tol;
+    p->tol.angle_slack = POSENC_VERIFY_ANGLE_SLACK;
+    p->keep_s = keep_s;
+    p->cap_samples = 2 * MAX_SAMPLE_S + 4;
+    p->samples = calloc(p->cap_samples, sizeof *p->samples);
+    int nf = rec->params.n_freq > 0 ? rec->params.n_freq : 1;
+    if ((uint64_t)S * (uint64_t)nf * 16 <= COSSIN_CACHE_BYTES) {
+        p->cache_c = malloc((size_t)S * (size_t)nf * sizeof(double));
+        p->cache_s = malloc((size_t)S * (size_t)nf * sizeof(double));
+        p->cache_ok = calloc((size_t)S, 1);
+        if (!p->cache_c || !p->cache_s || !p->cache_ok) {
+            free(p->cache_c);
+            free(p->cache_s);
+            free(p->cache_ok);
+            p->cache_c = p->cache_s = NULL;
+            p->cache_ok = NULL;
+        }
+    }
+    if (!p->samples) {
+        posenc_msg(CMD, "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+    return 0;
+}
+
+static int same_shape(const struct dump *a, const struct dump *b)
+{
+    if (a->info.ndim != b->info.ndim)
+        return 0;
+    for (int i = 0; i < a->info.ndim; i++)
+        if (a->info.shape[i] != b->info.shape[i])
+            return 0;
+    return 1;
+}
+
+static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_rope_config *cfg,
+                        cJSON *inputs)
+{
+    struct dump dq = { 0 }, dk = { 0 }, deq = { 0 }, dek = { 0 };
+    int64_t *positions = NULL;
+    unsigned char *keep = NULL;
+    struct pass pq, pk;
+    memset(&pq, 0, sizeof pq);
+    memset(&pk, 0, sizeof pk);
+    posenc_error err = { 0 };
+    int rc;
+    if ((rc = dump_open(o->q, o->layout, &dq)) || (rc = dump_open(o->k, o->layout, &dk)))
+        goto out;
+    if (o->eq && (rc = dump_open(o->eq, o->layout, &deq)))
+        goto out;
+    if (o->ek && (rc = dump_open(o->ek, o->layout, &dek)))
+        goto out;
+    if (dq.D != cfg->head_dim || dk.D != cfg->head_dim) {
+        posenc_msg(CMD, "'%s': head_dim %" PRId64 " does not match head_dim %d of '%s'",
+                   dq.D != cfg->head_dim ? o->q : o->k, dq.D != cfg->head_dim ? dq.D : dk.D,
+                   cfg->head_dim, o->config);
+        rc = POSENC_EXIT_ERROR;
+        goto out;
+    }
+    if (dq.B != dk.B || dq.S != dk.S) {
+        posenc_msg(CMD, "'%s': batch and sequence (%" PRId64 ", %" PRId64 ") differ from '%s' (%" PRId64
+                   ", %" PRId64 ")", o->k, dk.B, dk.S, o->q, dq.B, dq.S);
+        rc = POSENC_EXIT_ERROR;
+        goto out;
+    }
+    if (dq.H % dk.H != 0) {
+        posenc_msg(CMD, "'%s': %" PRId64 " key heads do not divide %" PRId64 " query heads", o->k,
+                   dk.H, dq.H);
+        rc = POSENC_EXIT_ERROR;
+        goto out;
+    }
+    if ((o->eq && !same_shape(&dq, &deq)) || (o->ek && !same_shape(&dk, &dek))) {
+        const char *bad = o->eq && !same_shape(&dq, &deq) ? o->eq : o->ek;
+        posenc_msg(CMD, "'%s': shape differs from '%s'", bad, bad == o->eq ? o->q : o->k);
+        rc = POSENC_EXIT_ERROR;
+        goto out;
+    }
+    int64_t S = dq.S;
+    if ((rc = read_positions(o, S, &positions)))
+        goto out;
+    int64_t maxpos = 0;
+    for (int64_t s = 0; s < S; s++)
+        if (positions[s] > maxpos)
+            maxpos = positions[s];
+    int64_t seq_len = maxpos + 1;
+    posenc_rope_params params;
+    if (posenc_rope_params_compute(cfg, seq_len, &params, &err) != POSENC_OK) {
+        rc = posenc_fail(CMD, &err);
+        goto out;
+    }
+    cJSON *cj = cJSON_GetObjectItemCaseSensitive(v->root, "config");
+    cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", rope_json(cfg, &params));
+    posenc_verify_recipe rec;
+    posenc_verify_recipe_init(&rec, &params);
+
+    /* sampled sequence indices: the first 8, then log-spaced, and the last */
+    keep = calloc((size_t)S, 1);
+    if (!keep) {
+        posenc_msg(CMD, "out of memory");
+        rc = POSENC_EXIT_ERROR;
+        goto out;
+    }
+    int nk = 0;
+    for (int64_t s = 0; s < S && s < 8; s++, nk++)
+        keep[s] = 1;
+    for (double x = 8; x < (double)S && nk < MAX_SAMPLE_S - 1; x *= 1.35) {
+        int64_t s = (int64_t)x;
+        if (!keep[s]) {
+            keep[s] = 1;
+            nk++;
+        }
+    }
+    keep[S - 1] = 1;
+
+    cJSON_AddStringToObject(inputs, "q", o->q);
+    cJSON_AddStringToObject(inputs, "k", o->k);
+    if (o->eq)
+        cJSON_AddStringToObject(inputs, "expect_q", o->eq);
+    if (o->ek)
+        cJSON_AddStringToObject(inputs, "expect_k", o->ek);
+    cJSON_AddStringToObject(inputs, "layout", layout_names[o->layout]);
+    cJSON_AddStringToObject(inputs, "dtype_q", posenc_dtype_name(dq.info.dtype));
+    cJSON_AddStringToObject(inputs, "dtype_k", posenc_dtype_name(dk.info.dtype));
+    cJSON_AddNumberToObject(inputs, "batch", (double)dq.B);
+    cJSON_AddNumberToObject(inputs, "heads_q", (double)dq.H);
+    cJSON_AddNumberToObject(inputs, "heads_k", (double)dk.H);
+    cJSON_AddNumberToObject(inputs, "seq", (double)S);
+    cJSON_AddBoolToObject(inputs, "rotated", o->rotated);
+    cJSON_AddNumberToObject(inputs, "first_position", (double)positions[0]);
+    cJSON_AddNumberToObject(inputs, "max_position_in_dump", (double)maxpos);
+
+    const char *kind = o->rotated ? "rotated" : "expect";
+    double tq = o->has_tol ? o->tol : posenc_verify_default_tol((o->rotated ? dq : (o->eq ? deq : dq)).info.dtype);
+    double tk = o->has_tol ? o->tol : posenc_verify_default_tol((o->rotated ? dk : (o->ek ? dek : dk)).info.dtype);
+    if ((rc = setup_pass(&pq, "q", o->rotated ? NULL : &dq, o->rotated ? &dq : (o->eq ? &deq : NULL),
+                         positions, &rec, tq, keep, S)))
+        goto out;
+    if ((rc = setup_pass(&pk, "k", o->rotated ? NULL : &dk, o->rotated ? &dk : (o->ek ? &dek : NULL),
+                         positions, &rec, tk, keep, S)))
+        goto out;
+    if ((rc = run_pass(&pq, o->layout, 1)) || (rc = run_pass(&pk, o->layout, 1)))
+        goto out;
+
+    if (!o->rotated) {
+        /* scores of sampled pre-RoPE rows: head 0 of q against head 0 of k */
+        size_t nqs = 0, nks = 0;
+        size_t D = (size_t)dq.D;
+        const struct sample *qs[2 * MAX_SAMPLE_S + 4], *ks[2 * MAX_SAMPLE_S + 4];
+        for (size_t i = 0; i < pq.n_samples; i++)
+            if (pq.samples[i].head == 0)
+                qs[nqs++] = &pq.samples[i];
+        for (size_t i = 0; i < pk.n_samples; i++)
+            if (pk.samples[i].head == 0)
+                ks[nks++] = &pk.samples[i];
+        size_t npair = nqs * nks < 96 ? nqs * nks : 96;
+        double *qv = malloc(npair * D * sizeof(double)), *kv = malloc(npair * D * sizeof(double));
+        int64_t *mm = malloc(npair * sizeof(int64_t)), *nn = malloc(npair * sizeof(int64_t));
+        if (!qv || !kv || !mm || !nn) {
+            free(qv);
+            free(kv);
+            free(mm);
+            free(nn);
+            posenc_msg(CMD, "out of memory");
+            rc = POSENC_EXIT_ERROR;
+            goto out;
+        }
+        for (size_t t = 0; t < npair; t++) {
+            const struct sample *a = qs[t % nqs], *b = ks[(t / nqs + t * 7) % nks];
+            memcpy(qv + t * D, a->pre, D * sizeof(double));
+            memcpy(kv + t * D, b->pre, D * sizeof(double));
+            mm[t] = a->pos;
+            nn[t] = b->pos;
+        }
+        int64_t maxp = o->max_position > 0 ? o->max_position : cfg->max_position_embeddings;
+        if (maxp < maxpos + 2)
+            maxp = maxpos + 2;
+        posenc_invariance_input in = { npair, (int)D, qv, kv, mm, nn, maxp };
+        posenc_invariance_result *res = malloc(sizeof *res);
+        posenc_status st = res ? posenc_verify_invariance(&params, &in, res, &err)
+                               : posenc_seterr(&err, POSENC_ENOMEM, "out of memory");
+        free(qv);
+        free(kv);
+        free(mm);
+        free(nn);
+        if (st != POSENC_OK) {
+            free(res);
+            rc = posenc_fail(CMD, &err);
+            goto out;
+        }
+        invariance_checks(v, o, res, "sampled rows of the pre-RoPE dumps", maxp);
+        free(res);
+    }
+    if (pq.cmp && (rc = compare_check(v, &pq, kind, cfg, seq_len)))
+        goto out;
+    if (pk.cmp && (rc = compare_check(v, &pk, kind, cfg, seq_len)))
+        goto out;
+    if (cfg->type == POSENC_ROPE_DYNAMIC)
+        add_note(v, "dynamic NTK: the base depends on the sequence length (theta %.6g used for "
+                    "length %" PRId64 "); scores are relative within one length, but a key "
+                    "cached under one base and a query rotated under another are not",
+                 params.theta_used, seq_len);
+out:
+    pass_free(&pq);
+    pass_free(&pk);
+    free(positions);
+    free(keep);
+    dump_close(&dq);
+    dump_close(&dk);
+    dump_close(&deq);
+    dump_close(&dek);
+    return rc;
+}
+
+static int verify_rope_config(struct vstate *v, const struct opts *o, const posenc_rope_config *cfg)
+{
+    posenc_error err = { 0 };
+    int64_t maxp = o->max_position > 0 ? o->max_position : cfg->max_position_embeddings;
+    if (maxp <= 0)
+        maxp = 4096;
+    posenc_rope_params params;
+    if (posenc_rope_params_compute(cfg, maxp, &params, &err) != POSENC_OK)
+        return posenc_fail(CMD, &err);
+    cJSON *cj = cJSON_GetObjectItemCaseSensitive(v->root, "config");
+    cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", rope_json(cfg, &params));
+    posenc_invariance_result *res = malloc(sizeof *res);
+    if (!res) {
+        posenc_msg(CMD, "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+    if (posenc_verify_rope_config(&params, maxp, o->seed, o->samples, res, &err) != POSENC_OK) {
+        free(res);
+        return posenc_fail(CMD, &err);
+    }
+    char src[160];
+    snprintf(src, sizeof src, "%d seeded unit-normal (q, k) pairs per distance, seed %" PRIu64,
+             o->samples, o->seed);
+    invariance_checks(v, o, res, src, maxp);
+    free(res);
+    if (cfg->type == POSENC_ROPE_DYNAMIC) {
+        posenc_rope_params p0;
+        double t0 = cfg->theta;
+        if (posenc_rope_params_compute(cfg, 0, &p0, NULL) == POSENC_OK)
+            t0 = p0.theta_used;
+        add_note(v, "dynamic NTK breaks invariance across lengths: the base is %.6g up to "
+                    "max_position_embeddings %" PRId64 " and %.6g at length %" PRId64 "; the checks "
+                    "hold within one length only, so a key cached at one length and a query "
+                    "rotated at another do not score relatively",
+                 t0, cfg->max_position_embeddings, params.theta_used, maxp);
+    }
+    if (cfg->type == POSENC_ROPE_LONGROPE)
+        add_note(v, "longrope: the checked table uses the %s factors (length %" PRId64 " %s "
+                    "original_max_position_embeddings %" PRId64 ")",
+                 params.long_factors ? "long" : "short", maxp, params.long_factors ? ">" : "<=",
+                 cfg->original_max_position_embeddings);
+    return 0;
+}
+
+/* ---- output ---- */
+static void print_summary(const struct vstate *v)
+{
+    const cJSON *c;
+    const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(v->root, "config");
+    printf("posenc verify: %s (%s)\n", cJSON_GetObjectItemCaseSensitive(cfg, "path")->valuestring,
+           cJSON_GetObjectItemCaseSensitive(cfg, "encoding")->valuestring);
+    cJSON_ArrayForEach(c, v->checks)
+    {
+        const char *w = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "info")) ? "info"
+                        : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "ok")) ? "ok"
+                                                                                   : "FAIL";
+        printf("%-5s %-20s %s\n", w, cJSON_GetObjectItemCaseSensitive(c, "name")->valuestring,
+               cJSON_GetObjectItemCaseSensitive(c, "summary")->valuestring);
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "diagnosis");
+        if (cJSON_IsObject(d))
+            printf("      diagnosis: %s\n",
+                   cJSON_GetObjectItemCaseSensitive(d, "explanation")->valuestring);
+    }
+    cJSON_ArrayForEach(c, v->notes) printf("note: %s\n", c->valuestring);
+    if (v->failed)
+        printf("result: FAIL (%d of %d checks failed)\n", v->failed, v->n_checks);
+    else
+        printf("result: PASS (%d checks)\n", v->n_checks);
+}
 
 int cmd_verify(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    posenc_msg("verify", "not built yet");
-    return POSENC_EXIT_ERROR;
+    enum {
+        O_LAYER = 256, O_MAXPOS, O_SEED, O_SAMPLES, O_TOL, O_HFTOL, O_Q, O_K, O_LAYOUT, O_OFFSET,
+        O_POSITIONS, O_ROTATED, O_EQ, O_EK, O_STYLE, O_VARIANT, O_REPORT
+    };
+    static const struct option longopts[] = {
+        { "config", required_argument, NULL, 'c' },
+        { "layer-type", required_argument, NULL, O_LAYER },
+        { "style", required_argument, NULL, O_STYLE },
+        { "max-position", required_argument, NULL, O_MAXPOS },
+        { "seed", required_argument, NULL, O_SEED },
+        { "samples", required_argument, NULL, O_SAMPLES },
+        { "tolerance", required_argument, NULL, O_TOL },
+        { "hf-tolerance", required_argument, NULL, O_HFTOL },
+        { "q", required_argument, NULL, O_Q },
+        { "k", required_argument, NULL, O_K },
+        { "layout", required_argument, NULL, O_LAYOUT },
+        { "offset", required_argument, NULL, O_OFFSET },
+        { "positions", required_argument, NULL, O_POSITIONS },
+        { "rotated", no_argument, NULL, O_ROTATED },
+        { "expect-q", required_argument, NULL, O_EQ },
+        { "expect-k", required_argument, NULL, O_EK },
+        { "variant", required_argument, NULL, O_VARIANT },
+        { "report", required_argument, NULL, O_REPORT },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    struct opts o;
+    memset(&o, 0, sizeof o);
+    o.seed = 1;
+    o.samples = 16;
+    o.layout = L_BHSD;
+    posenc_error err = { 0 };
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, ":c:qh", longopts, NULL)) != -1) {
+        int64_t v64;
+        switch (c) {
+        case 'c': o.config = optarg; break;
+        case O_LAYER: o.layer_type = optarg; break;
+        case O_STYLE:
+            if (posenc_style_parse(optarg, &o.style, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--style: '%s' is not neox or gptj", optarg);
+            o.has_style = 1;
+            break;
+        case O_MAXPOS:
+            if (posenc_parse_i64(CMD, "--max-position", optarg, 2, (int64_t)1 << 40, &o.max_position))
+                return POSENC_EXIT_USAGE;
+            break;
+        case O_SEED:
+            if (posenc_parse_i64(CMD, "--seed", optarg, 0, INT64_MAX, &v64))
+                return POSENC_EXIT_USAGE;
+            o.seed = (uint64_t)v64;
+            break;
+        case O_SAMPLES:
+            if (posenc_parse_int(CMD, "--samples", optarg, 1, 4096, &o.samples))
+                return POSENC_EXIT_USAGE;
+            break;
+        case O_TOL:
+        case O_HFTOL: {
+            double x;
+            if (posenc_parse_double(CMD, c == O_TOL ? "--tolerance" : "--hf-tolerance", optarg, &x))
+                return POSENC_EXIT_USAGE;
+            if (!(x > 0))
+                return posenc_usage_error(CMD, "%s: '%s' must be positive",
+                                          c == O_TOL ? "--tolerance" : "--hf-tolerance", optarg);
+            if (c == O_TOL) {
+                o.tol = x;
+                o.has_tol = 1;
+            } else {
+                o.hf_tol = x;
+                o.has_hf_tol = 1;
+            }
+            break;
+        }
+        case O_Q: o.q = optarg; break;
+        case O_K: o.k = optarg; break;
+        case O_LAYOUT: {
+            int found = 0;
+            for (int i = 0; i < 5; i++)
+                if (strcmp(optarg, layout_names[i]) == 0) {
+                    o.layout = (enum layout)i;
+                    found = 1;
+                }
+            if (!found)
+                return posenc_usage_error(CMD, "--layout: '%s' is not bhsd, bshd, shd, hsd or sd", optarg);
+            break;
+        }
+        case O_OFFSET:
+            if (posenc_parse_i64(CMD, "--offset", optarg, 0, (int64_t)1 << 40, &o.offset))
+                return POSENC_EXIT_USAGE;
+            break;
+        case O_POSITIONS: o.positions_spec = optarg; break;
+        case O_ROTATED: o.rotated = 1; break;
+        case O_EQ: o.eq = optarg; break;
+        case O_EK: o.ek = optarg; break;
+        case O_VARIANT: o.variant = optarg; break;
+        case O_REPORT: {
+            posenc_report_kind kind;
+            if (o.n_reports == MAX_REPORTS)
+                return posenc_usage_error(CMD, "--report: at most %d reports", MAX_REPORTS);
+            if (posenc_report_kind_of(optarg, &kind, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--report: %s", err.msg);
+            o.reports[o.n_reports++] = optarg;
+            break;
+        }
+        case 'q': o.quiet = 1; break;
+        case 'h': usage(stdout); return POSENC_EXIT_OK;
+        case ':': return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+        default: return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return posenc_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (!o.config)
+        return posenc_usage_error(CMD, "--config is required");
+    if (!o.q != !o.k)
+        return posenc_usage_error(CMD, "--q and --k go together");
+    if ((o.eq || o.ek) && !o.q)
+        return posenc_usage_error(CMD, "--expect-q/--expect-k need --q and --k (the pre-RoPE dumps)");
+    if (o.rotated && !o.q)
+        return posenc_usage_error(CMD, "--rotated needs --q and --k");
+    if (o.rotated && (o.eq || o.ek))
+        return posenc_usage_error(CMD, "--rotated and --expect-q/--expect-k exclude each other");
+    if (o.positions_spec && o.offset)
+        return posenc_usage_error(CMD, "--positions and --offset exclude each other");
+
+    posenc_model *m = NULL;
+    if (posenc_config_load(o.config, &m, &err) != POSENC_OK)
+        return posenc_fail(CMD, &err);
+    struct vstate v = { 0 };
+    v.root = cJSON_CreateObject();
+    cJSON_AddBoolToObject(v.root, "ok", 1);
+    cJSON_AddStringToObject(v.root, "posenc_version", posenc_version());
+    cJSON *cfgj = cJSON_AddObjectToObject(v.root, "config");
+    cJSON *inputs = cJSON_AddObjectToObject(v.root, "inputs");
+    v.notes = cJSON_AddArrayToObject(v.root, "notes");
+    v.checks = cJSON_AddArrayToObject(v.root, "checks");
+    posenc_encoding enc = posenc_model_encoding(m);
+    cJSON_AddStringToObject(cfgj, "path", o.config);
+    cJSON_AddStringToObject(cfgj, "model_type", posenc_model_type(m) ? posenc_model_type(m) : "");
+    cJSON_AddStringToObject(cfgj, "encoding", posenc_encoding_name(enc));
+    if (o.layer_type)
+        cJSON_AddStringToObject(cfgj, "layer_type", o.layer_type);
+    for (size_t i = 0; i < posenc_model_note_count(m); i++)
+        add_note(&v, "%s", posenc_model_note(m, i));
+    cJSON_AddNumberToObject(inputs, "seed", (double)o.seed);
+    cJSON_AddNumberToObject(inputs, "samples", o.samples);
+    int rc = 0;
+    if (enc == POSENC_ENC_ROPE) {
+        posenc_rope_config cfg;
+        if (posenc_model_rope(m, o.layer_type, &cfg, &err) != POSENC_OK) {
+            rc = err.code == POSENC_EINVAL || err.code == POSENC_ENOTFOUND
+                     ? posenc_usage_error(CMD, "%s", err.msg)
+                     : posenc_fail(CMD, &err);
+            goto out;
+        }
+        if (o.has_style)
+            cfg.style = o.style;
+        cJSON_AddItemToObject(cfgj, "rope", rope_json(&cfg, NULL));
+        rc = o.q ? verify_dumps(&v, &o, &cfg, inputs) : verify_rope_config(&v, &o, &cfg);
+    } else {
+        if (o.q) {
+            rc = posenc_usage_error(CMD, "--q/--k need a RoPE model; '%s' uses %s", o.config,
+                                    posenc_encoding_name(enc));
+            goto out;
+        }
+        rc = verify_bias(&v, &o, m, enc);
+    }
+    if (rc)
+        goto out;
+    cJSON_ReplaceItemInObjectCaseSensitive(v.root, "ok", cJSON_CreateBool(v.failed == 0));
+    for (int i = 0; i < o.n_reports; i++)
+        if (posenc_report_write(v.root, o.reports[i], &err) != POSENC_OK) {
+            rc = posenc_fail(CMD, &err);
+            goto out;
+        }
+    if (!o.quiet)
+        print_summary(&v);
+    rc = v.failed ? POSENC_EXIT_CHECK : POSENC_EXIT_OK;
+out:
+    cJSON_Delete(v.root);
+    posenc_model_free(m);
+    return rc;
 }
