@@ -730,6 +730,7 @@ static int gen_shaw(struct job *j)
     if ((rc = plan_positions(j)))
         return rc;
     meta_int(&j->mt, "max_relative_position", j->shaw_k);
+    meta_str(&j->mt, "index_formula", "clip(key - query, -k, k) + k");
     meta_int(&j->mt, "q_len", j->nq);
     meta_int(&j->mt, "k_len", j->k_len);
     j->narr = 1;
