@@ -677,6 +677,7 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
             cJSON *e = cJSON_CreateObject();
             cJSON_AddNumberToObject(e, "offset", x[i]);
             cJSON_AddItemToObject(e, "deviation", num_or_null(m->dev[i]));
+            cJSON_AddItemToObject(e, "rms_deviation", num_or_null(m->rms[i]));
             cJSON_AddItemToObject(e, "band_high", num_or_null(m->band[i][0]));
             cJSON_AddItemToObject(e, "band_mid", num_or_null(m->band[i][1]));
             cJSON_AddItemToObject(e, "band_low", num_or_null(m->band[i][2]));
@@ -721,16 +722,17 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
             int ok = m->max_dev <= tol;
             snprintf(summary, sizeof summary,
                      "scores depend only on m - n: max deviation %.3g at offset %" PRId64
-                     " (exact tables in float32; tolerance %.3g)",
-                     m->max_dev, res->offset[w], tol);
+                     " (rms %.3g; exact tables in float32; tolerance %.3g)",
+                     m->max_dev, res->offset[w], m->rms[w], tol);
             add_check(v, "invariance", ok, 0, m->max_abs, m->max_dev, tol, summary, det);
         } else {
             int info = !o->has_hf_tol;
             int ok = info || m->max_dev <= o->hf_tol;
             snprintf(summary, sizeof summary,
                      "transformers' float32 tables drift by %.3g at offset %" PRId64
-                     " (high %.3g, mid %.3g, low frequencies %.3g)%s",
-                     m->max_dev, res->offset[w], m->band_max[0], m->band_max[1], m->band_max[2],
+                     " (rms %.3g; high %.3g, mid %.3g, low frequencies %.3g)%s",
+                     m->max_dev, res->offset[w], m->rms[w], m->band_max[0], m->band_max[1],
+                     m->band_max[2],
                      info ? "; information, see --hf-tolerance" : "");
             add_check(v, "invariance_hf", ok, info, m->max_abs, m->max_dev,
                       info ? NAN : o->hf_tol, summary, det);

@@ -252,7 +252,7 @@ static const char *palette[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#f
 /* One SVG: log10 x (points with x <= 0 are left out) and log10 y (y <= 0 drawn at the floor). */
 static void svg_plot(struct sb *b, const cJSON *plot)
 {
-    const double W = 640, H = 320, L = 70, R = 170, T = 30, B = 50;
+    const double W = 660, H = 320, L = 86, R = 170, T = 30, B = 50;
     const cJSON *series = cJSON_GetObjectItemCaseSensitive(plot, "series");
     double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
     const cJSON *s;

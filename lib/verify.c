@@ -285,6 +285,7 @@ posenc_status posenc_verify_invariance(const posenc_rope_params *p, const posenc
                 if (d > md->max_abs)
                     md->max_abs = d;
                 d /= norm;
+                md->rms[oi] += d * d;
                 if (d > md->dev[oi])
                     md->dev[oi] = d;
                 for (int b = 0; b < 3; b++) {
@@ -299,6 +300,7 @@ posenc_status posenc_verify_invariance(const posenc_rope_params *p, const posenc
     for (int mode = 0; mode < 2; mode++) {
         posenc_invariance_mode *md = mode == 0 ? &out->exact : &out->hf;
         for (int oi = 0; oi < out->n_offsets; oi++) {
+            md->rms[oi] = sqrt(md->rms[oi] / (double)in->n_pairs);
             if (md->dev[oi] > md->max_dev)
                 md->max_dev = md->dev[oi];
             if (md->table_err[oi] > md->max_table_err)

@@ -78,6 +78,7 @@ typedef struct posenc_invariance_input {
 /* One precision mode: how far scores drift from their offset-0 value. */
 typedef struct posenc_invariance_mode {
     double dev[POSENC_VERIFY_MAX_OFFSETS];     /* worst normalised |s(o) - s(0)| per offset */
+    double rms[POSENC_VERIFY_MAX_OFFSETS];     /* root mean square of the same over the pairs */
     double band[POSENC_VERIFY_MAX_OFFSETS][POSENC_VERIFY_BANDS]; /* the same per frequency band */
     double table_err[POSENC_VERIFY_MAX_OFFSETS]; /* max |cos, sin - long double| at those positions */
     double max_dev;                            /* over all offsets */
