@@ -45,18 +45,33 @@ struct info_opts {
 
 /* ---- JSON helpers ---- */
 
+/* Shortest of %.15g / %.16g / %.17g that reads back as v (so 0.707 prints as 0.707). */
+static const char *fmt_double(double v, char *buf, size_t cap)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v)
+            break;
+    }
+    return buf;
+}
+
+/* fmt NULL: the shortest round-trip form. */
 static cJSON *num_raw(double v, const char *fmt)
 {
     char buf[64];
     if (!isfinite(v))
         return cJSON_CreateNull();
-    snprintf(buf, sizeof buf, fmt, v);
+    if (fmt)
+        snprintf(buf, sizeof buf, fmt, v);
+    else
+        fmt_double(v, buf, sizeof buf);
     return cJSON_CreateRaw(buf);
 }
 
 static void add_num(cJSON *o, const char *key, double v)
 {
-    cJSON_AddItemToObject(o, key, num_raw(v, "%.17g"));
+    cJSON_AddItemToObject(o, key, num_raw(v, NULL));
 }
 
 static void add_int(cJSON *o, const char *key, int64_t v)
@@ -143,17 +158,15 @@ static cJSON *rope_json(const struct info_opts *o, const struct rope_report *r)
     if (c->has_attention_factor)
         add_num(j, "attention_factor", c->attention_factor);
     if (c->type == POSENC_ROPE_LONGROPE) {
-        cJSON_AddItemToObject(j, "short_factor", num_array(c->short_factor, c->n_short_factor,
-                                                           "%.17g"));
-        cJSON_AddItemToObject(j, "long_factor", num_array(c->long_factor, c->n_long_factor,
-                                                          "%.17g"));
+        cJSON_AddItemToObject(j, "short_factor", num_array(c->short_factor, c->n_short_factor, NULL));
+        cJSON_AddItemToObject(j, "long_factor", num_array(c->long_factor, c->n_long_factor, NULL));
         cJSON_AddBoolToObject(j, "long_factor_used", p->long_factors);
     }
     if (c->n_mrope_section) {
         double s[4];
         for (int i = 0; i < c->n_mrope_section && i < 4; i++)
             s[i] = c->mrope_section[i];
-        cJSON_AddItemToObject(j, "mrope_section", num_array(s, c->n_mrope_section, "%.17g"));
+        cJSON_AddItemToObject(j, "mrope_section", num_array(s, c->n_mrope_section, NULL));
         cJSON_AddBoolToObject(j, "mrope_interleaved", c->mrope_interleaved);
     }
     add_int(j, "seq_len", o->seq_len);
@@ -182,13 +195,14 @@ static void rope_text(const struct info_opts *o, const struct rope_report *r, co
 {
     const posenc_rope_config *c = &r->cfg;
     const posenc_rope_params *p = &r->par;
-    char pad[64];
+    char pad[64], nb[64];
+#define D(v) fmt_double((v), nb, sizeof nb)
     snprintf(pad, sizeof pad, "%s%-20s", ind, "");
 #define F(name) fprintf(g_out, "%s%-20s", ind, name)
     F("rope_type"); fprintf(g_out, "%s\n", posenc_rope_type_name(c->type));
-    F("theta"); fprintf(g_out, "%.17g (%s)\n", c->theta, c->theta_source);
+    F("theta"); fprintf(g_out, "%s (%s)\n", D(c->theta), c->theta_source);
     if (p->theta_used != c->theta) {
-        F("theta_used"); fprintf(g_out, "%.17g (at seq_len %" PRId64 ")\n", p->theta_used, o->seq_len);
+        F("theta_used"); fprintf(g_out, "%s (at seq_len %" PRId64 ")\n", D(p->theta_used), o->seq_len);
     }
     F("head_dim"); fprintf(g_out, "%d\n", c->head_dim);
     F("rotary_dim"); fprintf(g_out, "%d (partial_rotary_factor %g)\n", c->rotary_dim,
@@ -200,21 +214,21 @@ static void rope_text(const struct info_opts *o, const struct rope_report *r, co
     F("max_positions"); fprintf(g_out, "%" PRId64 "\n", c->max_position_embeddings);
     F("original_max_pos"); fprintf(g_out, "%" PRId64 "\n", c->original_max_position_embeddings);
     if (c->type != POSENC_ROPE_DEFAULT) {
-        F("factor"); fprintf(g_out, "%.17g\n", c->factor);
+        F("factor"); fprintf(g_out, "%s\n", D(c->factor));
     }
     if (c->type == POSENC_ROPE_LLAMA3) {
-        F("low_freq_factor"); fprintf(g_out, "%.17g\n", c->low_freq_factor);
-        F("high_freq_factor"); fprintf(g_out, "%.17g\n", c->high_freq_factor);
+        F("low_freq_factor"); fprintf(g_out, "%s\n", D(c->low_freq_factor));
+        F("high_freq_factor"); fprintf(g_out, "%s\n", D(c->high_freq_factor));
     }
     if (c->type == POSENC_ROPE_YARN) {
-        F("beta_fast"); fprintf(g_out, "%.17g\n", c->beta_fast);
-        F("beta_slow"); fprintf(g_out, "%.17g\n", c->beta_slow);
+        F("beta_fast"); fprintf(g_out, "%s\n", D(c->beta_fast));
+        F("beta_slow"); fprintf(g_out, "%s\n", D(c->beta_slow));
         F("truncate"); fprintf(g_out, "%s\n", c->truncate ? "true" : "false");
-        F("mscale"); fprintf(g_out, "%.17g\n", c->mscale);
-        F("mscale_all_dim"); fprintf(g_out, "%.17g\n", c->mscale_all_dim);
+        F("mscale"); fprintf(g_out, "%s\n", D(c->mscale));
+        F("mscale_all_dim"); fprintf(g_out, "%s\n", D(c->mscale_all_dim));
     }
     if (c->has_attention_factor) {
-        F("attention_factor"); fprintf(g_out, "%.17g\n", c->attention_factor);
+        F("attention_factor"); fprintf(g_out, "%s\n", D(c->attention_factor));
     }
     if (c->type == POSENC_ROPE_LONGROPE) {
         F("short_factor"); print_list(c->short_factor, c->n_short_factor, "%.9g", pad);
@@ -226,7 +240,7 @@ static void rope_text(const struct info_opts *o, const struct rope_report *r, co
                                    c->mrope_section[2], c->mrope_interleaved ? " interleaved" : "");
     }
     F("attention_scaling"); fprintf(g_out, o->prec == POSENC_PREC_HF ? "%.9g\n" : "%.17g\n", r->att);
-    F("softmax_scale"); fprintf(g_out, "%.17g\n", p->softmax_scale);
+    F("softmax_scale"); fprintf(g_out, "%s\n", D(p->softmax_scale));
     F("seq_len"); fprintf(g_out, "%" PRId64 "%s\n", o->seq_len, o->seq_len ? "" : " (load time)");
     F("inv_freq"); fprintf(g_out, "(%d, %s) ", p->n_freq, posenc_precision_name(o->prec));
     if (p->n_freq > 0)
@@ -234,6 +248,7 @@ static void rope_text(const struct info_opts *o, const struct rope_report *r, co
     else
         fputc('\n', g_out);
 #undef F
+#undef D
 }
 
 /* ---- non-RoPE encodings ---- */
@@ -258,11 +273,11 @@ static int bias_report(const struct info_opts *o, const posenc_model *m, cJSON *
             cJSON_AddStringToObject(j, "alibi_kind", posenc_alibi_kind_name(b->alibi_kind));
             add_int(j, "heads", b->heads);
             add_num(j, "alibi_bias_max", b->alibi_bias_max);
-            cJSON_AddItemToObject(j, "slopes", num_array(s, b->heads, "%.17g"));
+            cJSON_AddItemToObject(j, "slopes", num_array(s, b->heads, NULL));
         } else {
             fprintf(g_out, "%-20s%s\n", "alibi_kind", posenc_alibi_kind_name(b->alibi_kind));
             fprintf(g_out, "%-20s%d\n", "heads", b->heads);
-            fprintf(g_out, "%-20s%.17g\n", "alibi_bias_max", b->alibi_bias_max);
+            fprintf(g_out, "%-20s%g\n", "alibi_bias_max", b->alibi_bias_max);
             fprintf(g_out, "%-20s", "slopes");
             print_list(s, b->heads, "%.9g", "                    ");
         }

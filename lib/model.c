@@ -463,6 +463,8 @@ static posenc_status parse_rope_type(ctx *c, const struct ropesrc *s, posenc_rop
         name = "longrope";
     }
     if (strcmp(name, "mrope") == 0) {
+        note(c, "%s%s 'mrope' is default RoPE over 3-D (t, h, w) positions split by "
+                "mrope_section; text-only positions make it plain 1-D RoPE", s->dpath, key);
         name = "default"; /* Qwen2-VL: mrope is default RoPE with mrope_section */
         *mrope = 1;
     }
@@ -786,11 +788,12 @@ static posenc_status resolve_rope(ctx *c, const struct ropesrc *s, posenc_rope_c
             return cfgerr(c, POSENC_ECONFIG, "%sbeta_fast and beta_slow must be > 0", dp);
         int t = 1;
         r->truncate = s->truncate_default;
-        if (!s->per_layer) {
-            TRY(get_bool(c, d, dp, "truncate", &t, &p));
-            if (p)
-                r->truncate = t;
-        }
+        TRY(get_bool(c, d, dp, "truncate", &t, &p));
+        if (p && !s->per_layer)
+            r->truncate = t;
+        else if (p && t != r->truncate)
+            note(c, "%struncate is not read: transformers reads truncate from the top level of "
+                    "rope_parameters, which has none for per-layer-type dicts (truncate true)", dp);
         TRY(get_num(c, d, dp, "mscale", &v, &p));
         r->mscale = p ? v : 0;
         TRY(get_num(c, d, dp, "mscale_all_dim", &v, &p));
@@ -1053,10 +1056,15 @@ static posenc_status fill_heads(ctx *c)
 {
     int64_t heads, hidden;
     int have;
+    int64_t hd;
+    int p;
     TRY(heads_hidden(c, &heads, &hidden, &have));
     c->m->bias.heads = (int)heads;
     c->m->bias.d_model = (int)hidden;
-    if (heads > 0 && hidden > 0)
+    TRY(get_int(c, c->tc, c->tp, "head_dim", 1, (int64_t)1 << 24, &hd, &p));
+    if (p)
+        c->m->bias.head_dim = (int)hd;
+    else if (heads > 0 && hidden > 0)
         c->m->bias.head_dim = (int)(hidden / heads);
     return POSENC_OK;
 }
