@@ -145,22 +145,36 @@ fi
 
 if have header h; then
     g -o rope.h --seq-len 5
-    # the header must compile standalone as C11 and C++-safe C
-    cc -std=c11 -Wall -Wextra -Werror -c -x c rope.h -o /dev/null
-    grep -q "cos" rope.h && grep -q "sin" rope.h && grep -q "inv_freq" rope.h
+    # the header compiles into a C11 program (warnings are errors) that prints every value
+    cat > main.c <<'EOF'
+#include <stdio.h>
+#include "rope.h"
+static void dump(const char *name, const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        printf("%s %a\n", name, (double)v[i]);
+}
+int main(void)
+{
+    dump("cos", &posenc_rope_cos[0][0], POSENC_ROPE_COS_DIM0 * POSENC_ROPE_COS_DIM1);
+    dump("sin", &posenc_rope_sin[0][0], POSENC_ROPE_SIN_DIM0 * POSENC_ROPE_SIN_DIM1);
+    dump("inv_freq", posenc_rope_inv_freq, POSENC_ROPE_INV_FREQ_DIM0);
+    return POSENC_ROPE_ROTARY_DIM == 16 && POSENC_ROPE_SEQ_LEN == 5 ? 0 : 1;
+}
+EOF
+    cc -std=c11 -Wall -Wextra -Wpedantic -Werror -o main main.c
+    ./main > values.txt
     "$PY" - <<'EOF'
-import re
 import numpy as np
 import gen_ref as R
 ref, _ = R.load("ref.npz")
-text = open("rope.h").read()
-# every float literal of the cos array reads back as the f32 value
-m = re.search(r"cos[^=\n]*=\s*\{(.*?)\};", text, re.S)
-assert m, "no cos array initialiser in rope.h"
-vals = [float(x.rstrip("fF")) for x in re.findall(r"[-+]?[0-9][0-9.eE+-]*[fF]?", m.group(1))]
-want = ref["cos"][:5].ravel()
-assert len(vals) == want.size, (len(vals), want.size)
-assert (np.float32(vals) == want.astype(np.float32)).all()
+got = {"cos": [], "sin": [], "inv_freq": []}
+for line in open("values.txt"):
+    k, v = line.split()
+    got[k].append(float.fromhex(v))
+assert (np.array(got["cos"]) == ref["cos"][:5].ravel()).all()
+assert (np.array(got["sin"]) == ref["sin"][:5].ravel()).all()
+assert (np.array(got["inv_freq"]) == ref["inv_freq"]).all()
 EOF
 fi
 no_file nothing
