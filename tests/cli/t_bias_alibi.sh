@@ -104,3 +104,26 @@ expect_fail 3 "NoPE" "$POSENC" gen --config "$C/nemotron-h-56b-base-8k.json" -o 
 no_file nope.npz
 expect_fail 3 "NoPE" "$POSENC" gen --config "$C/bias/nemotron-h-tiny.json" -o nope.npz
 no_file nope.npz
+
+# bad inputs: one line, right exit code, no output
+expect_fail 2 "unknown ALiBi convention 'sym'" "$POSENC" gen --encoding alibi --heads 4 --seq-len 4 --convention sym -o o.npz
+expect_fail 2 "unknown ALiBi variant 'gpt'" "$POSENC" gen --encoding alibi --heads 4 --seq-len 4 --variant gpt -o o.npz
+expect_fail 2 "--heads" "$POSENC" gen --encoding alibi --heads 0 --seq-len 4 -o o.npz
+expect_fail 2 "ALiBi tables need --heads" "$POSENC" gen --encoding alibi --seq-len 4 -o o.npz
+expect_fail 2 "--seq-len" "$POSENC" gen --encoding alibi --heads 4 -o o.npz
+expect_fail 2 "--num-buckets does not apply to ALiBi tables" "$POSENC" gen --encoding alibi --heads 4 --seq-len 4 --num-buckets 8 -o o.npz
+expect_fail 2 "pass --array (slopes, bias)" "$POSENC" gen --encoding alibi --heads 4 --seq-len 4 -o o.npy
+expect_fail 2 "--array: alibi tables hold slopes, bias, not 'cos'" "$POSENC" gen --encoding alibi --heads 4 --seq-len 4 --array cos -o o.npz
+# Baichuan-13B at its full 4096 context: 40 x 4096 x 4096 x 8 bytes = 5 GiB, over the 4 GiB limit
+expect_fail 3 "over the 4.0 GiB limit; pass a smaller --seq-len, --broadcast, --array slopes or --force" "$POSENC" gen --config "$C/baichuan-13b.json" --dtype f64 -o o.npz
+no_file o.npz o.npy
+# the broadcast form of the same table is small
+expect_ok "$POSENC" gen --config "$C/baichuan-13b.json" --broadcast -o full.npz
+$PY -c "
+import numpy as np, sys
+sys.path.insert(0, '$SRC/tests/cli')
+from bias_util import load, press_slopes
+a, m = load('full.npz')
+assert a['bias'].shape == (40, 1, 4096) and m['k_len'] == 4096
+np.testing.assert_allclose(a['bias'][:, 0, :], np.array(press_slopes(40))[:, None] * np.arange(4096)[None, :], rtol=1e-7)
+"
