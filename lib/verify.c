@@ -506,9 +506,16 @@ static void eval_recipe(const struct diag_ctx *c, const posenc_verify_recipe *r,
                         double *ratio)
 {
     double wr = 0, wq = 0;
+    /* a candidate that rounds the tables is allowed one rounding step of its dtype: a runtime's
+     * float32 cos/sin one ulp away from posenc's may round to the neighbouring 16-bit value */
+    posenc_verify_tolerance t = *c->t;
+    if (r->table_dtype == POSENC_DT_BF16 && t.tol < 0x1p-7)
+        t.tol = 0x1p-7;
+    if (r->table_dtype == POSENC_DT_F16 && t.tol < 0x1p-10)
+        t.tol = 0x1p-10;
     for (size_t s = 0; s < c->n; s++) {
         double a, e, q;
-        posenc_verify_row_error(r, c->t, c->rows[s].pos, NULL, NULL, c->rows[s].pre,
+        posenc_verify_row_error(r, &t, c->rows[s].pos, NULL, NULL, c->rows[s].pre,
                                 c->rows[s].expected, c->scratch, &a, &e, &q);
         if (e > wr || e != e)
             wr = e;
