@@ -3,7 +3,8 @@
 rotated dumps, made by an independent torch emulation of transformers' RoPE (the formulas of
 transformers' rope init functions and apply_rotary_pos_emb, float32 as torch computes them).
 
-usage: verify_fixtures.py KIND OUTDIR [--mistake M] [--rotated] [--offset N] [--seq S] [--layout L]
+usage: verify_fixtures.py 'KIND OUTDIR [--mistake M] [--rotated] [--offset N] [--seq S] [--layout L]' ...
+(one quoted spec per fixture, so one torch start-up serves a whole test)
 KIND: default linear dynamic yarn longrope llama3 partial gptj
 M: style rotary_full theta offset scaling attn bf16
 Writes OUTDIR/config.json, q.npy, k.npy, eq.npy, ek.npy (eq/ek = the runtime's rotated dumps;
@@ -133,7 +134,7 @@ def rotate(x, pos, inv, attn, d, style, bf16=False):
     return torch.cat((xr * emb_c + rh * emb_s, xp), -1)
 
 
-def main():
+def make(argv):
     ap = argparse.ArgumentParser()
     ap.add_argument("kind")
     ap.add_argument("out")
@@ -143,7 +144,7 @@ def main():
     ap.add_argument("--seq", type=int, default=48)
     ap.add_argument("--layout", default="bhsd")
     ap.add_argument("--dtype", default="float32")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     os.makedirs(a.out, exist_ok=True)
     c = config_for(a.kind)
     with open(os.path.join(a.out, "config.json"), "w") as f:
@@ -203,4 +204,7 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    import shlex
+    import sys
+    for spec in sys.argv[1:]:
+        make(shlex.split(spec))
