@@ -15,7 +15,6 @@
 #define DEFAULT_SIZE_LIMIT ((uint64_t)4 << 30) /* 4 GiB of output without --force */
 #define CHUNK_ELEMS ((size_t)1 << 18)          /* doubles per chunk buffer (2 MiB) */
 #define CHUNK_ROWS_MAX 4096
-#define STASH_MAX ((uint64_t)256 << 20)       /* sin kept from the cos pass up to this size */
 #define POS_MAX ((int64_t)1 << 48)              /* largest position / --seq-len accepted */
 
 static void usage(FILE *fp)
@@ -446,7 +445,6 @@ struct rope_job {
     int64_t *pos;               /* chunk positions (range mode) */
     double *cbuf, *sbuf;        /* chunk cos/sin as doubles */
     void *obuf[2];              /* chunk converted to dtype, one per sink slot */
-    void *stash;                /* sin of the whole table in dtype, or NULL */
 };
 
 /* Compute the rows [r0, r0 + k) into job->cbuf/sbuf. */
@@ -463,22 +461,15 @@ static posenc_status rope_chunk(struct rope_job *j, size_t r0, size_t k, posenc_
     return posenc_rope_table(j->p, j->prec, j->layout, pos, k, j->cbuf, j->sbuf, j->nthreads, err);
 }
 
-/* Stream one of cos/sin (which = ARR_COS or ARR_SIN) through the sink. With a stash, the cos
- * pass also keeps sin, and the sin pass only writes the stash. */
+/* Stream one of cos/sin (which = ARR_COS or ARR_SIN) through the sink. The arrays are written
+ * one after the other, so the rows are computed twice (once per array): measured cheaper than
+ * keeping the sin table from the cos pass, whose page faults cost more than the trigonometry
+ * (Qwen3.5, 262144 x 64: 0.25 s vs 0.6 s of CPU, 16 MiB vs 80 MiB peak). */
 static posenc_status rope_stream(struct rope_job *j, struct sink *s, int which, posenc_error *err)
 {
-    size_t es = posenc_dtype_size(j->dtype);
     for (size_t r0 = 0; r0 < j->n; r0 += j->rows) {
         size_t k = j->n - r0 < j->rows ? j->n - r0 : j->rows;
         size_t ne = k * (size_t)j->width;
-        unsigned char *stash_at = j->stash ? (unsigned char *)j->stash + r0 * (size_t)j->width * es
-                                           : NULL;
-        if (which == ARR_SIN && stash_at) {
-            if (!sink_acquire(s))
-                return sink_finish(s, err);
-            sink_submit(s, stash_at, ne);
-            continue;
-        }
         posenc_status st = rope_chunk(j, r0, k, err);
         if (st != POSENC_OK)
             return st;
@@ -488,8 +479,6 @@ static posenc_status rope_stream(struct rope_job *j, struct sink *s, int which, 
         posenc_dtype_convert(ob, j->dtype, which == ARR_COS ? j->cbuf : j->sbuf, POSENC_DT_F64,
                              ne);
         sink_submit(s, ob, ne);
-        if (stash_at)
-            posenc_dtype_convert(stash_at, j->dtype, j->sbuf, POSENC_DT_F64, ne);
     }
     return POSENC_OK;
 }
@@ -761,10 +750,6 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         posenc_msg(CMD, "out of memory");
         goto out;
     }
-    /* Both tables: keep sin from the cos pass when it is small enough, else compute twice. */
-    if (want[ARR_COS] && want[ARR_SIN] && nbytes[ARR_SIN] <= STASH_MAX)
-        j.stash = malloc((size_t)nbytes[ARR_SIN]);
-
     if (posenc_writer_open(a->out, &a->wopts, &w, &err) != POSENC_OK) {
         rc = posenc_fail(CMD, &err);
         goto out;
@@ -823,7 +808,6 @@ out:
     free(j.sbuf);
     free(j.obuf[0]);
     free(j.obuf[1]);
-    free(j.stash);
     return rc;
 }
 
