@@ -730,7 +730,8 @@ static posenc_status h5_w_start(posenc_writer *w, posenc_error *err)
     if ((st = posenc_tmp_create(w->path, &hw->tmp, &fp, err)) != POSENC_OK)
         goto fail;
     fclose(fp);
-    hw->file = H5Fcreate(hw->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    /* a device or FIFO target (no temporary name) is written in place */
+    hw->file = H5Fcreate(hw->tmp ? hw->tmp : w->path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (hw->file < 0) {
         st = h5_fail(err, POSENC_EIO, w->path, "cannot create HDF5 file");
         goto fail;

@@ -1,0 +1,340 @@
+/* test_hdf5.c: the HDF5 backend: round trips of every dtype (contiguous and chunked gzip+shuffle),
+ * reads in pieces that cut rows and planes, metadata attributes, files written by h5py (half,
+ * big-endian, chunked/compressed, nested groups, opaque bf16, attributes) and posenc's files read
+ * by h5py, and bad input (not HDF5, truncated, unsupported types). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmtutil.h"
+
+static const posenc_backend *be = &posenc_backend_hdf5;
+
+static void roundtrip(int compress)
+{
+    posenc_array_info a[] = {
+        fmt_info("f16", POSENC_DT_F16, 2, (int64_t)3, (int64_t)5),
+        fmt_info("bf16", POSENC_DT_BF16, 1, (int64_t)7),
+        fmt_info("layer0/f32", POSENC_DT_F32, 3, (int64_t)4, (int64_t)5, (int64_t)6),
+        fmt_info("/layer0/sub/f64", POSENC_DT_F64, 2, (int64_t)4, (int64_t)3),
+        fmt_info("i32", POSENC_DT_I32, 1, (int64_t)9),
+        fmt_info("i64", POSENC_DT_I64, 1, (int64_t)5),
+        fmt_info("u8", POSENC_DT_U8, 2, (int64_t)3, (int64_t)3),
+        fmt_info("scalar", POSENC_DT_F64, 0),
+        fmt_info("empty", POSENC_DT_F32, 2, (int64_t)0, (int64_t)4),
+        /* 1.2 MB: several 1 MiB-ish chunks when compressed */
+        fmt_info("big", POSENC_DT_F32, 2, (int64_t)300, (int64_t)1000),
+    };
+    size_t n = sizeof a / sizeof a[0];
+    void *data[sizeof a / sizeof a[0]];
+    for (size_t i = 0; i < n; i++)
+        data[i] = fmt_data(a[i].dtype, fmt_nelem(&a[i]), (unsigned)i + 11);
+    const char *path = fmt_path(compress ? "rtz.h5" : "rt.h5");
+    posenc_writer *w = fmt_writer(be, path, compress, a, n);
+    fmt_writer_meta(w, "theta", "500000");
+    fmt_writer_meta(w, "layout", "\"half\"");
+    fmt_writer_meta(w, "factors", "[1, 2.5]");
+    posenc_error err = { 0 };
+    assert_int_equal(fmt_write_all(w, (const void *const *)data, 7777, &err), POSENC_OK);
+    assert_false(fmt_tmp_left());
+
+    posenc_container *c = NULL;
+    assert_int_equal(fmt_open(be, path, 0, &c, &err), POSENC_OK);
+    assert_int_equal(c->n, n);
+    assert_non_null(c->meta);
+    assert_non_null(strstr(c->meta, "\"theta\":500000"));
+    assert_non_null(strstr(c->meta, "\"layout\":\"half\""));
+    assert_non_null(strstr(c->meta, "\"factors\":[1,2.5]"));
+    static const uint64_t pieces[] = { 1, 7, 13, 1000000 };
+    for (size_t i = 0; i < n; i++) {
+        char want[2 * POSENC_NAME_MAX];
+        snprintf(want, sizeof want, "/%.250s", a[i].name[0] == '/' ? a[i].name + 1 : a[i].name);
+        int k = fmt_find(c, want);
+        if (k < 0)
+            print_error("no array '%s'\n", want);
+        assert_true(k >= 0);
+        assert_int_equal(c->arrays[k].dtype, a[i].dtype);
+        assert_int_equal(c->arrays[k].ndim, a[i].ndim);
+        for (int d = 0; d < a[i].ndim; d++)
+            assert_int_equal(c->arrays[k].shape[d], a[i].shape[d]);
+        for (size_t p = 0; p < sizeof pieces / sizeof pieces[0]; p++) {
+            if (pieces[p] == 1 && fmt_nelem(&a[i]) > 1000)
+                continue;
+            void *back;
+            assert_int_equal(fmt_read(c, (size_t)k, pieces[p], &back, &err), POSENC_OK);
+            assert_memory_equal(back, data[i], fmt_nelem(&a[i]) * posenc_dtype_size(a[i].dtype));
+            free(back);
+        }
+        free(data[i]);
+    }
+    fmt_close(c);
+}
+
+static void test_roundtrip(void **state)
+{
+    (void)state;
+    roundtrip(0);
+}
+
+static void test_roundtrip_gzip(void **state)
+{
+    (void)state;
+    roundtrip(1);
+}
+
+static void test_abort(void **state)
+{
+    (void)state;
+    posenc_array_info a = fmt_info("x", POSENC_DT_F32, 1, (int64_t)100);
+    const char *path = fmt_path("abort.h5");
+    posenc_writer *w = fmt_writer(be, path, 0, &a, 1);
+    posenc_error err = { 0 };
+    assert_int_equal(be->w_start(w, &err), POSENC_OK);
+    float v[10] = { 0 };
+    assert_int_equal(be->w_write(w, v, 10, &err), POSENC_OK);
+    assert_true(fmt_tmp_left());
+    be->w_abort(w);
+    fmt_writer_free(w);
+    assert_false(fmt_exists(path));
+    assert_false(fmt_tmp_left());
+}
+
+/* a dataset and a group of the same name cannot both exist: a clean error, no file */
+static void test_name_clash(void **state)
+{
+    (void)state;
+    posenc_array_info a[] = { fmt_info("a", POSENC_DT_F32, 1, (int64_t)2),
+                              fmt_info("a/b", POSENC_DT_F32, 1, (int64_t)2) };
+    const char *path = fmt_path("clash.h5");
+    posenc_writer *w = fmt_writer(be, path, 0, a, 2);
+    float v[2] = { 1, 2 };
+    const void *data[] = { v, v };
+    posenc_error err = { 0 };
+    assert_int_equal(fmt_write_all(w, data, 2, &err), POSENC_EIO);
+    assert_non_null(strstr(err.msg, "cannot create dataset 'a/b'"));
+    assert_false(fmt_exists(path));
+    assert_false(fmt_tmp_left());
+}
+
+static void expect_bad(const char *path, int assume_bf16, posenc_status code, const char *substr)
+{
+    posenc_container *c = NULL;
+    posenc_error err = { 0 };
+    posenc_status st = fmt_open(be, path, assume_bf16, &c, &err);
+    if (st == POSENC_OK)
+        fmt_close(c);
+    if (st != code || !strstr(err.msg, substr))
+        print_error("got %d '%s', want %d containing '%s'\n", st, err.msg, code, substr);
+    assert_int_equal(st, code);
+    assert_non_null(strstr(err.msg, substr));
+}
+
+static void test_bad(void **state)
+{
+    (void)state;
+    fmt_write_bytes(fmt_path("text.h5"), "hello, this is not HDF5\n", 24);
+    expect_bad(fmt_path("text.h5"), 0, POSENC_EFORMAT, "not an HDF5 file");
+    fmt_write_bytes(fmt_path("empty.h5"), "", 0);
+    expect_bad(fmt_path("empty.h5"), 0, POSENC_EFORMAT, "not an HDF5 file");
+    expect_bad(fmt_path("missing.h5"), 0, POSENC_EIO, "No such file");
+
+    /* truncated: a valid file cut in half either fails to open or fails to read */
+    posenc_array_info a = fmt_info("x", POSENC_DT_F64, 1, (int64_t)4096);
+    double *v = fmt_data(POSENC_DT_F64, 4096, 3);
+    const void *data[] = { v };
+    posenc_writer *w = fmt_writer(be, fmt_path("trunc.h5"), 0, &a, 1);
+    posenc_error err = { 0 };
+    assert_int_equal(fmt_write_all(w, data, 4096, &err), POSENC_OK);
+    free(v);
+    assert_int_equal(truncate(fmt_path("trunc.h5"), 20000), 0);
+    posenc_container *c = NULL;
+    posenc_status st = fmt_open(be, fmt_path("trunc.h5"), 0, &c, &err);
+    if (st == POSENC_OK) {
+        void *d = NULL;
+        st = fmt_read(c, 0, 4096, &d, &err);
+        free(d);
+        fmt_close(c);
+    }
+    assert_int_equal(st, POSENC_EFORMAT);
+    assert_non_null(strstr(err.msg, "trunc.h5"));
+}
+
+/* Files written by h5py. */
+static void test_h5py_files(void **state)
+{
+    (void)state;
+    fmt_python("numpy, h5py",
+        "import numpy as np, h5py\n"
+        "with h5py.File(D + '/py.h5', 'w') as f:\n"
+        "    f['half'] = (np.arange(12, dtype='f2') / 8).reshape(3, 4)\n"
+        "    f['be/f4'] = np.arange(10, dtype='>f4') * 0.25\n"
+        "    f['be/f8'] = np.arange(6, dtype='>f8').reshape(2, 3) - 2.5\n"
+        "    f['be/i4'] = np.arange(5, dtype='>i4') - 1000\n"
+        "    f['be/i8'] = np.arange(5, dtype='>i8') * -(2**40)\n"
+        "    f['be/f2'] = np.arange(4, dtype='>f2') * 1.5\n"
+        "    f['u1'] = np.arange(7, dtype='u1')\n"
+        "    f.create_dataset('deep/er/z', data=np.arange(40000, dtype='<f4').reshape(200, 200),\n"
+        "                     chunks=(7, 33), compression='gzip', compression_opts=9, shuffle=True)\n"
+        "    f.create_dataset('fl', data=np.arange(5000, dtype='<f8'), fletcher32=True, chunks=(100,))\n"
+        "    f['opaque'] = np.array([0x3f80, 0x4000], dtype='<u2').view('V2')\n"
+        "    f['i16'] = np.arange(3, dtype='<i2')\n"
+        "    f['strings'] = np.array([b'a', b'bc'])\n"
+        "    f.attrs['name'] = 'llama'\n"
+        "    f.attrs['json'] = '{\"a\": 1}'\n"
+        "    f.attrs['theta'] = 500000.0\n"
+        "    f.attrs['dim'] = np.int64(128)\n"
+        "    f.attrs['vec'] = np.array([1.5, 2.5])\n"
+        "    f.attrs['fixed'] = np.bytes_(b'ascii')\n"
+        "with h5py.File(D + '/opaque.h5', 'w') as f:\n"
+        "    f['b'] = np.array([0x3f80, 0xc040], dtype='<u2').view('V2')\n"
+        "with h5py.File(D + '/i16.h5', 'w') as f:\n"
+        "    f['x'] = np.arange(3, dtype='<i2')\n");
+    posenc_container *c = NULL;
+    posenc_error err = { 0 };
+    assert_int_equal(fmt_open(be, fmt_path("py.h5"), 0, &c, &err), POSENC_OK);
+    /* opaque, i16 and strings are not listed without --assume-bf16 */
+    assert_int_equal(c->n, 9);
+    assert_int_equal(fmt_find(c, "/opaque"), -1);
+    assert_int_equal(fmt_find(c, "/i16"), -1);
+    assert_non_null(c->meta);
+    assert_non_null(strstr(c->meta, "\"name\":\"llama\""));
+    assert_non_null(strstr(c->meta, "\"json\":{\"a\":1}"));
+    assert_non_null(strstr(c->meta, "\"theta\":500000"));
+    assert_non_null(strstr(c->meta, "\"dim\":128"));
+    assert_non_null(strstr(c->meta, "\"vec\":[1.5,2.5]"));
+    assert_non_null(strstr(c->meta, "\"fixed\":\"ascii\""));
+    void *d;
+    int k = fmt_find(c, "/half");
+    assert_int_equal(c->arrays[k].dtype, POSENC_DT_F16);
+    assert_int_equal(fmt_read(c, (size_t)k, 5, &d, &err), POSENC_OK);
+    for (int i = 0; i < 12; i++)
+        assert_true(posenc_f16_to_f32(((uint16_t *)d)[i]) == i / 8.0f);
+    free(d);
+    k = fmt_find(c, "/be/f2");
+    assert_int_equal(c->arrays[k].dtype, POSENC_DT_F16);
+    assert_int_equal(fmt_read(c, (size_t)k, 3, &d, &err), POSENC_OK);
+    for (int i = 0; i < 4; i++)
+        assert_true(posenc_f16_to_f32(((uint16_t *)d)[i]) == i * 1.5f);
+    free(d);
+    k = fmt_find(c, "/be/f4");
+    assert_int_equal(c->arrays[k].dtype, POSENC_DT_F32);
+    assert_int_equal(fmt_read(c, (size_t)k, 3, &d, &err), POSENC_OK);
+    for (int i = 0; i < 10; i++)
+        assert_true(((float *)d)[i] == i * 0.25f);
+    free(d);
+    k = fmt_find(c, "/be/f8");
+    assert_int_equal(c->arrays[k].ndim, 2);
+    assert_int_equal(fmt_read(c, (size_t)k, 4, &d, &err), POSENC_OK);
+    for (int i = 0; i < 6; i++)
+        assert_true(((double *)d)[i] == i - 2.5);
+    free(d);
+    k = fmt_find(c, "/be/i4");
+    assert_int_equal(c->arrays[k].dtype, POSENC_DT_I32);
+    assert_int_equal(fmt_read(c, (size_t)k, 2, &d, &err), POSENC_OK);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(((int32_t *)d)[i], i - 1000);
+    free(d);
+    k = fmt_find(c, "/be/i8");
+    assert_int_equal(c->arrays[k].dtype, POSENC_DT_I64);
+    assert_int_equal(fmt_read(c, (size_t)k, 2, &d, &err), POSENC_OK);
+    for (int i = 0; i < 5; i++)
+        assert_true(((int64_t *)d)[i] == (int64_t)i * -(1LL << 40));
+    free(d);
+    k = fmt_find(c, "/u1");
+    assert_int_equal(c->arrays[k].dtype, POSENC_DT_U8);
+    assert_int_equal(fmt_read(c, (size_t)k, 2, &d, &err), POSENC_OK);
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(((uint8_t *)d)[i], i);
+    free(d);
+    k = fmt_find(c, "/deep/er/z");
+    assert_int_equal(c->arrays[k].shape[0], 200);
+    static const uint64_t pieces[] = { 13, 199, 200, 4567, 40000 };
+    for (size_t p = 0; p < 5; p++) {
+        assert_int_equal(fmt_read(c, (size_t)k, pieces[p], &d, &err), POSENC_OK);
+        for (int i = 0; i < 40000; i++)
+            if (((float *)d)[i] != (float)i)
+                fail_msg("z[%d] = %g", i, ((float *)d)[i]);
+        free(d);
+    }
+    k = fmt_find(c, "/fl");
+    assert_int_equal(fmt_read(c, (size_t)k, 333, &d, &err), POSENC_OK);
+    for (int i = 0; i < 5000; i++)
+        assert_true(((double *)d)[i] == i);
+    free(d);
+    fmt_close(c);
+
+    /* the opaque dataset is bf16 only when asked */
+    assert_int_equal(fmt_open(be, fmt_path("py.h5"), 1, &c, &err), POSENC_OK);
+    k = fmt_find(c, "/opaque");
+    assert_true(k >= 0);
+    assert_int_equal(c->arrays[k].dtype, POSENC_DT_BF16);
+    assert_int_equal(fmt_read(c, (size_t)k, 2, &d, &err), POSENC_OK);
+    assert_true(posenc_bf16_to_f32(((uint16_t *)d)[0]) == 1.0f);
+    assert_true(posenc_bf16_to_f32(((uint16_t *)d)[1]) == 2.0f);
+    free(d);
+    fmt_close(c);
+    expect_bad(fmt_path("opaque.h5"), 0, POSENC_EUNSUPPORTED, "--assume-bf16");
+    expect_bad(fmt_path("i16.h5"), 0, POSENC_EUNSUPPORTED, "signed 16-bit integers");
+}
+
+/* posenc's files read by h5py: values, the half type, filters, attributes. */
+static void test_h5py_reads(void **state)
+{
+    (void)state;
+    posenc_array_info a[] = {
+        fmt_info("cos", POSENC_DT_F32, 2, (int64_t)600, (int64_t)512),
+        fmt_info("g/inv_freq", POSENC_DT_F64, 1, (int64_t)4),
+        fmt_info("h", POSENC_DT_F16, 1, (int64_t)3),
+        fmt_info("b", POSENC_DT_BF16, 1, (int64_t)3),
+        fmt_info("pos", POSENC_DT_I64, 1, (int64_t)3),
+    };
+    float *f = malloc(600 * 512 * sizeof *f);
+    for (int i = 0; i < 600 * 512; i++)
+        f[i] = (float)i / 7.0f;
+    double g[4] = { 1, 0.5, 0.25, 0.125 };
+    uint16_t h[3] = { 0x3c00, 0xc000, 0x3800 };  /* 1, -2, 0.5 */
+    uint16_t bb[3] = { 0x3f80, 0xc000, 0x3f00 }; /* 1, -2, 0.5 */
+    int64_t pos[3] = { -1, 0, 1LL << 50 };
+    const void *data[] = { f, g, h, bb, pos };
+    for (int z = 0; z < 2; z++) {
+        posenc_writer *w = fmt_writer(be, fmt_path(z ? "cz.h5" : "c.h5"), z, a, 5);
+        fmt_writer_meta(w, "rope_theta", "10000");
+        fmt_writer_meta(w, "style", "\"neox\"");
+        posenc_error err = { 0 };
+        assert_int_equal(fmt_write_all(w, data, 100003, &err), POSENC_OK);
+    }
+    free(f);
+    fmt_python("numpy, h5py",
+        "import numpy as np, h5py\n"
+        "for name, z in (('c.h5', False), ('cz.h5', True)):\n"
+        "    with h5py.File(D + '/' + name, 'r') as f:\n"
+        "        c = f['cos']\n"
+        "        assert c.dtype == np.dtype('<f4') and c.shape == (600, 512)\n"
+        "        assert (c[...] == (np.arange(600 * 512, dtype='f4') / np.float32(7)).reshape(600, 512)).all()\n"
+        "        if z:\n"
+        "            assert c.compression == 'gzip' and c.compression_opts == 4 and c.shuffle, c\n"
+        "            assert c.chunks[1] == 512 and c.chunks[0] * 512 * 4 <= 1 << 20, c.chunks\n"
+        "        else:\n"
+        "            assert c.chunks is None and c.compression is None\n"
+        "        assert f['g/inv_freq'][...].tolist() == [1, 0.5, 0.25, 0.125]\n"
+        "        assert f['h'].dtype == np.dtype('<f2'), f['h'].dtype\n"
+        "        assert f['h'][...].tolist() == [1, -2, 0.5]\n"
+        "        assert f['pos'][...].tolist() == [-1, 0, 2**50]\n"
+        "        b = f['b']\n"
+        "        ft = b.id.get_type()\n"
+        "        assert ft.get_size() == 2 and ft.get_fields() == (15, 7, 8, 0, 7) and ft.get_ebias() == 127\n"
+        "        assert f.attrs['rope_theta'] == '10000' and f.attrs['style'] == '\"neox\"', dict(f.attrs)\n");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_roundtrip_gzip),
+        cmocka_unit_test(test_abort),
+        cmocka_unit_test(test_name_clash),
+        cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_h5py_files),
+        cmocka_unit_test(test_h5py_reads),
+    };
+    return cmocka_run_group_tests_name("hdf5", tests, fmt_setup, fmt_teardown);
+}
