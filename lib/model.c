@@ -698,7 +698,7 @@ static posenc_status resolve_rope(ctx *c, const struct ropesrc *s, posenc_rope_c
         m0 = m0t;                   /* the top-level attribute overwrites the dict (Phi-3 rule) */
     else if (hm0d)
         m0 = m0d;
-    else if (hm0t)
+    else if (hm0t && !(needs_m0 && s->per_layer)) /* per-layer dicts: setdefault(M) only */
         m0 = m0t;
     else if (c->max_pos > 0) {
         m0 = c->max_pos;
@@ -1056,14 +1056,14 @@ static posenc_status fill_heads(ctx *c)
 {
     int64_t heads, hidden;
     int have;
-    int64_t hd;
-    int p;
     TRY(heads_hidden(c, &heads, &hidden, &have));
     c->m->bias.heads = (int)heads;
     c->m->bias.d_model = (int)hidden;
-    TRY(get_int(c, c->tc, c->tp, "head_dim", 1, (int64_t)1 << 24, &hd, &p));
-    if (p)
-        c->m->bias.head_dim = (int)hd;
+    /* informational here: RoPE models validate head_dim in resolve_head_dim */
+    const cJSON *hd = item(c->tc, "head_dim");
+    if (hd && cJSON_IsNumber(hd) && hd->valuedouble >= 1 && hd->valuedouble <= (1 << 24) &&
+        hd->valuedouble == floor(hd->valuedouble))
+        c->m->bias.head_dim = (int)hd->valuedouble;
     else if (heads > 0 && hidden > 0)
         c->m->bias.head_dim = (int)(hidden / heads);
     return POSENC_OK;
