@@ -1,0 +1,65 @@
+# gen for every non-RoPE config in tests/data/configs (and its subdirectories): the encoding
+# `posenc info` reports, then the tables checked against numpy/torch versions of the models' code.
+. "$SRC/tests/cli/lib.sh"
+export PYTHONPATH="$SRC/tests/cli:$SRC/tests/golden"
+n=0
+for cfg in $(find "$DATA/configs" -name '*.json' | sort); do
+    "$POSENC" info --json --config "$cfg" > info.json 2> info.err || { echo "info failed: $cfg"; cat info.err; exit 1; }
+    enc=$($PY -c 'import json; print(json.load(open("info.json"))["encoding"])')
+    case $enc in
+    rope) continue ;;
+    none)
+        expect_fail 3 "NoPE" "$POSENC" gen --config "$cfg" -o x.npz
+        no_file x.npz ;;
+    learned)
+        $PY - <<'PY'
+import json, numpy as np
+from bias_util import write_safetensors
+i = json.load(open("info.json"))
+t = np.random.default_rng(1).standard_normal((8, i["d_model"])).astype(np.float32)
+np.save("table.npy", t)
+write_safetensors("w.safetensors", {i["tensor"]: t})
+PY
+        expect_ok "$POSENC" gen --config "$cfg" --weights w.safetensors -o x.npz ;;
+    *)
+        expect_ok "$POSENC" gen --config "$cfg" --seq-len 8 -o x.npz ;;
+    esac
+    $PY - "$enc" "$cfg" <<'PY'
+import json, sys
+import numpy as np, torch
+from bias_util import load, press_slopes
+from make_bias_golden import bucket_numpy, mpt_slopes
+enc, cfg = sys.argv[1], sys.argv[2]
+info = json.load(open("info.json"))
+if enc == "none":
+    sys.exit(0)
+a, m = load("x.npz")
+assert m["encoding"] == enc, (m, enc)
+if enc == "alibi":
+    h = m["heads"]
+    assert h == info["heads"], (h, info)
+    s = {"reference": np.array(press_slopes(h)),
+         "mpt": mpt_slopes(h, m.get("alibi_bias_max", 8)).double().numpy(),
+         "falcon": torch.tensor(press_slopes(h)).bfloat16().double().numpy()}[m["variant"]]
+    np.testing.assert_allclose(a["slopes"], s, rtol=2.5e-7)
+    i, j = np.arange(8)[:, None], np.arange(8)[None, :]
+    off = {"keyindex": j + 0 * i, "causal": j - i, "symmetric": -abs(i - j)}[m["convention"]]
+    np.testing.assert_allclose(a["bias"], s[:, None, None] * off[None], rtol=4e-3 if m["variant"] == "falcon" else 3e-7)
+elif enc == "t5":
+    rel = (np.arange(8)[None, :] - np.arange(8)[:, None]).ravel()
+    want = bucket_numpy(rel, int(m["bidirectional"]), m["num_buckets"], m["max_distance"]).reshape(8, 8)
+    assert np.array_equal(a["buckets"], want)
+elif enc == "shaw":
+    k = m["max_relative_position"]
+    assert np.array_equal(a["index"], np.clip(np.arange(8)[None, :] - np.arange(8)[:, None], -k, k) + k)
+elif enc == "learned":
+    assert np.array_equal(a["pe"], np.load("table.npy"))
+else:
+    sys.exit("unexpected encoding " + enc)
+print("ok", enc, cfg.split("/configs/")[1])
+PY
+    rm -f x.npz
+    n=$((n + 1))
+done
+echo "$n non-RoPE configs"
+[ "$n" -ge 12 ]
