@@ -1,0 +1,473 @@
+/* test_verify.c: lib/verify.c against closed forms: the PRNG, the rotation kernels, scores and
+ * their invariance, the row comparison with its angle allowance, angle/theta estimation, the
+ * diagnosis of deliberately wrong rotations, and the ALiBi/T5/sinusoidal checks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#include "posenc/posenc.h"
+#include "posenc/verify.h"
+
+static posenc_rope_config plain_cfg(double theta, int head_dim, int rotary_dim, posenc_style st)
+{
+    posenc_rope_config c;
+    memset(&c, 0, sizeof c);
+    c.type = POSENC_ROPE_DEFAULT;
+    c.theta = theta;
+    snprintf(c.theta_source, sizeof c.theta_source, "test");
+    c.head_dim = head_dim;
+    c.rotary_dim = rotary_dim;
+    c.exponent_dim = rotary_dim;
+    c.partial_rotary_factor = (double)rotary_dim / head_dim;
+    c.style = st;
+    c.max_position_embeddings = 4096;
+    c.original_max_position_embeddings = 4096;
+    c.factor = 1.0;
+    c.beta_fast = 32;
+    c.beta_slow = 1;
+    c.truncate = 1;
+    return c;
+}
+
+static posenc_rope_params params_of(const posenc_rope_config *c)
+{
+    posenc_rope_params p;
+    posenc_error err = { 0 };
+    posenc_status st = posenc_rope_params_compute(c, 0, &p, &err);
+    if (st != POSENC_OK)
+        print_error("params: %s\n", err.msg);
+    assert_int_equal(st, POSENC_OK);
+    return p;
+}
+
+static void test_rng(void **state)
+{
+    (void)state;
+    posenc_verify_rng r;
+    posenc_verify_rng_seed(&r, 0);
+    /* Vigna's splitmix64 reference sequence for seed 0 */
+    assert_true(posenc_verify_rng_next(&r) == 0xE220A8397B1DCDAFULL);
+    assert_true(posenc_verify_rng_next(&r) == 0x6E789E6AA1B965F4ULL);
+    assert_true(posenc_verify_rng_next(&r) == 0x06C45D188009454FULL);
+    /* normal: mean 0, variance 1, deterministic */
+    posenc_verify_rng_seed(&r, 42);
+    double s = 0, s2 = 0, first = 0;
+    int n = 200000;
+    for (int i = 0; i < n; i++) {
+        double x = posenc_verify_rng_normal(&r);
+        if (i == 0)
+            first = x;
+        s += x;
+        s2 += x * x;
+    }
+    assert_close(s / n, 0.0, 0, 0.01);
+    assert_close(s2 / n, 1.0, 0, 0.015);
+    posenc_verify_rng_seed(&r, 42);
+    assert_true(posenc_verify_rng_normal(&r) == first);
+    for (int i = 0; i < 1000; i++) {
+        double u = posenc_verify_rng_uniform(&r);
+        assert_true(u > 0 && u < 1);
+    }
+}
+
+static void test_rotate(void **state)
+{
+    (void)state;
+    /* head_dim 6, rotary_dim 4: 2 frequencies, dims 4 and 5 pass through */
+    double c[2] = { cos(0.3), cos(1.1) }, s[2] = { sin(0.3), sin(1.1) };
+    double x[6] = { 1, 2, 3, 4, 5, 6 }, y[6], z[6];
+    /* neox: pairs (0, 2) and (1, 3) */
+    posenc_verify_rotate(POSENC_STYLE_NEOX, 6, 4, c, s, 0, x, y);
+    assert_close(y[0], 1 * c[0] - 3 * s[0], 0, 1e-15);
+    assert_close(y[2], 3 * c[0] + 1 * s[0], 0, 1e-15);
+    assert_close(y[1], 2 * c[1] - 4 * s[1], 0, 1e-15);
+    assert_close(y[3], 4 * c[1] + 2 * s[1], 0, 1e-15);
+    assert_true(y[4] == 5 && y[5] == 6);
+    posenc_verify_rotate(POSENC_STYLE_NEOX, 6, 4, c, s, 1, y, z);
+    for (int j = 0; j < 6; j++)
+        assert_close(z[j], x[j], 0, 1e-14);
+    /* gptj: pairs (0, 1) and (2, 3) */
+    posenc_verify_rotate(POSENC_STYLE_GPTJ, 6, 4, c, s, 0, x, y);
+    assert_close(y[0], 1 * c[0] - 2 * s[0], 0, 1e-15);
+    assert_close(y[1], 2 * c[0] + 1 * s[0], 0, 1e-15);
+    assert_close(y[2], 3 * c[1] - 4 * s[1], 0, 1e-15);
+    assert_close(y[3], 4 * c[1] + 3 * s[1], 0, 1e-15);
+    /* in place */
+    memcpy(z, x, sizeof x);
+    posenc_verify_rotate(POSENC_STYLE_GPTJ, 6, 4, c, s, 0, z, z);
+    for (int j = 0; j < 6; j++)
+        assert_true(z[j] == y[j]);
+    /* float32 arithmetic: within a few float ulps of the double result */
+    posenc_verify_rotate_f32(POSENC_STYLE_GPTJ, 6, 4, c, s, x, z);
+    for (int j = 0; j < 6; j++) {
+        assert_close(z[j], y[j], 4e-7, 0);
+        assert_true(z[j] == (double)(float)z[j]);
+    }
+    assert_int_equal(posenc_verify_pair_freq(POSENC_STYLE_NEOX, 4, 3), 1);
+    assert_int_equal(posenc_verify_pair_freq(POSENC_STYLE_GPTJ, 4, 3), 1);
+    assert_int_equal(posenc_verify_pair_freq(POSENC_STYLE_GPTJ, 4, 2), 1);
+    assert_int_equal(posenc_verify_pair_freq(POSENC_STYLE_NEOX, 4, 2), 0);
+    assert_int_equal(posenc_verify_pair_freq(POSENC_STYLE_NEOX, 4, 4), -1);
+}
+
+static void test_offset_grid(void **state)
+{
+    (void)state;
+    int64_t o[POSENC_VERIFY_MAX_OFFSETS];
+    int n = posenc_verify_offset_grid(10, o);
+    int64_t want[] = { 0, 1, 2, 4, 8, 10 };
+    assert_int_equal(n, 6);
+    for (int i = 0; i < n; i++)
+        assert_true(o[i] == want[i]);
+    assert_int_equal(posenc_verify_offset_grid(0, o), 1);
+    assert_int_equal(posenc_verify_offset_grid(-1, o), 0);
+    n = posenc_verify_offset_grid((int64_t)1 << 40, o);
+    assert_true(n <= POSENC_VERIFY_MAX_OFFSETS && o[n - 1] == (int64_t)1 << 40);
+}
+
+/* <R_m q, R_n k> = <q, R_(n-m) k> in long double straight from the angles (m - n) w_i:
+ * per pair (qa ka + qb kb) cos d + (qa kb - qb ka) sin d, d = (m - n) w_i */
+static long double closed_score(const posenc_rope_params *p, const double *q, const double *k,
+                                int64_t m, int64_t n)
+{
+    int nf = p->n_freq, hd = p->head_dim;
+    long double s = 0;
+    for (int i = 0; i < nf; i++) {
+        int a = p->style == POSENC_STYLE_GPTJ ? 2 * i : i, b = p->style == POSENC_STYLE_GPTJ ? 2 * i + 1 : i + nf;
+        long double w = (long double)p->inv_hi[i] + p->inv_lo[i], d = (long double)(m - n) * w;
+        long double sc = (long double)p->attention_scaling * p->attention_scaling;
+        s += sc * ((q[a] * (long double)k[a] + q[b] * (long double)k[b]) * cosl(d) +
+                   (q[a] * (long double)k[b] - q[b] * (long double)k[a]) * sinl(d));
+    }
+    for (int j = 2 * nf; j < hd; j++)
+        s += q[j] * (long double)k[j];
+    return s;
+}
+
+static void test_scores_closed_form(void **state)
+{
+    (void)state;
+    for (int style = 0; style < 2; style++) {
+        posenc_rope_config c = plain_cfg(10000, 64, 32, (posenc_style)style);
+        posenc_rope_params p = params_of(&c);
+        posenc_verify_rng r;
+        posenc_verify_rng_seed(&r, 9);
+        double q[64], k[64], qr[64], kr[64], cq[32], sq[32], ck[32], sk[32];
+        for (int j = 0; j < 64; j++) {
+            q[j] = posenc_verify_rng_normal(&r);
+            k[j] = posenc_verify_rng_normal(&r);
+        }
+        int64_t ms[] = { 0, 5, 1000, 70000 }, ns[] = { 0, 3, 999, 12345 };
+        for (int t = 0; t < 4; t++) {
+            posenc_rope_cossin(&p, POSENC_PREC_EXACT, ms[t], cq, sq);
+            posenc_rope_cossin(&p, POSENC_PREC_EXACT, ns[t], ck, sk);
+            posenc_verify_rotate(p.style, 64, 32, cq, sq, 0, q, qr);
+            posenc_verify_rotate(p.style, 64, 32, ck, sk, 0, k, kr);
+            double s = 0;
+            for (int j = 0; j < 64; j++)
+                s += qr[j] * kr[j];
+            assert_close(s, (double)closed_score(&p, q, k, ms[t], ns[t]), 0, 1e-12);
+        }
+        /* the long double tables agree with the exact ones */
+        long double lc[32], ls[32];
+        posenc_verify_cossin_ld(&p, 123456, lc, ls);
+        posenc_rope_cossin(&p, POSENC_PREC_EXACT, 123456, cq, sq);
+        for (int i = 0; i < 16; i++) {
+            assert_close(cq[i], (double)lc[i], 0, 1e-13);
+            assert_close(sq[i], (double)ls[i], 0, 1e-13);
+        }
+    }
+}
+
+static void test_invariance_reference(void **state)
+{
+    (void)state;
+    /* the reference: head_dim 128, theta 5e5, unit-normal q and k */
+    posenc_rope_config c = plain_cfg(500000, 128, 128, POSENC_STYLE_NEOX);
+    posenc_rope_params p = params_of(&c);
+    posenc_invariance_result *res = malloc(sizeof *res);
+    posenc_error err = { 0 };
+    assert_int_equal(posenc_verify_rope_config(&p, 1100000, 7, 4, res, &err), POSENC_OK);
+    int i131 = -1, i1m = -1, i1 = -1;
+    for (int i = 0; i < res->n_offsets; i++) {
+        if (res->offset[i] == 131072)
+            i131 = i;
+        if (res->offset[i] == 1048576)
+            i1m = i;
+        if (res->offset[i] == 1)
+            i1 = i;
+    }
+    assert_true(i131 > 0 && i1m > 0 && i1 > 0);
+    /* exact tables rounded to float32: ~5e-8 at any offset, under the default tolerance */
+    assert_true(res->exact.max_dev <= POSENC_VERIFY_INVARIANCE_TOL);
+    assert_true(res->exact.rms[i131] > 1e-8 && res->exact.rms[i131] < 2e-7);
+    assert_true(res->exact.rms[i1m] > 1e-8 && res->exact.rms[i1m] < 2e-7);
+    /* transformers' float32 tables: ~1e-3 at 131072, ~1e-2 at 1M, growing with the offset */
+    assert_true(res->hf.rms[i131] > 3e-4 && res->hf.rms[i131] < 3e-3);
+    assert_true(res->hf.rms[i1m] > 2e-3 && res->hf.rms[i1m] < 3e-2);
+    assert_true(res->hf.dev[i1m] > 10 * res->hf.dev[i1]);
+    /* the drift is in the high frequencies (band 0), the low ones barely move */
+    assert_true(res->hf.band[i1m][0] > 100 * res->hf.band[i1m][2]);
+    /* tables: exact within 1e-13 of long double, within half a float ulp after rounding */
+    assert_true(res->exact_table_f64_err < 1e-13);
+    assert_true(res->exact.max_table_err <= 6.0e-8);
+    assert_true(res->hf.max_table_err > 1e-3);
+    assert_int_equal(res->offset[0], 0);
+    assert_true(res->exact.dev[0] == 0 && res->hf.dev[0] == 0);
+    free(res);
+}
+
+static void test_invariance_input_errors(void **state)
+{
+    (void)state;
+    posenc_rope_config c = plain_cfg(10000, 8, 8, POSENC_STYLE_NEOX);
+    posenc_rope_params p = params_of(&c);
+    double q[8] = { 1, 0, 0, 0, 0, 0, 0, 0 }, k[8] = { 0, 0, 0, 0, 1, 0, 0, 0 };
+    int64_t m = 3, n = 0;
+    posenc_invariance_result *res = malloc(sizeof *res);
+    posenc_error err = { 0 };
+    posenc_invariance_input in = { 1, 4, q, k, &m, &n, 100 };
+    assert_int_equal(posenc_verify_invariance(&p, &in, res, &err), POSENC_EINVAL);
+    in.head_dim = 8;
+    in.max_position = 3;
+    assert_int_equal(posenc_verify_invariance(&p, &in, res, &err), POSENC_EINVAL);
+    in.max_position = 100;
+    assert_int_equal(posenc_verify_invariance(&p, &in, res, &err), POSENC_OK);
+    /* one pair: q = e0 at 3, k = e4 at 0: score = -sin(3 w0) = -sin(3); offsets up to 96 */
+    assert_int_equal(res->offset[res->n_offsets - 1], 96);
+    assert_true(res->exact.max_dev < 1e-6);
+    free(res);
+}
+
+static void test_row_error(void **state)
+{
+    (void)state;
+    posenc_rope_config c = plain_cfg(10000, 16, 16, POSENC_STYLE_NEOX);
+    posenc_rope_params p = params_of(&c);
+    posenc_verify_recipe r;
+    posenc_verify_recipe_init(&r, &p);
+    posenc_verify_tolerance t = { 1e-6, POSENC_VERIFY_ANGLE_SLACK };
+    double pre[16], exp_[16], cs[8], sn[8], scratch[16], a, e, q;
+    for (int j = 0; j < 16; j++)
+        pre[j] = (j % 5) - 2.0 + 0.25 * j;
+    int64_t pos = 1000;
+    posenc_verify_recipe_cossin(&r, pos, cs, sn);
+    posenc_verify_rotate(POSENC_STYLE_NEOX, 16, 16, cs, sn, 0, pre, exp_);
+    posenc_verify_row_error(&r, &t, pos, NULL, NULL, pre, exp_, scratch, &a, &e, &q);
+    assert_true(a == 0 && e == 0 && q == 0);
+    double rowmax = 0;
+    for (int j = 0; j < 16; j++)
+        rowmax = fmax(rowmax, fabs(exp_[j]));
+    /* a pass-through-sized error of 1e-4 * rowmax on one element */
+    exp_[5] += 1e-4 * rowmax;
+    posenc_verify_row_error(&r, &t, pos, cs, sn, pre, exp_, scratch, &a, &e, &q);
+    assert_close(a, 1e-4 * rowmax, 1e-9, 0);
+    assert_close(e, 1e-4 * rowmax / fmax(rowmax, fabs(exp_[5])), 1e-6, 0);
+    assert_true(q > 1);
+    /* an angle error on the fastest pair (w0 = 1) of 2^-23 rad at position 1000: inside the
+     * allowance 2^-22 * 1000 * |pair|, while the flat tolerance alone would refuse it */
+    double d = 0x1p-23 * 1000 * 0.25;
+    double c0 = cos(1000.0 + d), s0 = sin(1000.0 + d);
+    posenc_verify_rotate(POSENC_STYLE_NEOX, 16, 16, cs, sn, 0, pre, exp_);
+    exp_[0] = pre[0] * c0 - pre[8] * s0;
+    exp_[8] = pre[8] * c0 + pre[0] * s0;
+    posenc_verify_row_error(&r, &t, pos, cs, sn, pre, exp_, scratch, &a, &e, &q);
+    assert_true(e > t.tol);
+    assert_true(q <= 1.0);
+    /* the same error at position 0 of the slack is refused */
+    posenc_verify_tolerance t0 = { 1e-6, 0 };
+    posenc_verify_row_error(&r, &t0, pos, cs, sn, pre, exp_, scratch, &a, &e, &q);
+    assert_true(q > 1.0);
+    assert_close(posenc_verify_default_tol(POSENC_DT_F32), 8 * 0x1p-23, 0, 0);
+    assert_close(posenc_verify_default_tol(POSENC_DT_BF16), 8 * 0x1p-7, 0, 0);
+    assert_close(posenc_verify_default_tol(POSENC_DT_F16), 8 * 0x1p-10, 0, 0);
+}
+
+static void test_angle_theta(void **state)
+{
+    (void)state;
+    double pre[8] = { 1, 2, 0.5, -1, 3, -2, 1, 1 }, ex[8];
+    double phi = 0.7, sc = 1.5;
+    /* gptj pair 1 = (2, 3) rotated by phi and scaled */
+    memcpy(ex, pre, sizeof pre);
+    ex[2] = sc * (pre[2] * cos(phi) - pre[3] * sin(phi));
+    ex[3] = sc * (pre[3] * cos(phi) + pre[2] * sin(phi));
+    double ang, ratio;
+    assert_true(posenc_verify_pair_angle(POSENC_STYLE_GPTJ, 8, 1, pre, ex, &ang, &ratio));
+    assert_close(ang, phi, 0, 1e-14);
+    assert_close(ratio, sc, 1e-14, 0);
+    double z[8] = { 0 };
+    assert_false(posenc_verify_pair_angle(POSENC_STYLE_GPTJ, 8, 1, z, ex, &ang, &ratio));
+    /* theta from exact inverse frequencies */
+    double inv[32];
+    unsigned char ok[32];
+    for (int i = 0; i < 32; i++) {
+        inv[i] = pow(123456.0, -2.0 * i / 64);
+        ok[i] = 1;
+    }
+    assert_close(posenc_verify_fit_theta(inv, ok, 32, 64), 123456.0, 1e-10, 0);
+    memset(ok, 0, sizeof ok);
+    ok[3] = 1;
+    assert_true(posenc_verify_fit_theta(inv, ok, 32, 64) == 0);
+}
+
+/* rows of a "runtime" that rotates with recipe rr; diagnose against cfg */
+static void diagnose_case(const posenc_rope_config *cfg, const posenc_verify_recipe *rr,
+                          int64_t first_pos, const char *want, posenc_diagnosis *d)
+{
+    enum { N = 24 };
+    int hd = cfg->head_dim;
+    double *pre = malloc(sizeof(double) * N * hd), *ex = malloc(sizeof(double) * N * hd);
+    double cs[POSENC_MAX_FREQ], sn[POSENC_MAX_FREQ];
+    posenc_verify_sample rows[N];
+    posenc_verify_rng r;
+    posenc_verify_rng_seed(&r, 5);
+    for (int s = 0; s < N; s++) {
+        int64_t pos = first_pos + (s < 8 ? s : (int64_t)s * s * 3);
+        for (int j = 0; j < hd; j++)
+            pre[s * hd + j] = posenc_verify_rng_normal(&r);
+        posenc_verify_recipe_cossin(rr, pos, cs, sn);
+        posenc_verify_rotate(rr->params.style, hd, 2 * rr->params.n_freq, cs, sn, 0, pre + s * hd,
+                             ex + s * hd);
+        for (int j = 0; j < 2 * rr->params.n_freq; j++)
+            ex[s * hd + j] *= rr->scale;
+        for (int j = 0; j < hd; j++) /* as the runtime stores it: float32 */
+            ex[s * hd + j] = (float)ex[s * hd + j];
+        rows[s].pos = pos;
+        rows[s].head = 0;
+        rows[s].pre = pre + s * hd;
+        rows[s].expected = ex + s * hd;
+    }
+    posenc_verify_tolerance t = { posenc_verify_default_tol(POSENC_DT_F32), POSENC_VERIFY_ANGLE_SLACK };
+    posenc_error err = { 0 };
+    assert_int_equal(posenc_verify_diagnose(cfg, 0, &t, rows, N, "k", d, &err), POSENC_OK);
+    if (want) {
+        if (!d->found || strcmp(d->cand[d->best].name, want) != 0)
+            print_error("want %s, got: %s\n", want, d->explanation);
+        assert_true(d->found);
+        assert_string_equal(d->cand[d->best].name, want);
+        assert_true(d->cand[d->best].max_rel_err < 1e-6);
+        assert_true(d->config_rel_err > 1e-3);
+    }
+    free(pre);
+    free(ex);
+}
+
+static void test_diagnose(void **state)
+{
+    (void)state;
+    posenc_diagnosis *d = malloc(sizeof *d);
+    posenc_rope_config cfg = plain_cfg(500000, 64, 64, POSENC_STYLE_NEOX);
+    posenc_verify_recipe rr;
+
+    /* pairing swapped */
+    posenc_rope_config w = cfg;
+    w.style = POSENC_STYLE_GPTJ;
+    posenc_rope_params p = params_of(&w);
+    posenc_verify_recipe_init(&rr, &p);
+    diagnose_case(&cfg, &rr, 0, "style_swapped", d);
+    assert_non_null(strstr(d->explanation, "k matches with --style gptj"));
+    assert_non_null(strstr(d->explanation, "the config implies neox"));
+
+    /* wrong theta: estimated from the angles at position 1 */
+    w = cfg;
+    w.theta = 10000;
+    p = params_of(&w);
+    posenc_verify_recipe_init(&rr, &p);
+    diagnose_case(&cfg, &rr, 0, "theta", d);
+    assert_close(d->theta_estimate, 10000, 1e-3, 0);
+    assert_non_null(strstr(d->explanation, "theta 10000"));
+
+    /* position shift of +37 */
+    p = params_of(&cfg);
+    posenc_verify_recipe_init(&rr, &p);
+    rr.shift = 37;
+    diagnose_case(&cfg, &rr, 0, "offset", d);
+    assert_true(d->shift_valid && d->shift_estimate == 37);
+
+    /* partial config (rotary 32 of 64), runtime rotates all 64 */
+    posenc_rope_config part = plain_cfg(10000, 64, 32, POSENC_STYLE_NEOX);
+    w = plain_cfg(10000, 64, 64, POSENC_STYLE_NEOX);
+    p = params_of(&w);
+    posenc_verify_recipe_init(&rr, &p);
+    diagnose_case(&part, &rr, 0, "rotary_dim_full", d);
+
+    /* full config, runtime rotates half */
+    w = plain_cfg(10000, 64, 32, POSENC_STYLE_NEOX);
+    p = params_of(&w);
+    posenc_verify_recipe_init(&rr, &p);
+    posenc_rope_config full = plain_cfg(10000, 64, 64, POSENC_STYLE_NEOX);
+    diagnose_case(&full, &rr, 0, "rotary_dim_partial", d);
+
+    /* constant magnitude factor 0.5 */
+    p = params_of(&cfg);
+    posenc_verify_recipe_init(&rr, &p);
+    rr.scale = 0.5;
+    diagnose_case(&cfg, &rr, 0, "magnitude", d);
+    assert_close(d->scale_estimate, 0.5, 1e-6, 0);
+
+    /* bf16 tables */
+    posenc_verify_recipe_init(&rr, &p);
+    rr.table_dtype = POSENC_DT_BF16;
+    diagnose_case(&cfg, &rr, 0, "tables_bf16", d);
+
+    /* the right rotation: nothing to explain */
+    posenc_verify_recipe_init(&rr, &p);
+    diagnose_case(&cfg, &rr, 0, NULL, d);
+    assert_false(d->found);
+    assert_true(d->config_ratio <= 1.0);
+    free(d);
+}
+
+static void test_bias_checks(void **state)
+{
+    (void)state;
+    posenc_bias_config b;
+    memset(&b, 0, sizeof b);
+    b.heads = 12;
+    b.alibi_kind = POSENC_ALIBI_MPT;
+    b.alibi_bias_max = 8;
+    posenc_bias_check_result r;
+    posenc_error err = { 0 };
+    for (int conv = 0; conv < 3; conv++) {
+        assert_int_equal(posenc_verify_alibi(&b, (posenc_alibi_convention)conv, 5000, &r, &err), POSENC_OK);
+        assert_true(r.checked > 12 * 1000);
+        assert_int_equal(r.violations, 0);
+    }
+    b.heads = 0;
+    assert_int_equal(posenc_verify_alibi(&b, POSENC_ALIBI_CAUSAL, 100, &r, &err), POSENC_EINVAL);
+    for (int bidir = 0; bidir < 2; bidir++) {
+        assert_int_equal(posenc_verify_t5(32, 128, bidir, 100000, &r, &err), POSENC_OK);
+        assert_int_equal(r.violations, 0);
+        assert_true(r.checked > 2 * 512);
+    }
+    assert_int_not_equal(posenc_verify_t5(1, 128, 1, 1000, &r, &err), POSENC_OK);
+    for (int v = 0; v < 4; v++)
+        for (int d = 7; d <= 8; d++) {
+            int pad = v == POSENC_SIN_FAIRSEQ ? 1 : -1;
+            assert_int_equal(posenc_verify_sinusoidal((posenc_sinusoidal_variant)v, d, pad, 100000, 3, &r, &err),
+                             POSENC_OK);
+            assert_int_equal(r.violations, 0);
+            assert_true(r.checked > 500);
+            assert_true(r.max_abs_err < 1e-12);
+        }
+    assert_int_equal(posenc_verify_sinusoidal(POSENC_SIN_VASWANI, 1, -1, 100, 3, &r, &err), POSENC_EINVAL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rng),
+        cmocka_unit_test(test_rotate),
+        cmocka_unit_test(test_offset_grid),
+        cmocka_unit_test(test_scores_closed_form),
+        cmocka_unit_test(test_invariance_reference),
+        cmocka_unit_test(test_invariance_input_errors),
+        cmocka_unit_test(test_row_error),
+        cmocka_unit_test(test_angle_theta),
+        cmocka_unit_test(test_diagnose),
+        cmocka_unit_test(test_bias_checks),
+    };
+    return cmocka_run_group_tests_name("verify", tests, NULL, NULL);
+}
