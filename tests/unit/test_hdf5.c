@@ -59,7 +59,7 @@ static void roundtrip(int compress)
         for (size_t p = 0; p < sizeof pieces / sizeof pieces[0]; p++) {
             if (pieces[p] == 1 && fmt_nelem(&a[i]) > 1000)
                 continue;
-            void *back;
+            void *back = NULL;
             assert_int_equal(fmt_read(c, (size_t)k, pieces[p], &back, &err), POSENC_OK);
             assert_memory_equal(back, data[i], fmt_nelem(&a[i]) * posenc_dtype_size(a[i].dtype));
             free(back);
@@ -202,7 +202,7 @@ static void test_h5py_files(void **state)
     assert_non_null(strstr(c->meta, "\"dim\":128"));
     assert_non_null(strstr(c->meta, "\"vec\":[1.5,2.5]"));
     assert_non_null(strstr(c->meta, "\"fixed\":\"ascii\""));
-    void *d;
+    void *d = NULL;
     int k = fmt_find(c, "/half");
     assert_int_equal(c->arrays[k].dtype, POSENC_DT_F16);
     assert_int_equal(fmt_read(c, (size_t)k, 5, &d, &err), POSENC_OK);

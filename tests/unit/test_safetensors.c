@@ -70,7 +70,7 @@ static void test_roundtrip(void **state)
         assert_int_equal(ri->ndim, a[i].ndim);
         for (int d = 0; d < a[i].ndim; d++)
             assert_int_equal(ri->shape[d], a[i].shape[d]);
-        void *back;
+        void *back = NULL;
         assert_int_equal(fmt_read(c, (size_t)k, 4, &back, &err), POSENC_OK);
         assert_memory_equal(back, data[i], fmt_nelem(&a[i]) * posenc_dtype_size(a[i].dtype) + 0);
         free(back);
@@ -205,7 +205,7 @@ static void test_truncated_read(void **state)
     posenc_error err = { 0 };
     assert_int_equal(fmt_open(be, path, 0, &c, &err), POSENC_OK);
     assert_int_equal(truncate(path, (off_t)(8 + strlen(E1 "}") + 4)), 0);
-    void *d;
+    void *d = NULL;
     assert_int_equal(fmt_read(c, 0, 2, &d, &err), POSENC_EFORMAT);
     assert_non_null(strstr(err.msg, "truncated"));
     fmt_close(c);
@@ -245,7 +245,7 @@ static void test_python(void **state)
     assert_int_equal(c->n, 6);
     assert_non_null(strstr(c->meta, "\"format\":\"pt\""));
     assert_non_null(strstr(c->meta, "\"theta\":10000"));
-    void *d;
+    void *d = NULL;
     int k = fmt_find(c, "w.f32");
     assert_int_equal(c->arrays[k].dtype, POSENC_DT_F32);
     assert_int_equal(fmt_read(c, (size_t)k, 5, &d, &err), POSENC_OK);
