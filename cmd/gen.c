@@ -1,6 +1,5 @@
 /* cmd/gen.c: posenc gen: parse every option into struct gen_args, write RoPE cos/sin/inv_freq
  * tables (streamed in chunks of positions), hand non-rotary encodings to gen_nonrope(). */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
@@ -588,6 +587,12 @@ static void add_rope_meta(struct meta *mt, const struct gen_args *a, const posen
             sb_puts(&b, ", ");
         sb_json_str(&b, "exact: correctly rounded values of the real-number formula; transformers' "
                         "float32 tables drift from them by up to ~1e-2 at large positions");
+    } else {
+        if (any++)
+            sb_puts(&b, ", ");
+        sb_json_str(&b, "hf: transformers' float32 pipeline step by step with correctly rounded "
+                        "pow/cos/sin; torch's vectorised pow can differ by 1 ulp of inv_freq, "
+                        "moving cos/sin by up to position * ulp(inv_freq)");
     }
     sb_puts(&b, "]");
     meta_set(mt, "notes", &b);
