@@ -220,6 +220,9 @@ int cmd_convert(int argc, char **argv)
         goto fail;
     for (size_t i = first; i < first + count; i++) {
         posenc_array_info a = *posenc_container_array(ct, i);
+        /* HDF5 lists "/x": other formats (and HDF5 itself) take the name without the root */
+        if (a.name[0] == '/' && a.name[1])
+            memmove(a.name, a.name + 1, strlen(a.name));
         if (dtype_set && posenc_dtype_is_float(a.dtype))
             a.dtype = out_dt;
         if (posenc_writer_declare(w, &a, &err) != POSENC_OK)

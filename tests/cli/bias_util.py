@@ -125,8 +125,8 @@ def load(path):
             if a["dtype"] == "bf16":
                 v = bf16_bits_to_f32(np.frombuffer(raw, dtype="<u2"))
             else:
-                v = np.frombuffer(raw, dtype=np.dtype(a["dtype"].replace("f", "<f")
-                                                     .replace("i", "<i").replace("u8", "u1")))
+                v = np.frombuffer(raw, dtype={"f16": "<f2", "f32": "<f4", "f64": "<f8",
+                                              "i32": "<i4", "i64": "<i8", "u8": "u1"}[a["dtype"]])
             out[a["name"]] = v.reshape(a["shape"])
         return out, side.get("metadata", {})
     raise ValueError("unknown format: " + path)
