@@ -1,20 +1,23 @@
 #!/usr/bin/python3
 """Golden values for tests/unit/test_rope.c: tests/data/golden/rope.json.
 
-Run with Debian's python (numpy, torch 1.13, mpmath):  /usr/bin/python3 tests/golden/make_rope_golden.py
+Run with Debian's python (numpy, torch 1.13, mpmath):
+    /usr/bin/python3 tests/golden/make_rope_golden.py
 
 For each case (a RoPE config and a sequence length) it records
-  * inv_torch: transformers' float32 inv_freq, by re-running the init functions of
-    transformers v5 modeling_rope_utils.py (hf-rope.md §2) in torch float32, op for op.
-    torch's CPU pow is Sleef (faithfully rounded), so posenc may differ by 1 ulp here.
+  * inv_torch (only when it differs from inv_cr): transformers' float32 inv_freq, by re-running
+    the init functions of transformers v5 modeling_rope_utils.py (hf-rope.md §2) in torch
+    float32, op for op. torch's CPU pow is Sleef (faithfully rounded), so posenc may differ by 1 ulp here.
   * inv_cr: the same torch pipeline with only pow replaced by the correctly rounded float32
     pow (mpmath at 200 bits, then rounded once). posenc's hf precision must match this exactly.
+  * cos_torch / sin_torch (only when inv_torch != inv_cr): the same forward on inv_torch, i.e.
+    transformers' actual tables.
   * cos_cr / sin_cr: LlamaRotaryEmbedding.forward (hf-rope.md §3.1) in torch float32 on inv_cr
     (f32 angle by the K=1 matmul, torch.cos/sin, times f32(attention_scaling)). torch's cos/sin
     are faithful (<= 1 ulp), posenc's are correctly rounded.
   * inv_exact, cos_exact, sin_exact: the real-number formulas evaluated with mpmath at 200 bits,
-    written with 25 significant digits, independent of posenc's double-double code.
-  * attention_scaling, softmax_scale, long_factors, theta_used.
+    inv_exact written with 22 significant digits, independent of posenc's double-double code.
+  * attention_scaling, softmax_scale, long_factors.
 Tables are recorded for a subset of frequencies (freq_index) to keep the file small.
 """
 import json
@@ -294,6 +297,12 @@ def cases():
              M0=1024, M=4096, attention_factor=1.25, mscale=0.707, mscale_all_dim=0.0),
         case("llama3-llama3.1", type="llama3", theta=500000.0, rotary_dim=128, factor=8.0,
              low=1.0, high=4.0, M0=8192, M=131072),
+        # theta 1e4 makes the float32 order of 2*pi/inv (reciprocal, then * f32(2 pi)) visible
+        case("llama3-theta1e4", type="llama3", theta=10000.0, rotary_dim=128, factor=8.0,
+             low=1.0, high=4.0, M0=8192, M=65536),
+        # fractional ramp bounds where the float32 ramp steps differ from a float64 ramp
+        case("yarn-no-truncate", type="yarn", theta=10000.0, rotary_dim=64, factor=16.0,
+             M0=4096, M=65536, truncate=False),
         case("llama3-llama4-scout", type="llama3", theta=500000.0, rotary_dim=128, factor=16.0,
              low=1.0, high=1.0, M0=8192, M=10485760),
     ]
@@ -309,10 +318,9 @@ def cases():
 
 
 def freq_subset(n):
-    if n <= 16:
+    if n <= 12:
         return list(range(n))
-    idx = sorted(set([round(k * (n - 1) / 15) for k in range(16)] + [n // 4 - 1, n // 4]))
-    return idx
+    return sorted(set([round(k * (n - 1) / 9) for k in range(10)] + [n // 4 - 1, n // 4]))
 
 
 def main():
@@ -340,7 +348,6 @@ def main():
             "attention_scaling": float(att),
             "softmax_scale": sm,
             "long_factors": int(c["type"] == "longrope" and bool(L) and L > c["M0"]),
-            "inv_torch": [short32(v) for v in inv_t.tolist()],
             "inv_cr": [short32(v) for v in inv_cr.tolist()],
             "inv_exact": [mp.nstr(v, 22) for v in ex],
             "positions": POSITIONS,
@@ -350,8 +357,14 @@ def main():
             "cos_exact": cos_ex,
             "sin_exact": sin_ex,
         })
-        res.append(entry)
         nd = int((inv_t != inv_cr).sum())
+        if nd:
+            entry["inv_torch"] = [short32(v) for v in inv_t.tolist()]
+            # transformers' own tables (Sleef pow): only where they differ from the above
+            cos_t, sin_t = forward(inv_t, att, POSITIONS)
+            entry["cos_torch"] = [[short32(cos_t[r, i]) for i in idx] for r in range(len(POSITIONS))]
+            entry["sin_torch"] = [[short32(sin_t[r, i]) for i in idx] for r in range(len(POSITIONS))]
+        res.append(entry)
         print("%-24s n_freq %3d  att %.6f  torch pow differs from correctly rounded in %d"
               % (c["name"], len(inv_cr), att, nd))
     os.makedirs(os.path.dirname(OUT), exist_ok=True)
