@@ -361,6 +361,8 @@ out:
 
 /* ---- writers ---- */
 
+#define DUP_LINEAR 256 /* declare checks names against this many; writer_start sorts the rest */
+
 posenc_status posenc_writer_open(const char *path, const posenc_write_opts *opts,
                                  posenc_writer **out, posenc_error *err)
 {
@@ -477,7 +479,8 @@ posenc_status posenc_writer_declare(posenc_writer *w, const posenc_array_info *a
         if (!a->name[0])
             return posenc_seterr(err, POSENC_EINVAL, "'%s': every array needs a name in a %s "
                                  "file", w->path, posenc_format_name(w->opts.format));
-        for (size_t i = 0; i < w->n; i++)
+        /* duplicates among many arrays are found by sorting when the writer starts */
+        for (size_t i = 0; i < w->n && i < DUP_LINEAR; i++)
             if (strcmp(w->arrays[i].name, a->name) == 0)
                 return posenc_seterr(err, POSENC_EINVAL, "'%s': array name '%s' used twice",
                                      w->path, a->name);
@@ -509,12 +512,35 @@ static void advance(posenc_writer *w)
     }
 }
 
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp((*(const posenc_array_info *const *)a)->name,
+                  (*(const posenc_array_info *const *)b)->name);
+}
+
 static posenc_status writer_start(posenc_writer *w, posenc_error *err)
 {
     if (w->started)
         return POSENC_OK;
     if (w->n == 0 && w->opts.format == POSENC_FMT_NPY)
         return posenc_seterr(err, POSENC_EINVAL, "'%s': no array to write", w->path);
+    if (w->n > DUP_LINEAR) {
+        const posenc_array_info **s = malloc(w->n * sizeof *s);
+        if (!s)
+            return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        for (size_t i = 0; i < w->n; i++)
+            s[i] = &w->arrays[i];
+        qsort(s, w->n, sizeof *s, cmp_name);
+        for (size_t i = 1; i < w->n; i++)
+            if (strcmp(s[i - 1]->name, s[i]->name) == 0) {
+                posenc_status st = posenc_seterr(err, POSENC_EINVAL,
+                                                 "'%s': array name '%s' used twice", w->path,
+                                                 s[i]->name);
+                free(s);
+                return st;
+            }
+        free(s);
+    }
     posenc_status st = w->be->w_start(w, err);
     if (st)
         return st;

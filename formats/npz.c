@@ -78,6 +78,11 @@ static int is_npy_name(const char *name, size_t *stem)
     return 1;
 }
 
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static posenc_status npz_open(posenc_container *c, posenc_error *err)
 {
     struct npz_cont *k = calloc(1, sizeof *k);
@@ -125,14 +130,6 @@ static posenc_status npz_open(posenc_container *c, posenc_error *err)
         posenc_array_info *info = &c->arrays[a];
         memcpy(info->name, e->name, stem);
         info->name[stem] = '\0';
-        for (size_t j = 0; j < a; j++)
-            if (strcmp(c->arrays[j].name, info->name) == 0) {
-                st = posenc_seterr(err, POSENC_EFORMAT, "'%s': member '%s' appears twice",
-                                   c->path, e->name);
-                break;
-            }
-        if (st)
-            break;
         const cJSON *v = cJSON_IsObject(dts) ? cJSON_GetObjectItemCaseSensitive(dts, info->name)
                                              : NULL;
         int bf16 = c->opts.assume_bf16 ||
@@ -164,6 +161,19 @@ static posenc_status npz_open(posenc_container *c, posenc_error *err)
     fclose(fp);
     cJSON_Delete(meta);
     c->n = a;
+    if (!st && a > 1) { /* duplicate members: sort the names */
+        const char **s = malloc(a * sizeof *s);
+        if (!s)
+            return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        for (size_t i = 0; i < a; i++)
+            s[i] = c->arrays[i].name;
+        qsort(s, a, sizeof *s, cmp_str);
+        for (size_t i = 1; i < a && !st; i++)
+            if (strcmp(s[i - 1], s[i]) == 0)
+                st = posenc_seterr(err, POSENC_EFORMAT, "'%s': member '%s.npy' appears twice",
+                                   c->path, s[i]);
+        free(s);
+    }
     return st;
 }
 

@@ -511,6 +511,7 @@ struct posenc_zipw {
     size_t n, cap;
     struct wentry *e;
     int open;                 /* a member is being written */
+    int force64;              /* ZIP64 end records even when not needed */
     int zinit;
     z_stream zs;
     unsigned char *out;
@@ -537,6 +538,8 @@ posenc_status posenc_zipw_new(FILE *fp, const char *path, posenc_zipw **out, pos
     *out = zw;
     return POSENC_OK;
 }
+
+void posenc_zipw_force_zip64(posenc_zipw *zw) { zw->force64 = 1; }
 
 void posenc_zipw_free(posenc_zipw *zw)
 {
@@ -740,7 +743,7 @@ posenc_status posenc_zipw_finish(posenc_zipw *zw, posenc_error *err)
             return st;
     }
     uint64_t cd_size = zw->off - cd_off;
-    int z64 = zw->n >= 0xffff || cd_off >= U32_MAX_FIELD || cd_size >= U32_MAX_FIELD;
+    int z64 = zw->force64 || zw->n >= 0xffff || cd_off >= U32_MAX_FIELD || cd_size >= U32_MAX_FIELD;
     unsigned char r[56 + 20 + 22];
     size_t rl = 0;
     if (z64) {

@@ -46,6 +46,9 @@ void posenc_zip_stream_close(posenc_zip_stream *s);
 /* Writer on a seekable FILE positioned at offset 0 (borrowed; not closed). */
 typedef struct posenc_zipw posenc_zipw;
 posenc_status posenc_zipw_new(FILE *fp, const char *path, posenc_zipw **out, posenc_error *err);
+/* Write the ZIP64 end records even when the archive does not need them (tests, and readers
+ * that want to exercise them). */
+void posenc_zipw_force_zip64(posenc_zipw *zw);
 /* Start a member; deflate = 1 for method 8 (zlib default level), 0 for stored. */
 posenc_status posenc_zipw_begin(posenc_zipw *zw, const char *name, int deflate,
                                 posenc_error *err);
