@@ -384,6 +384,12 @@ static int load_positions(const char *arg, int64_t offset, int mrope, int64_t ba
         pos->rows = shape[1];
         ok = 1;
     }
+    if (!ok && !mrope && shape[0] == 3 && ndim >= 2 && shape[ndim - 1] == seq) {
+        free(v);
+        posenc_msg(CMD, "'%s': 3-axis (t, h, w) positions need a multimodal (mrope) RoPE config",
+                   arg);
+        return POSENC_EXIT_ERROR;
+    }
     if (!ok) {
         char buf[160];
         posenc_shape_str(ndim, shape, buf, sizeof buf);

@@ -1,0 +1,132 @@
+# posenc apply against transformers' rotation (torch/numpy references in tests/cli/apply_ref.py)
+# on real configs: Llama 3.1 (llama3 scaling, positions past 8192, GQA), Qwen3.5 (partial rotary,
+# interleaved mrope with 3-axis positions), GPT-J (gptj pairs), GLM-4.5 (partial rotary).
+. "$SRC/tests/cli/lib.sh"
+REF="$SRC/tests/cli/apply_ref.py"
+C="$DATA/configs"
+
+# ---- Llama 3.1 8B: GQA (4 query heads, 2 kv heads), positions around and past M0 = 8192
+$PY "$REF" gen q.npy 1,4,9,128 f32 1
+$PY "$REF" gen k.npy 1,2,9,128 f32 2
+$PY -c "import numpy as np; np.save('pos.npy', np.array([0, 1, 77, 8191, 8192, 8193, 20000, 131071, 250000]))"
+expect_ok "$POSENC" apply q.npy k.npy --config "$C/llama-3.1-8b.json" --positions pos.npy -o ll.npz
+$PY -c "import numpy as np; z = np.load('ll.npz'); np.save('ll_q.npy', z['q']); np.save('ll_k.npy', z['k'])"
+$PY "$REF" check llama-3.1-8b q.npy ll_q.npy pos.npy bhsd exact
+$PY "$REF" check llama-3.1-8b k.npy ll_k.npy pos.npy bhsd exact
+# transformers' own float32 path (--precision hf): the same numbers torch computes
+expect_ok "$POSENC" apply q.npy k.npy --config "$C/llama-3.1-8b.json" --positions pos.npy \
+    --precision hf -o llhf/
+test -f llhf/q.npy && test -f llhf/k.npy
+$PY "$REF" check llama-3.1-8b q.npy llhf/q.npy pos.npy bhsd hf
+$PY "$REF" check llama-3.1-8b k.npy llhf/k.npy pos.npy bhsd hf
+# the list form and the file form of --positions agree
+expect_ok "$POSENC" apply q.npy --config "$C/llama-3.1-8b.json" \
+    --positions 0,1,77,8191-8193,20000,131071,250000 -o ll_list.npy
+$PY "$REF" same ll_list.npy ll_q.npy
+
+# apply then --inverse gives the input back (2 ulp)
+expect_ok "$POSENC" apply ll_q.npy --config "$C/llama-3.1-8b.json" --positions pos.npy --inverse -o back.npy
+$PY "$REF" close back.npy q.npy 2e-6
+
+# --offset: a decode chunk at 8190 equals explicit positions 8190..8198
+expect_ok "$POSENC" apply q.npy k.npy --config "$C/llama-3.1-8b.json" --offset 8190 -o off.npz
+expect_ok "$POSENC" apply q.npy k.npy --config "$C/llama-3.1-8b.json" --positions 8190-8198 -o off2.npz
+$PY -c "
+import numpy as np
+a, b = np.load('off.npz'), np.load('off2.npz')
+assert sorted(f for f in a.files if f != 'meta.json') == ['k', 'q'], a.files
+assert all((a[n] == b[n]).all() for n in 'qk')
+np.save('off_q.npy', a['q'])"
+$PY "$REF" check llama-3.1-8b q.npy off_q.npy offset:8190 bhsd exact
+
+# per-batch positions [batch, seq], FlashAttention layout (bshd)
+$PY "$REF" gen qb.npy 2,5,3,128 f32 3
+$PY -c "import numpy as np; np.save('pb.npy', np.array([[0, 1, 2, 3, 4], [9000, 9001, 9003, 12000, 5]]))"
+expect_ok "$POSENC" apply qb.npy --config "$C/llama-3.1-8b.json" --layout bshd --positions pb.npy -o qb_r.npy
+$PY "$REF" check llama-3.1-8b qb.npy qb_r.npy pb.npy bshd exact
+
+# ---- pipeline form: NPY on stdin, NPY on stdout, same bytes as the file form
+"$POSENC" apply - --config "$C/llama-3.1-8b.json" --positions pos.npy -o - < q.npy > piped.npy
+$PY "$REF" same piped.npy ll_q.npy
+cat q.npy | "$POSENC" apply - --config "$C/llama-3.1-8b.json" --positions pos.npy -o - | \
+    "$POSENC" apply - --config "$C/llama-3.1-8b.json" --positions pos.npy --inverse -o - > rt.npy
+$PY "$REF" close rt.npy q.npy 2e-6
+
+# ---- Qwen3.5: head_dim 256, rotary 64 (partial 0.25), interleaved mrope [11, 11, 10]
+$PY "$REF" gen qq.npy 1,3,6,256 f32 4
+$PY "$REF" gen qk.npy 1,1,6,256 f32 5
+# text-only positions: all three axes equal
+expect_ok "$POSENC" apply qq.npy qk.npy --config "$C/qwen3.5-27b.json" --offset 3 -o qw.npz
+$PY -c "import numpy as np; z = np.load('qw.npz'); np.save('qw_q.npy', z['q']); np.save('qw_k.npy', z['k'])"
+$PY "$REF" check qwen3.5-27b qq.npy qw_q.npy offset:3 bhsd exact
+$PY "$REF" check qwen3.5-27b qk.npy qw_k.npy offset:3 bhsd exact
+# 3-axis (t, h, w) positions of an image grid
+$PY -c "
+import numpy as np
+t = [0, 1, 1, 1, 1, 2]; h = [0, 1, 1, 2, 2, 40000]; w = [0, 1, 2, 1, 2, 7]
+np.save('pos3.npy', np.array([t, h, w], dtype=np.int32))"
+expect_ok "$POSENC" apply qq.npy qk.npy --config "$C/qwen3.5-27b.json" --positions pos3.npy -o m3/
+$PY "$REF" check qwen3.5-27b qq.npy m3/q.npy pos3.npy bhsd exact
+$PY "$REF" check qwen3.5-27b qk.npy m3/k.npy pos3.npy bhsd exact
+expect_ok "$POSENC" apply qq.npy qk.npy --config "$C/qwen3.5-27b.json" --positions pos3.npy \
+    --precision hf -o m3hf/
+$PY "$REF" check qwen3.5-27b qq.npy m3hf/q.npy pos3.npy bhsd hf
+# mrope positions need an mrope config
+$PY -c "import numpy as np; np.save('pos3_9.npy', np.arange(27).reshape(3, 9))"
+expect_fail 3 "need a multimodal (mrope) RoPE config" "$POSENC" apply q.npy k.npy \
+    --config "$C/llama-3.1-8b.json" --positions pos3_9.npy -o bad.npz
+no_file bad.npz
+
+# ---- GPT-J: gptj pairs (2i, 2i+1), rotary_dim 64 of head_dim 256, [seq, heads, head_dim]
+$PY "$REF" gen gq.npy 7,2,256 f32 6
+expect_ok "$POSENC" apply gq.npy --config "$C/gpt-j-6b.json" --layout shd --offset 1000 -o gq_r.npy
+$PY "$REF" check gpt-j-6b gq.npy gq_r.npy offset:1000 shd exact
+expect_ok "$POSENC" apply gq.npy --config "$C/gpt-j-6b.json" --layout shd --offset 1000 \
+    --precision hf -o gq_hf.npy
+$PY "$REF" check gpt-j-6b gq.npy gq_hf.npy offset:1000 shd hf
+# --style overrides the config: neox pairs are a different rotation
+expect_ok "$POSENC" apply gq.npy --config "$C/gpt-j-6b.json" --layout shd --offset 1000 \
+    --style neox -o gq_neox.npy
+if $PY "$REF" same gq_neox.npy gq_r.npy 2> /dev/null; then echo "--style neox changed nothing"; exit 1; fi
+
+# ---- GLM-4.5: partial rotary 0.5 (64 of 128), heads-first [heads, seq, head_dim]
+$PY "$REF" gen glq.npy 3,8,128 f32 7
+$PY "$REF" gen glk.npy 1,8,128 f32 8
+expect_ok "$POSENC" apply glq.npy glk.npy --config "$C/glm-4.5.json" --layout hsd --offset 100000
+test -f glq.rope.npy && test -f glk.rope.npy
+$PY "$REF" check glm-4.5 glq.npy glq.rope.npy offset:100000 hsd exact
+$PY "$REF" check glm-4.5 glk.npy glk.rope.npy offset:100000 hsd exact
+
+# ---- f16 / bf16 / f64 dumps
+$PY "$REF" gen h.npy 1,2,9,128 f16 9
+expect_ok "$POSENC" apply h.npy --config "$C/llama-3.1-8b.json" --positions pos.npy -o h_r.npy
+$PY "$REF" check llama-3.1-8b h.npy h_r.npy pos.npy bhsd exact
+$PY -c "import numpy as np; assert np.load('h_r.npy').dtype == np.float16"
+$PY "$REF" gen d.npy 1,2,9,128 f64 10
+expect_ok "$POSENC" apply d.npy --config "$C/llama-3.1-8b.json" --positions pos.npy -o d_r.npy
+$PY "$REF" check llama-3.1-8b d.npy d_r.npy pos.npy bhsd exact
+expect_ok "$POSENC" apply h.npy --config "$C/llama-3.1-8b.json" --positions pos.npy --dtype f32 -o h32.npy
+$PY "$REF" check llama-3.1-8b h.npy h32.npy pos.npy bhsd exact
+$PY "$REF" gen b.safetensors 1,4,12,128 bf16 11
+$PY "$REF" gen bk.safetensors 1,2,12,128 bf16 12
+expect_ok "$POSENC" apply b.safetensors bk.safetensors --config "$C/llama-3.1-8b.json" -o b_r.safetensors
+$PY "$REF" check llama-3.1-8b b.safetensors b_r.safetensors:q offset:0 bhsd exact
+$PY "$REF" check llama-3.1-8b bk.safetensors b_r.safetensors:k offset:0 bhsd exact
+# hf: cos/sin cast to bf16, every multiply and add rounded to bf16 as torch does
+expect_ok "$POSENC" apply b.safetensors bk.safetensors --config "$C/llama-3.1-8b.json" \
+    --precision hf -o b_hf.safetensors
+$PY "$REF" check llama-3.1-8b b.safetensors b_hf.safetensors:q offset:0 bhsd hf 0.99
+$PY "$REF" check llama-3.1-8b bk.safetensors b_hf.safetensors:k offset:0 bhsd hf 0.99
+expect_ok "$POSENC" apply h.npy --config "$C/llama-3.1-8b.json" --positions pos.npy --precision hf -o hhf.npy
+$PY "$REF" check llama-3.1-8b h.npy hhf.npy pos.npy bhsd hf 0.9
+
+# ---- member specs and default names
+$PY -c "
+import numpy as np
+np.savez('dump.npz', q=np.load('q.npy'), k=np.load('k.npy'))"
+expect_ok "$POSENC" apply dump.npz:q dump.npz:k --config "$C/llama-3.1-8b.json" --positions pos.npy
+$PY "$REF" same dump.q.rope.npy ll_q.npy
+$PY "$REF" same dump.k.rope.npy ll_k.npy
+# one dump into a container keeps its member name
+expect_ok "$POSENC" apply dump.npz:k --config "$C/llama-3.1-8b.json" --positions pos.npy -o konly.npz
+$PY -c "import numpy as np; assert [f for f in np.load('konly.npz').files if f != 'meta.json'] == ['k']"
