@@ -91,6 +91,15 @@ if [ -w /dev/full ]; then
     set -e
     [ "$rc" -eq 3 ] || { echo "write to /dev/full: exit $rc"; cat full.err; exit 1; }
     head -n 1 full.err | grep -q '^posenc'
+    # --force lifts the size limit: the 5 GiB table starts, and fails only on the full disk
+    set +e
+    "$POSENC" gen --config "$C/llama-4-scout-17b-16e-instruct.json" --force --array cos -o - \
+        > /dev/full 2> full.err
+    rc=$?
+    set -e
+    [ "$rc" -eq 3 ] || { echo "--force to /dev/full: exit $rc"; cat full.err; exit 1; }
+    if grep -q "table would be" full.err; then echo "--force did not lift the limit"; exit 1; fi
+    head -n 1 full.err | grep -q '^posenc gen: '
 fi
 
 # ---- a failed run leaves an existing output as it was, and never touches its input ----
