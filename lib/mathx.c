@@ -8,6 +8,12 @@
 
 #include "mathx.h"
 
+/* Every float expression must round each operation on its own, as torch does: GCC in ISO C mode
+ * does not contract a * b + c into an fma (-ffp-contract=off); clang would unless told. */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
 /* ln 2 and pi/2 as sums of three doubles (computed with mpmath at 400 bits). */
 #define LN2_1 0x1.62e42fefa39efp-1
 #define LN2_2 0x1.abc9e3b39803fp-56

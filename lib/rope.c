@@ -22,6 +22,12 @@
 #include "mathx.h"
 #include "posenc/rope.h"
 
+/* Every float expression must round each operation on its own, as torch does: GCC in ISO C mode
+ * does not contract a * b + c into an fma (-ffp-contract=off); clang would unless told. */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
 #define PI_L 3.141592653589793238462643383279502884L
 #define MAX_POSITION 9007199254740992LL /* 2^53: positions are exact as doubles below */
 
