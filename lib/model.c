@@ -606,7 +606,7 @@ static posenc_status resolve_rope(ctx *c, const struct ropesrc *s, posenc_rope_c
         if (!(r->theta > 0))
             return cfgerr(c, POSENC_ECONFIG, "%s must be > 0", buf);
         if (s->theta_key && strcmp(s->theta_key, "rope_theta") != 0 && has(c->tc, "rope_theta"))
-            note(c, "top-level rope_theta is not used for this layer type (%s%s applies)", tp,
+            note(c, "%srope_theta does not apply to the layers whose theta is %s%s", tp, tp,
                  s->theta_key);
     }
 
