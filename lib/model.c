@@ -908,6 +908,15 @@ static posenc_status setup_generic(ctx *c, struct ropesrc *base)
     for (const cJSON *e = dict ? dict->child : NULL; per_layer && e; e = e->next)
         if (!e->string || !in_aliases(c->m, e->string))
             per_layer = 0;
+    if (!per_layer && c->m->n_alias == 0 && !obj_empty(dict) && !has(dict, "rope_type") &&
+        !has(dict, "type")) {
+        int all_obj = 1;
+        for (const cJSON *e = dict->child; e; e = e->next)
+            all_obj &= cJSON_IsObject(e);
+        if (all_obj)
+            note(c, "%s looks keyed by layer type but the config has no layer_types: read as "
+                    "one dict (as transformers does), the nested entries are ignored", dname);
+    }
     if (!per_layer) {
         struct ropesrc s = *base;
         s.dict = dict;

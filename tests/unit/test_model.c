@@ -819,6 +819,13 @@ static void test_layer_types(void **state)
     assert_int_equal(s.head_dim, 256);
     assert_close(s.theta, 1e4, 0, 0);
     posenc_model_free(m);
+    /* per-layer-looking dict without layer_types: one flat dict (default), with a note */
+    m = parse_ok("{" LL ",'rope_parameters':{'full_attention':{'rope_type':'linear',"
+                 "'factor':2}}}");
+    assert_int_equal(posenc_model_layer_type_count(m), 0);
+    assert_int_equal(rope(m, NULL).type, POSENC_ROPE_DEFAULT);
+    assert_note(m, "no layer_types");
+    posenc_model_free(m);
     /* a per-layer entry must be an object */
     parse_fail("{" LL ",'layer_types':['a','b'],'rope_parameters':{'a':{},'b':3}}",
                POSENC_ECONFIG, "rope_parameters.b must be an object");
