@@ -10,6 +10,9 @@ run_case() {
     echo "$label: $config"
     measure "posenc gen -o $label.npz" "$POSENC" gen --config "$config" -o "$out"
     p_med=$MED p_peak=$PEAK
+    # CPU seconds (user + sys) of one run: less sensitive than wall time to a busy machine
+    /usr/bin/time -f '%U %S' -o "$BENCH_DIR/cpu" "$POSENC" gen --config "$config" -o "$out"
+    p_cpu=$(awk '{ printf "%.3f", $1 + $2 }' "$BENCH_DIR/cpu")
     measure "python3 bench/gen_torch.py (torch f32)" "$PY" "$SRC/bench/gen_torch.py" \
         --config "$config" -o "$ref"
     t_med=$MED
@@ -17,8 +20,8 @@ run_case() {
     size_mib=$(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1048576 }')
     speedup=$(ratio "$t_med" "$p_med")
     mem=$(ratio "$p_peak" "$size_mib")
-    echo "  output $size_mib MiB; posenc ${p_med} s vs torch ${t_med} s: ${speedup}x faster;" \
-         "peak RSS / output = $mem"
+    echo "  output $size_mib MiB; posenc ${p_med} s (${p_cpu} s CPU) vs torch ${t_med} s:" \
+         "${speedup}x faster; peak RSS / output = $mem; load average $(cut -d' ' -f1 /proc/loadavg)"
     # the two agree to the float32 drift transformers' own pipeline has at these positions
     "$PY" - "$out" "$ref" <<'PYEOF'
 import sys, numpy as np
