@@ -194,14 +194,6 @@ static void compute_dynamic(const posenc_rope_config *c, int64_t seq_len, posenc
     }
 }
 
-/* yarn (§2 table, "yarn" row; hf-rope.md pitfall 5).
- *   pos = powf(f32(theta), e_i); extrap = f32(1 / pos); interp = f32(1 / f32(f32(factor) * pos))
- *   cd(r) = d * ln(M0 / (r * 2 * pi)) / (2 ln theta)   (float64, python's operation order)
- *   low = cd(beta_fast), high = cd(beta_slow); truncate: floor / ceil; clamp to [0, d - 1];
- *   low == high: high += 0.001
- *   ramp_j = clamp(f32(f32(f32(j) - f32(low)) / f32(high - low)), 0, 1) for j < d/2
- *   w = f32(1 - ramp); inv = f32(f32(interp * f32(1 - w)) + f32(extrap * w))
- * exact: the same blend with real arithmetic (cd and the ramp in double-double). */
 static int dd_lt(posenc_dd a, posenc_dd b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
 
 static posenc_dd dd_floor(posenc_dd a)
@@ -221,6 +213,14 @@ static posenc_dd yarn_cd_exact(double r, int d, double M0, posenc_dd ln_theta)
     return dd_div(dd_mul_d(posenc_mathx_dd_log(x), (double)d), dd_mul_d(ln_theta, 2.0));
 }
 
+/* yarn (§2 table, "yarn" row; hf-rope.md pitfall 5).
+ *   pos = powf(f32(theta), e_i); extrap = f32(1 / pos); interp = f32(1 / f32(f32(factor) * pos))
+ *   cd(r) = d * ln(M0 / (r * 2 * pi)) / (2 ln theta)   (float64, python's operation order)
+ *   low = cd(beta_fast), high = cd(beta_slow); truncate: floor / ceil; clamp to [0, d - 1];
+ *   low == high: high += 0.001
+ *   ramp_j = clamp(f32(f32(f32(j) - f32(low)) / f32(high - low)), 0, 1) for j < d/2
+ *   w = f32(1 - ramp); inv = f32(f32(interp * f32(1 - w)) + f32(extrap * w))
+ * exact: the same blend with real arithmetic (cd and the ramp in double-double). */
 static void compute_yarn(const posenc_rope_config *c, posenc_rope_params *p, int D)
 {
     int d = c->rotary_dim;

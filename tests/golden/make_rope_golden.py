@@ -31,6 +31,7 @@ import torch
 mp.mp.prec = 200
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "data", "golden", "rope.json")
 POSITIONS = [0, 1, 4095, 8191, 131072, 1048575]
+FAR_POSITIONS = [262143, 2147483647, 34359738375]
 
 
 def f32(x):
@@ -357,6 +358,13 @@ def main():
             "cos_exact": cos_ex,
             "sin_exact": sin_ex,
         })
+        if c["name"] == "default-llama3-base":
+            # far positions: the exact kernel's fast path reaches angles of 2^40 rad
+            entry["far_positions"] = FAR_POSITIONS
+            entry["far_cos_exact"] = [[float(ea * mp.cos(p * ex[i])) for i in idx]
+                                      for p in FAR_POSITIONS]
+            entry["far_sin_exact"] = [[float(ea * mp.sin(p * ex[i])) for i in idx]
+                                      for p in FAR_POSITIONS]
         nd = int((inv_t != inv_cr).sum())
         if nd:
             entry["inv_torch"] = [short32(v) for v in inv_t.tolist()]
