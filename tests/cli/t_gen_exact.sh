@@ -30,6 +30,14 @@ expect_ok "$POSENC" gen --config tiny.json --positions p64.npy -o pf.npz
 expect_ok "$POSENC" gen --config tiny.json --positions p.npz:q -o pz.npz
 expect_ok "$POSENC" gen --config tiny.json --positions p8.npy --dtype bf16 --layout interleaved -o p8.npz
 expect_ok "$POSENC" gen --config neox.json -o neox.npz
+# inv_freq[0] = 1/factor lies within 1e-16 of 261/256, a bfloat16 midpoint: only the exact value
+# (not its nearest double) says which way to round
+cat > tie.json <<'EOF'
+{"model_type": "llama", "hidden_size": 16, "num_attention_heads": 4,
+ "max_position_embeddings": 4, "rope_theta": 10000.0,
+ "rope_scaling": {"type": "linear", "factor": 0.9808429118773946}}
+EOF
+expect_ok "$POSENC" gen --config tie.json --dtype bf16 -o tie.npz
 expect_ok "$POSENC" gen --config "$DATA/configs/qwen3.5-27b.json" \
     --positions 0,1,4095,131071,262142,262143 -o qwen.npz
 expect_ok "$POSENC" gen --config "$DATA/configs/qwen3.5-27b.json" \
@@ -133,6 +141,14 @@ c, s, err = R.cossin_exact(qi, pos, "half")
 R.check_rounded("qwen cos f16", t["cos"], c, "f16", err, min_exact=1.0)
 R.check_rounded("qwen sin f16", t["sin"], s, "f16", err, min_exact=1.0)
 R.check_rounded("qwen inv f16", t["inv_freq"], qi, "f16", min_exact=1.0)
+
+# the tie: exact 1/factor is just above 261/256, so bf16 rounds up to 1 + 3/128 (ties-to-even on
+# the double 261/256 would give 1 + 2/128)
+from fractions import Fraction
+f = 0.9808429118773946
+assert 1 / f == 261 / 256 and 1 / Fraction(f) > Fraction(261, 256)
+t, _ = R.load("tie.npz", "bf16")
+assert t["inv_freq"][0] == 1 + 3 / 128, t["inv_freq"][0]
 
 # spot check the long double reference itself with mpmath at the largest position
 import mpmath
