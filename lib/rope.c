@@ -10,8 +10,11 @@
  * only faithful (Sleef powf, cos, sin) we return the correctly rounded value.
  *
  * POSENC_PREC_EXACT evaluates the real-number formula: inv_freq in double-double (about 2^-100
- * relative, from lib/mathx.c's exp/log), branch points of yarn/llama3 in long double, and cos/sin
- * by the row kernel in mathx.c (within ~1 ulp of double). */
+ * relative, from lib/mathx.c's exp/log), yarn's correction range and ramp in double-double,
+ * llama3's band test in long double, and cos/sin by the row kernel in mathx.c (within ~1 ulp of
+ * double for angles below 2^40 rad, i.e. every position below 2^40 when inv_freq <= 1).
+ *
+ * hf precision needs FLT_EVAL_METHOD 0 (x86-64 SSE, aarch64): float operations round to float. */
 #include <limits.h>
 #include <math.h>
 #include <pthread.h>
