@@ -404,18 +404,35 @@ void posenc_npy_data_init(posenc_npy_data *d, const posenc_npy_header *h, posenc
 static posenc_status load_fortran(posenc_npy_data *d, posenc_error *err)
 {
     size_t es = posenc_dtype_size(d->h.info.dtype), nb = (size_t)d->h.nbytes;
-    unsigned char *f = malloc(nb ? nb : 1), *c = malloc(nb ? nb : 1);
+    /* grow the buffer as data arrives, so that a short stream fails before a large allocation */
+    unsigned char *f = NULL, *c = NULL;
+    size_t have = 0, cap = 0;
     posenc_status st;
-    if (!f || !c) {
+    while (have < nb) {
+        if (have == cap) {
+            size_t ncap = cap ? cap * 2 : (size_t)1 << 20;
+            if (ncap > nb)
+                ncap = nb;
+            unsigned char *nf = realloc(f, ncap);
+            if (!nf) {
+                free(f);
+                return posenc_seterr(err, POSENC_ENOMEM,
+                                     "'%s': out of memory for a Fortran-order array", d->path);
+            }
+            f = nf;
+            cap = ncap;
+        }
+        if ((st = d->src(d->ctx, f + have, cap - have, err))) {
+            free(f);
+            return st;
+        }
+        have = cap;
+    }
+    c = malloc(nb ? nb : 1);
+    if (!c) {
         free(f);
-        free(c);
         return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory for a Fortran-order array",
                              d->path);
-    }
-    if ((st = d->src(d->ctx, f, nb, err))) {
-        free(f);
-        free(c);
-        return st;
     }
     int nd = d->h.info.ndim;
     const int64_t *s = d->h.info.shape;
@@ -527,9 +544,11 @@ posenc_status posenc_npy_freader_new(const char *path, FILE *fp, const posenc_np
             return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(e));
         }
         r->own = 1;
-        r->vbuf = malloc(POSENC_IO_BUFSIZE);
+        size_t vb = h->nbytes + 4096 < POSENC_IO_BUFSIZE ? (size_t)h->nbytes + 4096
+                                                         : POSENC_IO_BUFSIZE;
+        r->vbuf = malloc(vb);
         if (r->vbuf)
-            setvbuf(r->fp, r->vbuf, _IOFBF, POSENC_IO_BUFSIZE);
+            setvbuf(r->fp, r->vbuf, _IOFBF, vb);
         if (fseeko(r->fp, (off_t)h->data_offset, SEEK_SET) != 0) {
             int e = errno;
             posenc_npy_freader_free(r);

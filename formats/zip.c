@@ -278,6 +278,7 @@ struct posenc_zip_stream {
     int deflated, zinit, zend;
     z_stream zs;
     unsigned char *in;
+    size_t inbuf;             /* size of in */
 };
 
 void posenc_zip_stream_close(posenc_zip_stream *s)
@@ -324,9 +325,12 @@ posenc_status posenc_zip_stream_open(const posenc_zip *z, size_t i, FILE *fp,
             goto out;
         }
         s->own = 1;
-        s->vbuf = malloc(POSENC_ZIP_STREAM_BUF);
+        /* a stdio buffer sized to the member: small members need no megabyte */
+        size_t vb = e->csize + 4096 < POSENC_ZIP_STREAM_BUF ? (size_t)e->csize + 4096
+                                                            : POSENC_ZIP_STREAM_BUF;
+        s->vbuf = malloc(vb);
         if (s->vbuf)
-            setvbuf(s->fp, s->vbuf, _IOFBF, POSENC_ZIP_STREAM_BUF);
+            setvbuf(s->fp, s->vbuf, _IOFBF, vb);
     }
     unsigned char lh[30];
     if ((st = read_at(s->fp, e->offset, lh, 30, z->path, "zip local header", err)))
@@ -349,7 +353,8 @@ posenc_status posenc_zip_stream_open(const posenc_zip *z, size_t i, FILE *fp,
     s->cleft = e->csize;
     if (e->method == 8) {
         s->deflated = 1;
-        s->in = malloc(INBUF);
+        s->inbuf = e->csize < INBUF ? (size_t)e->csize + 1 : INBUF;
+        s->in = malloc(s->inbuf);
         if (!s->in) {
             st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
             goto out;
@@ -371,7 +376,7 @@ out:
 
 static posenc_status refill(posenc_zip_stream *s, posenc_error *err)
 {
-    size_t k = s->cleft < INBUF ? (size_t)s->cleft : INBUF;
+    size_t k = s->cleft < s->inbuf ? (size_t)s->cleft : s->inbuf;
     posenc_status st = posenc_read_exact(s->fp, s->in, k, s->z->path, "zip member", err);
     if (st)
         return st;
