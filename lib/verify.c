@@ -410,48 +410,59 @@ void posenc_verify_row_error(const posenc_verify_recipe *r, const posenc_verify_
                              double *abs_err, double *rel_err, double *ratio)
 {
     const posenc_rope_params *p = &r->params;
-    int hd = p->head_dim, rd = rot_width(p);
+    int hd = p->head_dim, rd = rot_width(p), n = rd / 2;
     double cbuf[POSENC_MAX_FREQ], sbuf[POSENC_MAX_FREQ];
     if (!cos_f || !sin_f) {
         posenc_verify_recipe_cossin(r, pos, cbuf, sbuf);
         cos_f = cbuf;
         sin_f = sbuf;
     }
-    posenc_verify_rotate(p->style, hd, rd, cos_f, sin_f, 0, pre, scratch);
-    double rowmax = 0, refmax = 0, maxe = 0;
-    if (r->scale != 1.0)
-        for (int j = 0; j < rd; j++)
-            scratch[j] *= r->scale;
-    for (int j = 0; j < hd; j++) {
-        double a = fabs(expected[j]), b = fabs(scratch[j]);
-        if (a > rowmax || a != a)
-            rowmax = a;
-        if (b > refmax)
-            refmax = b;
+    /* one pass: rotate, scale, and collect |expected| max, per-pair errors and pair norms */
+    double rowmax = 0, refmax = 0, maxe = 0, sc = r->scale;
+    double slack = t->angle_slack * fabs((double)(pos + r->shift));
+    int gptj = p->style == POSENC_STYLE_GPTJ;
+    /* scratch[2i] = max pair error, scratch[2i + 1] = angle allowance of the pair */
+    for (int i = 0; i < n; i++) {
+        int a = gptj ? 2 * i : i, b = gptj ? 2 * i + 1 : i + n;
+        double x1 = pre[a], x2 = pre[b], c = cos_f[i], s = sin_f[i];
+        double y1 = (x1 * c - x2 * s) * sc, y2 = (x2 * c + x1 * s) * sc;
+        double u = expected[a], v = expected[b];
+        double au = fabs(u), av = fabs(v), ay1 = fabs(y1), ay2 = fabs(y2);
+        rowmax = au > rowmax ? au : rowmax;
+        rowmax = av > rowmax ? av : rowmax;
+        refmax = ay1 > refmax ? ay1 : refmax;
+        refmax = ay2 > refmax ? ay2 : refmax;
+        double e1 = fabs(y1 - u), e2 = fabs(y2 - v);
+        double e = e1 > e2 ? e1 : e2;
+        if (e != e || au != au || av != av)
+            e = INFINITY;
+        maxe = e > maxe ? e : maxe;
+        double inv = p->inv_hi[i] > 0 ? p->inv_hi[i] : (double)p->inv_freq_f32[i];
+        scratch[2 * i] = e;
+        scratch[2 * i + 1] = slack * inv * sqrt(u * u + v * v);
     }
+    double pass_e = 0;
+    for (int j = 2 * n; j < hd; j++) {
+        double u = expected[j], e = fabs(pre[j] - u);
+        if (e != e || u != u)
+            e = INFINITY;
+        double au = fabs(u), ay = fabs(pre[j]);
+        rowmax = au > rowmax ? au : rowmax;
+        refmax = ay > refmax ? ay : refmax;
+        pass_e = e > pass_e ? e : pass_e;
+    }
+    maxe = pass_e > maxe ? pass_e : maxe;
     if (!(rowmax > 0))
         rowmax = refmax > 0 ? refmax : 1.0;
     double base = t->tol * rowmax, worst = 0;
-    double apos = fabs((double)(pos + r->shift));
-    int n = rd / 2;
-    for (int j = 0; j < hd; j++) {
-        double e = fabs(scratch[j] - expected[j]);
-        if (e != e)
-            e = INFINITY;
-        if (e > maxe)
-            maxe = e;
-        double allow = base;
-        int i = posenc_verify_pair_freq(p->style, rd, j);
-        if (i >= 0) {
-            int a, b;
-            pair_index(p->style, n, i, &a, &b);
-            double pr = hypot(expected[a], expected[b]);
-            double inv = p->inv_hi[i] > 0 ? p->inv_hi[i] : (double)p->inv_freq_f32[i];
-            allow += t->angle_slack * apos * inv * pr;
-        }
+    for (int i = 0; i < n; i++) {
+        double allow = base + scratch[2 * i + 1], e = scratch[2 * i];
         double q = allow > 0 ? e / allow : (e > 0 ? INFINITY : 0);
-        if (q > worst)
-            worst = q;
+        worst = q > worst || q != q ? q : worst;
+    }
+    if (pass_e > 0) {
+        double q = base > 0 ? pass_e / base : INFINITY;
+        worst = q > worst || q != q ? q : worst;
     }
     *abs_err = maxe;
     *rel_err = maxe / rowmax;
