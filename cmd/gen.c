@@ -644,8 +644,8 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         int64_t mx = 0;
         for (size_t i = 0; i < a->n_positions; i++) {
             if (a->positions[i] < 0 || a->positions[i] >= POS_MAX) {
-                posenc_msg(CMD, "position %" PRId64 " is out of range [0, %" PRId64 ")",
-                           a->positions[i], POS_MAX);
+                posenc_msg(CMD, "--positions: position %" PRId64 " is out of range [0, %" PRId64
+                                ")", a->positions[i], POS_MAX);
                 return POSENC_EXIT_ERROR;
             }
             if (a->positions[i] > mx)
