@@ -615,14 +615,17 @@ static posenc_status npy_open(posenc_container *c, posenc_error *err)
     else
         k->fp = fp;
     c->arrays[0] = k->h.info;
-    /* the array is named after the file: "cos.npy" holds "cos" */
+    /* the array is named after the file: "cos.npy" holds "cos"; stdin's is "arr_0", the name
+     * np.savez gives a positional array */
     const char *base = strrchr(c->path, '/');
     base = base ? base + 1 : c->path;
     size_t bl = strlen(base);
     if (bl > 4 && strcasecmp(base + bl - 4, ".npy") == 0)
         bl -= 4;
-    if (strcmp(c->path, "-") == 0)
-        bl = 0;
+    if (strcmp(c->path, "-") == 0) {
+        base = "arr_0";
+        bl = 5;
+    }
     if (bl >= POSENC_NAME_MAX)
         bl = POSENC_NAME_MAX - 1;
     memcpy(c->arrays[0].name, base, bl);
