@@ -973,7 +973,8 @@ int cmd_gen(int argc, char **argv)
         return posenc_usage_error(CMD, "-o - writes NPY only, not %s",
                                   posenc_format_name(a.wopts.format));
     if (a.encoding_forced && a.encoding != POSENC_ENC_ROPE && (given & ROPE_ONLY))
-        return posenc_usage_error(CMD, "%s applies only to RoPE tables", first_given(given & ROPE_ONLY));
+        return posenc_usage_error(CMD, "%s applies only to RoPE tables",
+                                  first_given(given & ROPE_ONLY));
     if (a.encoding_forced && a.encoding == POSENC_ENC_ROPE && (given & ~ROPE_ONLY))
         return posenc_usage_error(CMD, "%s does not apply to RoPE tables",
                                   first_given(given & ~ROPE_ONLY));
