@@ -12,6 +12,9 @@
 
 #define CONFIG_MAX_BYTES ((size_t)64 << 20)
 
+static posenc_status config_parse_json(const char *text, size_t len, const char *source,
+                                       posenc_model **out, posenc_error *err);
+
 static size_t line_of(const char *text, size_t len, size_t off)
 {
     size_t line = 1;
@@ -21,8 +24,88 @@ static size_t line_of(const char *text, size_t len, size_t off)
     return line;
 }
 
+/* Python's json module (and so transformers) accepts the bare tokens Infinity, -Infinity and
+ * NaN; cJSON does not. Rewrite them outside strings as 1e999, which cJSON reads as infinity, so
+ * such a value parses and a key that posenc needs is rejected as "must be a finite number".
+ * Returns a new buffer (caller frees) or NULL when there is nothing to rewrite. */
+static char *rewrite_nonfinite(const char *text, size_t len, size_t *outlen, int *nomem)
+{
+    size_t hits = 0;
+    int instr = 0;
+    *nomem = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (instr) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                instr = 0;
+        } else if (ch == '"') {
+            instr = 1;
+        } else if ((ch == 'I' && len - i >= 8 && memcmp(text + i, "Infinity", 8) == 0) ||
+                   (ch == 'N' && len - i >= 3 && memcmp(text + i, "NaN", 3) == 0)) {
+            hits++;
+        }
+    }
+    if (!hits)
+        return NULL;
+    char *buf = malloc(len + hits * 2 + 1);
+    if (!buf) {
+        *nomem = 1;
+        return NULL;
+    }
+    size_t o = 0;
+    instr = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (instr) {
+            buf[o++] = ch;
+            if (ch == '\\' && i + 1 < len)
+                buf[o++] = text[++i];
+            else if (ch == '"')
+                instr = 0;
+            continue;
+        }
+        if (ch == '"')
+            instr = 1;
+        if (ch == 'I' && len - i >= 8 && memcmp(text + i, "Infinity", 8) == 0) {
+            memcpy(buf + o, "1e999", 5);
+            o += 5;
+            i += 7;
+        } else if (ch == 'N' && len - i >= 3 && memcmp(text + i, "NaN", 3) == 0) {
+            memcpy(buf + o, "1e999", 5);
+            o += 5;
+            i += 2;
+        } else {
+            buf[o++] = ch;
+        }
+    }
+    buf[o] = '\0';
+    *outlen = o;
+    return buf;
+}
+
 posenc_status posenc_config_parse(const char *text, size_t len, const char *source,
                                   posenc_model **out, posenc_error *err)
+{
+    if (text && len > 0 && len <= CONFIG_MAX_BYTES) {
+        size_t nlen = 0;
+        int nomem;
+        char *copy = rewrite_nonfinite(text, len, &nlen, &nomem);
+        if (nomem)
+            return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory",
+                                 source ? source : "config.json");
+        if (copy) {
+            posenc_status st = config_parse_json(copy, nlen, source, out, err);
+            free(copy);
+            return st;
+        }
+    }
+    return config_parse_json(text, len, source, out, err);
+}
+
+static posenc_status config_parse_json(const char *text, size_t len, const char *source,
+                                       posenc_model **out, posenc_error *err)
 {
     const char *src = source ? source : "config.json";
     const char *end = NULL;
