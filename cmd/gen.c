@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common.h"
 #include "gen.h"
@@ -845,6 +846,26 @@ static const char *first_given(unsigned mask)
     return NULL;
 }
 
+/* Does OUT name an existing input file (the config, a positions file, the weights)? Writing it
+ * would replace an input. Specs like "p.npz:q" compare by their file part. */
+static const char *out_is_input(const char *out, const char *const *inputs, size_t n)
+{
+    struct stat so, si;
+    if (strcmp(out, "-") == 0 || stat(out, &so) != 0 || S_ISDIR(so.st_mode))
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        char path[4096], member[POSENC_NAME_MAX];
+        if (!inputs[i] ||
+            posenc_spec_split(inputs[i], path, sizeof path, member, sizeof member, NULL) !=
+                POSENC_OK ||
+            stat(path, &si) != 0)
+            continue;
+        if (so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+            return inputs[i];
+    }
+    return NULL;
+}
+
 int cmd_gen(int argc, char **argv)
 {
     struct gen_args a;
@@ -978,6 +999,12 @@ int cmd_gen(int argc, char **argv)
     if (a.encoding_forced && a.encoding == POSENC_ENC_ROPE && (given & ~ROPE_ONLY))
         return posenc_usage_error(CMD, "%s does not apply to RoPE tables",
                                   first_given(given & ~ROPE_ONLY));
+
+    const char *inputs[] = { a.config, positions_arg, a.weights };
+    const char *clash = out_is_input(a.out, inputs, sizeof inputs / sizeof inputs[0]);
+    if (clash)
+        return posenc_usage_error(CMD, "'%s': refusing to overwrite an input ('%s')", a.out,
+                                  clash);
 
     if (positions_arg) {
         if ((rc = posenc_parse_positions(CMD, positions_arg, &positions, &a.n_positions)))

@@ -109,4 +109,11 @@ expect_fail 2 "--array: 'tan'" "$POSENC" gen --config tiny.json -o keep.npz --ar
 expect_fail 3 "table would be" "$POSENC" gen --config tiny.json -o keep.npz --seq-len 100000000
 cksum keep.npz | cmp -s - keep.sum
 cmp tiny.json tiny.orig
+# the output may not replace an input (a positions file, or the config itself)
+cp p.npz p.orig
+expect_fail 2 "refusing to overwrite an input" "$POSENC" gen --config tiny.json --positions p.npz:p -o p.npz
+cmp p.npz p.orig
+cp tiny.json tiny.npz
+expect_fail 2 "refusing to overwrite an input" "$POSENC" gen --config tiny.npz -o tiny.npz
+cmp tiny.npz tiny.orig
 no_file out.npz
