@@ -123,7 +123,7 @@ struct job {
     /* rows */
     int64_t nq;                      /* query rows (or table rows) */
     int64_t k_len;
-    int64_t *qpos;                   /* nq positions */
+    int64_t *qpos;                   /* --positions (nq of them), or NULL for 0..nq-1 */
     /* output */
     posenc_writer *w;
     unsigned char *buf;
@@ -362,21 +362,13 @@ static int plan_positions(struct job *j)
         return posenc_usage_error(CMD, "sequence length %" PRId64 " is too large", L);
     j->nq = L;
     j->k_len = L;
-    /* the position list itself is only materialised when it is small enough to be useful */
-    j->qpos = malloc((size_t)(L < (1 << 24) ? L : 1) * sizeof *j->qpos);
-    if (!j->qpos) {
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
-    }
-    if (L < (1 << 24))
-        for (int64_t i = 0; i < L; i++)
-            j->qpos[i] = i;
     return 0;
 }
 
+/* Position of query row r: the --positions entry, else r itself. */
 static int64_t qpos_at(const struct job *j, int64_t r)
 {
-    return j->a->positions || j->nq < (1 << 24) ? j->qpos[r] : r;
+    return j->qpos ? j->qpos[r] : r;
 }
 
 static void meta_common(struct job *j)
@@ -798,19 +790,8 @@ static int gen_sinusoidal(struct job *j)
         return rc;
     /* fairseq: rows are embedding indices and real tokens start at padding_idx + 1, so L
      * positions need L + padding_idx + 1 rows (fairseq's init_size) */
-    if (v == POSENC_SIN_FAIRSEQ && !a->positions) {
-        int64_t rows = j->nq + pad + 1;
-        int64_t *q = realloc(j->qpos, (size_t)(rows < (1 << 24) ? rows : 1) * sizeof *q);
-        if (!q) {
-            posenc_msg(CMD, "out of memory");
-            return POSENC_EXIT_ERROR;
-        }
-        j->qpos = q;
-        j->nq = rows;
-        if (rows < (1 << 24))
-            for (int64_t i = 0; i < rows; i++)
-                j->qpos[i] = i;
-    }
+    if (v == POSENC_SIN_FAIRSEQ && !a->positions)
+        j->nq += pad + 1;
     meta_common(j);
     meta_str(&j->mt, "variant", posenc_sinusoidal_variant_name(v));
     meta_int(&j->mt, "d_model", j->d_model);
@@ -881,7 +862,13 @@ static int gen_learned(struct job *j)
         name = j->bc->learned_tensor;
     if (!name)
         return posenc_usage_error(CMD, "no tensor name for the learned table: pass --tensor NAME");
-    const char *names[] = { name, NULL };
+    /* the config's name, and the same without the wrapper prefix a checkpoint may lack */
+    const char *bare = name;
+    if (!a->tensor && strncmp(name, "transformer.", 12) == 0)
+        bare = name + 12;
+    else if (!a->tensor && strncmp(name, "bert.", 5) == 0)
+        bare = name + 5;
+    const char *names[] = { name, bare, NULL };
     const char *prefixes_model[] = { "", "transformer.", "bert.", NULL };
     const char *prefixes_exact[] = { "", NULL };
     size_t idx;
