@@ -6,7 +6,7 @@ transformers' rope init functions and apply_rotary_pos_emb, float32 as torch com
 usage: verify_fixtures.py 'KIND OUTDIR [--mistake M] [--rotated] [--offset N] [--seq S] [--layout L]' ...
 (one quoted spec per fixture, so one torch start-up serves a whole test)
 KIND: default linear dynamic yarn longrope llama3 partial gptj
-M: style rotary_full theta offset scaling attn bf16
+M: style rotary_full rotary_partial theta offset scaling attn bf16 f16 longrope_short
 Writes OUTDIR/config.json, q.npy, k.npy, eq.npy, ek.npy (eq/ek = the runtime's rotated dumps;
 with --rotated, q.npy/k.npy are rotated dumps of position-independent content)."""
 import argparse
@@ -121,7 +121,8 @@ def rotate(x, pos, inv, attn, d, style, bf16=False):
     freqs = p[:, None] * inv[None, :]
     cos, sin = freqs.cos() * attn, freqs.sin() * attn
     if bf16:
-        cos, sin = cos.to(torch.bfloat16).float(), sin.to(torch.bfloat16).float()
+        t = torch.bfloat16 if bf16 == "bf16" else torch.float16
+        cos, sin = cos.to(t).float(), sin.to(t).float()
     xr, xp = x[..., :d], x[..., d:]
     if style == "neox":
         emb_c, emb_s = torch.cat((cos, cos), -1), torch.cat((sin, sin), -1)
@@ -167,6 +168,11 @@ def make(argv):
         style = "gptj" if style == "neox" else "neox"
     elif m == "rotary_full":
         inv, d = base_inv(c["rope_theta"], HD), HD
+    elif m == "rotary_partial":  # a partial rotary applied to a full-head model
+        d = HD // 2
+        inv = base_inv(c["rope_theta"], d)
+    elif m == "longrope_short":  # short factors past original_max_position_embeddings
+        inv, attn, d, style = rope_inv(kind, c, 1)
     elif m == "theta":
         inv = base_inv(10000.0, d)
     elif m == "offset":
@@ -175,8 +181,8 @@ def make(argv):
         inv, attn = base_inv(c["rope_theta"], d), 1.0
     elif m == "attn":
         attn = 1.0
-    elif m == "bf16":
-        bf16 = True
+    elif m in ("bf16", "f16"):
+        bf16 = m
     elif m:
         raise SystemExit("unknown mistake " + m)
     eq = rotate(q, rpos, inv, attn, d, style, bf16)
