@@ -1,4 +1,7 @@
 /* cmd/info.c: posenc info: what a config.json implies about position encoding, as text or JSON. */
+#if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* fileno, open_memstream under plain -std=c11 */
+#endif
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>

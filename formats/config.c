@@ -1,5 +1,8 @@
 /* config.c: read a config.json file (at most 64 MiB), parse it with cJSON and resolve it with
  * posenc_model_from_json. Messages name the file: "'config.json': invalid JSON near line 3". */
+#if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* fileno, open_memstream under plain -std=c11 */
+#endif
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
