@@ -333,6 +333,7 @@ struct pass {
     size_t n_samples, cap_samples;
     double *cache_c, *cache_s;     /* S * n_freq, or NULL */
     unsigned char *cache_ok;
+    int own_cache;                 /* 0 when borrowed from the other pass */
 };
 
 static int bucket_of(int64_t pos)
@@ -496,9 +497,11 @@ static void pass_free(struct pass *p)
     free(p->samples);
     free(p->st.head_abs);
     free(p->st.head_rel);
-    free(p->cache_c);
-    free(p->cache_s);
-    free(p->cache_ok);
+    if (p->own_cache) {
+        free(p->cache_c);
+        free(p->cache_s);
+        free(p->cache_ok);
+    }
 }
 
 static cJSON *diagnosis_json(const posenc_diagnosis *d)
@@ -871,7 +874,7 @@ static int read_positions(const struct opts *o, int64_t S, int64_t **out)
 
 static int setup_pass(struct pass *p, const char *what, struct dump *pre, struct dump *cmp,
                       const int64_t *positions, const posenc_verify_recipe *rec, double tol,
-                      const unsigned char *keep_s, int64_t S)
+                      const unsigned char *keep_s, int64_t S, const struct pass *share)
 {
     memset(p, 0, sizeof *p);
     p->what = what;
@@ -885,7 +888,12 @@ static int setup_pass(struct pass *p, const char *what, struct dump *pre, struct
     p->cap_samples = 2 * MAX_SAMPLE_S + 4;
     p->samples = calloc(p->cap_samples, sizeof *p->samples);
     int nf = rec->params.n_freq > 0 ? rec->params.n_freq : 1;
-    if ((uint64_t)S * (uint64_t)nf * 16 <= COSSIN_CACHE_BYTES) {
+    if (share) { /* same recipe and positions: one cos/sin cache serves q and k */
+        p->cache_c = share->cache_c;
+        p->cache_s = share->cache_s;
+        p->cache_ok = share->cache_ok;
+    } else if ((uint64_t)S * (uint64_t)nf * 16 <= COSSIN_CACHE_BYTES) {
+        p->own_cache = 1;
         p->cache_c = malloc((size_t)S * (size_t)nf * sizeof(double));
         p->cache_s = malloc((size_t)S * (size_t)nf * sizeof(double));
         p->cache_ok = calloc((size_t)S, 1);
@@ -1014,10 +1022,10 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_rop
     double tq = o->has_tol ? o->tol : posenc_verify_default_tol((o->rotated ? dq : (o->eq ? deq : dq)).info.dtype);
     double tk = o->has_tol ? o->tol : posenc_verify_default_tol((o->rotated ? dk : (o->ek ? dek : dk)).info.dtype);
     if ((rc = setup_pass(&pq, "q", o->rotated ? NULL : &dq, o->rotated ? &dq : (o->eq ? &deq : NULL),
-                         positions, &rec, tq, keep, S)))
+                         positions, &rec, tq, keep, S, NULL)))
         goto out;
     if ((rc = setup_pass(&pk, "k", o->rotated ? NULL : &dk, o->rotated ? &dk : (o->ek ? &dek : NULL),
-                         positions, &rec, tk, keep, S)))
+                         positions, &rec, tk, keep, S, &pq)))
         goto out;
     if ((rc = run_pass(&pq, o->layout, 1)) || (rc = run_pass(&pk, o->layout, 1)))
         goto out;
