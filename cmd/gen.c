@@ -317,16 +317,19 @@ static int is_float_out(posenc_dtype dt)
 enum { ARR_COS = 0, ARR_SIN = 1, ARR_INV = 2, ARR_N };
 static const char *const arr_names[ARR_N] = { "cos", "sin", "inv_freq" };
 
-/* A writer thread, so that computing chunk k+1 overlaps writing chunk k (the NPZ CRC and the
- * copy into the page cache cost about as much as the trigonometry). Two slots: the computing
- * thread fills the buffer of an empty slot and submits it; the writer thread writes full slots in
- * order. Without a thread (pthread_create failed) submit writes synchronously. */
+/* A writer thread, so that computing chunk k+1 overlaps converting and writing chunk k (the
+ * dtype conversion, NPZ CRC and copy into the page cache cost about as much as the
+ * trigonometry). Two slots: the computing thread fills the double buffers of an empty slot and
+ * submits one of them; the writer thread converts full slots to the output dtype and writes them
+ * in order. Without a thread (pthread_create failed) submit does that synchronously. */
 struct sink {
     posenc_writer *w;
+    posenc_dtype dtype;
+    void *obuf;       /* conversion buffer of the writer thread */
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    const void *ptr[2];
+    const double *ptr[2];
     uint64_t nelem[2];
     int full[2];
     int cur;          /* slot the producer fills next */
@@ -335,6 +338,14 @@ struct sink {
     posenc_status st; /* first write error */
     posenc_error err;
 };
+
+static posenc_status sink_write(struct sink *s, const double *p, uint64_t n)
+{
+    if (s->dtype == POSENC_DT_F64)
+        return posenc_writer_write(s->w, p, n, &s->err);
+    posenc_dtype_convert(s->obuf, s->dtype, p, POSENC_DT_F64, (size_t)n);
+    return posenc_writer_write(s->w, s->obuf, n, &s->err);
+}
 
 static void *sink_main(void *arg)
 {
@@ -348,10 +359,10 @@ static void *sink_main(void *arg)
             pthread_mutex_unlock(&s->mu);
             break;
         }
-        const void *p = s->ptr[i];
+        const double *p = s->ptr[i];
         uint64_t n = s->nelem[i];
         pthread_mutex_unlock(&s->mu);
-        posenc_status st = posenc_writer_write(s->w, p, n, &s->err);
+        posenc_status st = sink_write(s, p, n);
         pthread_mutex_lock(&s->mu);
         s->full[i] = 0;
         if (st != POSENC_OK)
@@ -365,10 +376,12 @@ static void *sink_main(void *arg)
     return NULL;
 }
 
-static void sink_start(struct sink *s, posenc_writer *w)
+static void sink_start(struct sink *s, posenc_writer *w, posenc_dtype dtype, void *obuf)
 {
     memset(s, 0, sizeof *s);
     s->w = w;
+    s->dtype = dtype;
+    s->obuf = obuf;
     s->st = POSENC_OK;
     if (pthread_mutex_init(&s->mu, NULL) != 0)
         return;
@@ -383,8 +396,8 @@ static void sink_start(struct sink *s, posenc_writer *w)
     }
 }
 
-/* Wait until the current slot is free; 0 when the writer has failed. The slot's buffer is then
- * the producer's to fill. */
+/* Wait until the current slot (s->cur) is free; 0 when the writer has failed. The slot's double
+ * buffers are then the producer's to fill. */
 static int sink_acquire(struct sink *s)
 {
     if (!s->threaded)
@@ -397,12 +410,12 @@ static int sink_acquire(struct sink *s)
     return ok;
 }
 
-/* Hand n elements at p (which must stay valid until the slot comes round again) to the writer. */
-static void sink_submit(struct sink *s, const void *p, uint64_t n)
+/* Hand n doubles at p (which must stay valid until the slot comes round again) to the writer. */
+static void sink_submit(struct sink *s, const double *p, uint64_t n)
 {
     if (!s->threaded) {
         if (s->st == POSENC_OK)
-            s->st = posenc_writer_write(s->w, p, n, &s->err);
+            s->st = sink_write(s, p, n);
         return;
     }
     pthread_mutex_lock(&s->mu);
@@ -436,19 +449,18 @@ struct rope_job {
     const posenc_rope_params *p;
     posenc_precision prec;
     posenc_layout layout;
-    posenc_dtype dtype;
     int width;
     const int64_t *positions;   /* explicit list, or NULL: 0..n-1 */
     size_t n;
     size_t rows;                /* rows per chunk */
     int nthreads;
     int64_t *pos;               /* chunk positions (range mode) */
-    double *cbuf, *sbuf;        /* chunk cos/sin as doubles */
-    void *obuf[2];              /* chunk converted to dtype, one per sink slot */
+    double *cbuf[2], *sbuf[2];  /* chunk cos/sin as doubles, one pair per sink slot */
 };
 
-/* Compute the rows [r0, r0 + k) into job->cbuf/sbuf. */
-static posenc_status rope_chunk(struct rope_job *j, size_t r0, size_t k, posenc_error *err)
+/* Compute the rows [r0, r0 + k) into the cos/sin buffers of slot. */
+static posenc_status rope_chunk(struct rope_job *j, int slot, size_t r0, size_t k,
+                                posenc_error *err)
 {
     const int64_t *pos;
     if (j->positions) {
@@ -458,7 +470,8 @@ static posenc_status rope_chunk(struct rope_job *j, size_t r0, size_t k, posenc_
             j->pos[i] = (int64_t)(r0 + i);
         pos = j->pos;
     }
-    return posenc_rope_table(j->p, j->prec, j->layout, pos, k, j->cbuf, j->sbuf, j->nthreads, err);
+    return posenc_rope_table(j->p, j->prec, j->layout, pos, k, j->cbuf[slot], j->sbuf[slot],
+                             j->nthreads, err);
 }
 
 /* Stream one of cos/sin (which = ARR_COS or ARR_SIN) through the sink. The arrays are written
@@ -470,15 +483,13 @@ static posenc_status rope_stream(struct rope_job *j, struct sink *s, int which, 
     for (size_t r0 = 0; r0 < j->n; r0 += j->rows) {
         size_t k = j->n - r0 < j->rows ? j->n - r0 : j->rows;
         size_t ne = k * (size_t)j->width;
-        posenc_status st = rope_chunk(j, r0, k, err);
-        if (st != POSENC_OK)
-            return st;
         if (!sink_acquire(s))
             return sink_finish(s, err);
-        void *ob = j->obuf[s->cur];
-        posenc_dtype_convert(ob, j->dtype, which == ARR_COS ? j->cbuf : j->sbuf, POSENC_DT_F64,
-                             ne);
-        sink_submit(s, ob, ne);
+        int slot = s->cur;
+        posenc_status st = rope_chunk(j, slot, r0, k, err);
+        if (st != POSENC_OK)
+            return st;
+        sink_submit(s, which == ARR_COS ? j->cbuf[slot] : j->sbuf[slot], ne);
     }
     return POSENC_OK;
 }
@@ -606,6 +617,7 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
     posenc_rope_params p;
     struct meta mt = { 0 };
     struct rope_job j = { 0 };
+    void *obuf = NULL;
     posenc_writer *w = NULL;
     int rc = POSENC_EXIT_ERROR;
     const char *cfgname = a->config;
@@ -733,7 +745,6 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
     j.p = &p;
     j.prec = ro->precision;
     j.layout = ro->layout;
-    j.dtype = a->dtype;
     j.width = width;
     j.positions = a->positions;
     j.n = (size_t)n_pos;
@@ -748,11 +759,12 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
     size_t ne = j.rows * (size_t)width, es = posenc_dtype_size(a->dtype);
     size_t nob = ne > POSENC_MAX_FREQ ? ne : POSENC_MAX_FREQ;
     j.pos = malloc(j.rows * sizeof *j.pos);
-    j.cbuf = malloc(ne * sizeof *j.cbuf);
-    j.sbuf = malloc(ne * sizeof *j.sbuf);
-    j.obuf[0] = malloc(nob * es);
-    j.obuf[1] = malloc(nob * es);
-    if (!j.pos || !j.cbuf || !j.sbuf || !j.obuf[0] || !j.obuf[1]) {
+    for (int i = 0; i < 2; i++) {
+        j.cbuf[i] = malloc(ne * sizeof(double));
+        j.sbuf[i] = malloc(ne * sizeof(double));
+    }
+    obuf = malloc(nob * es);
+    if (!j.pos || !j.cbuf[0] || !j.sbuf[0] || !j.cbuf[1] || !j.sbuf[1] || !obuf) {
         posenc_msg(CMD, "out of memory");
         goto out;
     }
@@ -771,7 +783,7 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
             goto out;
         }
     struct sink sk;
-    sink_start(&sk, w);
+    sink_start(&sk, w, a->dtype, obuf);
     posenc_status st = POSENC_OK;
     for (int i = ARR_COS; i <= ARR_SIN && st == POSENC_OK; i++)
         if (want[i])
@@ -787,7 +799,7 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         goto out;
     }
     if (want[ARR_INV]) {
-        unsigned char *o = j.obuf[0];
+        unsigned char *o = obuf;
         for (int i = 0; i < p.n_freq; i++) {
             if (ro->precision == POSENC_PREC_HF) {
                 float f = p.inv_freq_f32[i];
@@ -810,10 +822,11 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
 out:
     meta_free(&mt);
     free(j.pos);
-    free(j.cbuf);
-    free(j.sbuf);
-    free(j.obuf[0]);
-    free(j.obuf[1]);
+    for (int i = 0; i < 2; i++) {
+        free(j.cbuf[i]);
+        free(j.sbuf[i]);
+    }
+    free(obuf);
     return rc;
 }
 
