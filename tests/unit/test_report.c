@@ -1,0 +1,177 @@
+/* test_report.c: formats/report.c: kind by extension, escaping in Markdown and HTML, the SVG
+ * plots, and writing through a temporary file (no partial file on failure). */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "report.h"
+
+static cJSON *sample_report(void)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddBoolToObject(r, "ok", 0);
+    cJSON_AddStringToObject(r, "posenc_version", "9.9.9");
+    cJSON *cfg = cJSON_AddObjectToObject(r, "config");
+    cJSON_AddStringToObject(cfg, "path", "a<b>&c.json");
+    cJSON_AddStringToObject(cfg, "model_type", "llama");
+    cJSON_AddStringToObject(cfg, "encoding", "rope");
+    cJSON *rope = cJSON_AddObjectToObject(cfg, "rope");
+    cJSON_AddStringToObject(rope, "rope_type", "default");
+    cJSON_AddNumberToObject(rope, "theta", 10000);
+    cJSON_AddNumberToObject(rope, "head_dim", 64);
+    cJSON_AddNumberToObject(rope, "rotary_dim", 64);
+    cJSON_AddStringToObject(rope, "style", "neox");
+    cJSON_AddArrayToObject(r, "notes");
+    cJSON *checks = cJSON_AddArrayToObject(r, "checks");
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "name", "expect_k");
+    cJSON_AddBoolToObject(c, "ok", 0);
+    cJSON_AddBoolToObject(c, "info", 0);
+    cJSON_AddStringToObject(c, "summary", "k | differs <script>alert(1)</script>");
+    cJSON_AddNumberToObject(c, "max_abs_err", 0.5);
+    cJSON_AddNumberToObject(c, "max_rel_err", 0.25);
+    cJSON_AddNumberToObject(c, "tolerance", 1e-6);
+    cJSON *det = cJSON_AddObjectToObject(c, "details");
+    cJSON *plots = cJSON_AddArrayToObject(det, "plots");
+    cJSON *pl = cJSON_CreateObject();
+    cJSON_AddStringToObject(pl, "title", "err");
+    cJSON_AddStringToObject(pl, "x_label", "position");
+    cJSON_AddStringToObject(pl, "y_label", "error");
+    cJSON *series = cJSON_AddArrayToObject(pl, "series");
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "label", "rel");
+    double x[] = { 0, 1, 10, 100, 1000 }, y[] = { 0, 1e-7, 1e-5, 0, 1e-2 };
+    cJSON_AddItemToObject(s, "x", cJSON_CreateDoubleArray(x, 5));
+    cJSON_AddItemToObject(s, "y", cJSON_CreateDoubleArray(y, 5));
+    cJSON_AddItemToArray(series, s);
+    cJSON_AddItemToArray(plots, pl);
+    cJSON *d = cJSON_AddObjectToObject(c, "diagnosis");
+    cJSON_AddStringToObject(d, "explanation", "k matches with --style gptj");
+    cJSON_AddStringToObject(d, "evidence", "e");
+    cJSON *cands = cJSON_AddArrayToObject(d, "candidates");
+    cJSON *k = cJSON_CreateObject();
+    cJSON_AddStringToObject(k, "name", "style_swapped");
+    cJSON_AddStringToObject(k, "description", "--style gptj");
+    cJSON_AddNumberToObject(k, "max_rel_err", 1e-7);
+    cJSON_AddBoolToObject(k, "explains", 1);
+    cJSON_AddItemToArray(cands, k);
+    cJSON_AddItemToArray(checks, c);
+    return r;
+}
+
+static void test_kind(void **state)
+{
+    (void)state;
+    posenc_report_kind k;
+    assert_int_equal(posenc_report_kind_of("a/b.json", &k, NULL), POSENC_OK);
+    assert_int_equal(k, POSENC_REPORT_JSON);
+    assert_int_equal(posenc_report_kind_of("R.MD", &k, NULL), POSENC_OK);
+    assert_int_equal(k, POSENC_REPORT_MARKDOWN);
+    assert_int_equal(posenc_report_kind_of("x.htm", &k, NULL), POSENC_OK);
+    assert_int_equal(k, POSENC_REPORT_HTML);
+    posenc_error err = { 0 };
+    assert_int_equal(posenc_report_kind_of("x.txt", &k, &err), POSENC_EINVAL);
+    assert_non_null(strstr(err.msg, "'x.txt'"));
+    assert_int_equal(posenc_report_kind_of(".json", &k, &err), POSENC_EINVAL);
+}
+
+static void test_texts(void **state)
+{
+    (void)state;
+    cJSON *r = sample_report();
+    char *j = posenc_report_json(r);
+    cJSON *back = cJSON_Parse(j);
+    assert_non_null(back);
+    assert_false(cJSON_IsTrue(cJSON_GetObjectItem(back, "ok")));
+    cJSON_Delete(back);
+    free(j);
+
+    char *md = posenc_report_markdown(r);
+    assert_non_null(strstr(md, "## posenc verify: FAIL"));
+    assert_non_null(strstr(md, "| `expect_k` | **FAIL** | 0.5 | 0.25 | 1e-06 | k \\| differs"));
+    assert_non_null(strstr(md, "**k matches with --style gptj**"));
+    assert_non_null(strstr(md, "| --style gptj | 1e-07 | yes |"));
+    free(md);
+
+    char *h = posenc_report_html(r);
+    assert_null(strstr(h, "<script"));
+    assert_non_null(strstr(h, "&lt;script&gt;alert(1)&lt;/script&gt;"));
+    assert_non_null(strstr(h, "a&lt;b&gt;&amp;c.json"));
+    assert_non_null(strstr(h, "<svg"));
+    assert_non_null(strstr(h, "<polyline"));
+    assert_non_null(strstr(h, "class=\"diag\""));
+    /* self-contained: no external references */
+    assert_null(strstr(h, "src="));
+    assert_null(strstr(h, "<link"));
+    assert_null(strstr(h, "href="));
+    /* points with x <= 0 are left out: 4 of 5 drawn */
+    char *pts = strstr(h, "points=\"");
+    assert_non_null(pts);
+    int commas = 0;
+    for (char *p = pts + 8; *p && *p != '"'; p++)
+        commas += *p == ',';
+    assert_int_equal(commas, 4);
+    free(h);
+    cJSON_Delete(r);
+}
+
+static int count_tmp(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    while (d && (e = readdir(d)))
+        n += strstr(e->d_name, ".posenc-tmp") != NULL;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_write(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/posenc-test-report.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    cJSON *r = sample_report();
+    posenc_error err = { 0 };
+    snprintf(path, sizeof path, "%s/r.html", dir);
+    assert_int_equal(posenc_report_write(r, path, &err), POSENC_OK);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true(st.st_size > 1000);
+    assert_int_equal(count_tmp(dir), 0);
+    /* a directory that does not exist: error naming the file, nothing left */
+    snprintf(path, sizeof path, "%s/no/r.json", dir);
+    assert_int_equal(posenc_report_write(r, path, &err), POSENC_EIO);
+    assert_non_null(strstr(err.msg, path));
+    /* the target is a directory: rename fails, the temporary file is removed */
+    snprintf(path, sizeof path, "%s/sub.json", dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    char inner[300];
+    snprintf(inner, sizeof inner, "%s/x", path);
+    FILE *fp = fopen(inner, "w");
+    fclose(fp);
+    assert_int_equal(posenc_report_write(r, path, &err), POSENC_EIO);
+    assert_int_equal(count_tmp(dir), 0);
+    unlink(inner);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/r.html", dir);
+    unlink(path);
+    rmdir(dir);
+    cJSON_Delete(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kind),
+        cmocka_unit_test(test_texts),
+        cmocka_unit_test(test_write),
+    };
+    return cmocka_run_group_tests_name("report", tests, NULL, NULL);
+}
