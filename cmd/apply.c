@@ -16,7 +16,9 @@
 #include "posenc/apply.h"
 
 #define CMD "apply"
-#define CHUNK_BYTES ((size_t)4 << 20) /* per pipeline slot */
+#ifndef CHUNK_BYTES
+#define CHUNK_BYTES ((size_t)1 << 20) /* per pipeline slot: small enough to stay in cache */
+#endif
 #define NSLOT 4
 #define POS_MAX_BYTES ((uint64_t)1 << 31)
 

@@ -96,13 +96,22 @@ static inline float bitsf(uint32_t u)
 
 static inline float bf16_load(uint16_t b) { return bitsf((uint32_t)b << 16); }
 
+/* The conversions are branch-free (both sides computed, then selected) so that the loops
+ * over them vectorise. NaN payloads survive a narrow -> f32 -> narrow round trip bit for bit;
+ * a NaN whose payload does not fit gets the quiet bit. */
+/* c ? a : b without a branch (c is 0 or 1) */
+static inline uint32_t sel(uint32_t c, uint32_t a, uint32_t b)
+{
+    uint32_t m = 0u - c;
+    return (a & m) | (b & ~m);
+}
+
 static inline uint16_t bf16_store(float f)
 {
     uint32_t u = fbits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return (uint16_t)((u >> 16) | 0x40u); /* NaN stays NaN (quiet) */
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    uint32_t nan = (u >> 16) | sel(((u >> 16) & 0x7fu) == 0, 0x40u, 0);
+    return (uint16_t)sel((u & 0x7fffffffu) > 0x7f800000u, nan, r);
 }
 
 static inline float f16_load(uint16_t h)
@@ -110,31 +119,24 @@ static inline float f16_load(uint16_t h)
     uint32_t o = (uint32_t)(h & 0x7fffu) << 13;
     uint32_t e = o & (0x7c00u << 13);
     o += (uint32_t)(127 - 15) << 23;
-    if (e == (0x7c00u << 13)) {
-        o += (uint32_t)(128 - 16) << 23; /* Inf/NaN */
-    } else if (e == 0) {                 /* zero or subnormal: renormalise through the FPU */
-        o += 1u << 23;
-        o = fbits(bitsf(o) - bitsf(113u << 23));
-    }
+    uint32_t infnan = o + ((uint32_t)(128 - 16) << 23);
+    /* zero or subnormal: renormalise through the FPU */
+    uint32_t sub = fbits(bitsf(o + (1u << 23)) - bitsf(113u << 23));
+    o = sel(e == (0x7c00u << 13), infnan, sel(e == 0, sub, o));
     return bitsf(o | ((uint32_t)(h & 0x8000u) << 16));
 }
 
 static inline uint16_t f16_store(float f)
 {
+    const uint32_t magic = ((127u - 15u) + (23u - 10u) + 1u) << 23;
     uint32_t u = fbits(f);
     uint32_t sign = u & 0x80000000u;
     u ^= sign;
-    uint32_t o;
-    if (u >= (127u + 16u) << 23) {            /* overflow, Inf or NaN */
-        o = u > 0x7f800000u ? 0x7e00u : 0x7c00u;
-    } else if (u < (113u << 23)) {            /* subnormal half: let the FPU round */
-        const uint32_t magic = ((127u - 15u) + (23u - 10u) + 1u) << 23;
-        o = fbits(bitsf(u) + bitsf(magic)) - magic;
-    } else {
-        uint32_t odd = (u >> 13) & 1u;
-        u += ((uint32_t)(15 - 127) << 23) + 0xfffu + odd;
-        o = u >> 13;
-    }
+    uint32_t man = (u >> 13) & 0x3ffu;
+    uint32_t big = sel(u > 0x7f800000u, 0x7c00u | man | sel(man == 0, 0x200u, 0), 0x7c00u);
+    uint32_t sub = fbits(bitsf(u) + bitsf(magic)) - magic; /* subnormal half: the FPU rounds */
+    uint32_t norm = (u + ((uint32_t)(15 - 127) << 23) + 0xfffu + ((u >> 13) & 1u)) >> 13;
+    uint32_t o = sel(u >= (127u + 16u) << 23, big, sel(u < (113u << 23), sub, norm));
     return (uint16_t)(o | (sign >> 16));
 }
 
@@ -426,7 +428,47 @@ posenc_status posenc_apply_check(const posenc_apply *a, const posenc_apply_shape
 
 /* ---- rotation ---- */
 
-#define VEC_MAX 4096 /* head_dim bound of the stack buffers */
+#define VEC_MAX 4096 /* elements in the stack block buffers (head_dim at most this) */
+
+/* rotate m vectors of D values held in x (f32 arithmetic) */
+static void rotate_block_f32(const posenc_apply *a, float *x, size_t D, size_t m,
+                             const uint64_t *rows)
+{
+    const int nf = a->nf, half = a->half, gptj = a->style == POSENC_STYLE_GPTJ;
+    for (size_t k = 0; k < m; k++) {
+        float *v = x + k * D;
+        const float *c = a->tf + rows[k] * 2 * (uint64_t)nf, *sn = c + nf;
+        if (a->narrow && a->o.dtype == POSENC_DT_BF16) {
+            if (gptj)
+                rot_gptj_bf16(v, c, sn, nf);
+            else
+                rot_neox_bf16(v, v + half, c, sn, nf);
+        } else if (a->narrow) {
+            if (gptj)
+                rot_gptj_f16(v, c, sn, nf);
+            else
+                rot_neox_f16(v, v + half, c, sn, nf);
+        } else if (gptj) {
+            rot_gptj_f32(v, c, sn, nf);
+        } else {
+            rot_neox_f32(v, v + half, c, sn, nf);
+        }
+    }
+}
+
+static void rotate_block_f64(const posenc_apply *a, double *x, size_t D, size_t m,
+                             const uint64_t *rows)
+{
+    const int nf = a->nf, half = a->half;
+    for (size_t k = 0; k < m; k++) {
+        double *v = x + k * D;
+        const double *c = a->td + rows[k] * 2 * (uint64_t)nf, *sn = c + nf;
+        if (a->style == POSENC_STYLE_GPTJ)
+            rot_gptj_f64(v, c, sn, nf);
+        else
+            rot_neox_f64(v, v + half, c, sn, nf);
+    }
+}
 
 void posenc_apply_rows(const posenc_apply *a, const posenc_apply_shape *sh, uint64_t first,
                        uint64_t n, const void *in, posenc_dtype in_dt, void *out,
@@ -434,86 +476,41 @@ void posenc_apply_rows(const posenc_apply *a, const posenc_apply_shape *sh, uint
 {
     const size_t D = (size_t)a->head_dim, ies = posenc_dtype_size(in_dt),
                  oes = posenc_dtype_size(out_dt);
-    const int nf = a->nf, half = a->half, gptj = a->style == POSENC_STYLE_GPTJ;
     const uint64_t seq = (uint64_t)sh->seq, heads = (uint64_t)sh->heads;
     const int inner = sh->layout == POSENC_APPLY_BSHD || sh->layout == POSENC_APPLY_SHD;
-    const int same = in_dt == out_dt;
-    /* rotated ranges: neox [0, nf) and [half, half + nf); gptj [0, 2 nf) */
-    const size_t r2 = gptj ? 0 : (size_t)half, rn = gptj ? 2 * (size_t)nf : (size_t)nf;
-    float xf[VEC_MAX];
-    double xd[VEC_MAX];
-    if (D > VEC_MAX || seq == 0 || heads == 0)
+    if (D == 0 || D > VEC_MAX || seq == 0 || heads == 0)
         return;
-    for (uint64_t j = 0; j < n; j++) {
-        uint64_t v = first + j;
-        uint64_t s = inner ? (v / heads) % seq : v % seq;
-        uint64_t b = v / (heads * seq);
-        uint64_t row = (a->rows == 1 ? 0 : b) * seq + s;
-        const unsigned char *src = (const unsigned char *)in + j * D * ies;
-        unsigned char *dst = (unsigned char *)out + j * D * oes;
-        if (a->td) {
-            const double *c = a->td + row * 2 * (uint64_t)nf, *sn = c + nf;
-            if (in_dt == POSENC_DT_F64 && same) {
-                double *x = (double *)(void *)dst;
-                if (src != dst)
-                    memcpy(x, src, D * 8);
-                if (gptj)
-                    rot_gptj_f64(x, c, sn, nf);
-                else
-                    rot_neox_f64(x, x + half, c, sn, nf);
-                continue;
-            }
-            posenc_dtype_convert(xd, POSENC_DT_F64, src, in_dt, D);
-            if (gptj)
-                rot_gptj_f64(xd, c, sn, nf);
+    const size_t sub = VEC_MAX / D; /* vectors per block */
+    uint64_t rows[VEC_MAX];
+    /* in place (or same-type copy) for f32 and f64: no conversion at all */
+    const int direct = in_dt == out_dt && (in_dt == POSENC_DT_F32 || in_dt == POSENC_DT_F64);
+    for (uint64_t j0 = 0; j0 < n; j0 += sub) {
+        size_t m = (size_t)(n - j0 < sub ? n - j0 : sub);
+        for (size_t k = 0; k < m; k++) {
+            uint64_t v = first + j0 + k;
+            uint64_t s = inner ? (v / heads) % seq : v % seq;
+            uint64_t b = v / (heads * seq);
+            rows[k] = (a->rows == 1 ? 0 : b) * seq + s;
+        }
+        const unsigned char *src = (const unsigned char *)in + j0 * D * ies;
+        unsigned char *dst = (unsigned char *)out + j0 * D * oes;
+        if (direct) {
+            if (src != dst)
+                memcpy(dst, src, m * D * ies);
+            if (a->td)
+                rotate_block_f64(a, (double *)(void *)dst, D, m, rows);
             else
-                rot_neox_f64(xd, xd + half, c, sn, nf);
-            posenc_dtype_convert(dst, out_dt, xd, POSENC_DT_F64, D);
-            continue;
-        }
-        const float *c = a->tf + row * 2 * (uint64_t)nf, *sn = c + nf;
-        float *x;
-        if (same && in_dt == POSENC_DT_F32) {
-            x = (float *)(void *)dst;
-            if (src != dst)
-                memcpy(x, src, D * 4);
-        } else if (same) {
-            /* narrow dtype kept: only the rotated elements go through float */
-            if (src != dst)
-                memcpy(dst, src, D * ies);
-            x = xf;
-            load_f32(xf, src, in_dt, rn);
-            if (!gptj)
-                load_f32(xf + r2, src + r2 * ies, in_dt, rn);
+                rotate_block_f32(a, (float *)(void *)dst, D, m, rows);
+        } else if (a->td) {
+            double xd[VEC_MAX];
+            posenc_dtype_convert(xd, POSENC_DT_F64, src, in_dt, m * D);
+            rotate_block_f64(a, xd, D, m, rows);
+            posenc_dtype_convert(dst, out_dt, xd, POSENC_DT_F64, m * D);
         } else {
-            x = xf;
-            load_f32(xf, src, in_dt, D);
-        }
-        if (a->narrow) {
-            if (a->o.dtype == POSENC_DT_BF16) {
-                if (gptj)
-                    rot_gptj_bf16(x, c, sn, nf);
-                else
-                    rot_neox_bf16(x, x + half, c, sn, nf);
-            } else {
-                if (gptj)
-                    rot_gptj_f16(x, c, sn, nf);
-                else
-                    rot_neox_f16(x, x + half, c, sn, nf);
-            }
-        } else if (gptj) {
-            rot_gptj_f32(x, c, sn, nf);
-        } else {
-            rot_neox_f32(x, x + half, c, sn, nf);
-        }
-        if (x == xf) {
-            if (same) {
-                store_f32(dst, out_dt, xf, rn);
-                if (!gptj)
-                    store_f32(dst + r2 * oes, out_dt, xf + r2, rn);
-            } else {
-                store_f32(dst, out_dt, xf, D);
-            }
+            float xf[VEC_MAX];
+            load_f32(xf, src, in_dt, m * D);
+            rotate_block_f32(a, xf, D, m, rows);
+            store_f32(dst, out_dt, xf, m * D);
         }
     }
 }
