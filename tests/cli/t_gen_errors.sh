@@ -51,6 +51,8 @@ printf '{"model_type": "llama", "hidden_size": ' > broken.json
 expect_fail 3 "'broken.json'" "$POSENC" gen --config broken.json -o out.npz
 # NoPE: nothing to generate
 expect_fail 3 "no position encoding" "$POSENC" gen --config "$C/nemotron-h-56b-base-8k.json" -o out.npz
+# --encoding rope for a model without RoPE
+expect_fail 3 "uses alibi, not RoPE" "$POSENC" gen --config "$C/baichuan-13b.json" --encoding rope --seq-len 4 -o out.npz
 # several layer types: the message lists them; an unknown one is named
 expect_fail 3 "full_attention, sliding_attention" \
     "$POSENC" gen --config "$C/gemma-3-27b-it.json" -o out.npz --seq-len 4
