@@ -476,7 +476,17 @@ static posenc_status h5_open(posenc_container *c, posenc_error *err)
     c->arrays = NULL;
     visit_state vs = { .c = c, .hf = hf, .assume_bf16 = c->opts.assume_bf16, .err = err };
     posenc_status st = POSENC_OK;
-    if (H5Ovisit(hf->file, H5_INDEX_NAME, H5_ITER_INC, visit_cb, &vs) < 0)
+    /* creation order when every group tracks it (posenc's files), else by name (h5py's) */
+    herr_t vrc = H5Ovisit(hf->file, H5_INDEX_CRT_ORDER, H5_ITER_INC, visit_cb, &vs);
+    if (vrc < 0 && vs.st == POSENC_OK) {
+        H5Eclear2(H5E_DEFAULT);
+        for (size_t i = 0; i < c->n; i++)
+            free(hf->paths[i]);
+        c->n = 0;
+        vs.skipped[0] = '\0';
+        vrc = H5Ovisit(hf->file, H5_INDEX_NAME, H5_ITER_INC, visit_cb, &vs);
+    }
+    if (vrc < 0)
         st = vs.st != POSENC_OK ? vs.st
                                 : h5_fail(err, POSENC_EFORMAT, c->path, "cannot list datasets");
     else if (c->n == 0 && vs.skipped[0])
@@ -491,7 +501,14 @@ static posenc_status h5_open(posenc_container *c, posenc_error *err)
     cJSON *meta = cJSON_CreateObject();
     if (meta) {
         hsize_t idx = 0;
-        H5Aiterate2(hf->file, H5_INDEX_NAME, H5_ITER_INC, &idx, attr_cb, meta);
+        if (H5Aiterate2(hf->file, H5_INDEX_CRT_ORDER, H5_ITER_INC, &idx, attr_cb, meta) < 0) {
+            H5Eclear2(H5E_DEFAULT);
+            cJSON_Delete(meta);
+            meta = cJSON_CreateObject();
+            idx = 0;
+            if (meta)
+                H5Aiterate2(hf->file, H5_INDEX_NAME, H5_ITER_INC, &idx, attr_cb, meta);
+        }
         H5Eclear2(H5E_DEFAULT);
         if (meta->child)
             c->meta = cJSON_PrintUnformatted(meta);
@@ -624,6 +641,32 @@ static void chunk_dims(int ndim, const hsize_t *dims, size_t es, hsize_t *chunk)
     }
 }
 
+/* Create the missing groups on the way to name ("a/b/c" -> a, a/b), tracking creation order. */
+static herr_t make_groups(hid_t file, const char *name)
+{
+    char path[POSENC_NAME_MAX];
+    snprintf(path, sizeof path, "%s", name);
+    for (char *p = strchr(path, '/'); p; p = strchr(p + 1, '/')) {
+        *p = '\0';
+        htri_t ex = path[0] ? H5Lexists(file, path, H5P_DEFAULT) : 1;
+        if (ex < 0)
+            return -1;
+        if (!ex) {
+            hid_t gcpl = H5Pcreate(H5P_GROUP_CREATE);
+            if (gcpl < 0)
+                return -1;
+            H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+            hid_t g = H5Gcreate2(file, path, H5P_DEFAULT, gcpl, H5P_DEFAULT);
+            H5Pclose(gcpl);
+            if (g < 0)
+                return -1;
+            H5Gclose(g);
+        }
+        *p = '/';
+    }
+    return 0;
+}
+
 static posenc_status create_dataset(posenc_writer *w, h5_writer *hw, size_t i, posenc_error *err)
 {
     const posenc_array_info *a = &w->arrays[i];
@@ -664,6 +707,12 @@ static posenc_status create_dataset(posenc_writer *w, h5_writer *hw, size_t i, p
             st = h5_fail(err, POSENC_EIO, w->path, "cannot set up compression");
             goto out;
         }
+    }
+    if (make_groups(hw->file, name) < 0) {
+        char what[POSENC_NAME_MAX + 32];
+        snprintf(what, sizeof what, "cannot create the groups of '%s'", name);
+        st = h5_fail(err, POSENC_EIO, w->path, what);
+        goto out;
     }
     hw->dsets[i] = H5Dcreate2(hw->file, name, ft, space, lcpl, dcpl, dapl);
     if (hw->dsets[i] < 0) {
@@ -731,7 +780,20 @@ static posenc_status h5_w_start(posenc_writer *w, posenc_error *err)
         goto fail;
     fclose(fp);
     /* a device or FIFO target (no temporary name) is written in place */
-    hw->file = H5Fcreate(hw->tmp ? hw->tmp : w->path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    /* track creation order of links and attributes, so readers list arrays and metadata in
+     * the order they were declared */
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
+    if (fcpl >= 0 && (H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED |
+                                                           H5P_CRT_ORDER_INDEXED) < 0 ||
+                      H5Pset_attr_creation_order(fcpl, H5P_CRT_ORDER_TRACKED |
+                                                           H5P_CRT_ORDER_INDEXED) < 0)) {
+        H5Pclose(fcpl);
+        fcpl = -1;
+    }
+    hw->file = H5Fcreate(hw->tmp ? hw->tmp : w->path, H5F_ACC_TRUNC,
+                         fcpl >= 0 ? fcpl : H5P_DEFAULT, H5P_DEFAULT);
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
     if (hw->file < 0) {
         st = h5_fail(err, POSENC_EIO, w->path, "cannot create HDF5 file");
         goto fail;

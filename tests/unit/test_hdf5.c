@@ -51,7 +51,7 @@ static void roundtrip(int compress)
         int k = fmt_find(c, want);
         if (k < 0)
             print_error("no array '%s'\n", want);
-        assert_true(k >= 0);
+        assert_int_equal(k, (int)i); /* listed in creation order */
         assert_int_equal(c->arrays[k].dtype, a[i].dtype);
         assert_int_equal(c->arrays[k].ndim, a[i].ndim);
         for (int d = 0; d < a[i].ndim; d++)
