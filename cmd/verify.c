@@ -46,6 +46,7 @@ static void usage(FILE *fp)
             "      --q FILE            query dump (pre-RoPE unless --rotated)\n"
             "      --k FILE            key dump (pre-RoPE unless --rotated)\n"
             "      --layout L          bhsd (default), bshd, shd, hsd, sd\n"
+            "      --assume-bf16       read NPY '<V2' arrays as bfloat16\n"
             "      --offset N          token s is at position N + s (default 0)\n"
             "      --positions P       positions: a list like 0-15,100 or a file of integers\n"
             "      --rotated           the dumps are already rotated (of position-independent\n"
@@ -69,7 +70,7 @@ struct opts {
     int n_reports;
     int64_t max_position, offset;
     uint64_t seed;
-    int samples, quiet, rotated, has_tol, has_hf_tol, has_style;
+    int samples, quiet, rotated, has_tol, has_hf_tol, has_style, assume_bf16;
     double tol, hf_tol;
     posenc_style style;
     enum layout layout;
@@ -207,12 +208,13 @@ struct dump {
     uint64_t rows_left;
 };
 
-static int dump_open(const char *spec, enum layout lay, struct dump *d)
+static int dump_open(const char *spec, enum layout lay, int assume_bf16, struct dump *d)
 {
     posenc_error err = { 0 };
+    posenc_read_opts ro = { assume_bf16, POSENC_FMT_AUTO };
     memset(d, 0, sizeof *d);
     d->spec = spec;
-    if (posenc_reader_open(spec, NULL, &d->r, &err) != POSENC_OK)
+    if (posenc_reader_open(spec, &ro, &d->r, &err) != POSENC_OK)
         return posenc_fail(CMD, &err);
     d->info = *posenc_reader_info(d->r);
     const posenc_array_info *a = &d->info;
@@ -649,8 +651,12 @@ static int compare_check(struct vstate *v, struct pass *p, const char *kind,
 /* ---- invariance checks (config alone, or sampled dump rows) ---- */
 static void invariance_checks(struct vstate *v, const struct opts *o,
                               const posenc_invariance_result *res, const char *source,
-                              int64_t max_position)
+                              int64_t max_position, const char *layer)
 {
+    char nm[3][96];
+    snprintf(nm[0], sizeof nm[0], "invariance%s%s", layer ? ":" : "", layer ? layer : "");
+    snprintf(nm[1], sizeof nm[1], "invariance_hf%s%s", layer ? ":" : "", layer ? layer : "");
+    snprintf(nm[2], sizeof nm[2], "tables%s%s", layer ? ":" : "", layer ? layer : "");
     double tol = o->has_tol ? o->tol : POSENC_VERIFY_INVARIANCE_TOL;
     int n = res->n_offsets;
     double x[POSENC_VERIFY_MAX_OFFSETS];
@@ -727,7 +733,7 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
                      "scores depend only on m - n: max deviation %.3g at offset %" PRId64
                      " (rms %.3g; exact tables in float32; tolerance %.3g)",
                      m->max_dev, res->offset[w], m->rms[w], tol);
-            add_check(v, "invariance", ok, 0, m->max_abs, m->max_dev, tol, summary, det);
+            add_check(v, nm[0], ok, 0, m->max_abs, m->max_dev, tol, summary, det);
         } else {
             int info = !o->has_hf_tol;
             int ok = info || m->max_dev <= o->hf_tol;
@@ -737,7 +743,7 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
                      m->max_dev, res->offset[w], m->rms[w], m->band_max[0], m->band_max[1],
                      m->band_max[2],
                      info ? "; information, see --hf-tolerance" : "");
-            add_check(v, "invariance_hf", ok, info, m->max_abs, m->max_dev,
+            add_check(v, nm[1], ok, info, m->max_abs, m->max_dev,
                       info ? NAN : o->hf_tol, summary, det);
         }
     }
@@ -751,7 +757,7 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
              "exact tables within %.3g of long double math (%.3g after rounding to float32); "
              "transformers' float32 tables within %.3g",
              res->exact_table_f64_err, res->exact.max_table_err, res->hf.max_table_err);
-    add_check(v, "tables", res->exact_table_f64_err <= ttol, 0, res->exact_table_f64_err,
+    add_check(v, nm[2], res->exact_table_f64_err <= ttol, 0, res->exact_table_f64_err,
               res->exact_table_f64_err, ttol, summary, det);
 }
 
@@ -933,11 +939,11 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_rop
     memset(&pk, 0, sizeof pk);
     posenc_error err = { 0 };
     int rc;
-    if ((rc = dump_open(o->q, o->layout, &dq)) || (rc = dump_open(o->k, o->layout, &dk)))
+    if ((rc = dump_open(o->q, o->layout, o->assume_bf16, &dq)) || (rc = dump_open(o->k, o->layout, o->assume_bf16, &dk)))
         goto out;
-    if (o->eq && (rc = dump_open(o->eq, o->layout, &deq)))
+    if (o->eq && (rc = dump_open(o->eq, o->layout, o->assume_bf16, &deq)))
         goto out;
-    if (o->ek && (rc = dump_open(o->ek, o->layout, &dek)))
+    if (o->ek && (rc = dump_open(o->ek, o->layout, o->assume_bf16, &dek)))
         goto out;
     if (dq.D != cfg->head_dim || dk.D != cfg->head_dim) {
         posenc_msg(CMD, "'%s': head_dim %" PRId64 " does not match head_dim %d of '%s'",
@@ -1076,7 +1082,7 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_rop
             rc = posenc_fail(CMD, &err);
             goto out;
         }
-        invariance_checks(v, o, res, "sampled rows of the pre-RoPE dumps", maxp);
+        invariance_checks(v, o, res, "sampled rows of the pre-RoPE dumps", maxp, NULL);
         free(res);
     }
     if (pq.cmp && (rc = compare_check(v, &pq, kind, cfg, seq_len)))
@@ -1100,7 +1106,10 @@ out:
     return rc;
 }
 
-static int verify_rope_config(struct vstate *v, const struct opts *o, const posenc_rope_config *cfg)
+/* layer: NULL for the only parameter set, else the layer type (checks are suffixed with it and
+ * config.rope becomes an object keyed by layer type) */
+static int verify_rope_config(struct vstate *v, const struct opts *o, const posenc_rope_config *cfg,
+                              const char *layer)
 {
     posenc_error err = { 0 };
     int64_t maxp = o->max_position > 0 ? o->max_position : cfg->max_position_embeddings;
@@ -1110,7 +1119,11 @@ static int verify_rope_config(struct vstate *v, const struct opts *o, const pose
     if (posenc_rope_params_compute(cfg, maxp, &params, &err) != POSENC_OK)
         return posenc_fail(CMD, &err);
     cJSON *cj = cJSON_GetObjectItemCaseSensitive(v->root, "config");
-    cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", rope_json(cfg, &params));
+    if (layer)
+        cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(cj, "rope"), layer,
+                                               rope_json(cfg, &params));
+    else
+        cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", rope_json(cfg, &params));
     posenc_invariance_result *res = malloc(sizeof *res);
     if (!res) {
         posenc_msg(CMD, "out of memory");
@@ -1123,7 +1136,7 @@ static int verify_rope_config(struct vstate *v, const struct opts *o, const pose
     char src[160];
     snprintf(src, sizeof src, "%d seeded unit-normal (q, k) pairs per distance, seed %" PRIu64,
              o->samples, o->seed);
-    invariance_checks(v, o, res, src, maxp);
+    invariance_checks(v, o, res, src, maxp, layer);
     free(res);
     if (cfg->type == POSENC_ROPE_DYNAMIC) {
         posenc_rope_params p0;
@@ -1174,7 +1187,7 @@ int cmd_verify(int argc, char **argv)
 {
     enum {
         O_LAYER = 256, O_MAXPOS, O_SEED, O_SAMPLES, O_TOL, O_HFTOL, O_Q, O_K, O_LAYOUT, O_OFFSET,
-        O_POSITIONS, O_ROTATED, O_EQ, O_EK, O_STYLE, O_VARIANT, O_REPORT
+        O_POSITIONS, O_ROTATED, O_EQ, O_EK, O_STYLE, O_VARIANT, O_REPORT, O_BF16
     };
     static const struct option longopts[] = {
         { "config", required_argument, NULL, 'c' },
@@ -1188,6 +1201,7 @@ int cmd_verify(int argc, char **argv)
         { "q", required_argument, NULL, O_Q },
         { "k", required_argument, NULL, O_K },
         { "layout", required_argument, NULL, O_LAYOUT },
+        { "assume-bf16", no_argument, NULL, O_BF16 },
         { "offset", required_argument, NULL, O_OFFSET },
         { "positions", required_argument, NULL, O_POSITIONS },
         { "rotated", no_argument, NULL, O_ROTATED },
@@ -1267,6 +1281,7 @@ int cmd_verify(int argc, char **argv)
             break;
         case O_POSITIONS: o.positions_spec = optarg; break;
         case O_ROTATED: o.rotated = 1; break;
+        case O_BF16: o.assume_bf16 = 1; break;
         case O_EQ: o.eq = optarg; break;
         case O_EK: o.ek = optarg; break;
         case O_VARIANT: o.variant = optarg; break;
@@ -1322,7 +1337,22 @@ int cmd_verify(int argc, char **argv)
     cJSON_AddNumberToObject(inputs, "seed", (double)o.seed);
     cJSON_AddNumberToObject(inputs, "samples", o.samples);
     int rc = 0;
-    if (enc == POSENC_ENC_ROPE) {
+    if (enc == POSENC_ENC_ROPE && !o.q && !o.layer_type && posenc_model_layer_type_count(m) > 1) {
+        /* a config alone with several layer types: check each */
+        cJSON *ropes = cJSON_AddObjectToObject(cfgj, "rope");
+        for (size_t i = 0; i < posenc_model_layer_type_count(m) && rc == 0; i++) {
+            const char *lt = posenc_model_layer_type_name(m, i);
+            posenc_rope_config cfg;
+            if (posenc_model_rope(m, lt, &cfg, &err) != POSENC_OK) {
+                rc = posenc_fail(CMD, &err);
+                break;
+            }
+            if (o.has_style)
+                cfg.style = o.style;
+            cJSON_AddItemToObject(ropes, lt, rope_json(&cfg, NULL));
+            rc = verify_rope_config(&v, &o, &cfg, lt);
+        }
+    } else if (enc == POSENC_ENC_ROPE) {
         posenc_rope_config cfg;
         if (posenc_model_rope(m, o.layer_type, &cfg, &err) != POSENC_OK) {
             rc = err.code == POSENC_EINVAL || err.code == POSENC_ENOTFOUND
@@ -1333,7 +1363,7 @@ int cmd_verify(int argc, char **argv)
         if (o.has_style)
             cfg.style = o.style;
         cJSON_AddItemToObject(cfgj, "rope", rope_json(&cfg, NULL));
-        rc = o.q ? verify_dumps(&v, &o, &cfg, inputs) : verify_rope_config(&v, &o, &cfg);
+        rc = o.q ? verify_dumps(&v, &o, &cfg, inputs) : verify_rope_config(&v, &o, &cfg, NULL);
     } else {
         if (o.q) {
             rc = posenc_usage_error(CMD, "--q/--k need a RoPE model; '%s' uses %s", o.config,

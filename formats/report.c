@@ -223,7 +223,20 @@ static void config_line(struct sb *b, const cJSON *report, int html)
     char line[512];
     int n = snprintf(line, sizeof line, "Config `%s` (model_type %s, encoding %s", jstr(cfg, "path", "?"),
                      jstr(cfg, "model_type", "?"), jstr(cfg, "encoding", "?"));
-    if (cJSON_IsObject(rope)) {
+    if (cJSON_IsObject(rope) && !cJSON_GetObjectItemCaseSensitive(rope, "theta")) {
+        /* one parameter set per layer type */
+        int m = n > 0 && (size_t)n < sizeof line ? n : (int)sizeof line - 1;
+        const cJSON *lt;
+        cJSON_ArrayForEach(lt, rope)
+        {
+            const cJSON *th = cJSON_GetObjectItemCaseSensitive(lt, "theta");
+            if ((size_t)m < sizeof line && lt->string)
+                m += snprintf(line + m, sizeof line - (size_t)m, ", %s: %s theta %.6g", lt->string,
+                              jstr(lt, "rope_type", "?"), cJSON_IsNumber(th) ? th->valuedouble : 0);
+        }
+        if ((size_t)m < sizeof line)
+            snprintf(line + m, sizeof line - (size_t)m, ")");
+    } else if (cJSON_IsObject(rope)) {
         const cJSON *th = cJSON_GetObjectItemCaseSensitive(rope, "theta");
         const cJSON *hd = cJSON_GetObjectItemCaseSensitive(rope, "head_dim");
         const cJSON *rd = cJSON_GetObjectItemCaseSensitive(rope, "rotary_dim");

@@ -64,6 +64,16 @@ grep -q '^result: FAIL (1 of 3 checks failed)' out.stdout
 "$POSENC" verify -q --config "$C/qwen3-8b.json" --max-position 4096 > q.out
 test ! -s q.out
 
+# several layer types (Gemma 3): each is checked, names suffixed with the layer type
+expect_ok "$POSENC" verify --config "$C/gemma-3-27b-it.json" --max-position 32768 --report g.json
+grep -q '^ok    invariance:full_attention ' out.stdout
+grep -q '^ok    invariance:sliding_attention ' out.stdout
+"$PY" -c 'import json; r=json.load(open("g.json")); rp=r["config"]["rope"]; assert rp["full_attention"]["theta"]==1e6 and rp["sliding_attention"]["theta"]==1e4; assert len(r["checks"])==6'
+expect_ok "$POSENC" verify --config "$C/gemma-3-27b-it.json" --layer-type sliding_attention --max-position 32768
+grep -q '^result: PASS (3 checks)' out.stdout
+# dumps need one layer type
+expect_fail 2 "choose one" "$POSENC" verify --config "$C/gemma-3-27b-it.json" --q a.npy --k b.npy
+
 # dynamic NTK: noted, not failed
 printf '{"model_type":"llama","rope_theta":10000.0,"hidden_size":256,"num_attention_heads":4,"max_position_embeddings":2048,"rope_scaling":{"rope_type":"dynamic","factor":2.0}}\n' > dyn.json
 expect_ok "$POSENC" verify --config dyn.json --max-position 8192

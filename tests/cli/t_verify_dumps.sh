@@ -7,7 +7,8 @@ FX="$SRC/tests/cli/verify_fixtures.py"
     "llama3 llama3 --offset 700" "partial partial" "gptj gptj --offset 100" \
     "default bshd --layout bshd" "default hsd --layout hsd" "default shd --layout shd" \
     "llama3 f16 --dtype float16 --offset 300" "yarn rot --rotated --offset 0" \
-    "gptj rotbad --rotated --mistake style"
+    "gptj rotbad --rotated --mistake style" "llama3 bf16 --dtype bfloat16 --offset 300" \
+    "default bf16style --dtype bfloat16 --mistake style"
 
 run() { # DIR OFFSET [extra options]
     d=$1; off=$2; shift 2
@@ -31,6 +32,15 @@ run bshd 0 --layout bshd
 run hsd 0 --layout hsd
 run shd 0 --layout shd
 run f16 300
+# a bf16 model: bf16 activations and tables, bf16 arithmetic (ml_dtypes '<V2' NPY)
+run bf16 300 --assume-bf16
+set +e
+"$POSENC" verify --config bf16style/config.json --q bf16style/q.npy --k bf16style/k.npy \
+    --expect-q bf16style/eq.npy --expect-k bf16style/ek.npy --assume-bf16 > out.stdout
+rc=$?
+set -e
+[ "$rc" -eq 1 ]
+grep -q 'diagnosis: k matches with --style gptj' out.stdout
 
 # the report records what was compared
 "$PY" - <<'PYEOF'
@@ -47,6 +57,8 @@ assert r["checks"][0]["details"]["source"].startswith("sampled rows")
 assert json.load(open("llong.json"))["config"]["rope"]["longrope_factors"] == "long"
 assert json.load(open("lshort.json"))["config"]["rope"]["longrope_factors"] == "short"
 assert json.load(open("f16.json"))["checks"][3]["tolerance"] == 8 * 2**-10
+b = json.load(open("bf16.json"))
+assert b["inputs"]["dtype_q"] == "bf16" and b["checks"][3]["tolerance"] == 8 * 2**-7
 PYEOF
 
 # --positions gives the same answer as --offset

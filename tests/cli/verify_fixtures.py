@@ -123,6 +123,8 @@ def rotate(x, pos, inv, attn, d, style, bf16=False):
     if bf16:
         t = torch.bfloat16 if bf16 == "bf16" else torch.float16
         cos, sin = cos.to(t).float(), sin.to(t).float()
+    if x.dtype != torch.float32:  # transformers casts the tables to the activations' dtype
+        cos, sin = cos.to(x.dtype), sin.to(x.dtype)
     xr, xp = x[..., :d], x[..., d:]
     if style == "neox":
         emb_c, emb_s = torch.cat((cos, cos), -1), torch.cat((sin, sin), -1)
@@ -158,6 +160,8 @@ def make(argv):
     else:
         q = torch.randn(1, H, S, HD, generator=g)
         k = torch.randn(1, HK, S, HD, generator=g)
+    if a.dtype == "bfloat16":  # a bf16 model: activations and arithmetic in bf16
+        q, k = q.bfloat16(), k.bfloat16()
     pos = [a.offset + s for s in range(S)]
     kind = a.kind
     inv, attn, d, style = rope_inv(kind, c, max(pos) + 1)
@@ -187,17 +191,22 @@ def make(argv):
         raise SystemExit("unknown mistake " + m)
     eq = rotate(q, rpos, inv, attn, d, style, bf16)
     ek = rotate(k, rpos, inv, attn, d, style, bf16)
-    dt = {"float32": np.float32, "float64": np.float64, "float16": np.float16}[a.dtype]
+    dt = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "bfloat16": None}[a.dtype]
 
     def save(name, t):
+        if t.dtype == torch.bfloat16:  # ml_dtypes-style NPY: '<V2' holding the bf16 bits
+            t = t.view(torch.int16)
         x = t.numpy()
+        if t.dtype == torch.int16:
+            x = x.view(np.dtype("V2"))
         if a.layout == "bshd":
             x = x.transpose(0, 2, 1, 3)
         elif a.layout == "hsd":
             x = x[0]
         elif a.layout == "shd":
             x = x[0].transpose(1, 0, 2)
-        np.save(os.path.join(a.out, name), np.ascontiguousarray(x).astype(dt))
+        x = np.ascontiguousarray(x)
+        np.save(os.path.join(a.out, name), x if dt is None else x.astype(dt))
 
     if a.rotated:
         save("q.npy", eq)
