@@ -322,6 +322,7 @@ static void test_h5py_reads(void **state)
         "        b = f['b']\n"
         "        ft = b.id.get_type()\n"
         "        assert ft.get_size() == 2 and ft.get_fields() == (15, 7, 8, 0, 7) and ft.get_ebias() == 127\n"
+        "        assert b.dtype == np.dtype('f4') and b[...].tolist() == [1, -2, 0.5], b[...]  # exact\n"
         "        assert f.attrs['rope_theta'] == '10000' and f.attrs['style'] == '\"neox\"', dict(f.attrs)\n");
 }
 
