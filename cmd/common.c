@@ -151,8 +151,8 @@ int posenc_parse_positions(const char *cmd, const char *s, int64_t **out, size_t
     int64_t *v = data;
     for (uint64_t i = 0; i < cnt; i++)
         if (v[i] < 0) {
-            free(data);
             posenc_msg(cmd, "'%s': negative position %" PRId64 " at index %" PRIu64, s, v[i], i);
+            free(data);
             return POSENC_EXIT_ERROR;
         }
     if (cnt == 0) {
