@@ -39,6 +39,7 @@ typedef struct ch_writer {
     char prefix[POSENC_NAME_MAX];      /* POSENC_ROPE */
     char lprefix[POSENC_NAME_MAX];     /* posenc_rope */
     ch_array *arrays;
+    char (*meta_macro)[POSENC_NAME_MAX + 8]; /* per metadata key: its #define name, or "" */
     size_t cur;
     uint64_t done;
     int opened;
@@ -130,8 +131,32 @@ static void ch_writer_free(posenc_writer *w, int remove_tmp)
         posenc_tmp_discard(cw->fp, cw->tmp);
     free(cw->tmp);
     free(cw->arrays);
+    free(cw->meta_macro);
     free(cw);
     w->impl = NULL;
+}
+
+/* Is macro m already used: the guard, the UNUSED macro, a dimension macro, or the #define of
+ * an earlier metadata key (0 .. upto-1)? */
+static int macro_taken(const posenc_writer *w, const ch_writer *cw, const char *m, size_t upto)
+{
+    char t[2 * POSENC_NAME_MAX + 48];
+    snprintf(t, sizeof t, "%s_H", cw->prefix);
+    if (strcmp(m, t) == 0)
+        return 1;
+    snprintf(t, sizeof t, "%s_UNUSED", cw->prefix);
+    if (strcmp(m, t) == 0)
+        return 1;
+    for (size_t i = 0; i < w->n; i++)
+        for (int k = 0; k < w->arrays[i].ndim; k++) {
+            snprintf(t, sizeof t, "%s_DIM%d", cw->arrays[i].macro, k);
+            if (strcmp(m, t) == 0)
+                return 1;
+        }
+    for (size_t i = 0; i < upto; i++)
+        if (strcmp(m, cw->meta_macro[i]) == 0)
+            return 1;
+    return 0;
 }
 
 static void make_prefix(const char *path, ch_writer *cw)
@@ -198,6 +223,25 @@ static posenc_status ch_w_start(posenc_writer *w, posenc_error *err)
             p *= (uint64_t)w->arrays[i].shape[k];
         }
     }
+    /* numeric metadata become #defines unless the name is taken (by a dimension macro, the
+     * guard, or an earlier key that sanitizes the same way): then they stay in the comment */
+    cw->meta_macro = calloc(w->nmeta ? w->nmeta : 1, sizeof *cw->meta_macro);
+    if (!cw->meta_macro) {
+        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        goto fail;
+    }
+    char num[80];
+    for (size_t i = 0; i < w->nmeta; i++) {
+        if (!c_number(w->meta_vals[i], num, sizeof num))
+            continue;
+        char key[POSENC_NAME_MAX];
+        sanitize(w->meta_keys[i], key, sizeof key, 1);
+        char *m = cw->meta_macro[i];
+        snprintf(m, sizeof cw->meta_macro[i], "%.200s_%.50s", cw->prefix,
+                 key[0] == '_' ? key + 1 : key);
+        if (macro_taken(w, cw, m, i))
+            m[0] = '\0';
+    }
     if ((st = posenc_tmp_create(w->path, &cw->tmp, &cw->fp, err)) != POSENC_OK)
         goto fail;
     setvbuf(cw->fp, NULL, _IOFBF, 1u << 20);
@@ -208,9 +252,8 @@ static posenc_status ch_w_start(posenc_writer *w, posenc_error *err)
     comment_text(fp, base);
     fputs(": written by posenc " POSENC_VERSION "; do not edit.\n", fp);
     int any = 0;
-    char num[80];
     for (size_t i = 0; i < w->nmeta; i++) {
-        if (c_number(w->meta_vals[i], num, sizeof num))
+        if (cw->meta_macro[i][0])
             continue;
         if (!any)
             fputs(" *\n * metadata:\n", fp);
@@ -225,11 +268,9 @@ static posenc_status ch_w_start(posenc_writer *w, posenc_error *err)
             cw->prefix, cw->prefix);
     any = 0;
     for (size_t i = 0; i < w->nmeta; i++) {
-        if (!c_number(w->meta_vals[i], num, sizeof num))
+        if (!cw->meta_macro[i][0] || !c_number(w->meta_vals[i], num, sizeof num))
             continue;
-        char key[POSENC_NAME_MAX];
-        sanitize(w->meta_keys[i], key, sizeof key, 1);
-        fprintf(fp, "#define %s_%s %s\n", cw->prefix, key[0] == '_' ? key + 1 : key, num);
+        fprintf(fp, "#define %s %s\n", cw->meta_macro[i], num);
         any = 1;
     }
     if (any)

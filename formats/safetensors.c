@@ -305,8 +305,10 @@ static posenc_status st_open(posenc_container *c, posenc_error *err)
                            path);
         goto out;
     }
+    /* the spec pads with spaces; serde_json, which the reference reader uses, also takes any
+     * other JSON whitespace after the object */
     for (const char *p = end; p < hdr + hlen; p++)
-        if (*p != ' ') {
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t') {
             st = posenc_seterr(err, POSENC_EFORMAT,
                                "'%s': trailing bytes after the safetensors header", path);
             goto out;

@@ -72,6 +72,8 @@ static void test_cheader(void **state)
     fmt_writer_meta(w, "huge_int", "5000000000");
     fmt_writer_meta(w, "layout", "\"half */ #error x ?\?/\"");
     fmt_writer_meta(w, "factors", "{\"a\": [1, 2]}");
+    fmt_writer_meta(w, "rotary-dim", "65");   /* same macro as rotary_dim: stays a comment */
+    fmt_writer_meta(w, "cos_dim0", "99");     /* would redefine POSENC_ROPE_COS_DIM0 */
     posenc_error err = { 0 };
     assert_int_equal(fmt_write_all(w, data, 5, &err), POSENC_OK);
     assert_false(fmt_tmp_left());
@@ -92,6 +94,8 @@ static void test_cheader(void **state)
     assert_non_null(strstr(text, "posenc_rope_0idx["));
     assert_non_null(strstr(text, "factors: {\"a\": [1, 2]}"));
     assert_null(strstr(text, "half */"));
+    assert_non_null(strstr(text, "rotary-dim: 65"));
+    assert_non_null(strstr(text, "cos_dim0: 99"));
     free(text);
 
     /* compile with -Werror, then a program that dumps every array's bytes */
