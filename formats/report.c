@@ -398,8 +398,12 @@ char *posenc_report_html(const cJSON *report)
         sb_puts(&b, "</td></tr>\n");
     }
     sb_puts(&b, "</table>\n");
+    /* failed checks (with their diagnosis) first, then the others */
+    for (int round = 0; round < 2; round++) {
     cJSON_ArrayForEach(c, checks)
     {
+        if (jbool(c, "ok") != (round == 1))
+            continue;
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "diagnosis");
         const cJSON *details = cJSON_GetObjectItemCaseSensitive(c, "details");
         const cJSON *plots = cJSON_GetObjectItemCaseSensitive(details, "plots");
@@ -429,6 +433,7 @@ char *posenc_report_html(const cJSON *report)
         }
         const cJSON *p;
         cJSON_ArrayForEach(p, plots) svg_plot(&b, p);
+    }
     }
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(report, "notes");
     if (cJSON_GetArraySize(notes) > 0) {
