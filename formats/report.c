@@ -400,40 +400,40 @@ char *posenc_report_html(const cJSON *report)
     sb_puts(&b, "</table>\n");
     /* failed checks (with their diagnosis) first, then the others */
     for (int round = 0; round < 2; round++) {
-    cJSON_ArrayForEach(c, checks)
-    {
-        if (jbool(c, "ok") != (round == 1))
-            continue;
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "diagnosis");
-        const cJSON *details = cJSON_GetObjectItemCaseSensitive(c, "details");
-        const cJSON *plots = cJSON_GetObjectItemCaseSensitive(details, "plots");
-        if (!cJSON_IsObject(d) && cJSON_GetArraySize(plots) == 0)
-            continue;
-        sb_puts(&b, "<h2 id=\"check-");
-        html_text(&b, jstr(c, "name", "?"));
-        sb_puts(&b, "\">");
-        html_text(&b, jstr(c, "name", "?"));
-        sb_puts(&b, "</h2>\n");
-        if (cJSON_IsObject(d)) {
-            sb_puts(&b, "<div class=\"diag\"><p><b>");
-            html_text(&b, jstr(d, "explanation", ""));
-            sb_puts(&b, "</b></p><p>");
-            html_text(&b, jstr(d, "evidence", ""));
-            sb_puts(&b, "</p>\n<table><tr><th>candidate</th><th>max rel err</th><th>explains</th></tr>\n");
-            const cJSON *k;
-            cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(d, "candidates"))
-            {
-                char r[32];
-                fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(k, "max_rel_err"));
-                sb_puts(&b, "<tr><td>");
-                html_text(&b, jstr(k, "description", jstr(k, "name", "?")));
-                sb_printf(&b, "</td><td>%s</td><td>%s</td></tr>\n", r, jbool(k, "explains") ? "yes" : "no");
+        cJSON_ArrayForEach(c, checks)
+        {
+            if (jbool(c, "ok") != (round == 1))
+                continue;
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "diagnosis");
+            const cJSON *details = cJSON_GetObjectItemCaseSensitive(c, "details");
+            const cJSON *plots = cJSON_GetObjectItemCaseSensitive(details, "plots");
+            if (!cJSON_IsObject(d) && cJSON_GetArraySize(plots) == 0)
+                continue;
+            sb_puts(&b, "<h2 id=\"check-");
+            html_text(&b, jstr(c, "name", "?"));
+            sb_puts(&b, "\">");
+            html_text(&b, jstr(c, "name", "?"));
+            sb_puts(&b, "</h2>\n");
+            if (cJSON_IsObject(d)) {
+                sb_puts(&b, "<div class=\"diag\"><p><b>");
+                html_text(&b, jstr(d, "explanation", ""));
+                sb_puts(&b, "</b></p><p>");
+                html_text(&b, jstr(d, "evidence", ""));
+                sb_puts(&b, "</p>\n<table><tr><th>candidate</th><th>max rel err</th><th>explains</th></tr>\n");
+                const cJSON *k;
+                cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(d, "candidates"))
+                {
+                    char r[32];
+                    fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(k, "max_rel_err"));
+                    sb_puts(&b, "<tr><td>");
+                    html_text(&b, jstr(k, "description", jstr(k, "name", "?")));
+                    sb_printf(&b, "</td><td>%s</td><td>%s</td></tr>\n", r, jbool(k, "explains") ? "yes" : "no");
+                }
+                sb_puts(&b, "</table></div>\n");
             }
-            sb_puts(&b, "</table></div>\n");
+            const cJSON *p;
+            cJSON_ArrayForEach(p, plots) svg_plot(&b, p);
         }
-        const cJSON *p;
-        cJSON_ArrayForEach(p, plots) svg_plot(&b, p);
-    }
     }
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(report, "notes");
     if (cJSON_GetArraySize(notes) > 0) {
