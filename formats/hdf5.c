@@ -28,13 +28,18 @@
 #define H5_CACHE_BYTES (16u << 20)  /* raw-data chunk cache per dataset */
 #define H5_MAX_ATTR_ELEMS 65536     /* numeric attributes larger than this are not metadata */
 
+/* HDF5 prints its error stack unless told not to; in a thread-safe build the setting is per
+ * thread, so every entry point that may run on a new thread (readers in apply's producer
+ * thread) calls this. */
 static void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
 static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
 {
     char *buf = data;
     (void)n;
-    if (!buf[0] && e->desc && e->desc[0])
+    /* the innermost message, skipping the plugin loader's complaints about its search path
+     * (a missing filter shows as "required filter 'lzf' is not registered") */
+    if (!buf[0] && e->desc && e->desc[0] && e->maj_num != H5E_PLUGIN)
         snprintf(buf, 160, "%s", e->desc);
     return 0;
 }
@@ -264,11 +269,15 @@ static herr_t xfer(hid_t dset, hid_t mtype, const h5_span *sp, uint64_t pos, uin
         goto out;
     rc = writing ? H5Dwrite(dset, mtype, mspace, fspace, H5P_DEFAULT, buf)
                  : H5Dread(dset, mtype, mspace, fspace, H5P_DEFAULT, buf);
-out:
+out:;
+    /* keep the failure's error stack across the cleanup calls, for h5_fail */
+    hid_t saved = rc < 0 ? H5Eget_current_stack() : -1;
     if (fspace >= 0)
         H5Sclose(fspace);
     if (mspace >= 0)
         H5Sclose(mspace);
+    if (saved >= 0)
+        H5Eset_current_stack(saved);
     return rc;
 }
 
@@ -440,6 +449,7 @@ static herr_t attr_cb(hid_t loc, const char *name, const H5A_info_t *info, void 
 
 static void h5_close(posenc_container *c)
 {
+    h5_quiet();
     h5_file *hf = c->impl;
     if (!hf)
         return;
@@ -561,6 +571,7 @@ static posenc_status h5_read(posenc_reader *r, void *buf, uint64_t nelem, posenc
     h5_reader *hr = r->impl;
     if (nelem == 0)
         return POSENC_OK;
+    h5_quiet();
     if (nelem > r->nelem || hr->pos > r->nelem - nelem)
         return posenc_seterr(err, POSENC_EFORMAT, "'%s': read past the end of '%s'", r->c->path,
                              r->info.name);
@@ -575,6 +586,7 @@ static posenc_status h5_read(posenc_reader *r, void *buf, uint64_t nelem, posenc
 
 static void h5_reader_close(posenc_reader *r)
 {
+    h5_quiet();
     h5_reader *hr = r->impl;
     if (hr) {
         if (hr->mtype >= 0)
@@ -599,6 +611,7 @@ typedef struct h5_writer {
 
 static void h5_writer_free(posenc_writer *w, int remove_tmp)
 {
+    h5_quiet();
     h5_writer *hw = w->impl;
     if (!hw)
         return;
@@ -816,6 +829,7 @@ static posenc_status h5_w_write(posenc_writer *w, const void *data, uint64_t nel
 {
     h5_writer *hw = w->impl;
     const unsigned char *p = data;
+    h5_quiet();
     while (nelem > 0) {
         while (hw->cur < w->n && hw->done >= w->nelem[hw->cur]) {
             hw->cur++;
@@ -846,6 +860,7 @@ static posenc_status h5_w_commit(posenc_writer *w, posenc_error *err)
         return st;
     h5_writer *hw = w->impl;
     herr_t rc = 0;
+    h5_quiet();
     for (size_t i = 0; i < w->n; i++) {
         if (hw->dsets[i] >= 0 && H5Dclose(hw->dsets[i]) < 0)
             rc = -1;
