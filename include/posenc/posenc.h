@@ -11,6 +11,8 @@
 #include "posenc/io.h"
 #include "posenc/config.h"
 #include "posenc/bias.h"
+#include "posenc/apply.h"
+#include "posenc/verify.h"
 
 /* Static version string, e.g. "0.1.0". */
 const char *posenc_version(void);
