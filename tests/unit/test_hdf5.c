@@ -159,6 +159,35 @@ static void test_bad(void **state)
     assert_non_null(strstr(err.msg, "trunc.h5"));
 }
 
+/* Through the public API (io.c): a one-dataset file needs no path; a missing path is
+ * ENOTFOUND naming it; a path without its leading '/' is found. */
+static void test_public_api(void **state)
+{
+    (void)state;
+    posenc_array_info a[] = { fmt_info("g/x", POSENC_DT_F64, 1, (int64_t)3) };
+    double v[3] = { 1.5, -2, 1e300 };
+    const void *data[] = { v };
+    posenc_error err = { 0 };
+    assert_int_equal(fmt_write_all(fmt_writer(be, fmt_path("one.h5"), 0, a, 1), data, 3, &err),
+                     POSENC_OK);
+    posenc_array_info info;
+    void *d = NULL;
+    assert_int_equal(posenc_read_all(fmt_path("one.h5"), NULL, POSENC_DT_F64, 1000, &info, &d, &err),
+                     POSENC_OK);
+    assert_string_equal(info.name, "/g/x");
+    assert_memory_equal(d, v, sizeof v);
+    free(d);
+    char spec[600];
+    snprintf(spec, sizeof spec, "%s:g/x", fmt_path("one.h5"));
+    assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F32, 1000, &info, &d, &err), POSENC_OK);
+    assert_true(((float *)d)[1] == -2.0f);
+    free(d);
+    snprintf(spec, sizeof spec, "%s:/a/b", fmt_path("one.h5"));
+    assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F64, 1000, &info, &d, &err),
+                     POSENC_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "'/a/b'"));
+}
+
 struct thread_read {
     posenc_container *c;
     size_t index;
@@ -378,6 +407,7 @@ int main(void)
         cmocka_unit_test(test_abort),
         cmocka_unit_test(test_name_clash),
         cmocka_unit_test(test_bad),
+        cmocka_unit_test(test_public_api),
         cmocka_unit_test(test_h5py_files),
         cmocka_unit_test(test_h5py_reads),
     };
