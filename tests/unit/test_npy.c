@@ -707,6 +707,32 @@ static void test_writer_checks(void **state)
     assert_non_null(strstr(err.msg, "cannot tell the format"));
     posenc_write_opts zo = { POSENC_FMT_NPZ, 0 };
     assert_int_equal(posenc_writer_open("-", &zo, &w, &err), POSENC_EINVAL);
+    /* a full disk is an error at the latest on commit (devices are written in place) */
+    if (access("/dev/full", W_OK) == 0) {
+        float big[4096] = { 0 };
+        posenc_array_info fa = { .dtype = POSENC_DT_F32, .ndim = 1, .shape = { 4096 } };
+        posenc_write_opts no = { POSENC_FMT_NPY, 0 };
+        assert_int_equal(posenc_writer_open("/dev/full", &no, &w, &err), POSENC_OK);
+        assert_int_equal(posenc_writer_declare(w, &fa, &err), POSENC_OK);
+        posenc_status fs = posenc_writer_write(w, big, 4096, &err);
+        if (fs == POSENC_OK)
+            fs = posenc_writer_commit(w, &err);
+        else
+            posenc_writer_abort(w);
+        assert_int_equal(fs, POSENC_EIO);
+        assert_non_null(strstr(err.msg, "No space left on device"));
+    }
+    /* outputs get the mode open(2) would give them, not mkstemp's 0600 */
+    {
+        mode_t old = umask(022);
+        posenc_array_info ma = { .dtype = POSENC_DT_U8, .ndim = 0 };
+        uint8_t b = 1;
+        assert_int_equal(write_one(tpath("mode.npy"), &ma, &b, 1, &err), POSENC_OK);
+        umask(old);
+        struct stat sb;
+        assert_int_equal(stat(tpath("mode.npy"), &sb), 0);
+        assert_int_equal(sb.st_mode & 0777, 0644);
+    }
     /* NPY commit without an array */
     assert_int_equal(posenc_writer_open(tpath("empty0.npy"), NULL, &w, &err), POSENC_OK);
     assert_int_equal(posenc_writer_commit(w, &err), POSENC_EINVAL);
