@@ -18,6 +18,25 @@ static int is_special(const char *final_path)
     return stat(final_path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
 }
 
+/* The process umask, read without changing it (umask(2) alone would briefly set it, racing
+ * with threads that create files); falls back to umask(2) without /proc. */
+static mode_t current_umask(void)
+{
+    FILE *fp = fopen("/proc/self/status", "r");
+    char line[256];
+    unsigned mask;
+    while (fp && fgets(line, sizeof line, fp))
+        if (sscanf(line, "Umask: %o", &mask) == 1) {
+            fclose(fp);
+            return (mode_t)mask;
+        }
+    if (fp)
+        fclose(fp);
+    mode_t m = umask(0);
+    umask(m);
+    return m;
+}
+
 posenc_status posenc_tmp_create(const char *final_path, char **tmp_path, FILE **fp,
                                 posenc_error *err)
 {
@@ -51,9 +70,7 @@ posenc_status posenc_tmp_create(const char *final_path, char **tmp_path, FILE **
         return posenc_seterr(err, POSENC_EIO, "cannot create '%s': %s", final_path, strerror(e));
     }
     /* mkstemp makes 0600; give the file the mode open(2) would (0666 & ~umask). */
-    mode_t mask = umask(0);
-    umask(mask);
-    (void)fchmod(fd, 0666 & ~mask);
+    (void)fchmod(fd, 0666 & ~current_umask());
     FILE *f = fdopen(fd, "wb");
     if (!f) {
         int e = errno;
