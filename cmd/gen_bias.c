@@ -136,6 +136,7 @@ struct job {
     posenc_alibi_convention conv;
     int t5_bidir, num_buckets, max_distance;
     int64_t shaw_k;
+    int shaw_bert;                   /* index clip(query - key) + k, as BERT's relative_key */
     float *weights;                  /* T5 [nb, H] / Shaw [2k+1, depth] / learned rows */
     int64_t wrows, wcols;
     posenc_sinusoidal *sin;
@@ -654,7 +655,8 @@ static posenc_status emit_shaw(struct job *j, int which, posenc_error *err)
         for (int64_t r = 0; r < j->nq && st == POSENC_OK; r++) {
             int64_t i = qpos_at(j, r);
             for (int64_t c = 0; c < j->k_len; c++)
-                row[c] = (int32_t)posenc_shaw_index(i, c, j->shaw_k);
+                row[c] = (int32_t)(j->shaw_bert ? posenc_shaw_index(c, i, j->shaw_k)
+                                                : posenc_shaw_index(i, c, j->shaw_k));
             st = out_put(j, POSENC_DT_I32, row, POSENC_DT_I32, (size_t)j->k_len, err);
         }
         free(row);
@@ -663,7 +665,8 @@ static posenc_status emit_shaw(struct job *j, int which, posenc_error *err)
     for (int64_t r = 0; r < j->nq && st == POSENC_OK; r++) {
         int64_t i = qpos_at(j, r);
         for (int64_t c = 0; c < j->k_len && st == POSENC_OK; c++) {
-            int64_t idx = posenc_shaw_index(i, c, j->shaw_k);
+            int64_t idx = j->shaw_bert ? posenc_shaw_index(c, i, j->shaw_k)
+                                       : posenc_shaw_index(i, c, j->shaw_k);
             st = out_put(j, j->a->dtype, j->weights + (size_t)idx * (size_t)j->wcols,
                          POSENC_DT_F32, (size_t)j->wcols, err);
         }
@@ -675,8 +678,23 @@ static int gen_shaw(struct job *j)
 {
     const struct gen_args *a = j->a;
     int rc;
-    if ((rc = refuse_options(a, "Shaw", " --max-relative-position --weights --tensor ")))
+    if ((rc = refuse_options(a, "Shaw", " --max-relative-position --weights --tensor --variant ")))
         return rc;
+    /* BERT's relative_key embeds query - key (distance_embedding(l - r + max_pos - 1)); Shaw et
+     * al. and tensor2tensor key - query. Default: what the config's model does. */
+    const char *mt = j->m ? posenc_model_type(j->m) : NULL;
+    j->shaw_bert = mt && j->bc && j->bc->max_relative_position > 0 &&
+                   (strstr(mt, "bert") || strstr(mt, "roberta") || strstr(mt, "electra") ||
+                    strstr(mt, "ernie") || strstr(mt, "data2vec"));
+    if (a->variant) {
+        if (strcmp(a->variant, "bert") == 0)
+            j->shaw_bert = 1;
+        else if (strcmp(a->variant, "shaw") == 0)
+            j->shaw_bert = 0;
+        else
+            return posenc_usage_error(CMD, "--variant: unknown Shaw variant '%s' (shaw: key - "
+                                           "query, or bert: query - key)", a->variant);
+    }
     j->shaw_k = a->max_relative_position ? a->max_relative_position
                 : j->bc ? j->bc->max_relative_position : 0;
     if (j->shaw_k <= 0)
@@ -722,7 +740,9 @@ static int gen_shaw(struct job *j)
     if ((rc = plan_positions(j)))
         return rc;
     meta_int(&j->mt, "max_relative_position", j->shaw_k);
-    meta_str(&j->mt, "index_formula", "clip(key - query, -k, k) + k");
+    meta_str(&j->mt, "variant", j->shaw_bert ? "bert" : "shaw");
+    meta_str(&j->mt, "index_formula",
+             j->shaw_bert ? "clip(query - key, -k, k) + k" : "clip(key - query, -k, k) + k");
     meta_int(&j->mt, "q_len", j->nq);
     meta_int(&j->mt, "k_len", j->k_len);
     j->narr = 1;

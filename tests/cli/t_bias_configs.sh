@@ -51,7 +51,10 @@ elif enc == "t5":
     assert np.array_equal(a["buckets"], want)
 elif enc == "shaw":
     k = m["max_relative_position"]
-    assert np.array_equal(a["index"], np.clip(np.arange(8)[None, :] - np.arange(8)[:, None], -k, k) + k)
+    d = np.arange(8)[None, :] - np.arange(8)[:, None]  # key - query
+    if m["variant"] == "bert":
+        d = -d
+    assert np.array_equal(a["index"], np.clip(d, -k, k) + k)
 elif enc == "learned":
     assert np.array_equal(a["pe"], np.load("table.npy"))
 else:

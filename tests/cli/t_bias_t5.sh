@@ -34,6 +34,7 @@ expect_ok "$POSENC" gen --config "$C/bias/t5-small.json" --seq-len 40 --decoder 
 expect_ok "$POSENC" gen --config "$C/bias/t5-small.json" --seq-len 12 --weights t5bf16.safetensors -o encbf.safetensors
 expect_ok "$POSENC" gen --encoding t5 --num-buckets 16 --max-distance 25 --positions 0,5,40,99 -o grid.npz
 expect_ok "$POSENC" gen --config "$C/bias/bert-relative.json" --seq-len 30 -o bertrel.npz
+expect_ok "$POSENC" gen --config "$C/bias/bert-relative.json" --seq-len 30 --variant shaw -o bertshaw.npz
 expect_ok "$POSENC" gen --encoding shaw --max-relative-position 3 --seq-len 10 --weights shaw.safetensors -o shaw.npz
 expect_ok "$POSENC" gen --encoding shaw --max-relative-position 3 --seq-len 10 --weights shaw2.safetensors --tensor rel_k --dtype f16 -o shaw16.npz
 
@@ -74,9 +75,16 @@ assert np.array_equal(a["buckets"], buckets([0, 5, 40, 99], 100, 1, 16, 25))
 
 a, m = load("bertrel.npz")
 k = m["max_relative_position"]
-assert k == 15 and a["index"].shape == (30, 30)
-j = np.arange(30)
-assert np.array_equal(a["index"], np.clip(j[None, :] - j[:, None], -k, k) + k)
+assert k == 15 and a["index"].shape == (30, 30) and m["variant"] == "bert"
+# transformers BertSelfAttention (relative_key): distance = position_ids_l - position_ids_r,
+# distance_embedding(distance + max_position_embeddings - 1); clipped past the table
+l = np.arange(30).reshape(-1, 1)
+r = np.arange(30).reshape(1, -1)
+assert np.array_equal(a["index"], np.clip(l - r, -k, k) + 16 - 1)
+assert np.array_equal(a["index"][:16, :16], (l - r + 16 - 1)[:16, :16])
+a, m = load("bertshaw.npz")
+assert m["variant"] == "shaw"
+assert np.array_equal(a["index"], np.clip(r - l, -k, k) + k)
 
 rk = np.load("rk.npy")
 a, m = load("shaw.npz")
@@ -104,5 +112,6 @@ expect_fail 2 "--array" "$POSENC" gen --config "$C/bias/t5-small.json" --seq-len
 expect_fail 2 "holds 2 tensors" "$POSENC" gen --encoding shaw --max-relative-position 3 --seq-len 4 --weights shaw2.safetensors -o o.npz
 expect_fail 3 "has 5 rows, but max_relative_position 3 needs 2k+1 = 7" "$POSENC" gen --encoding shaw --max-relative-position 3 --seq-len 4 --weights shaw2.safetensors --tensor rel_v -o o.npz
 expect_fail 2 "--max-relative-position" "$POSENC" gen --encoding shaw --seq-len 4 -o o.npz
+expect_fail 2 "unknown Shaw variant 'x'" "$POSENC" gen --encoding shaw --max-relative-position 2 --seq-len 4 --variant x -o o.npz
 expect_fail 3 "cannot open" "$POSENC" gen --encoding shaw --max-relative-position 3 --seq-len 4 --weights missing.safetensors -o o.npz
 no_file o.npz o.npy
