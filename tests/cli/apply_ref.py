@@ -17,6 +17,7 @@ its config.json and transformers' formulas.
 """
 import json
 import math
+import os
 import struct
 import sys
 
@@ -32,6 +33,19 @@ MODELS = {
     "gpt-j-6b": dict(hd=256, d=64, style="gptj", theta=10000.0, kind="gptj"),
     "glm-4.5": dict(hd=128, d=64, style="neox", theta=1000000.0, kind="default"),
     "tiny": dict(hd=16, d=8, style="neox", theta=10000.0, kind="default"),
+    # yarn without truncation; cos and sin scaled by 0.1 ln 32 + 1
+    "gpt-oss-20b": dict(hd=64, d=64, style="neox", theta=150000.0, kind="yarn", factor=32.0,
+                        beta_fast=32.0, beta_slow=1.0, m0=4096, truncate=False,
+                        scale=0.1 * math.log(32.0) + 1),
+    # Gemma 4 full attention: proportional RoPE, 64 frequencies over a 512-wide head, the
+    # other 192 pairs have frequency 0; sliding attention: default RoPE on 256 dims
+    "gemma-4-full": dict(hd=512, d=512, style="neox", theta=1000000.0, kind="proportional",
+                         angles=64),
+    # dynamic NTK: base theta * (factor L / M - (factor - 1))^(d / (d - 2)) once L > M, with
+    # L = max position + 1 (or APPLY_SEQ_LEN, posenc's --seq-len)
+    "tiny-dynamic": dict(hd=16, d=16, style="neox", theta=10000.0, kind="dynamic", factor=2.0,
+                         m=16),
+    "gemma-4-sliding": dict(hd=256, d=256, style="neox", theta=10000.0, kind="default"),
 }
 
 ST_DT = {"BF16": torch.bfloat16, "F16": torch.float16, "F32": torch.float32, "F64": torch.float64}
@@ -87,7 +101,25 @@ def bits(t):
 # ---------------------------------------------------------------- RoPE parameters
 def inv_exact(m):
     d, theta = m["d"], m["theta"]
+    if m["kind"] == "dynamic" and m["L"] > m["m"]:
+        theta = theta * (m["factor"] * m["L"] / m["m"] - (m["factor"] - 1)) ** (d / (d - 2))
     inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    if m["kind"] == "proportional":
+        inv[m["angles"]:] = 0.0
+    if m["kind"] == "yarn":
+        f, m0 = m["factor"], m["m0"]
+        pos_freqs = theta ** (np.arange(0, d, 2, dtype=np.float64) / d)
+        extrap, interp = 1.0 / pos_freqs, 1.0 / (f * pos_freqs)
+        cd = lambda r: d * math.log(m0 / (r * 2 * math.pi)) / (2 * math.log(theta))
+        low, high = cd(m["beta_fast"]), cd(m["beta_slow"])
+        if m["truncate"]:
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, d - 1)
+        if low == high:
+            high += 0.001
+        ramp = np.clip((np.arange(d // 2, dtype=np.float64) - low) / (high - low), 0, 1)
+        w = 1 - ramp
+        inv = interp * (1 - w) + extrap * w
     if m["kind"] == "llama3":
         f, lo, hi, m0 = m["factor"], m["low"], m["high"], m["m0"]
         wl = 2 * math.pi / inv
@@ -104,6 +136,12 @@ def inv_hf(m):
     d, theta = m["d"], m["theta"]
     if m["kind"] == "gptj":
         return 1.0 / (10000 ** (torch.arange(0, d, 2, dtype=torch.int64) / d))
+    if m["kind"] == "proportional":
+        n = m["angles"]
+        inv = 1.0 / (theta ** (torch.arange(0, 2 * n, 2, dtype=torch.int64).float() / d))
+        return torch.cat((inv, torch.zeros(d // 2 - n)))
+    if m["kind"] == "yarn":
+        raise SystemExit("no hf reference for yarn here")
     inv = 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.int64).to(dtype=torch.float) / d))
     if m["kind"] == "llama3":
         f, lo, hi, m0 = m["factor"], m["low"], m["high"], m["m0"]
@@ -195,7 +233,8 @@ def rotate_exact(m, x, pos, inverse):
     """float64 closed form; x [B,H,S,D] float64 numpy"""
     d, n = m["d"], m["d"] // 2
     ang = angles_exact(m, pos) * (-1.0 if inverse else 1.0)  # [B', S, n]
-    c, s = np.cos(ang)[:, None], np.sin(ang)[:, None]        # [B', 1, S, n]
+    sc = m.get("scale", 1.0)
+    c, s = sc * np.cos(ang)[:, None], sc * np.sin(ang)[:, None]  # [B', 1, S, n]
     y = x.copy()
     if m["style"] == "gptj":
         a, b = x[..., 0:d:2], x[..., 1:d:2]
@@ -244,6 +283,7 @@ def check(model, inp, outp, posspec, layout, prec, inverse):
     if D != m["hd"]:
         sys.exit(f"head_dim {D} != {m['hd']}")
     pos = positions(posspec, B, S, m)
+    m["L"] = int(os.environ.get("APPLY_SEQ_LEN") or pos.max() + 1)
     d = m["d"]
     # pass-through dims: bit for bit when the dtype is kept
     if x.dtype == y.dtype and not torch.equal(bits(x[..., d:]), bits(y[..., d:])):
@@ -257,6 +297,7 @@ def check(model, inp, outp, posspec, layout, prec, inverse):
         # the float64 reference's own angle error (p * inv rounded, inv to 1e-16) matters for
         # f64 dumps at large positions
         amax = np.abs(angles_exact(m, pos)).max()
+        mag = mag * m.get("scale", 1.0)
         tol = 6 * cd * 2 * mag + EPS[y.dtype] * np.abs(ref[..., :d]) + mag * amax * 2.0 ** -49 + 1e-30
         err = np.abs(yd[..., :d] - ref[..., :d])
         bad = err > tol

@@ -130,3 +130,47 @@ $PY "$REF" same dump.k.rope.npy ll_k.npy
 # one dump into a container keeps its member name
 expect_ok "$POSENC" apply dump.npz:k --config "$C/llama-3.1-8b.json" --positions pos.npy -o konly.npz
 $PY -c "import numpy as np; assert [f for f in np.load('konly.npz').files if f != 'meta.json'] == ['k']"
+
+# ---- GPT-OSS: yarn (no truncation), cos and sin carry the attention factor 1.3466
+$PY "$REF" gen go.npy 2,4,5,64 f32 13
+expect_ok "$POSENC" apply go.npy --config "$C/gpt-oss-20b.json" --layout bshd --offset 70000 -o go_r.npy
+$PY "$REF" check gpt-oss-20b go.npy go_r.npy offset:70000 bshd exact
+
+# ---- Gemma 4: per layer type; full attention is proportional RoPE over a 512-wide head
+$PY "$REF" gen gf.npy 1,2,4,512 f32 14
+$PY "$REF" gen gs.npy 1,2,4,256 f32 15
+expect_fail 3 "posenc apply:" "$POSENC" apply gf.npy --config "$C/gemma-4-26b-a4b.json" -o gf_r.npy
+no_file gf_r.npy
+expect_ok "$POSENC" apply gf.npy --config "$C/gemma-4-26b-a4b.json" --layer-type full_attention \
+    --offset 5000 -o gf_r.npy
+$PY "$REF" check gemma-4-full gf.npy gf_r.npy offset:5000 bhsd exact
+expect_ok "$POSENC" apply gf.npy --config "$C/gemma-4-26b-a4b.json" --layer-type full_attention \
+    --offset 5000 --precision hf -o gf_hf.npy
+$PY "$REF" check gemma-4-full gf.npy gf_hf.npy offset:5000 bhsd hf
+# the zero-frequency pairs are left exactly as they were
+$PY -c "
+import numpy as np
+x, y = np.load('gf.npy'), np.load('gf_r.npy')
+assert (x[..., 64:256] == y[..., 64:256]).all() and (x[..., 320:] == y[..., 320:]).all()
+assert not (x[..., :64] == y[..., :64]).all()"
+expect_ok "$POSENC" apply gs.npy --config "$C/gemma-4-26b-a4b.json" --layer-type sliding_attention \
+    --offset 5000 -o gs_r.npy
+$PY "$REF" check gemma-4-sliding gs.npy gs_r.npy offset:5000 bhsd exact
+# the sliding head does not fit the full-attention table
+expect_fail 3 "'gs.npy': head_dim 256 does not match" "$POSENC" apply gs.npy \
+    --config "$C/gemma-4-26b-a4b.json" --layer-type full_attention -o gs_bad.npy
+no_file gs_bad.npy
+
+# ---- dynamic NTK: the base depends on the sequence length (largest position + 1, or --seq-len)
+cat > dyn.json << 'JSON'
+{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000.0,
+ "max_position_embeddings": 16, "rope_scaling": {"rope_type": "dynamic", "factor": 2.0}}
+JSON
+$PY "$REF" gen dq.npy 1,1,10,16 f32 16
+expect_ok "$POSENC" apply dq.npy --config dyn.json -o dq_short.npy
+$PY "$REF" check tiny-dynamic dq.npy dq_short.npy offset:0 bhsd exact
+expect_ok "$POSENC" apply dq.npy --config dyn.json --offset 50 -o dq_long.npy
+$PY "$REF" check tiny-dynamic dq.npy dq_long.npy offset:50 bhsd exact
+expect_ok "$POSENC" apply dq.npy --config dyn.json --seq-len 100 -o dq_sl.npy
+APPLY_SEQ_LEN=100 $PY "$REF" check tiny-dynamic dq.npy dq_sl.npy offset:0 bhsd exact
+if $PY "$REF" same dq_sl.npy dq_short.npy 2> /dev/null; then echo "--seq-len changed nothing"; exit 1; fi
