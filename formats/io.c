@@ -10,37 +10,6 @@
 
 #include "backend.h"
 
-/* The HDF5, safetensors, C-header and raw backends live in files written separately. Until a
- * file exists its backend is a weak reference (NULL = "not available"), so the tree links in
- * every state; once it exists the reference is strong, so that the linker pulls its object out
- * of libposenc.a (a weak reference alone would not). */
-#if defined(__has_include)
-#if __has_include("hdf5.c")
-#define HAVE_HDF5_C 1
-#endif
-#if __has_include("safetensors.c")
-#define HAVE_SAFETENSORS_C 1
-#endif
-#if __has_include("cheader.c")
-#define HAVE_CHEADER_C 1
-#endif
-#if __has_include("raw.c")
-#define HAVE_RAW_C 1
-#endif
-#endif
-#ifndef HAVE_HDF5_C
-extern const posenc_backend posenc_backend_hdf5 __attribute__((weak));
-#endif
-#ifndef HAVE_SAFETENSORS_C
-extern const posenc_backend posenc_backend_safetensors __attribute__((weak));
-#endif
-#ifndef HAVE_CHEADER_C
-extern const posenc_backend posenc_backend_cheader __attribute__((weak));
-#endif
-#ifndef HAVE_RAW_C
-extern const posenc_backend posenc_backend_raw __attribute__((weak));
-#endif
-
 static const posenc_backend *backend_for(posenc_format f)
 {
     switch (f) {
