@@ -373,7 +373,9 @@ static posenc_status heads_hidden(ctx *c, int64_t *heads, int64_t *hidden, int *
         else if (has(c->tc, "num_heads"))
             hkey = "num_heads";     /* T5 */
         else if (has(c->tc, "n_heads"))
-            hkey = "n_heads";       /* MPT */
+            hkey = "n_heads";       /* MPT, DistilBERT, XLM */
+        else if (has(c->tc, "encoder_attention_heads"))
+            hkey = "encoder_attention_heads"; /* Marian, Pegasus, FSMT */
     }
     if (!has(c->tc, dkey)) {
         if (has(c->tc, "n_embd"))
@@ -381,7 +383,11 @@ static posenc_status heads_hidden(ctx *c, int64_t *heads, int64_t *hidden, int *
         else if (has(c->tc, "n_embed"))
             dkey = "n_embed";       /* BLOOM */
         else if (has(c->tc, "d_model"))
-            dkey = "d_model";       /* T5, MPT */
+            dkey = "d_model";       /* T5, MPT, Marian, Pegasus, FSMT */
+        else if (has(c->tc, "dim"))
+            dkey = "dim";           /* DistilBERT */
+        else if (has(c->tc, "emb_dim"))
+            dkey = "emb_dim";       /* XLM */
     }
     TRY(get_int(c, c->tc, tp, hkey, 1, 1 << 20, heads, &pn));
     TRY(get_int(c, c->tc, tp, dkey, 1, (int64_t)1 << 30, hidden, &ph));
@@ -1149,6 +1155,20 @@ static posenc_status setup_learned(ctx *c, const char *tensor, const char *max_k
     return POSENC_OK;
 }
 
+/* Fixed sinusoidal tables (the variant is chosen by gen from the model type: vaswani for
+ * DistilBERT/XLM, marian for Marian/Pegasus, fairseq for FSMT). */
+static posenc_status setup_sinusoidal(ctx *c, int64_t max_def, int padding_idx)
+{
+    posenc_model *m = c->m;
+    m->enc = POSENC_ENC_SINUSOIDAL;
+    TRY(fill_heads(c));
+    if (m->bias.d_model < 1)
+        return cfgerr(c, POSENC_ECONFIG, "the model width (d_model/dim/hidden_size) is missing");
+    TRY(read_max(c, "max_position_embeddings", max_def));
+    m->bias.padding_idx = padding_idx;
+    return POSENC_OK;
+}
+
 static int is_cls(const ctx *c, const char *name)
 {
     return strcmp(c->cls, name) == 0;
@@ -1252,6 +1272,30 @@ static posenc_status setup_nonrope(ctx *c, int *done)
             note(c, "%s positions start at padding_idx + 1 = %d", c->cls,
                  m->bias.padding_idx + 1);
         }
+        return POSENC_OK;
+    }
+    if (is_cls(c, "distilbert")) {
+        TRY(get_bool(c, c->tc, c->tp, "sinusoidal_pos_embds", &b, &p));
+        if (p && b)
+            return setup_sinusoidal(c, 512, -1);
+        return setup_learned(c, "embeddings.position_embeddings.weight", "max_position_embeddings",
+                             512);
+    }
+    if (is_cls(c, "xlm")) {
+        TRY(get_bool(c, c->tc, c->tp, "sinusoidal_embeddings", &b, &p));
+        if (p && b)
+            return setup_sinusoidal(c, 512, -1);
+        return setup_learned(c, "position_embeddings.weight", "max_position_embeddings", 512);
+    }
+    static const char *const marian[] = { "marian", "pegasus", NULL };
+    if (in_list(c->cls, marian))
+        return setup_sinusoidal(c, 1024, -1);
+    if (is_cls(c, "fsmt")) {
+        int64_t v;
+        TRY(get_int(c, c->tc, c->tp, "pad_token_id", 0, 1 << 30, &v, &p));
+        TRY(setup_sinusoidal(c, 1024, p ? (int)v : 1));
+        note(c, "fsmt uses fairseq sinusoids: row padding_idx (%d) is zero and real tokens "
+                "start at row padding_idx + 1", m->bias.padding_idx);
         return POSENC_OK;
     }
     if (is_cls(c, "nemotron_h")) {

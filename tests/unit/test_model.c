@@ -1071,6 +1071,42 @@ static void test_names(void **state)
     assert_int_equal(posenc_style_parse("zigzag", &s, &err), POSENC_EINVAL);
 }
 
+/* Sinusoidal families: DistilBERT only with sinusoidal_pos_embds (else learned), XLM only with
+ * sinusoidal_embeddings, Marian/Pegasus always, FSMT with fairseq's padding_idx = pad_token_id. */
+static void test_sinusoidal(void **state)
+{
+    (void)state;
+    posenc_model *m = parse_ok("{'model_type': 'distilbert', 'dim': 768, 'n_heads': 12, "
+                               "'max_position_embeddings': 512, 'sinusoidal_pos_embds': true}");
+    assert_int_equal(posenc_model_encoding(m), POSENC_ENC_SINUSOIDAL);
+    assert_int_equal(posenc_model_bias(m)->d_model, 768);
+    assert_int_equal(posenc_model_bias(m)->heads, 12);
+    assert_int_equal(posenc_model_max_positions(m), 512);
+    assert_int_equal(posenc_model_bias(m)->padding_idx, -1);
+    posenc_model_free(m);
+    m = parse_ok("{'model_type': 'distilbert', 'dim': 768, 'n_heads': 12, "
+                 "'sinusoidal_pos_embds': false}");
+    assert_int_equal(posenc_model_encoding(m), POSENC_ENC_LEARNED);
+    posenc_model_free(m);
+    m = parse_ok("{'model_type': 'xlm', 'emb_dim': 1024, 'n_heads': 8, "
+                 "'sinusoidal_embeddings': true}");
+    assert_int_equal(posenc_model_encoding(m), POSENC_ENC_SINUSOIDAL);
+    assert_int_equal(posenc_model_bias(m)->d_model, 1024);
+    posenc_model_free(m);
+    m = parse_ok("{'model_type': 'marian', 'd_model': 512, 'encoder_attention_heads': 8}");
+    assert_int_equal(posenc_model_encoding(m), POSENC_ENC_SINUSOIDAL);
+    assert_int_equal(posenc_model_max_positions(m), 1024); /* MarianConfig default */
+    posenc_model_free(m);
+    m = parse_ok("{'model_type': 'fsmt', 'd_model': 1024, 'encoder_attention_heads': 16, "
+                 "'pad_token_id': 1, 'max_position_embeddings': 1024}");
+    assert_int_equal(posenc_model_encoding(m), POSENC_ENC_SINUSOIDAL);
+    assert_int_equal(posenc_model_bias(m)->padding_idx, 1);
+    assert_true(has_note(m, "padding_idx"));
+    posenc_model_free(m);
+    parse_fail("{'model_type': 'marian', 'encoder_attention_heads': 8}", POSENC_ECONFIG,
+               "model width");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1100,6 +1136,7 @@ int main(void)
         cmocka_unit_test(test_non_rope_rules),
         cmocka_unit_test(test_reader),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_sinusoidal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
