@@ -17,7 +17,7 @@
 
 #define CMD "apply"
 #ifndef CHUNK_BYTES
-#define CHUNK_BYTES ((size_t)1 << 20) /* per pipeline slot: small enough to stay in cache */
+#define CHUNK_BYTES ((size_t)256 << 10) /* per pipeline slot: stays in L2 between read and write */
 #endif
 #define NSLOT 4
 #define POS_MAX_BYTES ((uint64_t)1 << 31)
