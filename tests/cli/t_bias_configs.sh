@@ -57,6 +57,12 @@ elif enc == "shaw":
     assert np.array_equal(a["index"], np.clip(d, -k, k) + k)
 elif enc == "learned":
     assert np.array_equal(a["pe"], np.load("table.npy"))
+elif enc == "sinusoidal":
+    # values are checked per variant in t_sinusoidal_configs and t_bias_abs; here the shape
+    pad = m.get("padding_idx", -1)
+    rows = 8 + (pad + 1 if pad is not None and pad >= 0 else 0)
+    assert a["pe"].shape == (rows, info["d_model"]), (a["pe"].shape, rows, info)
+    assert np.all(np.isfinite(a["pe"])) and np.abs(a["pe"]).max() <= 1.0
 else:
     sys.exit("unexpected encoding " + enc)
 print("ok", enc, cfg.split("/configs/")[1])
