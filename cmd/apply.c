@@ -67,9 +67,11 @@ struct job {
 /* ---- the streaming pipeline ---- */
 
 struct slot {
-    unsigned char *buf;
+    unsigned char *buf;        /* rotated output (the input too when element sizes agree) */
+    unsigned char *in;         /* input when element sizes differ */
     size_t job;
-    uint64_t nvec;
+    uint64_t v, nvec;          /* vectors [v, v + nvec) of the job */
+    uint64_t split;            /* the producer rotated the first `split` vectors */
 };
 
 struct pipe {
@@ -82,19 +84,32 @@ struct pipe {
     struct job *jobs;
     size_t njobs;
     size_t chunk_vec;          /* vectors per chunk (all jobs) */
-    unsigned char *scratch;    /* read buffer when input and output element sizes differ */
 };
 
-/* Read and rotate the next n vectors of job j starting at v into dst. */
-static posenc_status fill(struct pipe *p, struct job *j, uint64_t v, uint64_t n,
-                          unsigned char *dst, posenc_error *err)
+/* Rotate vectors [a, b) of the slot's chunk (relative to its first vector). */
+static void rotate_part(const struct job *j, const struct slot *s, uint64_t a, uint64_t b)
 {
     size_t ies = posenc_dtype_size(j->in_dt), oes = posenc_dtype_size(j->out_dt);
-    unsigned char *src = ies == oes ? dst : p->scratch;
-    posenc_status st = posenc_reader_read(j->r, src, n * j->D, err);
+    const unsigned char *src = ies == oes ? s->buf : s->in;
+    if (b > a)
+        posenc_apply_rows(j->ap, &j->sh, s->v + a, b - a, src + a * j->D * ies, j->in_dt,
+                          s->buf + a * j->D * oes, j->out_dt);
+}
+
+/* Read the next n vectors of job j (starting at v) into slot s and rotate the first `split`
+ * of them; the writer side rotates the rest, so both cores share the arithmetic. */
+static posenc_status fill(struct job *j, struct slot *s, size_t ji, uint64_t v, uint64_t n,
+                          uint64_t split, posenc_error *err)
+{
+    size_t ies = posenc_dtype_size(j->in_dt), oes = posenc_dtype_size(j->out_dt);
+    posenc_status st = posenc_reader_read(j->r, ies == oes ? s->buf : s->in, n * j->D, err);
     if (st != POSENC_OK)
         return st;
-    posenc_apply_rows(j->ap, &j->sh, v, n, src, j->in_dt, dst, j->out_dt);
+    s->job = ji;
+    s->v = v;
+    s->nvec = n;
+    s->split = split < n ? split : n;
+    rotate_part(j, s, 0, s->split);
     return POSENC_OK;
 }
 
@@ -125,13 +140,11 @@ static void *producer(void *arg)
             pthread_mutex_unlock(&p->mu);
             if (failed)
                 return NULL;
-            if (fill(p, j, v, n, s->buf, &e) != POSENC_OK) {
+            if (fill(j, s, ji, v, n, n / 2, &e) != POSENC_OK) {
                 pipe_fail(p, &e);
                 return NULL;
             }
             pthread_mutex_lock(&p->mu);
-            s->job = ji;
-            s->nvec = n;
             p->head = (p->head + 1) % NSLOT;
             p->count++;
             pthread_cond_broadcast(&p->cv);
@@ -152,14 +165,14 @@ static posenc_status run_jobs(struct job *jobs, size_t njobs, int threaded, pose
     memset(&p, 0, sizeof p);
     p.jobs = jobs;
     p.njobs = njobs;
-    size_t maxv = 1, maxin = 1;
+    size_t maxv = 1, maxin = 0;
     uint64_t total = 0;
     for (size_t i = 0; i < njobs; i++) {
         size_t ies = posenc_dtype_size(jobs[i].in_dt), oes = posenc_dtype_size(jobs[i].out_dt);
         size_t vb = jobs[i].D * (ies > oes ? ies : oes);
         if (vb > maxv)
             maxv = vb;
-        if (jobs[i].D * ies > maxin)
+        if (ies != oes && jobs[i].D * ies > maxin)
             maxin = jobs[i].D * ies;
         total += jobs[i].nvec * jobs[i].D * ies;
     }
@@ -169,18 +182,19 @@ static posenc_status run_jobs(struct job *jobs, size_t njobs, int threaded, pose
     size_t slotbytes = p.chunk_vec * maxv;
     int nslot = threaded && total > 2 * CHUNK_BYTES ? NSLOT : 1;
     posenc_status st = POSENC_OK;
-    for (int i = 0; i < nslot; i++)
+    for (int i = 0; i < nslot; i++) {
         if (!(p.slots[i].buf = malloc(slotbytes)))
             goto nomem;
-    if (!(p.scratch = malloc(p.chunk_vec * maxin)))
-        goto nomem;
+        if (maxin && !(p.slots[i].in = malloc(p.chunk_vec * maxin)))
+            goto nomem;
+    }
 
     if (nslot == 1) {
         for (size_t ji = 0; ji < njobs && st == POSENC_OK; ji++) {
             struct job *j = &jobs[ji];
             for (uint64_t v = 0; v < j->nvec && st == POSENC_OK; v += p.chunk_vec) {
                 uint64_t n = j->nvec - v < p.chunk_vec ? j->nvec - v : p.chunk_vec;
-                st = fill(&p, j, v, n, p.slots[0].buf, err);
+                st = fill(j, &p.slots[0], ji, v, n, n, err);
                 if (st == POSENC_OK)
                     st = posenc_writer_write(j->w, p.slots[0].buf, n * j->D, err);
             }
@@ -208,6 +222,7 @@ static posenc_status run_jobs(struct job *jobs, size_t njobs, int threaded, pose
         struct slot *s = &p.slots[p.tail];
         pthread_mutex_unlock(&p.mu);
         struct job *j = &jobs[s->job];
+        rotate_part(j, s, s->split, s->nvec);
         posenc_error e = { 0 };
         if (posenc_writer_write(j->w, s->buf, s->nvec * j->D, &e) != POSENC_OK) {
             pipe_fail(&p, &e);
@@ -231,9 +246,10 @@ static posenc_status run_jobs(struct job *jobs, size_t njobs, int threaded, pose
 nomem:
     st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
 out:
-    for (int i = 0; i < NSLOT; i++)
+    for (int i = 0; i < NSLOT; i++) {
         free(p.slots[i].buf);
-    free(p.scratch);
+        free(p.slots[i].in);
+    }
     return st;
 }
 

@@ -91,7 +91,10 @@ def load(spec):
         return d[member] if member else next(iter(d.values()))
     if path.endswith(".npz"):
         return torch.from_numpy(np.load(path)[member].copy())
-    return torch.from_numpy(np.load(path).copy())
+    a = np.load(path)
+    if a.dtype.kind == "V" and a.dtype.itemsize == 2:  # bfloat16 as NPY '<V2' (ml_dtypes style)
+        return torch.from_numpy(a.view(np.int16).copy()).view(torch.bfloat16)
+    return torch.from_numpy(a.copy())
 
 
 def bits(t):
