@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "strbuf.h"
 
 /* Is final_path an existing non-regular file (a device such as /dev/null, a FIFO)? Those are
  * written in place: renaming a temporary over /dev/null would replace the device node. */
@@ -113,73 +114,19 @@ void posenc_tmp_discard(FILE *fp, const char *tmp_path)
         unlink(tmp_path);
 }
 
-/* Append s to a growing buffer. */
-struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-};
-
-static void sb_put(struct sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *q = realloc(b->p, cap);
-        if (!q) {
-            b->oom = 1;
-            return;
-        }
-        b->p = q;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_str(struct sbuf *b, const char *s) { sb_put(b, s, strlen(s)); }
-
-/* A JSON string literal for s (quotes, backslashes and control characters escaped). */
-static void sb_json_string(struct sbuf *b, const char *s)
-{
-    sb_put(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8];
-        if (*p == '"' || *p == '\\') {
-            esc[0] = '\\';
-            esc[1] = (char)*p;
-            sb_put(b, esc, 2);
-        } else if (*p < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", *p);
-            sb_str(b, esc);
-        } else {
-            sb_put(b, (const char *)p, 1);
-        }
-    }
-    sb_put(b, "\"", 1);
-}
-
 char *posenc_writer_meta_json(const posenc_writer *w)
 {
-    struct sbuf b = { 0 };
-    sb_str(&b, "{");
+    posenc_strbuf b = { 0 };
+    posenc_strbuf_puts(&b, "{");
     for (size_t i = 0; i < w->nmeta; i++) {
         if (i)
-            sb_str(&b, ", ");
-        sb_json_string(&b, w->meta_keys[i]);
-        sb_str(&b, ": ");
-        sb_str(&b, w->meta_vals[i]);
+            posenc_strbuf_puts(&b, ", ");
+        posenc_strbuf_json_string(&b, w->meta_keys[i]);
+        posenc_strbuf_puts(&b, ": ");
+        posenc_strbuf_puts(&b, w->meta_vals[i]);
     }
-    sb_str(&b, "}");
-    if (b.oom) {
-        free(b.p);
-        return NULL;
-    }
-    return b.p;
+    posenc_strbuf_puts(&b, "}");
+    return posenc_strbuf_finish(&b);
 }
 
 posenc_status posenc_read_exact(FILE *fp, void *buf, size_t n, const char *path, const char *what,

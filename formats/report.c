@@ -11,71 +11,9 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "strbuf.h"
 
 /* ---- a growable string ---- */
-struct sb {
-    char *s;
-    size_t len, cap;
-    int oom;
-};
-
-static void sb_grow(struct sb *b, size_t need)
-{
-    if (b->oom || b->len + need + 1 <= b->cap)
-        return;
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + need + 1)
-        cap *= 2;
-    char *n = realloc(b->s, cap);
-    if (!n) {
-        b->oom = 1;
-        return;
-    }
-    b->s = n;
-    b->cap = cap;
-}
-
-static void sb_puts(struct sb *b, const char *s)
-{
-    size_t n = strlen(s);
-    sb_grow(b, n);
-    if (b->oom)
-        return;
-    memcpy(b->s + b->len, s, n + 1);
-    b->len += n;
-}
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void sb_printf(struct sb *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(NULL, 0, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    sb_grow(b, (size_t)n);
-    if (b->oom)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(b->s + b->len, (size_t)n + 1, fmt, ap);
-    va_end(ap);
-    b->len += (size_t)n;
-}
-
-static char *sb_done(struct sb *b)
-{
-    if (b->oom) {
-        free(b->s);
-        return NULL;
-    }
-    if (!b->s)
-        return strdup("");
-    return b->s;
-}
-
 /* ---- tree accessors ---- */
 static const char *jstr(const cJSON *o, const char *key, const char *dflt)
 {
@@ -121,102 +59,102 @@ char *posenc_report_json(const cJSON *report)
 }
 
 /* ---- Markdown ---- */
-static void md_text(struct sb *b, const char *s)
+static void md_text(posenc_strbuf *b, const char *s)
 {
     for (; *s; s++) {
         if (*s == '|')
-            sb_puts(b, "\\|");
+            posenc_strbuf_puts(b, "\\|");
         else if (*s == '\n' || *s == '\r')
-            sb_puts(b, " ");
+            posenc_strbuf_puts(b, " ");
         else {
             char c[2] = { *s, 0 };
-            sb_puts(b, c);
+            posenc_strbuf_puts(b, c);
         }
     }
 }
 
-static void config_line(struct sb *b, const cJSON *report, int html);
+static void config_line(posenc_strbuf *b, const cJSON *report, int html);
 
 char *posenc_report_markdown(const cJSON *report)
 {
-    struct sb b = { 0 };
+    posenc_strbuf b = { 0 };
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks");
     int n = cJSON_GetArraySize(checks), failed = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, checks) if (!jbool(c, "ok")) failed++;
-    sb_printf(&b, "## posenc verify: %s\n\n", jbool(report, "ok") ? "PASS" : "FAIL");
+    posenc_strbuf_printf(&b, "## posenc verify: %s\n\n", jbool(report, "ok") ? "PASS" : "FAIL");
     config_line(&b, report, 0);
-    sb_printf(&b, "\n%d check%s, %d failed.\n\n", n, n == 1 ? "" : "s", failed);
-    sb_puts(&b, "| check | result | max abs err | max rel err | tolerance | summary |\n");
-    sb_puts(&b, "|---|---|---|---|---|---|\n");
+    posenc_strbuf_printf(&b, "\n%d check%s, %d failed.\n\n", n, n == 1 ? "" : "s", failed);
+    posenc_strbuf_puts(&b, "| check | result | max abs err | max rel err | tolerance | summary |\n");
+    posenc_strbuf_puts(&b, "|---|---|---|---|---|---|\n");
     cJSON_ArrayForEach(c, checks)
     {
         char a[32], r[32], t[32];
         fmt_num(a, sizeof a, cJSON_GetObjectItemCaseSensitive(c, "max_abs_err"));
         fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(c, "max_rel_err"));
         fmt_num(t, sizeof t, cJSON_GetObjectItemCaseSensitive(c, "tolerance"));
-        sb_puts(&b, "| `");
+        posenc_strbuf_puts(&b, "| `");
         md_text(&b, jstr(c, "name", "?"));
-        sb_printf(&b, "` | %s%s%s | %s | %s | %s | ", jbool(c, "ok") ? "" : "**",
+        posenc_strbuf_printf(&b, "` | %s%s%s | %s | %s | %s | ", jbool(c, "ok") ? "" : "**",
                   result_word(c), jbool(c, "ok") ? "" : "**", a, r, t);
         md_text(&b, jstr(c, "summary", ""));
-        sb_puts(&b, " |\n");
+        posenc_strbuf_puts(&b, " |\n");
     }
     cJSON_ArrayForEach(c, checks)
     {
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "diagnosis");
         if (!cJSON_IsObject(d))
             continue;
-        sb_puts(&b, "\n### Diagnosis: `");
+        posenc_strbuf_puts(&b, "\n### Diagnosis: `");
         md_text(&b, jstr(c, "name", "?"));
-        sb_puts(&b, "`\n\n**");
+        posenc_strbuf_puts(&b, "`\n\n**");
         md_text(&b, jstr(d, "explanation", ""));
-        sb_puts(&b, "**\n\nEvidence: ");
+        posenc_strbuf_puts(&b, "**\n\nEvidence: ");
         md_text(&b, jstr(d, "evidence", ""));
-        sb_puts(&b, "\n\n| candidate | max rel err | explains |\n|---|---|---|\n");
+        posenc_strbuf_puts(&b, "\n\n| candidate | max rel err | explains |\n|---|---|---|\n");
         const cJSON *k;
         cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(d, "candidates"))
         {
             char r[32];
             fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(k, "max_rel_err"));
-            sb_puts(&b, "| ");
+            posenc_strbuf_puts(&b, "| ");
             md_text(&b, jstr(k, "description", jstr(k, "name", "?")));
-            sb_printf(&b, " | %s | %s |\n", r, jbool(k, "explains") ? "yes" : "no");
+            posenc_strbuf_printf(&b, " | %s | %s |\n", r, jbool(k, "explains") ? "yes" : "no");
         }
     }
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(report, "notes");
     if (cJSON_GetArraySize(notes) > 0) {
-        sb_puts(&b, "\nNotes:\n\n");
+        posenc_strbuf_puts(&b, "\nNotes:\n\n");
         cJSON_ArrayForEach(c, notes) if (cJSON_IsString(c))
         {
-            sb_puts(&b, "- ");
+            posenc_strbuf_puts(&b, "- ");
             md_text(&b, c->valuestring);
-            sb_puts(&b, "\n");
+            posenc_strbuf_puts(&b, "\n");
         }
     }
-    sb_printf(&b, "\n<sub>posenc %s</sub>\n", jstr(report, "posenc_version", "?"));
-    return sb_done(&b);
+    posenc_strbuf_printf(&b, "\n<sub>posenc %s</sub>\n", jstr(report, "posenc_version", "?"));
+    return posenc_strbuf_finish(&b);
 }
 
 /* ---- HTML ---- */
-static void html_text(struct sb *b, const char *s)
+static void html_text(posenc_strbuf *b, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&': sb_puts(b, "&amp;"); break;
-        case '<': sb_puts(b, "&lt;"); break;
-        case '>': sb_puts(b, "&gt;"); break;
-        case '"': sb_puts(b, "&quot;"); break;
-        case '\'': sb_puts(b, "&#39;"); break;
+        case '&': posenc_strbuf_puts(b, "&amp;"); break;
+        case '<': posenc_strbuf_puts(b, "&lt;"); break;
+        case '>': posenc_strbuf_puts(b, "&gt;"); break;
+        case '"': posenc_strbuf_puts(b, "&quot;"); break;
+        case '\'': posenc_strbuf_puts(b, "&#39;"); break;
         default: {
             char c[2] = { *s, 0 };
-            sb_puts(b, c);
+            posenc_strbuf_puts(b, c);
         }
         }
     }
 }
 
-static void config_line(struct sb *b, const cJSON *report, int html)
+static void config_line(posenc_strbuf *b, const cJSON *report, int html)
 {
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(report, "config");
     const cJSON *rope = cJSON_GetObjectItemCaseSensitive(cfg, "rope");
@@ -255,15 +193,15 @@ static void config_line(struct sb *b, const cJSON *report, int html)
                 memmove(p, p + 1, strlen(p));
         html_text(b, line);
     } else {
-        sb_puts(b, line);
-        sb_puts(b, "\n");
+        posenc_strbuf_puts(b, line);
+        posenc_strbuf_puts(b, "\n");
     }
 }
 
 static const char *palette[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b" };
 
 /* One SVG: log10 x (points with x <= 0 are left out) and log10 y (y <= 0 drawn at the floor). */
-static void svg_plot(struct sb *b, const cJSON *plot)
+static void svg_plot(posenc_strbuf *b, const cJSON *plot)
 {
     const double W = 660, H = 320, L = 86, R = 170, T = 30, B = 50;
     const cJSON *series = cJSON_GetObjectItemCaseSensitive(plot, "series");
@@ -303,35 +241,35 @@ static void svg_plot(struct sb *b, const cJSON *plot)
     double pw = W - L - R, ph = H - T - B;
 #define PX(x) (L + (log10(x) - lx0) / (lx1 - lx0) * pw)
 #define PY(ly) (T + ph - ((ly) - ly0) / (ly1 - ly0) * ph)
-    sb_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" width=\"%.0f\" height=\"%.0f\" "
+    posenc_strbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" width=\"%.0f\" height=\"%.0f\" "
                  "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", W, H, W, H);
-    sb_puts(b, "<title>");
+    posenc_strbuf_puts(b, "<title>");
     html_text(b, jstr(plot, "title", "plot"));
-    sb_puts(b, "</title>\n");
-    sb_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fff\" stroke=\"#999\"/>\n",
+    posenc_strbuf_puts(b, "</title>\n");
+    posenc_strbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fff\" stroke=\"#999\"/>\n",
               L, T, pw, ph);
     int xstep = (int)ceil((lx1 - lx0) / 8.0), ystep = (int)ceil((ly1 - ly0) / 8.0);
     for (double e = lx0; e <= lx1 + 1e-9; e += xstep) {
         double x = L + (e - lx0) / (lx1 - lx0) * pw;
-        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+        posenc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">1e%.0f</text>\n",
                   x, T, x, T + ph, x, T + ph + 15, e);
     }
     for (double e = ly0; e <= ly1 + 1e-9; e += ystep) {
         double y = PY(e);
-        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+        posenc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">1e%.0f</text>\n",
                   L, y, L + pw, y, L - 5, y + 4, e);
     }
-    sb_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">", L + pw / 2, H - 12);
+    posenc_strbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">", L + pw / 2, H - 12);
     html_text(b, jstr(plot, "x_label", "position"));
-    sb_printf(b, " (log scale)</text>\n<text x=\"14\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" "
+    posenc_strbuf_printf(b, " (log scale)</text>\n<text x=\"14\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" "
                  "transform=\"rotate(-90 14 %.1f)\">", T + ph / 2, T + ph / 2);
     html_text(b, jstr(plot, "y_label", "error"));
-    sb_puts(b, " (log)</text>\n");
-    sb_printf(b, "<text x=\"%.1f\" y=\"18\" font-size=\"13\" font-weight=\"bold\">", L);
+    posenc_strbuf_puts(b, " (log)</text>\n");
+    posenc_strbuf_printf(b, "<text x=\"%.1f\" y=\"18\" font-size=\"13\" font-weight=\"bold\">", L);
     html_text(b, jstr(plot, "title", ""));
-    sb_puts(b, "</text>\n");
+    posenc_strbuf_puts(b, "</text>\n");
     int si = 0;
     cJSON_ArrayForEach(s, series)
     {
@@ -339,7 +277,7 @@ static void svg_plot(struct sb *b, const cJSON *plot)
         const cJSON *xs = cJSON_GetObjectItemCaseSensitive(s, "x");
         const cJSON *ys = cJSON_GetObjectItemCaseSensitive(s, "y");
         int n = cJSON_GetArraySize(xs), first = 1;
-        sb_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
+        posenc_strbuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
         for (int i = 0; i < n && i < cJSON_GetArraySize(ys); i++) {
             double x = cJSON_GetArrayItem(xs, i)->valuedouble, y = cJSON_GetArrayItem(ys, i)->valuedouble;
             if (!(x > 0) || !isfinite(x))
@@ -347,28 +285,28 @@ static void svg_plot(struct sb *b, const cJSON *plot)
             double ly = y > 0 && isfinite(y) ? log10(y) : ly0;
             if (ly < ly0)
                 ly = ly0;
-            sb_printf(b, "%s%.1f,%.1f", first ? "" : " ", PX(x), PY(ly));
+            posenc_strbuf_printf(b, "%s%.1f,%.1f", first ? "" : " ", PX(x), PY(ly));
             first = 0;
         }
-        sb_puts(b, "\"/>\n");
+        posenc_strbuf_puts(b, "\"/>\n");
         double ly = T + 16 + 18 * si;
-        sb_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>"
+        posenc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>"
                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", L + pw + 10, ly, L + pw + 30, ly,
                   col, L + pw + 35, ly + 4);
         html_text(b, jstr(s, "label", ""));
-        sb_puts(b, "</text>\n");
+        posenc_strbuf_puts(b, "</text>\n");
         si++;
     }
-    sb_puts(b, "</svg>\n");
+    posenc_strbuf_puts(b, "</svg>\n");
 #undef PX
 #undef PY
 }
 
 char *posenc_report_html(const cJSON *report)
 {
-    struct sb b = { 0 };
+    posenc_strbuf b = { 0 };
     int ok = jbool(report, "ok");
-    sb_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    posenc_strbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                 "<title>posenc verify report</title>\n<style>\n"
                 "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\n"
                 "table{border-collapse:collapse;margin:1em 0}\n"
@@ -377,10 +315,10 @@ char *posenc_report_html(const cJSON *report)
                 ".info{color:#555}.diag{border-left:4px solid #c0392b;padding:0.3em 1em;background:#fdf2f2}\n"
                 "code{background:#f4f4f4;padding:1px 3px}svg.plot{display:block;margin:0.5em 0}\n"
                 "</style>\n</head>\n<body>\n");
-    sb_printf(&b, "<h1>posenc verify: <span class=\"%s\">%s</span></h1>\n<p>", ok ? "ok" : "fail",
+    posenc_strbuf_printf(&b, "<h1>posenc verify: <span class=\"%s\">%s</span></h1>\n<p>", ok ? "ok" : "fail",
               ok ? "PASS" : "FAIL");
     config_line(&b, report, 1);
-    sb_puts(&b, "</p>\n<table id=\"checks\">\n<tr><th>check</th><th>result</th><th>max abs err</th>"
+    posenc_strbuf_puts(&b, "</p>\n<table id=\"checks\">\n<tr><th>check</th><th>result</th><th>max abs err</th>"
                 "<th>max rel err</th><th>tolerance</th><th>summary</th></tr>\n");
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks"), *c;
     cJSON_ArrayForEach(c, checks)
@@ -390,14 +328,14 @@ char *posenc_report_html(const cJSON *report)
         fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(c, "max_rel_err"));
         fmt_num(t, sizeof t, cJSON_GetObjectItemCaseSensitive(c, "tolerance"));
         const char *w = result_word(c);
-        sb_puts(&b, "<tr><td><code>");
+        posenc_strbuf_puts(&b, "<tr><td><code>");
         html_text(&b, jstr(c, "name", "?"));
-        sb_printf(&b, "</code></td><td class=\"%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>",
+        posenc_strbuf_printf(&b, "</code></td><td class=\"%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>",
                   strcmp(w, "FAIL") == 0 ? "fail" : strcmp(w, "ok") == 0 ? "ok" : "info", w, a, r, t);
         html_text(&b, jstr(c, "summary", ""));
-        sb_puts(&b, "</td></tr>\n");
+        posenc_strbuf_puts(&b, "</td></tr>\n");
     }
-    sb_puts(&b, "</table>\n");
+    posenc_strbuf_puts(&b, "</table>\n");
     /* failed checks (with their diagnosis) first, then the others */
     for (int round = 0; round < 2; round++) {
         cJSON_ArrayForEach(c, checks)
@@ -409,27 +347,27 @@ char *posenc_report_html(const cJSON *report)
             const cJSON *plots = cJSON_GetObjectItemCaseSensitive(details, "plots");
             if (!cJSON_IsObject(d) && cJSON_GetArraySize(plots) == 0)
                 continue;
-            sb_puts(&b, "<h2 id=\"check-");
+            posenc_strbuf_puts(&b, "<h2 id=\"check-");
             html_text(&b, jstr(c, "name", "?"));
-            sb_puts(&b, "\">");
+            posenc_strbuf_puts(&b, "\">");
             html_text(&b, jstr(c, "name", "?"));
-            sb_puts(&b, "</h2>\n");
+            posenc_strbuf_puts(&b, "</h2>\n");
             if (cJSON_IsObject(d)) {
-                sb_puts(&b, "<div class=\"diag\"><p><b>");
+                posenc_strbuf_puts(&b, "<div class=\"diag\"><p><b>");
                 html_text(&b, jstr(d, "explanation", ""));
-                sb_puts(&b, "</b></p><p>");
+                posenc_strbuf_puts(&b, "</b></p><p>");
                 html_text(&b, jstr(d, "evidence", ""));
-                sb_puts(&b, "</p>\n<table><tr><th>candidate</th><th>max rel err</th><th>explains</th></tr>\n");
+                posenc_strbuf_puts(&b, "</p>\n<table><tr><th>candidate</th><th>max rel err</th><th>explains</th></tr>\n");
                 const cJSON *k;
                 cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(d, "candidates"))
                 {
                     char r[32];
                     fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(k, "max_rel_err"));
-                    sb_puts(&b, "<tr><td>");
+                    posenc_strbuf_puts(&b, "<tr><td>");
                     html_text(&b, jstr(k, "description", jstr(k, "name", "?")));
-                    sb_printf(&b, "</td><td>%s</td><td>%s</td></tr>\n", r, jbool(k, "explains") ? "yes" : "no");
+                    posenc_strbuf_printf(&b, "</td><td>%s</td><td>%s</td></tr>\n", r, jbool(k, "explains") ? "yes" : "no");
                 }
-                sb_puts(&b, "</table></div>\n");
+                posenc_strbuf_puts(&b, "</table></div>\n");
             }
             const cJSON *p;
             cJSON_ArrayForEach(p, plots) svg_plot(&b, p);
@@ -437,19 +375,19 @@ char *posenc_report_html(const cJSON *report)
     }
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(report, "notes");
     if (cJSON_GetArraySize(notes) > 0) {
-        sb_puts(&b, "<h2>Notes</h2>\n<ul>\n");
+        posenc_strbuf_puts(&b, "<h2>Notes</h2>\n<ul>\n");
         cJSON_ArrayForEach(c, notes) if (cJSON_IsString(c))
         {
-            sb_puts(&b, "<li>");
+            posenc_strbuf_puts(&b, "<li>");
             html_text(&b, c->valuestring);
-            sb_puts(&b, "</li>\n");
+            posenc_strbuf_puts(&b, "</li>\n");
         }
-        sb_puts(&b, "</ul>\n");
+        posenc_strbuf_puts(&b, "</ul>\n");
     }
-    sb_puts(&b, "<p class=\"info\">posenc ");
+    posenc_strbuf_puts(&b, "<p class=\"info\">posenc ");
     html_text(&b, jstr(report, "posenc_version", "?"));
-    sb_puts(&b, "</p>\n</body>\n</html>\n");
-    return sb_done(&b);
+    posenc_strbuf_puts(&b, "</p>\n</body>\n</html>\n");
+    return posenc_strbuf_finish(&b);
 }
 
 /* ---- writing ---- */

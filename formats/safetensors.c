@@ -16,6 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "backend.h"
+#include "strbuf.h"
 
 #define ST_MAX_HEADER 100000000ULL /* MAX_HEADER_SIZE of the reference implementation */
 #define ST_EXACT_MAX 9007199254740992.0 /* 2^53: JSON numbers are exact up to here */
@@ -489,55 +490,6 @@ typedef struct st_writer {
     unsigned char *swap;
 } st_writer;
 
-typedef struct sbuf {
-    char *p;
-    size_t len, cap;
-    int oom;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p) {
-            b->oom = 1;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_str(sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-
-/* Append s as a JSON string literal. */
-static void sb_json_str(sbuf *b, const char *s)
-{
-    cJSON *item = cJSON_CreateString(s);
-    char *t = item ? cJSON_PrintUnformatted(item) : NULL;
-    if (t)
-        sb_str(b, t);
-    else
-        b->oom = 1;
-    free(t);
-    cJSON_Delete(item);
-}
-
-static void sb_u64(sbuf *b, uint64_t v)
-{
-    char t[32];
-    int n = snprintf(t, sizeof t, "%" PRIu64, v);
-    sb_add(b, t, (size_t)n);
-}
-
 static void st_writer_free(posenc_writer *w, int remove_tmp)
 {
     st_writer *sw = w->impl;
@@ -554,23 +506,23 @@ static void st_writer_free(posenc_writer *w, int remove_tmp)
 static posenc_status st_w_start(posenc_writer *w, posenc_error *err)
 {
     posenc_status st;
-    sbuf b = { 0 };
+    posenc_strbuf b = { 0 };
     st_writer *sw = calloc(1, sizeof *sw);
     if (!sw)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     w->impl = sw;
-    sb_str(&b, "{");
+    posenc_strbuf_puts(&b, "{");
     int first = 1;
     if (w->nmeta > 0) {
-        sb_str(&b, "\"__metadata__\":{");
+        posenc_strbuf_puts(&b, "\"__metadata__\":{");
         for (size_t i = 0; i < w->nmeta; i++) {
             if (i)
-                sb_str(&b, ",");
-            sb_json_str(&b, w->meta_keys[i]);
-            sb_str(&b, ":");
-            sb_json_str(&b, w->meta_vals[i]);
+                posenc_strbuf_puts(&b, ",");
+            posenc_strbuf_json_string(&b, w->meta_keys[i]);
+            posenc_strbuf_puts(&b, ":");
+            posenc_strbuf_json_string(&b, w->meta_vals[i]);
         }
-        sb_str(&b, "}");
+        posenc_strbuf_puts(&b, "}");
         first = 0;
     }
     uint64_t off = 0;
@@ -586,31 +538,31 @@ static posenc_status st_w_start(posenc_writer *w, posenc_error *err)
         if ((st = posenc_shape_size(a->ndim, a->shape, a->dtype, NULL, &nbytes, err)) != POSENC_OK)
             goto fail;
         if (!first)
-            sb_str(&b, ",");
+            posenc_strbuf_puts(&b, ",");
         first = 0;
-        sb_json_str(&b, a->name);
-        sb_str(&b, ":{\"dtype\":\"");
-        sb_str(&b, dn);
-        sb_str(&b, "\",\"shape\":[");
+        posenc_strbuf_json_string(&b, a->name);
+        posenc_strbuf_puts(&b, ":{\"dtype\":\"");
+        posenc_strbuf_puts(&b, dn);
+        posenc_strbuf_puts(&b, "\",\"shape\":[");
         for (int k = 0; k < a->ndim; k++) {
             if (k)
-                sb_str(&b, ",");
-            sb_u64(&b, (uint64_t)a->shape[k]);
+                posenc_strbuf_puts(&b, ",");
+            posenc_strbuf_printf(&b, "%" PRIu64, (uint64_t)a->shape[k]);
         }
-        sb_str(&b, "],\"data_offsets\":[");
-        sb_u64(&b, off);
-        sb_str(&b, ",");
+        posenc_strbuf_puts(&b, "],\"data_offsets\":[");
+        posenc_strbuf_printf(&b, "%" PRIu64, off);
+        posenc_strbuf_puts(&b, ",");
         if (nbytes > UINT64_MAX - off) {
             st = posenc_seterr(err, POSENC_ERANGE, "'%s': total size overflows", w->path);
             goto fail;
         }
         off += nbytes;
-        sb_u64(&b, off);
-        sb_str(&b, "]}");
+        posenc_strbuf_printf(&b, "%" PRIu64, off);
+        posenc_strbuf_puts(&b, "]}");
     }
-    sb_str(&b, "}");
+    posenc_strbuf_puts(&b, "}");
     while (!b.oom && b.len % 8 != 0)
-        sb_str(&b, " ");
+        posenc_strbuf_puts(&b, " ");
     if (b.oom) {
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
         goto fail;

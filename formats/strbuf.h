@@ -1,0 +1,28 @@
+/* formats/strbuf.h: a growing NUL-terminated string for building JSON headers, metadata and
+ * reports. Allocation failure is sticky: appends become no-ops and finish returns NULL. */
+#ifndef POSENC_FORMATS_STRBUF_H
+#define POSENC_FORMATS_STRBUF_H
+
+#include <stddef.h>
+
+typedef struct posenc_strbuf {
+    char *p;      /* NUL-terminated once anything was appended; NULL before */
+    size_t len, cap;
+    int oom;
+} posenc_strbuf;
+
+void posenc_strbuf_add(posenc_strbuf *b, const char *s, size_t n);
+void posenc_strbuf_puts(posenc_strbuf *b, const char *s);
+void posenc_strbuf_printf(posenc_strbuf *b, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* s as a JSON string literal: quotes, backslashes and control characters escaped, other bytes
+ * (UTF-8) as they are. */
+void posenc_strbuf_json_string(posenc_strbuf *b, const char *s);
+/* The string (caller frees), "" when nothing was appended, or NULL after an allocation failure
+ * (the buffer is freed). */
+char *posenc_strbuf_finish(posenc_strbuf *b);
+
+#endif
