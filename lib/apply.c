@@ -109,9 +109,10 @@ static inline uint32_t sel(uint32_t c, uint32_t a, uint32_t b)
 static inline uint16_t bf16_store(float f)
 {
     uint32_t u = fbits(f);
-    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    uint32_t nan = (u >> 16) | sel(((u >> 16) & 0x7fu) == 0, 0x40u, 0);
-    return (uint16_t)sel((u & 0x7fffffffu) > 0x7f800000u, nan, r);
+    uint32_t r = u + 0x7fffu + ((u >> 16) & 1u);
+    uint32_t nan = u | sel(((u >> 16) & 0x7fu) == 0, 0x400000u, 0);
+    /* the high half, taken by an arithmetic shift so SSE2 can pack it with packssdw */
+    return (uint16_t)((int32_t)sel((u & 0x7fffffffu) > 0x7f800000u, nan, r) >> 16);
 }
 
 static inline float f16_load(uint16_t h)
@@ -140,9 +141,18 @@ static inline uint16_t f16_store(float f)
     return (uint16_t)(o | (sign >> 16));
 }
 
+/* f rounded to bfloat16 (nearest even), staying in float: no packing to 16 bits */
+static inline float round_bf16(float f)
+{
+    uint32_t u = fbits(f);
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+    uint32_t nan = (u | 0x400000u) & 0xffff0000u;
+    return bitsf(sel((u & 0x7fffffffu) > 0x7f800000u, nan, r));
+}
+
 static inline float round_to(float f, int dt)
 {
-    return dt == POSENC_DT_BF16 ? bf16_load(bf16_store(f)) : f16_load(f16_store(f));
+    return dt == POSENC_DT_BF16 ? round_bf16(f) : f16_load(f16_store(f));
 }
 
 /* GCC -O2 vectorises only loops whose trip count it knows ("very cheap" cost model), so every
