@@ -174,3 +174,30 @@ $PY "$REF" check tiny-dynamic dq.npy dq_long.npy offset:50 bhsd exact
 expect_ok "$POSENC" apply dq.npy --config dyn.json --seq-len 100 -o dq_sl.npy
 APPLY_SEQ_LEN=100 $PY "$REF" check tiny-dynamic dq.npy dq_sl.npy offset:0 bhsd exact
 if $PY "$REF" same dq_sl.npy dq_short.npy 2> /dev/null; then echo "--seq-len changed nothing"; exit 1; fi
+
+# ---- HDF5 in and out (h5py writes the dump, h5py reads the result; HDF5 runs on one thread)
+$PY -c "
+import h5py, numpy as np
+with h5py.File('acts.h5', 'w') as f:
+    f['layer0/q'] = np.load('q.npy'); f['layer0/k'] = np.load('k.npy')"
+expect_ok "$POSENC" apply acts.h5:/layer0/q acts.h5:/layer0/k --config "$C/llama-3.1-8b.json" \
+    --positions pos.npy -o r.h5
+$PY -c "
+import h5py, numpy as np
+with h5py.File('r.h5', 'r') as f:
+    assert sorted(f.keys()) == ['k', 'q'], list(f.keys())
+    assert (f['q'][...] == np.load('ll_q.npy')).all() and (f['k'][...] == np.load('ll_k.npy')).all()"
+# default names for member specs: FILE.MEMBER.rope.npy, slashes become underscores
+expect_ok "$POSENC" apply acts.h5:/layer0/q --config "$C/llama-3.1-8b.json" --positions pos.npy \
+    -o - > /dev/null
+expect_ok "$POSENC" apply acts.h5:/layer0/q acts.h5:/layer0/k --config "$C/llama-3.1-8b.json" \
+    --positions pos.npy
+$PY "$REF" same acts.layer0_q.rope.npy ll_q.npy
+# --format when the name does not tell
+expect_ok "$POSENC" apply q.npy k.npy --config "$C/llama-3.1-8b.json" --positions pos.npy \
+    --format npz -o rotated
+$PY -c "import numpy as np; assert (np.load('rotated')['q'] == np.load('ll_q.npy')).all()"
+# an empty sequence is a valid (empty) dump
+$PY -c "import numpy as np; np.save('z.npy', np.zeros((1, 4, 0, 128), np.float32))"
+expect_ok "$POSENC" apply z.npy --config "$C/llama-3.1-8b.json" -o zr.npy
+$PY -c "import numpy as np; assert np.load('zr.npy').shape == (1, 4, 0, 128)"
