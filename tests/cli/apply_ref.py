@@ -3,7 +3,7 @@
   apply_ref.py gen OUT SHAPE DTYPE SEED
       random N(0,1) data; SHAPE like 1,4,9,128; DTYPE f16|bf16|f32|f64. OUT .npy, or
       .safetensors (tensor "x"; the only way numpy-side tools store bf16).
-  apply_ref.py check MODEL IN OUT POS LAYOUT PREC [inverse]
+  apply_ref.py check MODEL IN OUT POS LAYOUT PREC [inverse|-] [NEED]
       recompute the rotation of IN for MODEL's RoPE and compare with OUT.
       POS: offset:N or a .npy of int positions ([S], [B, S], [3, S]). PREC exact compares with a
       float64 closed form (tolerance: a few float32 ulps of the pair, plus output rounding);
@@ -11,6 +11,8 @@
       cast to the dump dtype, q*cos + rotate_half(q)*sin) and requires most elements to match
       exactly and the rest to stay within the float32-angle slack.
   apply_ref.py same A B      arrays equal bit for bit (npy/safetensors/npz:member)
+  apply_ref.py close A B TOL max |A - B| <= TOL
+  apply_ref.py batch         the commands above, one per stdin line (torch imported once)
 
 Nothing here reads posenc's code: the RoPE parameters of each model are written out below from
 its config.json and transformers' formulas.
@@ -18,6 +20,7 @@ its config.json and transformers' formulas.
 import json
 import math
 import os
+import shlex
 import struct
 import sys
 
@@ -276,7 +279,7 @@ EPS = {torch.float16: 2.0 ** -11, torch.bfloat16: 2.0 ** -8, torch.float32: 2.0 
        torch.float64: 2.0 ** -53}
 
 
-def check(model, inp, outp, posspec, layout, prec, inverse):
+def check(model, inp, outp, posspec, layout, prec, inverse, need=0.9):
     m = MODELS[model]
     x = to_bhsd(load(inp), layout)
     y = to_bhsd(load(outp), layout)
@@ -321,15 +324,14 @@ def check(model, inp, outp, posspec, layout, prec, inverse):
         if (err > tol).any():
             i = np.argwhere(err > tol)[0]
             sys.exit(f"mismatch at {tuple(i)}: got {yd[tuple(i)]!r}, want {rd[tuple(i)]!r}")
-        need = float(sys.argv[9]) if len(sys.argv) > 9 else 0.9
         if same < need:
             sys.exit(f"only {same * 100:.2f}% identical (need {need * 100:.0f}%)")
 
 
-def main():
-    cmd = sys.argv[1]
+def run(argv):
+    cmd = argv[0]
     if cmd == "gen":
-        out, shape, dt, seed = sys.argv[2], [int(s) for s in sys.argv[3].split(",")], sys.argv[4], int(sys.argv[5])
+        out, shape, dt, seed = argv[1], [int(s) for s in argv[2].split(",")], argv[3], int(argv[4])
         g = torch.Generator().manual_seed(seed)
         t = torch.randn(shape, generator=g, dtype=torch.float64)
         t = t.to({"f16": torch.float16, "bf16": torch.bfloat16, "f32": torch.float32,
@@ -339,20 +341,48 @@ def main():
         else:
             np.save(out, t.numpy())
     elif cmd == "check":
-        inverse = len(sys.argv) > 8 and sys.argv[8] == "inverse"
-        check(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6], sys.argv[7], inverse)
+        # check MODEL IN OUT POS LAYOUT PREC [inverse|-] [NEED]
+        inverse = len(argv) > 7 and argv[7] == "inverse"
+        need = float(argv[8]) if len(argv) > 8 else 0.9
+        check(argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], inverse, need)
     elif cmd == "same":
-        a, b = load(sys.argv[2]), load(sys.argv[3])
+        a, b = load(argv[1]), load(argv[2])
         if a.dtype != b.dtype or a.shape != b.shape or not torch.equal(bits(a), bits(b)):
             sys.exit(f"arrays differ: {a.dtype}{tuple(a.shape)} vs {b.dtype}{tuple(b.shape)}")
     elif cmd == "close":
-        a, b, tol = load(sys.argv[2]).double(), load(sys.argv[3]).double(), float(sys.argv[4])
+        a, b, tol = load(argv[1]).double(), load(argv[2]).double(), float(argv[3])
         e = (a - b).abs().max().item()
         print(f"max diff {e:.3g}")
         if a.shape != b.shape or e > tol:
             sys.exit(f"differ by {e} > {tol}")
+    elif cmd == "batch":
+        # one command per stdin line (leading VAR=value words set the environment): torch is
+        # imported once for the whole test
+        for line in sys.stdin:
+            words = shlex.split(line)
+            if not words:
+                continue
+            env = {}
+            while words and "=" in words[0]:
+                k, _, v = words.pop(0).partition("=")
+                env[k] = v
+            print("+", line.strip(), flush=True)
+            old = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)
+            try:
+                run(words)
+            finally:
+                for k, v in old.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
     else:
-        sys.exit("usage: apply_ref.py gen|check|same|close ...")
+        sys.exit("usage: apply_ref.py gen|check|same|close|batch ...")
+
+
+def main():
+    run(sys.argv[1:])
 
 
 if __name__ == "__main__":

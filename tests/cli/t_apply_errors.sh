@@ -1,12 +1,16 @@
 # posenc apply: bad input gets one clear line, a non-zero exit and no output file.
 . "$SRC/tests/cli/lib.sh"
 REF="$SRC/tests/cli/apply_ref.py"
+# every input, generated with one torch import
+$PY "$REF" batch > gen.log << 'EOF_GEN'
+gen q.npy 1,4,6,128 f32 1
+gen k.npy 1,2,6,128 f32 2
+gen k7.npy 1,2,7,128 f32 3
+gen q64.npy 1,4,6,64 f32 4
+gen o.npy 1,1,3,10 f32 5
+EOF_GEN
 L="$DATA/configs/llama-3.1-8b.json"
 
-$PY "$REF" gen q.npy 1,4,6,128 f32 1
-$PY "$REF" gen k.npy 1,2,6,128 f32 2
-$PY "$REF" gen k7.npy 1,2,7,128 f32 3
-$PY "$REF" gen q64.npy 1,4,6,64 f32 4
 cp q.npy q.orig
 
 # usage errors (exit 2)
@@ -43,7 +47,6 @@ cat > odd.json << 'EOF'
 {"model_type": "glm4_moe", "hidden_size": 40, "num_attention_heads": 4, "head_dim": 10,
  "partial_rotary_factor": 0.5, "rope_theta": 10000, "max_position_embeddings": 4096}
 EOF
-$PY "$REF" gen o.npy 1,1,3,10 f32 5
 expect_fail 3 "odd" "$POSENC" apply o.npy --config odd.json -o out.npy
 no_file out.npy
 
