@@ -349,6 +349,9 @@ posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_o
         if (nf == 0)
             nf = 1; /* keep a table; a zero frequency rotates by nothing */
     }
+    if (head_dim > 4096)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED, "head_dim %d is larger than 4096",
+                             head_dim);
     if (head_dim < 2 * half)
         return posenc_seterr(err, POSENC_EINVAL, "rotary dim %d exceeds head_dim %d",
                              2 * half, head_dim);
