@@ -289,16 +289,6 @@ static void clean_member(const char *m, char *out, size_t len)
             *c = '_';
 }
 
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
-        return 0;
-    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
-        return 0;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* JSON string literal of s into buf */
 static void json_str(const char *s, char *buf, size_t len)
 {
@@ -731,12 +721,12 @@ int cmd_apply(int argc, char **argv)
         }
         /* never overwrite an input */
         for (int i = 0; i < nin; i++) {
-            int clash = same_file(outpaths[w], inpath[i]);
+            int clash = posenc_same_file(outpaths[w], inpath[i]);
             if (wo.format == POSENC_FMT_DIR) {
                 for (int a = 0; a < narr && !clash; a++) {
                     char f[4600];
                     snprintf(f, sizeof f, "%s/%s.npy", outpaths[w], names[outp ? a : w]);
-                    clash = same_file(f, inpath[i]);
+                    clash = posenc_same_file(f, inpath[i]);
                 }
             }
             if (clash) {

@@ -165,6 +165,24 @@ int posenc_parse_positions(const char *cmd, const char *s, int64_t **out, size_t
     return 0;
 }
 
+static int stat_spec(const char *spec, struct stat *st)
+{
+    char path[4096], member[POSENC_NAME_MAX];
+    if (strcmp(spec, "-") == 0)
+        return -1;
+    if (posenc_spec_split(spec, path, sizeof path, member, sizeof member, NULL) != POSENC_OK)
+        return -1;
+    return stat(path, st);
+}
+
+int posenc_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat_spec(a, &sa) != 0 || stat_spec(b, &sb) != 0)
+        return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int posenc_nthreads(void)
 {
     const char *e = getenv("POSENC_THREADS");

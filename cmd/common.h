@@ -50,6 +50,10 @@ int posenc_parse_double(const char *cmd, const char *opt, const char *s, double 
  * prints the error and returns the exit code. */
 int posenc_parse_positions(const char *cmd, const char *s, int64_t **out, size_t *n);
 
+/* 1 when a and b name the same existing file or directory (either may be a FILE:MEMBER
+ * spec); "-" never matches. Used to refuse an output that would overwrite an input. */
+int posenc_same_file(const char *a, const char *b);
+
 /* Number of worker threads to use (online CPUs, capped at 64; POSENC_THREADS overrides). */
 int posenc_nthreads(void);
 

@@ -47,17 +47,6 @@ static const struct option long_opts[] = {
     { NULL, 0, NULL, 0 }
 };
 
-/* Same file (or directory) on disk? */
-static int same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (strcmp(a, "-") == 0 || strcmp(b, "-") == 0)
-        return 0;
-    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
-        return 0;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* Copy one array from r to w, converting floats to out_dt (or keeping the dtype when
  * keep is set). buf/cbuf are CHUNK_BYTES each. */
 static posenc_status copy_array(posenc_reader *r, posenc_writer *w, posenc_dtype out_dt,
@@ -167,7 +156,7 @@ int cmd_convert(int argc, char **argv)
     }
     if (strcmp(out, "-") == 0 && wo.format != POSENC_FMT_NPY)
         return posenc_usage_error(CMD, "- writes NPY only, not %s", posenc_format_name(wo.format));
-    if (strcmp(path, out) == 0 || same_file(path, out)) {
+    if (strcmp(path, out) == 0 || posenc_same_file(path, out)) {
         posenc_msg(CMD, "'%s': refusing to convert a file onto itself", out);
         return POSENC_EXIT_ERROR;
     }

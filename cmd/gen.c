@@ -863,19 +863,12 @@ static const char *first_given(unsigned mask)
  * would replace an input. Specs like "p.npz:q" compare by their file part. */
 static const char *out_is_input(const char *out, const char *const *inputs, size_t n)
 {
-    struct stat so, si;
+    struct stat so;
     if (strcmp(out, "-") == 0 || stat(out, &so) != 0 || S_ISDIR(so.st_mode))
         return NULL;
-    for (size_t i = 0; i < n; i++) {
-        char path[4096], member[POSENC_NAME_MAX];
-        if (!inputs[i] ||
-            posenc_spec_split(inputs[i], path, sizeof path, member, sizeof member, NULL) !=
-                POSENC_OK ||
-            stat(path, &si) != 0)
-            continue;
-        if (so.st_dev == si.st_dev && so.st_ino == si.st_ino)
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i] && posenc_same_file(out, inputs[i]))
             return inputs[i];
-    }
     return NULL;
 }
 
