@@ -1,0 +1,59 @@
+# The README's examples, run as written on bundled configs (config.json = Llama 3.1, and so on).
+. "$SRC/tests/cli/lib.sh"
+C="$DATA/configs"
+cp "$C/llama-3.1-8b.json" config.json
+cp "$C/gemma-3-27b-it.json" gemma3.json
+cp "$C/extra/phi-3-mini-128k.json" phi3.json
+cp "$C/bias/bloom-560m.json" bloom.json
+cp "$C/bias/t5-small.json" t5.json
+P="$POSENC"
+expect_ok "$P" info --config config.json
+grep -q llama3 out.stdout
+expect_ok "$P" info --config gemma3.json --json
+"$PY" -c "import json; d=json.load(open('out.stdout')); assert set(d['layers']) == {'full_attention', 'sliding_attention'}"
+expect_ok "$P" info --config gemma3.json --layer-type sliding_attention
+expect_ok "$P" info --config phi3.json --seq-len 8192
+expect_ok "$P" gen --config config.json -o rope.npz --seq-len 4096
+expect_ok "$P" gen --config config.json -o rope.safetensors --dtype bf16 --layout half --seq-len 512
+expect_ok "$P" gen --config config.json -o rope.h --seq-len 64
+expect_ok "$P" gen --config config.json --positions 0,1,131071 --array cos -o cos3.npy
+"$P" gen --config config.json --positions 0,1,131071 --array cos -o - > cos.npy
+cmp cos.npy cos3.npy
+expect_ok "$P" gen --config bloom.json -o alibi.npz --seq-len 128
+# T5 bias with weights: a [num_buckets, heads] table written as safetensors by numpy
+"$PY" - <<'PY'
+import json, struct, numpy as np
+w = np.random.default_rng(0).standard_normal((32, 8)).astype(np.float32)
+name = "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
+hdr = json.dumps({name: {"dtype": "F32", "shape": [32, 8], "data_offsets": [0, w.nbytes]}}).encode()
+hdr += b" " * (-len(hdr) % 8)
+open("model.safetensors", "wb").write(struct.pack("<Q", len(hdr)) + hdr + w.tobytes())
+PY
+expect_ok "$P" gen --config t5.json -o t5.npz --seq-len 64 --weights model.safetensors
+expect_ok "$P" gen --encoding sinusoidal --variant fairseq --d-model 512 --seq-len 1024 -o pe.npz
+# apply and verify on dumps made here
+"$PY" - <<'PY'
+import numpy as np
+r = np.random.default_rng(1)
+np.save("q.npy", r.standard_normal((1, 32, 16, 128)).astype(np.float32))
+np.save("k.npy", r.standard_normal((1, 8, 16, 128)).astype(np.float32))
+np.save("qs.npy", r.standard_normal((1, 16, 32, 128)).astype(np.float32))
+PY
+expect_ok "$P" apply q.npy k.npy --config config.json -o rotated.npz
+expect_ok "$P" apply qs.npy --config config.json -o q_rot.npy --offset 4096 --layout bshd
+"$P" apply - --config config.json -o - < q.npy > q_rot_pipe.npy
+"$P" convert rotated.npz:q q_from_npz.npy
+cmp q_rot_pipe.npy q_from_npz.npy
+expect_ok "$P" verify --config config.json --report verify.html --max-position 65536
+test -s verify.html
+"$P" convert rotated.npz:q runtime_q.npy
+"$P" convert rotated.npz:k runtime_k.npy
+expect_ok "$P" verify --config config.json --q q.npy --k k.npy \
+    --expect-q runtime_q.npy --expect-k runtime_k.npy --report verify.json
+"$PY" -c "import json; d=json.load(open('verify.json')); assert d['ok'] is True"
+expect_ok "$P" verify --config config.json --q q.npy --k k.npy \
+    --expect-q runtime_q.npy --expect-k runtime_k.npy --report verify.json --report verify.md -q
+test ! -s out.stdout
+expect_ok "$P" ls rope.npz
+expect_ok "$P" convert rotated.npz:q q.h5
+expect_ok "$P" convert rope.npz rope2.safetensors --dtype bf16
