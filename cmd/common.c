@@ -183,6 +183,106 @@ int posenc_same_file(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+void posenc_meta_take(struct posenc_meta *m, const char *key, posenc_strbuf *b)
+{
+    char *v = posenc_strbuf_finish(b);
+    char *k = strdup(key);
+    if (!v || !k || m->n == POSENC_META_MAX) {
+        free(v);
+        free(k);
+        m->oom = 1;
+    } else {
+        m->key[m->n] = k;
+        m->val[m->n++] = v;
+    }
+    memset(b, 0, sizeof *b);
+}
+
+void posenc_meta_json(struct posenc_meta *m, const char *key, const char *json)
+{
+    posenc_strbuf b = { 0 };
+    posenc_strbuf_puts(&b, json);
+    posenc_meta_take(m, key, &b);
+}
+
+void posenc_meta_str(struct posenc_meta *m, const char *key, const char *s)
+{
+    posenc_strbuf b = { 0 };
+    if (s)
+        posenc_strbuf_json_string(&b, s);
+    else
+        posenc_strbuf_puts(&b, "null");
+    posenc_meta_take(m, key, &b);
+}
+
+void posenc_strbuf_json_num(posenc_strbuf *b, double v)
+{
+    char t[40];
+    if (!isfinite(v)) {
+        posenc_strbuf_puts(b, "null");
+        return;
+    }
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(t, sizeof t, "%.*g", prec, v);
+        if (strtod(t, NULL) == v)
+            break;
+    }
+    posenc_strbuf_puts(b, t);
+}
+
+void posenc_meta_num(struct posenc_meta *m, const char *key, double v)
+{
+    posenc_strbuf b = { 0 };
+    posenc_strbuf_json_num(&b, v);
+    posenc_meta_take(m, key, &b);
+}
+
+void posenc_meta_int(struct posenc_meta *m, const char *key, int64_t v)
+{
+    posenc_strbuf b = { 0 };
+    posenc_strbuf_printf(&b, "%" PRId64, v);
+    posenc_meta_take(m, key, &b);
+}
+
+void posenc_meta_bool(struct posenc_meta *m, const char *key, int v)
+{
+    posenc_meta_json(m, key, v ? "true" : "false");
+}
+
+void posenc_meta_nums(struct posenc_meta *m, const char *key, const double *v, int n)
+{
+    posenc_strbuf b = { 0 };
+    posenc_strbuf_puts(&b, "[");
+    for (int i = 0; i < n; i++) {
+        if (i)
+            posenc_strbuf_puts(&b, ", ");
+        posenc_strbuf_json_num(&b, v[i]);
+    }
+    posenc_strbuf_puts(&b, "]");
+    posenc_meta_take(m, key, &b);
+}
+
+posenc_status posenc_meta_write(const struct posenc_meta *m, posenc_writer *w, posenc_error *err)
+{
+    if (m->oom)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    for (size_t i = 0; i < m->n; i++) {
+        posenc_status st = posenc_writer_meta(w, m->key[i], m->val[i], err);
+        if (st != POSENC_OK)
+            return st;
+    }
+    return POSENC_OK;
+}
+
+void posenc_meta_free(struct posenc_meta *m)
+{
+    for (size_t i = 0; i < m->n; i++) {
+        free(m->key[i]);
+        free(m->val[i]);
+    }
+    m->n = 0;
+}
+
 int posenc_nthreads(void)
 {
     const char *e = getenv("POSENC_THREADS");

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "posenc/posenc.h"
+#include "strbuf.h"
 
 /* Exit status of every subcommand (posenc(1) EXIT STATUS). */
 enum {
@@ -53,6 +54,29 @@ int posenc_parse_positions(const char *cmd, const char *s, int64_t **out, size_t
 /* 1 when a and b name the same existing file or directory (either may be a FILE:MEMBER
  * spec); "-" never matches. Used to refuse an output that would overwrite an input. */
 int posenc_same_file(const char *a, const char *b);
+
+/* Metadata collected before a writer exists: keys and JSON value texts (both owned). An
+ * allocation failure or overflow sets oom; posenc_meta_write then reports it. */
+#define POSENC_META_MAX 64
+struct posenc_meta {
+    size_t n;
+    char *key[POSENC_META_MAX];
+    char *val[POSENC_META_MAX];
+    int oom;
+};
+void posenc_meta_json(struct posenc_meta *m, const char *key, const char *json);
+/* Take b's text as the value (b is left empty). */
+void posenc_meta_take(struct posenc_meta *m, const char *key, posenc_strbuf *b);
+void posenc_meta_str(struct posenc_meta *m, const char *key, const char *s); /* NULL: null */
+void posenc_meta_num(struct posenc_meta *m, const char *key, double v); /* shortest; NaN: null */
+void posenc_meta_int(struct posenc_meta *m, const char *key, int64_t v);
+void posenc_meta_bool(struct posenc_meta *m, const char *key, int v);
+void posenc_meta_nums(struct posenc_meta *m, const char *key, const double *v, int n);
+/* Shortest text that reads back as the same double; null for NaN/Inf (not JSON). */
+void posenc_strbuf_json_num(posenc_strbuf *b, double v);
+/* Hand every entry to w (POSENC_ENOMEM when collecting failed). */
+posenc_status posenc_meta_write(const struct posenc_meta *m, posenc_writer *w, posenc_error *err);
+void posenc_meta_free(struct posenc_meta *m);
 
 /* Number of worker threads to use (online CPUs, capped at 64; POSENC_THREADS overrides). */
 int posenc_nthreads(void);

@@ -114,152 +114,6 @@ struct rope_opts {
     int precision_set, layout_set;
 };
 
-/* ---- a growable string for JSON metadata values ---- */
-
-struct sbuf {
-    char *s;
-    size_t len, cap;
-    int oom;
-};
-
-static void sb_add(struct sbuf *b, const char *s, size_t n)
-{
-    if (b->oom)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        char *ns = realloc(b->s, cap);
-        if (!ns) {
-            b->oom = 1;
-            return;
-        }
-        b->s = ns;
-        b->cap = cap;
-    }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
-    b->s[b->len] = '\0';
-}
-
-static void sb_puts(struct sbuf *b, const char *s) { sb_add(b, s, strlen(s)); }
-
-static void sb_json_str(struct sbuf *b, const char *s)
-{
-    sb_add(b, "\"", 1);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        char esc[8];
-        switch (*p) {
-        case '"': sb_add(b, "\\\"", 2); break;
-        case '\\': sb_add(b, "\\\\", 2); break;
-        case '\n': sb_add(b, "\\n", 2); break;
-        case '\t': sb_add(b, "\\t", 2); break;
-        case '\r': sb_add(b, "\\r", 2); break;
-        default:
-            if (*p < 0x20) {
-                snprintf(esc, sizeof esc, "\\u%04x", *p);
-                sb_puts(b, esc);
-            } else {
-                sb_add(b, (const char *)p, 1);
-            }
-        }
-    }
-    sb_add(b, "\"", 1);
-}
-
-/* Shortest text that reads back as the same double; null for NaN/Inf (not JSON). */
-static void sb_json_num(struct sbuf *b, double v)
-{
-    char t[40];
-    if (!isfinite(v)) {
-        sb_puts(b, "null");
-        return;
-    }
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(t, sizeof t, "%.*g", prec, v);
-        if (strtod(t, NULL) == v)
-            break;
-    }
-    sb_puts(b, t);
-}
-
-/* Metadata collected before the writer exists (keys are static strings). */
-#define META_MAX 48
-struct meta {
-    size_t n;
-    const char *key[META_MAX];
-    char *val[META_MAX];
-    int oom;
-};
-
-static void meta_set(struct meta *m, const char *key, struct sbuf *b)
-{
-    if (b->oom || !b->s || m->n == META_MAX) {
-        free(b->s);
-        m->oom = 1;
-    } else {
-        m->key[m->n] = key;
-        m->val[m->n++] = b->s;
-    }
-    b->s = NULL;
-    b->len = b->cap = 0;
-    b->oom = 0;
-}
-
-static void meta_str(struct meta *m, const char *key, const char *s)
-{
-    struct sbuf b = { 0 };
-    if (s)
-        sb_json_str(&b, s);
-    else
-        sb_puts(&b, "null");
-    meta_set(m, key, &b);
-}
-
-static void meta_num(struct meta *m, const char *key, double v)
-{
-    struct sbuf b = { 0 };
-    sb_json_num(&b, v);
-    meta_set(m, key, &b);
-}
-
-static void meta_int(struct meta *m, const char *key, int64_t v)
-{
-    char t[32];
-    struct sbuf b = { 0 };
-    snprintf(t, sizeof t, "%" PRId64, v);
-    sb_puts(&b, t);
-    meta_set(m, key, &b);
-}
-
-static void meta_bool(struct meta *m, const char *key, int v)
-{
-    struct sbuf b = { 0 };
-    sb_puts(&b, v ? "true" : "false");
-    meta_set(m, key, &b);
-}
-
-static void meta_nums(struct meta *m, const char *key, const double *v, int n)
-{
-    struct sbuf b = { 0 };
-    sb_puts(&b, "[");
-    for (int i = 0; i < n; i++) {
-        if (i)
-            sb_puts(&b, ", ");
-        sb_json_num(&b, v[i]);
-    }
-    sb_puts(&b, "]");
-    meta_set(m, key, &b);
-}
-
-static void meta_free(struct meta *m)
-{
-    for (size_t i = 0; i < m->n; i++)
-        free(m->val[i]);
-    m->n = 0;
-}
-
 /* ---- helpers ---- */
 
 static const char *base_name(const char *path)
@@ -500,55 +354,55 @@ static int rope_fail(posenc_writer *w, const posenc_error *err)
     return posenc_fail(CMD, err);
 }
 
-static void add_rope_meta(struct meta *mt, const struct gen_args *a, const posenc_model *m,
+static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, const posenc_model *m,
                           const posenc_rope_config *c, const posenc_rope_params *p,
                           const struct rope_opts *ro, int64_t seq_len, int64_t first,
                           int64_t last)
 {
-    meta_str(mt, "posenc_version", posenc_version());
-    meta_str(mt, "model_type", posenc_model_type(m));
-    meta_str(mt, "config", base_name(a->config));
-    meta_str(mt, "layer_type", ro->layer_type);
-    meta_str(mt, "encoding", "rope");
-    meta_str(mt, "rope_type", posenc_rope_type_name(p->type));
-    meta_num(mt, "theta", c->theta);
-    meta_str(mt, "theta_source", c->theta_source);
-    meta_num(mt, "theta_used", p->theta_used);
-    meta_int(mt, "head_dim", p->head_dim);
-    meta_int(mt, "rotary_dim", p->rotary_dim);
-    meta_int(mt, "n_freq", p->n_freq);
-    meta_num(mt, "partial_rotary_factor", c->partial_rotary_factor);
-    meta_str(mt, "style", posenc_style_name(p->style));
-    meta_str(mt, "layout", posenc_layout_name(ro->layout));
-    meta_str(mt, "precision", posenc_precision_name(ro->precision));
-    meta_str(mt, "dtype", posenc_dtype_name(a->dtype));
-    meta_num(mt, "attention_scaling",
+    posenc_meta_str(mt, "posenc_version", posenc_version());
+    posenc_meta_str(mt, "model_type", posenc_model_type(m));
+    posenc_meta_str(mt, "config", base_name(a->config));
+    posenc_meta_str(mt, "layer_type", ro->layer_type);
+    posenc_meta_str(mt, "encoding", "rope");
+    posenc_meta_str(mt, "rope_type", posenc_rope_type_name(p->type));
+    posenc_meta_num(mt, "theta", c->theta);
+    posenc_meta_str(mt, "theta_source", c->theta_source);
+    posenc_meta_num(mt, "theta_used", p->theta_used);
+    posenc_meta_int(mt, "head_dim", p->head_dim);
+    posenc_meta_int(mt, "rotary_dim", p->rotary_dim);
+    posenc_meta_int(mt, "n_freq", p->n_freq);
+    posenc_meta_num(mt, "partial_rotary_factor", c->partial_rotary_factor);
+    posenc_meta_str(mt, "style", posenc_style_name(p->style));
+    posenc_meta_str(mt, "layout", posenc_layout_name(ro->layout));
+    posenc_meta_str(mt, "precision", posenc_precision_name(ro->precision));
+    posenc_meta_str(mt, "dtype", posenc_dtype_name(a->dtype));
+    posenc_meta_num(mt, "attention_scaling",
              ro->precision == POSENC_PREC_HF ? (double)p->attention_scaling_f32
                                              : p->attention_scaling);
-    meta_num(mt, "softmax_scale", p->softmax_scale);
-    meta_int(mt, "max_position_embeddings", c->max_position_embeddings);
-    meta_int(mt, "original_max_position_embeddings", c->original_max_position_embeddings);
-    meta_num(mt, "factor", c->factor);
+    posenc_meta_num(mt, "softmax_scale", p->softmax_scale);
+    posenc_meta_int(mt, "max_position_embeddings", c->max_position_embeddings);
+    posenc_meta_int(mt, "original_max_position_embeddings", c->original_max_position_embeddings);
+    posenc_meta_num(mt, "factor", c->factor);
     switch (c->type) {
     case POSENC_ROPE_LLAMA3:
-        meta_num(mt, "low_freq_factor", c->low_freq_factor);
-        meta_num(mt, "high_freq_factor", c->high_freq_factor);
+        posenc_meta_num(mt, "low_freq_factor", c->low_freq_factor);
+        posenc_meta_num(mt, "high_freq_factor", c->high_freq_factor);
         break;
     case POSENC_ROPE_YARN:
-        meta_num(mt, "beta_fast", c->beta_fast);
-        meta_num(mt, "beta_slow", c->beta_slow);
-        meta_bool(mt, "truncate", c->truncate);
-        meta_num(mt, "mscale", c->mscale);
-        meta_num(mt, "mscale_all_dim", c->mscale_all_dim);
+        posenc_meta_num(mt, "beta_fast", c->beta_fast);
+        posenc_meta_num(mt, "beta_slow", c->beta_slow);
+        posenc_meta_bool(mt, "truncate", c->truncate);
+        posenc_meta_num(mt, "mscale", c->mscale);
+        posenc_meta_num(mt, "mscale_all_dim", c->mscale_all_dim);
         if (c->has_attention_factor)
-            meta_num(mt, "attention_factor", c->attention_factor);
+            posenc_meta_num(mt, "attention_factor", c->attention_factor);
         break;
     case POSENC_ROPE_LONGROPE:
-        meta_nums(mt, "short_factor", c->short_factor, c->n_short_factor);
-        meta_nums(mt, "long_factor", c->long_factor, c->n_long_factor);
-        meta_bool(mt, "long_factors_used", p->long_factors);
+        posenc_meta_nums(mt, "short_factor", c->short_factor, c->n_short_factor);
+        posenc_meta_nums(mt, "long_factor", c->long_factor, c->n_long_factor);
+        posenc_meta_bool(mt, "long_factors_used", p->long_factors);
         if (c->has_attention_factor)
-            meta_num(mt, "attention_factor", c->attention_factor);
+            posenc_meta_num(mt, "attention_factor", c->attention_factor);
         break;
     default:
         break;
@@ -557,24 +411,24 @@ static void add_rope_meta(struct meta *mt, const struct gen_args *a, const posen
         double sec[4];
         for (int i = 0; i < c->n_mrope_section && i < 4; i++)
             sec[i] = c->mrope_section[i];
-        meta_nums(mt, "mrope_section", sec, c->n_mrope_section < 4 ? c->n_mrope_section : 4);
-        meta_bool(mt, "mrope_interleaved", c->mrope_interleaved);
+        posenc_meta_nums(mt, "mrope_section", sec, c->n_mrope_section < 4 ? c->n_mrope_section : 4);
+        posenc_meta_bool(mt, "mrope_interleaved", c->mrope_interleaved);
     }
-    meta_int(mt, "seq_len", seq_len);
-    meta_int(mt, "n_positions", a->positions ? (int64_t)a->n_positions : seq_len);
-    meta_int(mt, "first_position", first);
-    meta_int(mt, "last_position", last);
-    meta_str(mt, "positions", a->positions ? "list" : "range");
+    posenc_meta_int(mt, "seq_len", seq_len);
+    posenc_meta_int(mt, "n_positions", a->positions ? (int64_t)a->n_positions : seq_len);
+    posenc_meta_int(mt, "first_position", first);
+    posenc_meta_int(mt, "last_position", last);
+    posenc_meta_str(mt, "positions", a->positions ? "list" : "range");
 
     /* notes: the model module's, then what this table's parameters depend on */
-    struct sbuf b = { 0 };
-    sb_puts(&b, "[");
+    posenc_strbuf b = { 0 };
+    posenc_strbuf_puts(&b, "[");
     size_t nn = posenc_model_note_count(m);
     int any = 0;
     for (size_t i = 0; i < nn; i++) {
         if (any++)
-            sb_puts(&b, ", ");
-        sb_json_str(&b, posenc_model_note(m, i));
+            posenc_strbuf_puts(&b, ", ");
+        posenc_strbuf_json_string(&b, posenc_model_note(m, i));
     }
     char t[256];
     t[0] = '\0';
@@ -591,23 +445,23 @@ static void add_rope_meta(struct meta *mt, const struct gen_args *a, const posen
                  c->original_max_position_embeddings);
     if (t[0]) {
         if (any++)
-            sb_puts(&b, ", ");
-        sb_json_str(&b, t);
+            posenc_strbuf_puts(&b, ", ");
+        posenc_strbuf_json_string(&b, t);
     }
     if (ro->precision == POSENC_PREC_EXACT) {
         if (any++)
-            sb_puts(&b, ", ");
-        sb_json_str(&b, "exact: correctly rounded values of the real-number formula; transformers' "
+            posenc_strbuf_puts(&b, ", ");
+        posenc_strbuf_json_string(&b, "exact: correctly rounded values of the real-number formula; transformers' "
                         "float32 tables drift from them by up to ~1e-2 at large positions");
     } else {
         if (any++)
-            sb_puts(&b, ", ");
-        sb_json_str(&b, "hf: transformers' float32 pipeline step by step with correctly rounded "
+            posenc_strbuf_puts(&b, ", ");
+        posenc_strbuf_json_string(&b, "hf: transformers' float32 pipeline step by step with correctly rounded "
                         "pow/cos/sin; torch's vectorised pow can differ by 1 ulp of inv_freq, "
                         "moving cos/sin by up to position * ulp(inv_freq)");
     }
-    sb_puts(&b, "]");
-    meta_set(mt, "notes", &b);
+    posenc_strbuf_puts(&b, "]");
+    posenc_meta_take(mt, "notes", &b);
 }
 
 static int gen_rope(const struct gen_args *a, const posenc_model *m, const struct rope_opts *ro)
@@ -615,7 +469,7 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
     posenc_error err = { 0 };
     posenc_rope_config cfg;
     posenc_rope_params p;
-    struct meta mt = { 0 };
+    struct posenc_meta mt = { 0 };
     struct rope_job j = { 0 };
     void *obuf = NULL;
     posenc_writer *w = NULL;
@@ -736,7 +590,7 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
 
     add_rope_meta(&mt, a, m, &cfg, &p, ro, seq_len, first, last);
     if (mt.oom) {
-        meta_free(&mt);
+        posenc_meta_free(&mt);
         posenc_msg(CMD, "out of memory");
         return POSENC_EXIT_ERROR;
     }
@@ -820,7 +674,7 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
     }
     rc = POSENC_EXIT_OK;
 out:
-    meta_free(&mt);
+    posenc_meta_free(&mt);
     free(j.pos);
     for (int i = 0; i < 2; i++) {
         free(j.cbuf[i]);

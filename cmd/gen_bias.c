@@ -19,92 +19,6 @@
 #define T5_ENCODER_TENSOR "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
 #define T5_DECODER_TENSOR "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
 
-/* ---------------------------------------------------------------- metadata */
-
-struct meta {
-    int n, oom;
-    char *key[32];
-    char *val[32];
-};
-
-static void meta_add(struct meta *m, const char *key, const char *json)
-{
-    if (m->n >= 32) {
-        m->oom = 1;
-        return;
-    }
-    m->key[m->n] = strdup(key);
-    m->val[m->n] = strdup(json);
-    if (!m->key[m->n] || !m->val[m->n])
-        m->oom = 1;
-    m->n++;
-}
-
-static void meta_str(struct meta *m, const char *key, const char *s)
-{
-    size_t n = strlen(s);
-    char *j = malloc(2 * n + 8 + 6 * n), *p = j;
-    if (!j) {
-        m->oom = 1;
-        return;
-    }
-    *p++ = '"';
-    for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-        if (*c == '"' || *c == '\\') {
-            *p++ = '\\';
-            *p++ = (char)*c;
-        } else if (*c < 0x20) {
-            p += sprintf(p, "\\u%04x", *c);
-        } else {
-            *p++ = (char)*c;
-        }
-    }
-    *p++ = '"';
-    *p = '\0';
-    meta_add(m, key, j);
-    free(j);
-}
-
-static void meta_int(struct meta *m, const char *key, int64_t v)
-{
-    char b[32];
-    snprintf(b, sizeof b, "%" PRId64, v);
-    meta_add(m, key, b);
-}
-
-static void meta_num(struct meta *m, const char *key, double v)
-{
-    char b[32];
-    snprintf(b, sizeof b, "%.17g", v);
-    meta_add(m, key, b);
-}
-
-static void meta_nums(struct meta *m, const char *key, const double *v, int n)
-{
-    char *j = malloc((size_t)n * 26 + 4);
-    if (!j) {
-        m->oom = 1;
-        return;
-    }
-    size_t len = 0;
-    j[len++] = '[';
-    for (int i = 0; i < n; i++)
-        len += (size_t)sprintf(j + len, "%s%.17g", i ? "," : "", v[i]);
-    j[len++] = ']';
-    j[len] = '\0';
-    meta_add(m, key, j);
-    free(j);
-}
-
-static void meta_free(struct meta *m)
-{
-    for (int i = 0; i < m->n; i++) {
-        free(m->key[i]);
-        free(m->val[i]);
-    }
-    m->n = 0;
-}
-
 /* ---------------------------------------------------------------- the plan */
 
 struct job;
@@ -119,7 +33,7 @@ struct job {
     posenc_array_info arr[MAX_ARRAYS];
     int want[MAX_ARRAYS];
     emit_fn emit;
-    struct meta mt;
+    struct posenc_meta mt;
     /* rows */
     int64_t nq;                      /* query rows (or table rows) */
     int64_t k_len;
@@ -264,7 +178,7 @@ static int run(struct job *j, const char *hint)
     }
     if (posenc_writer_open(a->out, &a->wopts, &j->w, &err) != POSENC_OK)
         return posenc_fail(CMD, &err);
-    for (int i = 0; i < j->mt.n; i++)
+    for (size_t i = 0; i < j->mt.n; i++)
         if (posenc_writer_meta(j->w, j->mt.key[i], j->mt.val[i], &err) != POSENC_OK)
             goto fail;
     for (int i = 0; i < j->narr; i++)
@@ -374,12 +288,12 @@ static int64_t qpos_at(const struct job *j, int64_t r)
 
 static void meta_common(struct job *j)
 {
-    meta_str(&j->mt, "encoding", j->enc);
-    meta_str(&j->mt, "posenc_version", posenc_version());
+    posenc_meta_str(&j->mt, "encoding", j->enc);
+    posenc_meta_str(&j->mt, "posenc_version", posenc_version());
     if (j->a->config)
-        meta_str(&j->mt, "config", j->a->config);
+        posenc_meta_str(&j->mt, "config", j->a->config);
     if (j->m && posenc_model_type(j->m))
-        meta_str(&j->mt, "model_type", posenc_model_type(j->m));
+        posenc_meta_str(&j->mt, "model_type", posenc_model_type(j->m));
 }
 
 /* Find a tensor in a weights file: each name in `names` (NULL-terminated, first match wins),
@@ -522,16 +436,16 @@ static int gen_alibi(struct job *j)
         return rc;
 
     meta_common(j);
-    meta_str(&j->mt, "variant", posenc_alibi_kind_name(j->kind));
-    meta_str(&j->mt, "convention", posenc_alibi_convention_name(j->conv));
-    meta_int(&j->mt, "heads", j->heads);
+    posenc_meta_str(&j->mt, "variant", posenc_alibi_kind_name(j->kind));
+    posenc_meta_str(&j->mt, "convention", posenc_alibi_convention_name(j->conv));
+    posenc_meta_int(&j->mt, "heads", j->heads);
     if (j->kind == POSENC_ALIBI_MPT)
-        meta_num(&j->mt, "alibi_bias_max", bias_max);
-    meta_nums(&j->mt, "slopes", j->slopes, j->heads);
-    meta_int(&j->mt, "q_len", a->broadcast ? 1 : j->nq);
-    meta_int(&j->mt, "k_len", j->k_len);
+        posenc_meta_num(&j->mt, "alibi_bias_max", bias_max);
+    posenc_meta_nums(&j->mt, "slopes", j->slopes, j->heads);
+    posenc_meta_int(&j->mt, "q_len", a->broadcast ? 1 : j->nq);
+    posenc_meta_int(&j->mt, "k_len", j->k_len);
     if (a->broadcast)
-        meta_int(&j->mt, "broadcast_query", j->k_len - 1);
+        posenc_meta_int(&j->mt, "broadcast_query", j->k_len - 1);
 
     j->narr = 2;
     set_info(&j->arr[0], "slopes", a->dtype, 1, j->heads, 0, 0);
@@ -618,21 +532,21 @@ static int gen_t5(struct job *j)
         }
         j->heads = (int)j->wcols;
         meta_common(j);
-        meta_str(&j->mt, "weights", a->weights);
-        meta_str(&j->mt, "tensor", names[0]);
+        posenc_meta_str(&j->mt, "weights", a->weights);
+        posenc_meta_str(&j->mt, "tensor", names[0]);
     } else {
         meta_common(j);
     }
     if ((rc = plan_positions(j)))
         return rc;
-    meta_str(&j->mt, "kind", decoder ? "decoder" : "encoder");
-    meta_add(&j->mt, "bidirectional", j->t5_bidir ? "true" : "false");
-    meta_int(&j->mt, "num_buckets", j->num_buckets);
-    meta_int(&j->mt, "max_distance", j->max_distance);
-    meta_int(&j->mt, "q_len", j->nq);
-    meta_int(&j->mt, "k_len", j->k_len);
+    posenc_meta_str(&j->mt, "kind", decoder ? "decoder" : "encoder");
+    posenc_meta_json(&j->mt, "bidirectional", j->t5_bidir ? "true" : "false");
+    posenc_meta_int(&j->mt, "num_buckets", j->num_buckets);
+    posenc_meta_int(&j->mt, "max_distance", j->max_distance);
+    posenc_meta_int(&j->mt, "q_len", j->nq);
+    posenc_meta_int(&j->mt, "k_len", j->k_len);
     if (j->heads)
-        meta_int(&j->mt, "heads", j->heads);
+        posenc_meta_int(&j->mt, "heads", j->heads);
     j->narr = 1;
     set_info(&j->arr[0], "buckets", POSENC_DT_I32, 2, j->nq, j->k_len, 0);
     if (a->weights) {
@@ -722,12 +636,12 @@ static int gen_shaw(struct job *j)
             const char *names[] = { name, NULL }, *prefixes[] = { "", NULL };
             if ((rc = load_weights(j, names, prefixes, NULL)))
                 return rc;
-            meta_str(&j->mt, "tensor", name);
+            posenc_meta_str(&j->mt, "tensor", name);
         } else {
             const char *names[] = { a->tensor, NULL }, *prefixes[] = { "", NULL };
             if ((rc = load_weights(j, names, prefixes, NULL)))
                 return rc;
-            meta_str(&j->mt, "tensor", a->tensor);
+            posenc_meta_str(&j->mt, "tensor", a->tensor);
         }
         if (j->wrows != 2 * j->shaw_k + 1) {
             posenc_msg(CMD, "'%s': the relative embedding table has %" PRId64 " rows, but "
@@ -735,16 +649,16 @@ static int gen_shaw(struct job *j)
                        a->weights, j->wrows, j->shaw_k, 2 * j->shaw_k + 1);
             return POSENC_EXIT_ERROR;
         }
-        meta_str(&j->mt, "weights", a->weights);
+        posenc_meta_str(&j->mt, "weights", a->weights);
     }
     if ((rc = plan_positions(j)))
         return rc;
-    meta_int(&j->mt, "max_relative_position", j->shaw_k);
-    meta_str(&j->mt, "variant", j->shaw_bert ? "bert" : "shaw");
-    meta_str(&j->mt, "index_formula",
+    posenc_meta_int(&j->mt, "max_relative_position", j->shaw_k);
+    posenc_meta_str(&j->mt, "variant", j->shaw_bert ? "bert" : "shaw");
+    posenc_meta_str(&j->mt, "index_formula",
              j->shaw_bert ? "clip(query - key, -k, k) + k" : "clip(key - query, -k, k) + k");
-    meta_int(&j->mt, "q_len", j->nq);
-    meta_int(&j->mt, "k_len", j->k_len);
+    posenc_meta_int(&j->mt, "q_len", j->nq);
+    posenc_meta_int(&j->mt, "k_len", j->k_len);
     j->narr = 1;
     set_info(&j->arr[0], "index", POSENC_DT_I32, 2, j->nq, j->k_len, 0);
     if (a->weights) {
@@ -813,11 +727,11 @@ static int gen_sinusoidal(struct job *j)
     if (v == POSENC_SIN_FAIRSEQ && !a->positions)
         j->nq += pad + 1;
     meta_common(j);
-    meta_str(&j->mt, "variant", posenc_sinusoidal_variant_name(v));
-    meta_int(&j->mt, "d_model", j->d_model);
-    meta_int(&j->mt, "n_positions", j->nq);
+    posenc_meta_str(&j->mt, "variant", posenc_sinusoidal_variant_name(v));
+    posenc_meta_int(&j->mt, "d_model", j->d_model);
+    posenc_meta_int(&j->mt, "n_positions", j->nq);
     if (v == POSENC_SIN_FAIRSEQ)
-        meta_int(&j->mt, "padding_idx", pad);
+        posenc_meta_int(&j->mt, "padding_idx", pad);
     j->narr = 1;
     set_info(&j->arr[0], "pe", a->dtype, 2, j->nq, j->d_model, 0);
     j->emit = emit_sinusoidal;
@@ -921,10 +835,10 @@ static int gen_learned(struct job *j)
         }
     }
     meta_common(j);
-    meta_str(&j->mt, "weights", a->weights);
-    meta_str(&j->mt, "tensor", name);
-    meta_int(&j->mt, "d_model", j->wcols);
-    meta_int(&j->mt, "n_positions", j->nq);
+    posenc_meta_str(&j->mt, "weights", a->weights);
+    posenc_meta_str(&j->mt, "tensor", name);
+    posenc_meta_int(&j->mt, "d_model", j->wcols);
+    posenc_meta_int(&j->mt, "n_positions", j->nq);
     j->narr = 1;
     set_info(&j->arr[0], "pe", a->dtype, 2, j->nq, j->wcols, 0);
     j->emit = emit_learned;
@@ -961,7 +875,7 @@ int gen_nonrope(const struct gen_args *a, const posenc_model *m)
         rc = POSENC_EXIT_ERROR;
         break;
     }
-    meta_free(&j->mt);
+    posenc_meta_free(&j->mt);
     free(j->qpos);
     free(j->weights);
     free(j->buf);
