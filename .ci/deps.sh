@@ -5,7 +5,7 @@ want=""
 for group in "$@"; do
     case $group in
     build) want="$want gcc make pkg-config libcjson-dev zlib1g-dev libhdf5-dev" ;;
-    test)  want="$want libcmocka-dev python3-numpy python3-h5py chromium" ;;
+    test)  want="$want libcmocka-dev python3-numpy python3-h5py python3-torch python3-mpmath chromium" ;;
     fuzz)  want="$want clang libclang-rt-14-dev" ;;
     bench) want="$want python3-numpy python3-torch time" ;;
     *) echo "deps.sh: unknown group '$group'" >&2; exit 2 ;;
