@@ -42,6 +42,7 @@ static void usage(FILE *fp)
             "      --precision P       exact (default) or hf (transformers' float32 tables;\n"
             "                          f16/bf16 arithmetic rounded as torch does)\n"
             "      --layer-type NAME   RoPE parameters of this layer type\n"
+            "      --family NAME       resolve the config as this model family (posenc info --models)\n"
             "      --seq-len N         sequence length for dynamic/longrope selection\n"
             "                          (default: largest position + 1)\n"
             "      --offset N          token s is at position N + s (default 0)\n"
@@ -439,6 +440,7 @@ enum {
     OPT_STYLE,
     OPT_PRECISION,
     OPT_LAYER_TYPE,
+    OPT_FAMILY,
     OPT_SEQ_LEN,
     OPT_OFFSET,
     OPT_POSITIONS,
@@ -466,6 +468,7 @@ int cmd_apply(int argc, char **argv)
         { "style", required_argument, NULL, OPT_STYLE },
         { "precision", required_argument, NULL, OPT_PRECISION },
         { "layer-type", required_argument, NULL, OPT_LAYER_TYPE },
+        { "family", required_argument, NULL, OPT_FAMILY },
         { "seq-len", required_argument, NULL, OPT_SEQ_LEN },
         { "offset", required_argument, NULL, OPT_OFFSET },
         { "positions", required_argument, NULL, OPT_POSITIONS },
@@ -475,7 +478,8 @@ int cmd_apply(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    const char *config = NULL, *outp = NULL, *layer_type = NULL, *positions_arg = NULL;
+    const char *config = NULL, *outp = NULL, *layer_type = NULL, *positions_arg = NULL,
+               *family = NULL;
     posenc_apply_layout layout = POSENC_APPLY_BHSD;
     posenc_style style = POSENC_STYLE_NEOX;
     int style_set = 0, inverse = 0, dtype_set = 0, offset_set = 0;
@@ -511,6 +515,7 @@ int cmd_apply(int argc, char **argv)
                 return usage_err_status(&err);
             break;
         case OPT_LAYER_TYPE: layer_type = optarg; break;
+        case OPT_FAMILY: family = optarg; break;
         case OPT_SEQ_LEN:
             if (posenc_parse_i64(CMD, "--seq-len", optarg, 1, INT64_C(1) << 31, &seq_len))
                 return POSENC_EXIT_USAGE;
@@ -570,8 +575,8 @@ int cmd_apply(int argc, char **argv)
     int nwriters = 0;
 
     /* config */
-    if (posenc_config_load(config, &model, &err) != POSENC_OK)
-        goto fail;
+    if ((rc = cmd_load_config(CMD, config, family, &model)) != 0)
+        goto out;
     posenc_rope_config rcfg;
     if (posenc_model_rope(model, layer_type, &rcfg, &err) != POSENC_OK) {
         prefix_file(&err, config);

@@ -26,6 +26,25 @@ int posenc_fail(const char *cmd, const posenc_error *err)
     return POSENC_EXIT_ERROR;
 }
 
+int cmd_load_config(const char *cmd, const char *path, const char *family, posenc_model **out)
+{
+    posenc_error err = { 0 };
+    posenc_load_opts opts = { .family = family };
+    posenc_model *m = NULL;
+    *out = NULL;
+    if (family) {
+        posenc_family_info fi;
+        if (posenc_family_find(family, &fi, &err) != POSENC_OK)
+            return posenc_usage_error(cmd, "--family: %s", err.msg);
+    }
+    if (posenc_config_load(path, &opts, &m, &err) != POSENC_OK)
+        return posenc_fail(cmd, &err);
+    if (posenc_model_warning(m))
+        posenc_msg(cmd, "'%s': %s", path, posenc_model_warning(m));
+    *out = m;
+    return POSENC_EXIT_OK;
+}
+
 int posenc_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;

@@ -40,6 +40,12 @@ int posenc_usage_error(const char *cmd, const char *fmt, ...)
 #endif
     ;
 
+/* Load a config (a file or a model directory) through the model-family registry, as --family
+ * (NULL: by model_type) says. Prints the error line and returns its exit code (2 for an
+ * unknown --family, 3 otherwise), or prints the model's warning line (an unknown model_type
+ * resolved with the generic rules) and returns 0 with *out set. */
+int cmd_load_config(const char *cmd, const char *path, const char *family, posenc_model **out);
+
 /* Checked parsing of option values; on failure print a usage error and return nonzero. */
 int posenc_parse_i64(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
                      int64_t *out);

@@ -15,6 +15,7 @@
 /* Everything gen was asked, parsed from the command line. */
 struct gen_args {
     const char *config;            /* --config FILE, or NULL */
+    const char *family;            /* --family NAME, or NULL */
     const char *out;               /* -o OUT ("-" = one array as NPY on stdout) */
     const char *array;             /* --array NAME: write only this array (NULL = all) */
     posenc_write_opts wopts;       /* --format, --compress */
@@ -58,6 +59,7 @@ static void usage(FILE *fp)
             "\n"
             "input:\n"
             "      --config FILE        Hugging Face config.json\n"
+            "      --family NAME        resolve the config as this model family (posenc info --models)\n"
             "      --encoding E         rope, alibi, t5, shaw, sinusoidal or learned (default: what\n"
             "                           the config uses)\n"
             "      --layer-type T       layer type of a config with several (Gemma 3/4, MiMo)\n"
@@ -105,11 +107,12 @@ enum {
     OPT_CONFIG = 256, OPT_FORMAT, OPT_DTYPE, OPT_SEQ_LEN, OPT_POSITIONS, OPT_LAYER_TYPE,
     OPT_PRECISION, OPT_LAYOUT, OPT_ARRAY, OPT_COMPRESS, OPT_FORCE, OPT_ENCODING, OPT_HEADS,
     OPT_D_MODEL, OPT_NUM_BUCKETS, OPT_MAX_DISTANCE, OPT_MAX_REL, OPT_CONVENTION, OPT_VARIANT,
-    OPT_WEIGHTS, OPT_TENSOR, OPT_DECODER, OPT_BROADCAST
+    OPT_WEIGHTS, OPT_TENSOR, OPT_DECODER, OPT_BROADCAST, OPT_FAMILY
 };
 
 static const struct option long_opts[] = {
     { "config", required_argument, NULL, OPT_CONFIG },
+    { "family", required_argument, NULL, OPT_FAMILY },
     { "output", required_argument, NULL, 'o' },
     { "format", required_argument, NULL, OPT_FORMAT },
     { "dtype", required_argument, NULL, OPT_DTYPE },
@@ -392,6 +395,18 @@ static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, cons
 {
     posenc_meta_str(mt, "posenc_version", posenc_version());
     posenc_meta_str(mt, "model_type", posenc_model_type(m));
+    posenc_meta_str(mt, "family", posenc_model_family(m));
+    {
+        const int64_t *nope;
+        size_t nn = posenc_model_nope_layers(m, &nope);
+        double v[512];
+        if (nn) {
+            size_t k = nn < 512 ? nn : 512;
+            for (size_t i = 0; i < k; i++)
+                v[i] = (double)nope[i];
+            posenc_meta_nums(mt, "nope_layers", v, (int)k);
+        }
+    }
     posenc_meta_str(mt, "config", base_name(a->config));
     posenc_meta_str(mt, "layer_type", ro->layer_type);
     posenc_meta_str(mt, "encoding", "rope");
@@ -1033,6 +1048,8 @@ static void meta_common(struct job *j)
         posenc_meta_str(&j->mt, "config", j->a->config);
     if (j->m && posenc_model_type(j->m))
         posenc_meta_str(&j->mt, "model_type", posenc_model_type(j->m));
+    if (j->m)
+        posenc_meta_str(&j->mt, "family", posenc_model_family(j->m));
 }
 
 /* Find a tensor in a weights file: each name in `names` (NULL-terminated, first match wins),
@@ -1335,10 +1352,7 @@ static int gen_shaw(struct job *j)
         return rc;
     /* BERT's relative_key embeds query - key (distance_embedding(l - r + max_pos - 1)); Shaw et
      * al. and tensor2tensor key - query. Default: what the config's model does. */
-    const char *mt = j->m ? posenc_model_type(j->m) : NULL;
-    j->shaw_bert = mt && j->bc && j->bc->max_relative_position > 0 &&
-                   (strstr(mt, "bert") || strstr(mt, "roberta") || strstr(mt, "electra") ||
-                    strstr(mt, "ernie") || strstr(mt, "data2vec"));
+    j->shaw_bert = j->bc && j->bc->max_relative_position > 0 && j->bc->shaw_query_minus_key;
     if (a->variant) {
         if (strcmp(a->variant, "bert") == 0)
             j->shaw_bert = 1;
@@ -1425,18 +1439,6 @@ static posenc_status emit_sinusoidal(struct job *j, int which, posenc_error *err
     return st;
 }
 
-static posenc_sinusoidal_variant default_sin_variant(const posenc_model *m)
-{
-    const char *t = m ? posenc_model_type(m) : NULL;
-    if (!t)
-        return POSENC_SIN_VASWANI;
-    if (strcmp(t, "marian") == 0 || strcmp(t, "pegasus") == 0 || strcmp(t, "roformer") == 0)
-        return POSENC_SIN_MARIAN;
-    if (strcmp(t, "fsmt") == 0 || strcmp(t, "m2m_100") == 0 || strcmp(t, "xglm") == 0)
-        return POSENC_SIN_FAIRSEQ;
-    return POSENC_SIN_VASWANI;
-}
-
 static int gen_sinusoidal(struct job *j)
 {
     const struct gen_args *a = j->a;
@@ -1448,7 +1450,8 @@ static int gen_sinusoidal(struct job *j)
     if (j->d_model <= 0)
         return posenc_usage_error(CMD, "sinusoidal tables need --d-model N%s",
                                   a->config ? " (the config gives no width)" : "");
-    posenc_sinusoidal_variant v = default_sin_variant(j->m);
+    /* the model's own variant (registry), else the original Transformer's */
+    posenc_sinusoidal_variant v = j->bc ? j->bc->sinusoidal_variant : POSENC_SIN_VASWANI;
     if (a->variant && posenc_sinusoidal_variant_parse(a->variant, &v, &err) != POSENC_OK)
         return posenc_usage_error(CMD, "--variant: %s", err.msg);
     int pad = -1;
@@ -1650,6 +1653,7 @@ int cmd_gen(int argc, char **argv)
             usage(stdout);
             return POSENC_EXIT_OK;
         case OPT_CONFIG: a.config = optarg; break;
+        case OPT_FAMILY: a.family = optarg; break;
         case 'o': a.out = optarg; break;
         case OPT_FORMAT:
             if (posenc_format_parse(optarg, &a.wopts.format, &err) != POSENC_OK)
@@ -1770,10 +1774,8 @@ int cmd_gen(int argc, char **argv)
             return rc;
         a.positions = positions;
     }
-    if (a.config && posenc_config_load(a.config, &m, &err) != POSENC_OK) {
-        rc = posenc_fail(CMD, &err);
+    if (a.config && (rc = cmd_load_config(CMD, a.config, a.family, &m)) != 0)
         goto out;
-    }
     if (!a.encoding_forced) {
         a.encoding = posenc_model_encoding(m);
         if (a.encoding == POSENC_ENC_NONE) {

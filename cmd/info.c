@@ -15,7 +15,8 @@
 static void usage(FILE *fp)
 {
     fputs("usage: posenc info --config FILE [--layer-type T] [--seq-len N]\n"
-          "                   [--precision exact|hf] [--json]\n"
+          "                   [--precision exact|hf] [--family NAME] [--json]\n"
+          "       posenc info --models [--json]\n"
           "\n"
           "Resolve a Hugging Face config.json the way transformers does and report the position\n"
           "encoding: RoPE type, theta and where it came from, head and rotary dims, pairing style,\n"
@@ -29,6 +30,10 @@ static void usage(FILE *fp)
           "                          default: what transformers computes at load time\n"
           "  -p, --precision P       inv_freq values: hf (transformers' float32, default) or\n"
           "                          exact (double)\n"
+          "      --family NAME       resolve the config as this registry row, whatever its\n"
+          "                          model_type says\n"
+          "      --models            list the model-family registry (model_type, encoding,\n"
+          "                          pairing, notes, source file)\n"
           "  -j, --json              print one JSON object instead of text\n"
           "  -h, --help              show this help\n",
           fp);
@@ -44,6 +49,8 @@ struct info_opts {
     int64_t seq_len;
     posenc_precision prec;
     int json;
+    const char *family;
+    int models;
 };
 
 /* ---- JSON helpers ---- */
@@ -143,6 +150,7 @@ static cJSON *rope_json(const struct info_opts *o, const struct rope_report *r)
     add_int(j, "exponent_dim", c->exponent_dim);
     add_num(j, "partial_rotary_factor", c->partial_rotary_factor);
     cJSON_AddStringToObject(j, "style", posenc_style_name(c->style));
+    cJSON_AddStringToObject(j, "pairing", posenc_pairing_name(c->pairing));
     add_int(j, "max_position_embeddings", c->max_position_embeddings);
     add_int(j, "original_max_position_embeddings", c->original_max_position_embeddings);
     if (c->type != POSENC_ROPE_DEFAULT)
@@ -214,6 +222,7 @@ static void rope_text(const struct info_opts *o, const struct rope_report *r, co
         F("exponent_dim"); fprintf(g_out, "%d\n", c->exponent_dim);
     }
     F("style"); fprintf(g_out, "%s\n", posenc_style_name(c->style));
+    F("pairing"); fprintf(g_out, "%s\n", posenc_pairing_name(c->pairing));
     F("max_positions"); fprintf(g_out, "%" PRId64 "\n", c->max_position_embeddings);
     F("original_max_pos"); fprintf(g_out, "%" PRId64 "\n", c->original_max_position_embeddings);
     if (c->type != POSENC_ROPE_DEFAULT) {
@@ -332,6 +341,97 @@ static int bias_report(const struct info_opts *o, const posenc_model *m, cJSON *
 
 /* ---- main ---- */
 
+/* Layer types with their encodings and the NoPE layers (RoPE models). */
+static int layers_report(const posenc_model *m, cJSON *j)
+{
+    const int64_t *nope;
+    size_t nn = posenc_model_nope_layers(m, &nope);
+    size_t nt = posenc_model_layer_name_count(m);
+    int64_t nl = posenc_model_layer_count(m);
+    if (posenc_model_encoding(m) != POSENC_ENC_ROPE)
+        return 0;
+    if (j) {
+        if (nl > 0)
+            cJSON_AddNumberToObject(j, "num_layers", (double)nl);
+        cJSON *a = cJSON_AddArrayToObject(j, "nope_layers");
+        for (size_t i = 0; a && i < nn; i++)
+            cJSON_AddItemToArray(a, cJSON_CreateNumber((double)nope[i]));
+        if (nt && posenc_model_layer_type_count(m) == 0) {
+            cJSON *lt = cJSON_AddObjectToObject(j, "layers");
+            for (size_t i = 0; lt && i < nt; i++) {
+                cJSON *o = cJSON_AddObjectToObject(lt, posenc_model_layer_name(m, i));
+                if (o)
+                    cJSON_AddStringToObject(o, "encoding", posenc_encoding_name(
+                                                posenc_model_layer_name_encoding(m, i)));
+            }
+        }
+        return a ? 0 : -1;
+    }
+    if (nt) {
+        fprintf(g_out, "%-20s", "layer_types");
+        for (size_t i = 0; i < nt; i++)
+            fprintf(g_out, "%s%s (%s)", i ? ", " : "", posenc_model_layer_name(m, i),
+                    posenc_encoding_name(posenc_model_layer_name_encoding(m, i)));
+        fputc('\n', g_out);
+    }
+    if (nn) {
+        fprintf(g_out, "%-20s", "nope_layers");
+        for (size_t i = 0; i < nn; i++)
+            fprintf(g_out, "%s%lld", i ? "," : "", (long long)nope[i]);
+        fprintf(g_out, " (%zu of %lld layers carry no RoPE)\n", nn, (long long)nl);
+    }
+    return 0;
+}
+
+/* posenc info --models: the registry as a table. */
+static int models_report(const struct info_opts *o)
+{
+    size_t n = posenc_family_count();
+    cJSON *arr = o->json ? cJSON_CreateArray() : NULL;
+    if (o->json && !arr)
+        return -1;
+    if (!o->json)
+        fprintf(g_out, "%-24s %-10s %-17s %s\n", "model_type", "encoding", "pairing",
+                "notes [source]");
+    for (size_t i = 0; i < n; i++) {
+        posenc_family_info fi;
+        if (posenc_family_get(i, &fi, NULL) != POSENC_OK)
+            break;
+        if (arr) {
+            cJSON *r = cJSON_CreateObject();
+            if (!r) {
+                cJSON_Delete(arr);
+                return -1;
+            }
+            cJSON_AddStringToObject(r, "model_type", fi.name);
+            cJSON_AddStringToObject(r, "encoding", fi.encoding);
+            cJSON_AddStringToObject(r, "pairing", fi.pairing);
+            if (*fi.alias_of)
+                cJSON_AddStringToObject(r, "alias_of", fi.alias_of);
+            if (*fi.text)
+                cJSON_AddStringToObject(r, "text_model_type", fi.text);
+            cJSON_AddStringToObject(r, "notes", fi.notes);
+            cJSON_AddStringToObject(r, "source", fi.source);
+            cJSON_AddItemToArray(arr, r);
+        } else {
+            char enc[40];
+            snprintf(enc, sizeof enc, "%s%s%s", fi.encoding, *fi.text ? ":" : "", fi.text);
+            fprintf(g_out, "%-24s %-10s %-17s %s%s%s [%s]\n", fi.name, enc,
+                    *fi.pairing ? fi.pairing : "-", *fi.alias_of ? "as " : "", fi.alias_of,
+                    *fi.alias_of ? "" : fi.notes, fi.source);
+        }
+    }
+    if (arr) {
+        char *s = cJSON_Print(arr);
+        cJSON_Delete(arr);
+        if (!s)
+            return -1;
+        fprintf(g_out, "%s\n", s);
+        cJSON_free(s);
+    }
+    return 0;
+}
+
 static int report(const struct info_opts *o, const posenc_model *m)
 {
     posenc_encoding e = posenc_model_encoding(m);
@@ -345,10 +445,17 @@ static int report(const struct info_opts *o, const posenc_model *m)
         cJSON_AddStringToObject(j, "config", o->config);
         cJSON_AddStringToObject(j, "encoding", posenc_encoding_name(e));
         cJSON_AddStringToObject(j, "model_type", posenc_model_type(m));
+        cJSON_AddStringToObject(j, "family", posenc_model_family(m));
+        if (posenc_model_warning(m))
+            cJSON_AddStringToObject(j, "warning", posenc_model_warning(m));
     } else {
-        fprintf(g_out, "%-20s%s\n%-20s%s\n%-20s%s\n", "config", o->config, "model_type",
-               posenc_model_type(m), "encoding", posenc_encoding_name(e));
+        fprintf(g_out, "%-20s%s\n%-20s%s\n%-20s%s%s\n%-20s%s\n", "config", o->config,
+                "model_type", posenc_model_type(m), "family", posenc_model_family(m),
+                posenc_model_is_generic(m) ? " (model_type not known: generic RoPE rules)" : "",
+                "encoding", posenc_encoding_name(e));
     }
+    if (layers_report(m, j) != 0)
+        goto nomem;
     if (e != POSENC_ENC_ROPE) {
         if (o->layer_type) {
             posenc_msg("info", "'%s': model_type '%s' uses %s: --layer-type does not apply",
@@ -441,10 +548,12 @@ nomem:
 
 int cmd_info(int argc, char **argv)
 {
-    enum { OPT_JSON = 'j' };
+    enum { OPT_JSON = 'j', OPT_FAMILY = 256, OPT_MODELS };
     static const struct option longopts[] = {
         { "config", required_argument, NULL, 'c' },
         { "layer-type", required_argument, NULL, 'l' },
+        { "family", required_argument, NULL, OPT_FAMILY },
+        { "models", no_argument, NULL, OPT_MODELS },
         { "seq-len", required_argument, NULL, 'n' },
         { "precision", required_argument, NULL, 'p' },
         { "json", no_argument, NULL, OPT_JSON },
@@ -460,6 +569,8 @@ int cmd_info(int argc, char **argv)
         switch (c) {
         case 'c': o.config = optarg; break;
         case 'l': o.layer_type = optarg; break;
+        case OPT_FAMILY: o.family = optarg; break;
+        case OPT_MODELS: o.models = 1; break;
         case 'n':
             if (posenc_parse_i64("info", "--seq-len", optarg, 1, (int64_t)1 << 53, &o.seq_len))
                 return POSENC_EXIT_USAGE;
@@ -478,11 +589,17 @@ int cmd_info(int argc, char **argv)
     }
     if (optind < argc)
         return posenc_usage_error("info", "unexpected argument '%s'", argv[optind]);
-    if (!o.config)
+    if (o.models && (o.config || o.family || o.layer_type || o.seq_len))
+        return posenc_usage_error("info", "--models lists the registry: it takes no config "
+                                          "options (only --json)");
+    if (!o.config && !o.models)
         return posenc_usage_error("info", "--config FILE is required");
     posenc_model *m = NULL;
-    if (posenc_config_load(o.config, &m, &err) != POSENC_OK)
-        return posenc_fail("info", &err);
+    if (!o.models) {
+        int lrc = cmd_load_config("info", o.config, o.family, &m);
+        if (lrc)
+            return lrc;
+    }
     char *text = NULL;
     size_t tlen = 0;
     g_out = open_memstream(&text, &tlen);
@@ -491,7 +608,9 @@ int cmd_info(int argc, char **argv)
         posenc_msg("info", "out of memory");
         return POSENC_EXIT_ERROR;
     }
-    int rc = report(&o, m);
+    int rc = o.models ? (models_report(&o) ? (posenc_msg("info", "out of memory"),
+                                              POSENC_EXIT_ERROR) : 0)
+                      : report(&o, m);
     posenc_model_free(m);
     if (fclose(g_out) != 0 && rc == 0) {
         posenc_msg("info", "out of memory");

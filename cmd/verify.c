@@ -37,6 +37,7 @@ static void usage(FILE *fp)
             "options:\n"
             "  -c, --config FILE       model config.json (required)\n"
             "      --layer-type NAME   RoPE parameters of this layer type\n"
+            "      --family NAME       resolve the config as this model family (posenc info --models)\n"
             "      --style S           neox or gptj (default: from the config)\n"
             "      --max-position N    largest offset checked (default: max_position_embeddings)\n"
             "      --seed S            seed of the random q and k (default 1)\n"
@@ -65,7 +66,7 @@ static const char *const layout_names[] = { "bhsd", "bshd", "shd", "hsd", "sd" }
 static const int layout_ndim[] = { 4, 4, 3, 3, 2 };
 
 struct opts {
-    const char *config, *layer_type, *q, *k, *eq, *ek, *positions_spec, *variant;
+    const char *config, *layer_type, *q, *k, *eq, *ek, *positions_spec, *variant, *family;
     const char *reports[MAX_REPORTS];
     int n_reports;
     int64_t max_position, offset;
@@ -824,17 +825,9 @@ static int verify_bias(struct vstate *v, const struct opts *o, const posenc_mode
                        "buckets depend only on j-i, monotone in |j-i|, match transformers' float32 formula");
         }
     } else if (enc == POSENC_ENC_SINUSOIDAL) {
-        posenc_sinusoidal_variant var = POSENC_SIN_VASWANI;
-        const char *mt = posenc_model_type(m);
-        if (o->variant) {
-            if (posenc_sinusoidal_variant_parse(o->variant, &var, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--variant: %s", err.msg);
-        } else if (b->padding_idx >= 0 && mt && (strstr(mt, "fsmt") || strstr(mt, "m2m") ||
-                                                 strstr(mt, "xglm") || strstr(mt, "fairseq"))) {
-            var = POSENC_SIN_FAIRSEQ;
-        } else if (mt && (strstr(mt, "marian") || strstr(mt, "pegasus") || strstr(mt, "roformer"))) {
-            var = POSENC_SIN_MARIAN;
-        }
+        posenc_sinusoidal_variant var = b->sinusoidal_variant; /* the model's, from the registry */
+        if (o->variant && posenc_sinusoidal_variant_parse(o->variant, &var, &err) != POSENC_OK)
+            return posenc_usage_error(CMD, "--variant: %s", err.msg);
         int d = b->d_model > 0 ? b->d_model : (b->heads * b->head_dim);
         cJSON_AddStringToObject(bj, "variant", posenc_sinusoidal_variant_name(var));
         cJSON_AddNumberToObject(bj, "d_model", d);
@@ -1187,11 +1180,12 @@ int cmd_verify(int argc, char **argv)
 {
     enum {
         O_LAYER = 256, O_MAXPOS, O_SEED, O_SAMPLES, O_TOL, O_HFTOL, O_Q, O_K, O_LAYOUT, O_OFFSET,
-        O_POSITIONS, O_ROTATED, O_EQ, O_EK, O_STYLE, O_VARIANT, O_REPORT, O_BF16
+        O_POSITIONS, O_ROTATED, O_EQ, O_EK, O_STYLE, O_VARIANT, O_REPORT, O_BF16, O_FAMILY
     };
     static const struct option longopts[] = {
         { "config", required_argument, NULL, 'c' },
         { "layer-type", required_argument, NULL, O_LAYER },
+        { "family", required_argument, NULL, O_FAMILY },
         { "style", required_argument, NULL, O_STYLE },
         { "max-position", required_argument, NULL, O_MAXPOS },
         { "seed", required_argument, NULL, O_SEED },
@@ -1227,6 +1221,7 @@ int cmd_verify(int argc, char **argv)
         switch (c) {
         case 'c': o.config = optarg; break;
         case O_LAYER: o.layer_type = optarg; break;
+        case O_FAMILY: o.family = optarg; break;
         case O_STYLE:
             if (posenc_style_parse(optarg, &o.style, &err) != POSENC_OK)
                 return posenc_usage_error(CMD, "--style: '%s' is not neox or gptj", optarg);
@@ -1316,8 +1311,9 @@ int cmd_verify(int argc, char **argv)
         return posenc_usage_error(CMD, "--positions and --offset exclude each other");
 
     posenc_model *m = NULL;
-    if (posenc_config_load(o.config, &m, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
+    int lrc = cmd_load_config(CMD, o.config, o.family, &m);
+    if (lrc)
+        return lrc;
     struct vstate v = { 0 };
     v.root = cJSON_CreateObject();
     cJSON_AddBoolToObject(v.root, "ok", 1);
@@ -1330,6 +1326,16 @@ int cmd_verify(int argc, char **argv)
     cJSON_AddStringToObject(cfgj, "path", o.config);
     cJSON_AddStringToObject(cfgj, "model_type", posenc_model_type(m) ? posenc_model_type(m) : "");
     cJSON_AddStringToObject(cfgj, "encoding", posenc_encoding_name(enc));
+    cJSON_AddStringToObject(cfgj, "family", posenc_model_family(m));
+    if (posenc_model_warning(m))
+        cJSON_AddStringToObject(cfgj, "warning", posenc_model_warning(m));
+    {
+        const int64_t *nope;
+        size_t nn = posenc_model_nope_layers(m, &nope);
+        cJSON *na = enc == POSENC_ENC_ROPE ? cJSON_AddArrayToObject(cfgj, "nope_layers") : NULL;
+        for (size_t i = 0; na && i < nn; i++)
+            cJSON_AddItemToArray(na, cJSON_CreateNumber((double)nope[i]));
+    }
     if (o.layer_type)
         cJSON_AddStringToObject(cfgj, "layer_type", o.layer_type);
     for (size_t i = 0; i < posenc_model_note_count(m); i++)

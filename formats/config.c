@@ -1,5 +1,6 @@
 /* config.c: read a config.json file (at most 64 MiB), parse it with cJSON and resolve it with
- * posenc_model_from_json. Messages name the file: "'config.json': invalid JSON near line 3". */
+ * the model-family registry (lib/model.c). Messages name the file: "'config.json': invalid JSON
+ * near line 3". */
 #if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* fileno, open_memstream under plain -std=c11 */
 #endif
@@ -12,11 +13,13 @@
 #include <cjson/cJSON.h>
 
 #include "posenc/config.h"
+#include "model_json.h"
 
 #define CONFIG_MAX_BYTES ((size_t)64 << 20)
 
 static posenc_status config_parse_json(const char *text, size_t len, const char *source,
-                                       posenc_model **out, posenc_error *err);
+                                       const char *family, posenc_model **out,
+                                       posenc_error *err);
 
 static size_t line_of(const char *text, size_t len, size_t off)
 {
@@ -89,8 +92,10 @@ static char *rewrite_nonfinite(const char *text, size_t len, size_t *outlen, int
 }
 
 posenc_status posenc_config_parse(const char *text, size_t len, const char *source,
-                                  posenc_model **out, posenc_error *err)
+                                  const posenc_load_opts *opts, posenc_model **out,
+                                  posenc_error *err)
 {
+    const char *family = opts ? opts->family : NULL;
     if (text && len > 0 && len <= CONFIG_MAX_BYTES) {
         size_t nlen = 0;
         int nomem;
@@ -99,16 +104,17 @@ posenc_status posenc_config_parse(const char *text, size_t len, const char *sour
             return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory",
                                  source ? source : "config.json");
         if (copy) {
-            posenc_status st = config_parse_json(copy, nlen, source, out, err);
+            posenc_status st = config_parse_json(copy, nlen, source, family, out, err);
             free(copy);
             return st;
         }
     }
-    return config_parse_json(text, len, source, out, err);
+    return config_parse_json(text, len, source, family, out, err);
 }
 
 static posenc_status config_parse_json(const char *text, size_t len, const char *source,
-                                       posenc_model **out, posenc_error *err)
+                                       const char *family, posenc_model **out,
+                                       posenc_error *err)
 {
     const char *src = source ? source : "config.json";
     const char *end = NULL;
@@ -146,13 +152,33 @@ static posenc_status config_parse_json(const char *text, size_t len, const char 
         cJSON_Delete(root);
         return posenc_seterr(err, POSENC_ECONFIG, "'%s': top level is not a JSON object", src);
     }
-    posenc_status st = posenc_model_from_json(root, src, out, err);
+    posenc_status st = pe_model_from_json(root, src, family, out, err);
     cJSON_Delete(root);
     return st;
 }
 
-posenc_status posenc_config_load(const char *path, posenc_model **out, posenc_error *err)
+posenc_status posenc_config_load(const char *path, const posenc_load_opts *opts,
+                                 posenc_model **out, posenc_error *err)
 {
+    /* a model directory (as transformers' from_pretrained takes): DIR/config.json */
+    struct stat ds;
+    if (stat(path, &ds) == 0 && S_ISDIR(ds.st_mode)) {
+        size_t n = strlen(path);
+        char *p = malloc(n + sizeof "/config.json");
+        if (!p)
+            return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", path);
+        memcpy(p, path, n);
+        memcpy(p + n, n && path[n - 1] == '/' ? "config.json" : "/config.json",
+               sizeof "/config.json");
+        struct stat fs;
+        posenc_status st;
+        if (stat(p, &fs) != 0)
+            st = posenc_seterr(err, POSENC_EIO, "'%s': a directory without config.json", path);
+        else
+            st = posenc_config_load(p, opts, out, err);
+        free(p);
+        return st;
+    }
     FILE *fp = fopen(path, "rb");
     if (!fp)
         return posenc_seterr(err, POSENC_EIO, "'%s': %s", path, strerror(errno));
@@ -209,7 +235,7 @@ posenc_status posenc_config_load(const char *path, posenc_model **out, posenc_er
         return posenc_seterr(err, POSENC_ERANGE, "'%s': larger than %zu MiB, not a config.json",
                              path, CONFIG_MAX_BYTES >> 20);
     }
-    posenc_status st = posenc_config_parse(buf, len, path, out, err);
+    posenc_status st = posenc_config_parse(buf, len, path, opts, out, err);
     free(buf);
     return st;
 }

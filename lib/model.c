@@ -1,12 +1,16 @@
 /* model.c: resolve a parsed Hugging Face config.json into position-encoding parameters.
  *
- * The rules follow transformers v5 (reference/hf-rope.md §1, §3, §5, §6, §8): which dict holds the
- * RoPE keys (legacy rope_scaling replaces rope_parameters; `type` is an alias of `rope_type`), where
- * rope_theta comes from (inside the dict, then the top-level key, then the class default), which
- * classes honour partial_rotary_factor for rope_type default, head_dim class defaults, per-layer-type
- * dicts, text_config nesting and the per-model renames (GPT-J, GPT-NeoX, Phi-3, Qwen2-VL, Gemma 3/4,
- * DeepSeek, GLM-5, MiniMax-M2, MiMo-V2-Flash). Non-rotary models (ALiBi, T5, learned tables, NoPE)
- * are recognised by model_type. No I/O: formats/config.c reads the file. */
+ * The engine follows transformers v5 (huggingface/transformers, src/transformers/
+ * modeling_rope_utils.py: the rope_parameters standardisation and the ROPE_INIT_FUNCTIONS; each
+ * model's configuration_*.py for its defaults): which dict holds the RoPE keys (legacy
+ * rope_scaling replaces rope_parameters; `type` is an alias of `rope_type`), where rope_theta comes
+ * from (inside the dict, then the top-level key, then the class default), which classes honour
+ * partial_rotary_factor for rope_type default, per-layer-type dicts and text_config nesting.
+ *
+ * What differs by model is data: one row per model_type in lib/families.def (lib/family.h has
+ * the columns). Behaviour that is not data is a named hook the row points to (the "hooks"
+ * section below). No other function compares a model_type. No I/O: formats/config.c reads the
+ * file. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -17,22 +21,34 @@
 
 #include "posenc/bias.h"
 #include "posenc/model.h"
+#include "family.h"
+#include "model_json.h"
 
 #define MAX_LT 8        /* layer types with their own RoPE parameters */
 #define MAX_ALIAS 16    /* distinct names in layer_types */
-#define MAX_NOTES 32
+#define MAX_NOTES 40
 #define NAME_LEN 64
+#define MAX_LAYERS 4096 /* num_hidden_layers that per-layer rules accept */
 
 struct posenc_model {
     posenc_encoding enc;
     char source[256];
     char model_type[NAME_LEN];
+    const pe_family *fam;             /* the registry row that resolved it */
+    int generic;                      /* resolved with the generic rules (unknown model_type) */
+    char warning[320];
     int64_t max_positions;
     size_t n_lt;                      /* 0: one set of parameters in rope[0] */
     char lt_name[MAX_LT][NAME_LEN];
     posenc_rope_config rope[MAX_LT];
     size_t n_alias;                   /* names in layer_types sharing rope[0] when n_lt == 0 */
     char alias[MAX_ALIAS][NAME_LEN];
+    posenc_encoding alias_enc[MAX_ALIAS];
+    int64_t n_layers;                 /* num_hidden_layers, 0 when not given */
+    size_t n_types;                   /* entries of layer_types (one per layer) */
+    unsigned char *type_of;           /* [n_types]: index into alias[] */
+    size_t n_nope;
+    int64_t *nope;                    /* indices of layers without RoPE */
     posenc_bias_config bias;
     size_t n_notes;
     char *notes[MAX_NOTES];
@@ -96,111 +112,15 @@ posenc_status posenc_style_parse(const char *s, posenc_style *out, posenc_error 
                          s ? s : "");
 }
 
-/* ---- class tables (hf-rope.md §1.3, §1.4, §3.2, §3.3) ---- */
-
-static int in_list(const char *s, const char *const *list)
-{
-    for (; *list; list++)
-        if (strcmp(s, *list) == 0)
-            return 1;
-    return 0;
-}
-
-/* default_theta of the config class (§3.3). */
-static double class_default_theta(const char *cls)
-{
-    static const struct { const char *name; double theta; } tab[] = {
-        { "apertus", 1.2e7 },
-        { "bitnet", 5e5 }, { "blt", 5e5 }, { "cohere", 5e5 }, { "cohere2", 5e5 }, { "csm", 5e5 },
-        { "ernie4_5", 5e5 }, { "ernie4_5_moe", 5e5 }, { "evolla", 5e5 }, { "flex_olmo", 5e5 },
-        { "llama4_text", 5e5 }, { "mllama_text", 5e5 }, { "paddleocr", 5e5 },
-        { "cwm", 1e6 }, { "emu3", 1e6 }, { "lfm2", 1e6 }, { "lfm2_moe", 1e6 }, { "minimax", 1e6 },
-        { "mixtral", 1e6 }, { "phimoe", 1e6 }, { "qwen2_vl_text", 1e6 },
-        { "qwen2_5_vl_text", 1e6 }, { "qwen2_5_omni", 1e6 }, { "qwen3_omni_moe_text", 1e6 },
-        { "solar_open", 1e6 },
-        { "qwen3_vl_text", 5e5 }, { "qwen3_vl_moe_text", 5e5 },
-        { "gpt_oss", 1.5e5 }, { "helium", 1e5 }, { "fuyu", 25000 },
-        { "jina_embeddings_v3", 20000 }, { "longcat_flash", 1e7 }, { "minimax_m2", 5e6 },
-        { "smollm3", 2e6 }, { "hy_v3", 11158840 }, { "nomic_bert", 1000 },
-    };
-    for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
-        if (strcmp(cls, tab[i].name) == 0)
-            return tab[i].theta;
-    return 10000.0;
-}
-
-/* head_dim class default when the JSON has none (§1.4); 0 = hidden_size / num_attention_heads. */
-static int class_default_head_dim(const char *cls)
-{
-    static const struct { const char *name; int hd; } tab[] = {
-        { "qwen3", 128 }, { "qwen3_moe", 128 }, { "qwen3_next", 256 }, { "qwen3_5", 256 },
-        { "qwen3_5_text", 256 }, { "qwen3_5_moe", 256 }, { "qwen3_5_moe_text", 256 },
-        { "gemma", 256 }, { "gemma2", 256 }, { "gemma3_text", 256 }, { "gemma4_text", 256 },
-        { "gpt_oss", 64 }, { "minimax_m2", 128 }, { "glm", 128 }, { "glm4", 128 },
-        { "llama4_text", 128 }, { "qwen3_vl_text", 128 }, { "qwen3_vl_moe_text", 128 },
-    };
-    for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
-        if (strcmp(cls, tab[i].name) == 0)
-            return tab[i].hd;
-    return 0;
-}
-
-/* partial_rotary_factor class default (§3.2); 0 = none. */
-static double class_default_prf(const char *cls)
-{
-    static const struct { const char *name; double prf; } tab[] = {
-        { "phi", 0.5 }, { "persimmon", 0.5 }, { "stablelm", 0.25 }, { "qwen3_next", 0.25 },
-        { "qwen3_5", 0.25 }, { "qwen3_5_text", 0.25 }, { "qwen3_5_moe", 0.25 },
-        { "qwen3_5_moe_text", 0.25 }, { "nemotron", 0.5 }, { "glm", 0.5 }, { "glm4", 0.5 },
-        { "glm4_moe", 0.5 }, { "glm4v_moe", 0.5 }, { "glm4v_moe_text", 0.5 }, { "glmasr", 0.5 },
-        { "fuyu", 0.5 }, { "recurrent_gemma", 0.5 }, { "moonshine", 0.9 }, { "solar_open", 0.5 },
-    };
-    for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
-        if (strcmp(cls, tab[i].name) == 0)
-            return tab[i].prf;
-    return 0;
-}
-
-/* Classes whose own default RoPE init honours partial_rotary_factor (§1.4). */
-static int class_default_honours_prf(const char *cls)
-{
-    static const char *const list[] = {
-        "phi", "phi3", "phi4_multimodal", "persimmon", "stablelm", "gpt_neox", "gpt_neox_japanese",
-        "nemotron", "glm", "glm4", "glm4_moe", "glm4_moe_lite", "glm4v", "glm4v_text", "glm4v_moe",
-        "glm4v_moe_text", "glm_image", "glm_ocr", "glm_moe_dsa", "glmasr", "qwen3_next", "qwen3_5",
-        "qwen3_5_text", "qwen3_5_moe", "qwen3_5_moe_text", "minimax_m2", "moonshine",
-        "moonshine_streaming", "recurrent_gemma", "solar_open", "laguna", "deepseek_v4",
-        "efficientloftr", "musicflamingo", "mimo_v2_flash", NULL
-    };
-    return in_list(cls, list);
-}
-
-/* The text sub-config class of a composite model_type (text_config without a model_type, or a
- * flat legacy multimodal config). */
-static const char *text_class(const char *mt)
-{
-    static const struct { const char *outer, *text; } tab[] = {
-        { "gemma3", "gemma3_text" }, { "gemma4", "gemma4_text" }, { "llama4", "llama4_text" },
-        { "mllama", "mllama_text" }, { "qwen2_vl", "qwen2_vl_text" },
-        { "qwen2_5_vl", "qwen2_5_vl_text" }, { "qwen3_vl", "qwen3_vl_text" },
-        { "qwen3_vl_moe", "qwen3_vl_moe_text" }, { "qwen3_5", "qwen3_5_text" },
-        { "qwen3_5_moe", "qwen3_5_moe_text" }, { "glm4v", "glm4v_text" },
-        { "glm4v_moe", "glm4v_moe_text" }, { "RefinedWebModel", "falcon" },
-        { "RefinedWeb", "falcon" },
-    };
-    for (size_t i = 0; i < sizeof tab / sizeof *tab; i++)
-        if (strcmp(mt, tab[i].outer) == 0)
-            return tab[i].text;
-    return mt;
-}
-
 /* ---- resolution context and JSON helpers ---- */
 
-typedef struct ctx {
+typedef struct pe_ctx {
     const char *src;
+    const cJSON *root;      /* the whole config */
     const cJSON *tc;        /* the (text) config the keys are read from */
     const char *tp;         /* "" or "text_config." for messages */
-    char cls[NAME_LEN];     /* class name for the tables */
+    const pe_family *f;     /* the registry row */
+    const char *cls;        /* its name, for messages */
     posenc_model *m;
     posenc_error *err;
     int64_t max_pos;        /* max_position_embeddings, 0 when absent */
@@ -356,7 +276,6 @@ static posenc_status copy_name(ctx *c, char *dst, const char *s, const char *wha
     memcpy(dst, s, n + 1);
     return POSENC_OK;
 }
-
 /* ---- head_dim, heads, hidden size ---- */
 
 /* hidden_size / num_attention_heads with the class renames. */
@@ -391,6 +310,20 @@ static posenc_status heads_hidden(ctx *c, int64_t *heads, int64_t *hidden, int *
     }
     TRY(get_int(c, c->tc, tp, hkey, 1, 1 << 20, heads, &pn));
     TRY(get_int(c, c->tc, tp, dkey, 1, (int64_t)1 << 30, hidden, &ph));
+    /* a key the config leaves out takes the config class's default, as transformers fills it
+     * (LLaVA's text_config often holds only a few keys) */
+    if (!pn && c->f->heads > 0) {
+        *heads = c->f->heads;
+        pn = 1;
+        note(c, "the attention head count (%s%s) %d is the %s class default (not in the "
+                "config)", tp, hkey, c->f->heads, c->cls);
+    }
+    if (!ph && c->f->hidden > 0) {
+        *hidden = c->f->hidden;
+        ph = 1;
+        note(c, "the model width (%s%s) %d is the %s class default (not in the config)", tp,
+             dkey, c->f->hidden, c->cls);
+    }
     *have = pn && ph;
     if (!pn)
         *heads = 0;
@@ -405,12 +338,14 @@ static posenc_status resolve_head_dim(ctx *c, const char *key, int *out)
     int64_t v, heads, hidden;
     int p, have;
     const char *k = key ? key : "head_dim";
-    TRY(get_int(c, c->tc, c->tp, k, 1, 2 * POSENC_MAX_FREQ, &v, &p));
-    if (p) {
-        *out = (int)v;
-        return POSENC_OK;
+    if (c->f->hd != HD_HIDDEN) {
+        TRY(get_int(c, c->tc, c->tp, k, 1, 2 * POSENC_MAX_FREQ, &v, &p));
+        if (p) {
+            *out = (int)v;
+            return POSENC_OK;
+        }
     }
-    int d = class_default_head_dim(c->cls);
+    int d = c->f->hd == HD_KEY ? c->f->head_dim : 0;
     if (d > 0) {
         note(c, "head_dim %d is the %s class default (not in the config)", d, c->cls);
         *out = d;
@@ -430,10 +365,9 @@ static posenc_status resolve_head_dim(ctx *c, const char *key, int *out)
     *out = (int)v;
     return POSENC_OK;
 }
-
 /* ---- one RoPE parameter set ---- */
 
-struct ropesrc {
+struct pe_ropesrc {
     const cJSON *dict;      /* the rope dict (legacy rope_scaling or rope_parameters[...]) */
     char dpath[128];        /* its name in messages, with trailing '.' */
     int per_layer;          /* Case 2: dict came from a per-layer-type dict */
@@ -441,16 +375,19 @@ struct ropesrc {
     const char *theta_key;  /* top-level fallback key ("rope_theta", "rope_local_base_freq", ...) */
     int theta_dict_first;   /* 1: dict value beats theta_key (the base rule) */
     double theta_default;
+    const char *theta_default_src; /* NULL: the class default */
     int theta_fixed;        /* GPT-J / CodeGen: 10000 whatever the config says */
     int head_dim;
     const char *prf_key;    /* top-level partial_rotary_factor key ("rotary_pct" for NeoX) */
     double prf_default;     /* class default, 0 = none */
     int prf_default_rules;  /* 1: dict value beats top-level for default type */
     int rotary_dim_fixed;   /* >0: rotated dims come from the model's own code (MiniMax-M2) */
+    int honours;            /* the default rope_type honours the partial factor */
     posenc_style style;
+    posenc_pairing pairing;
 };
 
-static posenc_status parse_rope_type(ctx *c, const struct ropesrc *s, posenc_rope_type *t,
+static posenc_status parse_rope_type(ctx *c, const struct pe_ropesrc *s, posenc_rope_type *t,
                                      int *mrope)
 {
     const char *name = NULL, *key = "rope_type";
@@ -462,8 +399,7 @@ static posenc_status parse_rope_type(ctx *c, const struct ropesrc *s, posenc_rop
     }
     if (!name)
         name = "default";
-    static const char *const phi3[] = { "phi3", "phi4_multimodal", NULL };
-    if (in_list(c->cls, phi3) && (strcmp(name, "su") == 0 || strcmp(name, "yarn") == 0)) {
+    if ((c->f->flags & F_PHI3) && (strcmp(name, "su") == 0 || strcmp(name, "yarn") == 0)) {
         note(c, "%s%s '%s' is read as longrope (as transformers' %s config does)", s->dpath, key,
              name, c->cls);
         name = "longrope";
@@ -487,7 +423,7 @@ static posenc_status parse_rope_type(ctx *c, const struct ropesrc *s, posenc_rop
                   "llama3, proportional)", name);
 }
 
-static posenc_status read_factor_list(ctx *c, const struct ropesrc *s, const char *key, int n,
+static posenc_status read_factor_list(ctx *c, const struct pe_ropesrc *s, const char *key, int n,
                                       double *out, int *count)
 {
     const cJSON *it = item(s->dict, key);
@@ -511,14 +447,10 @@ static posenc_status read_factor_list(ctx *c, const struct ropesrc *s, const cha
     return POSENC_OK;
 }
 
-static posenc_status read_mrope(ctx *c, const struct ropesrc *s, posenc_rope_config *r,
+static posenc_status read_mrope(ctx *c, const struct pe_ropesrc *s, posenc_rope_config *r,
                                 int forced)
 {
-    static const char *const v3[] = { "qwen3_vl", "qwen3_vl_text", "qwen3_vl_moe",
-                                      "qwen3_vl_moe_text", NULL };
-    static const char *const q35[] = { "qwen3_5", "qwen3_5_text", "qwen3_5_moe",
-                                       "qwen3_5_moe_text", NULL };
-    int interleaved_class = in_list(c->cls, v3) || in_list(c->cls, q35);
+    int interleaved_class = (c->f->flags & F_MROPE_IL) != 0;
     const cJSON *it = item(s->dict, "mrope_section");
     if (it && !cJSON_IsNull(it)) {
         if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 3)
@@ -533,9 +465,8 @@ static posenc_status read_mrope(ctx *c, const struct ropesrc *s, posenc_rope_con
             r->mrope_section[i] = (int)e->valuedouble;
         }
         r->n_mrope_section = 3;
-    } else if (interleaved_class) {
-        const int *d = in_list(c->cls, v3) ? (const int[]){ 24, 20, 20 }
-                                           : (const int[]){ 11, 11, 10 };
+    } else if (c->f->mrope[0] > 0) {
+        const int *d = c->f->mrope;
         memcpy(r->mrope_section, d, 3 * sizeof *d);
         r->n_mrope_section = 3;
         note(c, "mrope_section [%d, %d, %d] is the %s default (not in the config)", d[0], d[1],
@@ -558,7 +489,7 @@ static posenc_status read_mrope(ctx *c, const struct ropesrc *s, posenc_rope_con
     return POSENC_OK;
 }
 
-static posenc_status resolve_rope(ctx *c, const struct ropesrc *s, posenc_rope_config *r)
+static posenc_status resolve_rope(ctx *c, const struct pe_ropesrc *s, posenc_rope_config *r)
 {
     const cJSON *d = s->dict;
     const char *dp = s->dpath, *tp = c->tp;
@@ -602,7 +533,10 @@ static posenc_status resolve_rope(ctx *c, const struct ropesrc *s, posenc_rope_c
                 found = 1;
             }
         }
-        if (!found) {
+        if (!found && s->theta_default_src) {
+            r->theta = s->theta_default;
+            snprintf(buf, sizeof buf, "%s", s->theta_default_src);
+        } else if (!found) {
             r->theta = s->theta_default;
             snprintf(buf, sizeof buf, "default");
             note(c, "theta %g is the %s class default (no %s in the config)", s->theta_default,
@@ -648,6 +582,7 @@ static posenc_status resolve_rope(ctx *c, const struct ropesrc *s, posenc_rope_c
     r->partial_rotary_factor = prf;
     r->head_dim = s->head_dim;
     r->style = s->style;
+    r->pairing = s->pairing;
     if (s->head_dim < 2)
         return cfgerr(c, POSENC_ECONFIG, "head_dim must be >= 2, not %d", s->head_dim);
 
@@ -662,7 +597,7 @@ static posenc_status resolve_rope(ctx *c, const struct ropesrc *s, posenc_rope_c
                           "%spartial_rotary_factor %g leaves no rotated pair of head_dim %d", dp,
                           prf, s->head_dim);
     } else {
-        int honours = scaled || class_default_honours_prf(c->cls);
+        int honours = scaled || s->honours;
         if (s->rotary_dim_fixed > 0)
             r->rotary_dim = s->rotary_dim_fixed;
         else if (honours)
@@ -689,8 +624,7 @@ static posenc_status resolve_rope(ctx *c, const struct ropesrc *s, posenc_rope_c
     TRY(get_int(c, d, dp, "original_max_position_embeddings", 1, (int64_t)1 << 53, &m0d, &hm0d));
     TRY(get_int(c, c->tc, tp, "original_max_position_embeddings", 1, (int64_t)1 << 53, &m0t,
                 &hm0t));
-    static const char *const phi3[] = { "phi3", "phi4_multimodal", NULL };
-    int is_phi3 = in_list(c->cls, phi3);
+    int is_phi3 = (c->f->flags & F_PHI3) != 0;
     if (is_phi3 && !hm0t) {
         m0t = 4096;
         hm0t = 1;
@@ -830,22 +764,24 @@ static posenc_status resolve_rope(ctx *c, const struct ropesrc *s, posenc_rope_c
     TRY(read_mrope(c, s, r, mrope));
     return POSENC_OK;
 }
-
 /* ---- per-model set-up ---- */
 
-static void ropesrc_init(ctx *c, struct ropesrc *s, const cJSON *dict, const char *dictname)
+static void ropesrc_init(ctx *c, struct pe_ropesrc *s, const cJSON *dict, const char *dictname)
 {
     memset(s, 0, sizeof *s);
     s->dict = dict;
     snprintf(s->dpath, sizeof s->dpath, "%s%s.", c->tp, dictname);
     s->truncate_default = 1;
-    s->theta_key = "rope_theta";
+    s->theta_key = c->f->theta_key ? c->f->theta_key : "rope_theta";
     s->theta_dict_first = 1;
-    s->theta_default = class_default_theta(c->cls);
-    s->prf_key = "partial_rotary_factor";
-    s->prf_default = class_default_prf(c->cls);
-    s->prf_default_rules = 1;
-    s->style = POSENC_STYLE_NEOX;
+    s->theta_default = c->f->theta > 0 ? c->f->theta : 10000.0;
+    s->theta_fixed = c->f->theta_fixed;
+    s->prf_key = c->f->rot == ROT_PCT ? "rotary_pct" : "partial_rotary_factor";
+    s->prf_default = c->f->prf;
+    s->prf_default_rules = c->f->rot != ROT_PCT;
+    s->honours = c->f->honours;
+    s->style = c->f->pair == PAIR_HALF ? POSENC_STYLE_NEOX : POSENC_STYLE_GPTJ;
+    s->pairing = (posenc_pairing)c->f->pair;
 }
 
 static posenc_status add_alias_names(ctx *c)
@@ -856,6 +792,15 @@ static posenc_status add_alias_names(ctx *c)
     if (!cJSON_IsArray(lt))
         return cfgerr(c, POSENC_ECONFIG, "%slayer_types must be a list of strings", c->tp);
     posenc_model *m = c->m;
+    int n = cJSON_GetArraySize(lt);
+    if (n > MAX_LAYERS)
+        return cfgerr(c, POSENC_ECONFIG, "%slayer_types has %d entries (at most %d)", c->tp, n,
+                      MAX_LAYERS);
+    free(m->type_of);
+    m->n_types = 0;
+    m->type_of = n > 0 ? malloc((size_t)n) : NULL;
+    if (n > 0 && !m->type_of)
+        return cfgerr(c, POSENC_ENOMEM, "out of memory");
     for (const cJSON *e = lt->child; e; e = e->next) {
         if (!cJSON_IsString(e) || !e->valuestring)
             return cfgerr(c, POSENC_ECONFIG, "%slayer_types must be a list of strings", c->tp);
@@ -863,13 +808,15 @@ static posenc_status add_alias_names(ctx *c)
         for (i = 0; i < m->n_alias; i++)
             if (strcmp(m->alias[i], e->valuestring) == 0)
                 break;
-        if (i < m->n_alias)
-            continue;
-        if (m->n_alias >= MAX_ALIAS)
-            return cfgerr(c, POSENC_ECONFIG, "%slayer_types has more than %d distinct names",
-                          c->tp, MAX_ALIAS);
-        TRY(copy_name(c, m->alias[m->n_alias], e->valuestring, "layer type"));
-        m->n_alias++;
+        if (i == m->n_alias) {
+            if (m->n_alias >= MAX_ALIAS)
+                return cfgerr(c, POSENC_ECONFIG, "%slayer_types has more than %d distinct names",
+                              c->tp, MAX_ALIAS);
+            TRY(copy_name(c, m->alias[m->n_alias], e->valuestring, "layer type"));
+            m->alias_enc[m->n_alias] = POSENC_ENC_ROPE;
+            m->n_alias++;
+        }
+        m->type_of[m->n_types++] = (unsigned char)i;
     }
     return POSENC_OK;
 }
@@ -882,7 +829,7 @@ static int in_aliases(const posenc_model *m, const char *name)
     return 0;
 }
 
-static posenc_status add_layer(ctx *c, const char *name, const struct ropesrc *s)
+static posenc_status add_layer(ctx *c, const char *name, const struct pe_ropesrc *s)
 {
     posenc_model *m = c->m;
     if (m->n_lt >= MAX_LT)
@@ -894,7 +841,7 @@ static posenc_status add_layer(ctx *c, const char *name, const struct ropesrc *s
 }
 
 /* The standard path: legacy rope_scaling or rope_parameters, flat or per layer type. */
-static posenc_status setup_generic(ctx *c, struct ropesrc *base)
+static posenc_status setup_generic(ctx *c, struct pe_ropesrc *base)
 {
     const cJSON *rs, *rp, *dict;
     const char *dname;
@@ -924,13 +871,13 @@ static posenc_status setup_generic(ctx *c, struct ropesrc *base)
                     "one dict (as transformers does), the nested entries are ignored", dname);
     }
     if (!per_layer) {
-        struct ropesrc s = *base;
+        struct pe_ropesrc s = *base;
         s.dict = dict;
         snprintf(s.dpath, sizeof s.dpath, "%s%s.", c->tp, dname);
         return resolve_rope(c, &s, &c->m->rope[0]);
     }
     for (const cJSON *e = dict->child; e; e = e->next) {
-        struct ropesrc s = *base;
+        struct pe_ropesrc s = *base;
         if (!cJSON_IsObject(e))
             return cfgerr(c, POSENC_ECONFIG, "%s%s.%s must be an object", c->tp, dname,
                           e->string);
@@ -944,8 +891,9 @@ static posenc_status setup_generic(ctx *c, struct ropesrc *base)
 
 /* Gemma 3: full_attention gets rope_theta (1e6) + legacy rope_scaling, sliding_attention gets
  * rope_local_base_freq (1e4). */
-static posenc_status setup_gemma3(ctx *c, struct ropesrc *base)
+static posenc_status hook_gemma3(ctx *c, struct pe_ropesrc *base, int *done)
 {
+    *done = 1;
     const cJSON *rs, *rp, *full = NULL, *slide = NULL;
     TRY(get_obj(c, c->tc, c->tp, "rope_scaling", &rs));
     TRY(get_obj(c, c->tc, c->tp, "rope_parameters", &rp));
@@ -973,7 +921,7 @@ static posenc_status setup_gemma3(ctx *c, struct ropesrc *base)
                 cJSON_AddItemToObject(merged, e->string, dup);
         }
     }
-    struct ropesrc s = *base;
+    struct pe_ropesrc s = *base;
     s.dict = merged ? merged : full;
     s.per_layer = 1;
     snprintf(s.dpath, sizeof s.dpath, "%s%s.", c->tp,
@@ -993,8 +941,9 @@ static posenc_status setup_gemma3(ctx *c, struct ropesrc *base)
 
 /* Gemma 4: rope_parameters per layer type (default: sliding default 1e4, full proportional 0.25
  * 1e6); full layers use global_head_dim. */
-static posenc_status setup_gemma4(ctx *c, struct ropesrc *base)
+static posenc_status hook_gemma4(ctx *c, struct pe_ropesrc *base, int *done)
 {
+    *done = 1;
     const cJSON *rp, *full = NULL, *slide = NULL;
     TRY(get_obj(c, c->tc, c->tp, "rope_parameters", &rp));
     if (rp) {
@@ -1019,7 +968,7 @@ static posenc_status setup_gemma4(ctx *c, struct ropesrc *base)
         note(c, "full_attention parameters are the gemma4_text default (proportional, "
                 "partial_rotary_factor 0.25, theta 1e6)");
     }
-    struct ropesrc s = *base;
+    struct pe_ropesrc s = *base;
     s.dict = full ? full : deffull;
     s.per_layer = 1;
     s.head_dim = (int)ghd;
@@ -1038,13 +987,14 @@ static posenc_status setup_gemma4(ctx *c, struct ropesrc *base)
 }
 
 /* MiMo-V2-Flash (remote code): full layers rope_theta, SWA layers swa_rope_theta. */
-static posenc_status setup_mimo(ctx *c, struct ropesrc *base)
+static posenc_status hook_mimo(ctx *c, struct pe_ropesrc *base, int *done)
 {
+    *done = 1;
     const cJSON *rs, *rp;
     TRY(get_obj(c, c->tc, c->tp, "rope_scaling", &rs));
     TRY(get_obj(c, c->tc, c->tp, "rope_parameters", &rp));
     const cJSON *dict = !obj_empty(rs) ? rs : rp;
-    struct ropesrc s = *base;
+    struct pe_ropesrc s = *base;
     s.dict = dict;
     snprintf(s.dpath, sizeof s.dpath, "%s%s.", c->tp, !obj_empty(rs) ? "rope_scaling"
                                                                      : "rope_parameters");
@@ -1151,203 +1101,777 @@ static posenc_status setup_learned(ctx *c, const char *tensor, const char *max_k
     m->enc = POSENC_ENC_LEARNED;
     TRY(fill_heads(c));
     TRY(read_max(c, max_key, max_def));
-    snprintf(m->bias.learned_tensor, sizeof m->bias.learned_tensor, "%s", tensor);
+    snprintf(m->bias.learned_tensor, sizeof m->bias.learned_tensor, "%s", tensor ? tensor : "");
     return POSENC_OK;
 }
 
-/* Fixed sinusoidal tables (the variant is chosen by gen from the model type: vaswani for
- * DistilBERT/XLM, marian for Marian/Pegasus, fairseq for FSMT). */
+/* The row of position 0 in a learned or fairseq table: .offset, or padding_idx + 1. */
+static posenc_status table_offset(ctx *c)
+{
+    posenc_model *m = c->m;
+    if (c->f->offset == OFF_PAD) {
+        int64_t v;
+        int p;
+        TRY(get_int(c, c->tc, c->tp, "pad_token_id", 0, 1 << 30, &v, &p));
+        m->bias.padding_idx = p ? (int)v : 1;
+        m->bias.position_offset = m->bias.padding_idx + 1;
+        note(c, "%s positions start at row padding_idx + 1 = %d of the table", c->cls,
+             m->bias.position_offset);
+    } else if (c->f->offset > 0) {
+        m->bias.position_offset = c->f->offset;
+        note(c, "%s's table has %d extra rows: position p uses row p + %d", c->cls,
+             c->f->offset, c->f->offset);
+    }
+    return POSENC_OK;
+}
+
+/* Fixed sinusoidal tables in the variant of the row. */
 static posenc_status setup_sinusoidal(ctx *c, int64_t max_def, int padding_idx)
 {
     posenc_model *m = c->m;
     m->enc = POSENC_ENC_SINUSOIDAL;
+    m->bias.sinusoidal_variant = (posenc_sinusoidal_variant)c->f->sin;
     TRY(fill_heads(c));
     if (m->bias.d_model < 1)
         return cfgerr(c, POSENC_ECONFIG, "the model width (d_model/dim/hidden_size) is missing");
-    TRY(read_max(c, "max_position_embeddings", max_def));
+    TRY(read_max(c, c->f->maxpos_key ? c->f->maxpos_key : "max_position_embeddings", max_def));
     m->bias.padding_idx = padding_idx;
     return POSENC_OK;
 }
 
-static int is_cls(const ctx *c, const char *name)
+/* A config without any RoPE key says nothing about rotation (NoPE, learned, ...). */
+static int has_rope_keys(const cJSON *tc)
 {
-    return strcmp(c->cls, name) == 0;
+    static const char *const keys[] = { "rope_theta", "rope_parameters", "rope_scaling",
+                                        "partial_rotary_factor", "qk_rope_head_dim", NULL };
+    for (const char *const *k = keys; *k; k++)
+        if (has(tc, *k))
+            return 1;
+    for (const cJSON *e = tc ? tc->child : NULL; e; e = e->next)
+        if (e->string && strncmp(e->string, "rotary_", 7) == 0 && !cJSON_IsNull(e))
+            return 1;
+    return 0;
 }
 
-/* Decide the encoding of non-RoPE families; *done = 1 when handled. */
-static posenc_status setup_nonrope(ctx *c, int *done)
+/* NoPE: fill what the bias config can say and note RoPE keys that are ignored. */
+static posenc_status setup_none(ctx *c)
 {
-    posenc_model *m = c->m;
-    int p, b;
-    *done = 1;
-    if (is_cls(c, "bloom")) {
-        TRY(setup_alibi(c, POSENC_ALIBI_REFERENCE));
-        return read_max(c, "seq_length", 0);
-    }
-    if (is_cls(c, "mpt")) {
-        const cJSON *ac;
-        TRY(get_obj(c, c->tc, c->tp, "attn_config", &ac));
-        int alibi = 1;
-        TRY(get_bool(c, ac, "attn_config.", "alibi", &b, &p));
-        if (p)
-            alibi = b;
-        if (!alibi) {
-            note(c, "attn_config.alibi is false: MPT uses a learned position table (wpe)");
-            return setup_learned(c, "transformer.wpe.weight", "max_seq_len", 2048);
-        }
-        TRY(setup_alibi(c, POSENC_ALIBI_MPT));
-        double v;
-        TRY(get_num(c, ac, "attn_config.", "alibi_bias_max", &v, &p));
-        if (p) {
-            if (!(v > 0))
-                return cfgerr(c, POSENC_ECONFIG, "attn_config.alibi_bias_max must be > 0");
-            m->bias.alibi_bias_max = v;
-        }
-        return read_max(c, "max_seq_len", 2048);
-    }
-    if (is_cls(c, "falcon")) {
-        TRY(get_bool(c, c->tc, c->tp, "alibi", &b, &p));
-        if (p && b) {
-            TRY(setup_alibi(c, POSENC_ALIBI_FALCON));
-            return read_max(c, "max_position_embeddings", 2048);
-        }
-        *done = 0;
-        return POSENC_OK;
-    }
-    if (is_cls(c, "baichuan")) {
-        int64_t hidden, heads;
-        int have;
-        TRY(heads_hidden(c, &heads, &hidden, &have));
-        int rope_keys = has(c->tc, "rope_theta") || has(c->tc, "rope_scaling") ||
-                        has(c->tc, "rope_parameters");
-        if (!rope_keys && hidden == 5120) {
-            TRY(setup_alibi(c, POSENC_ALIBI_REFERENCE));
-            note(c, "baichuan with hidden_size 5120 is Baichuan-13B: ALiBi (the 7B model, "
-                    "hidden_size 4096, uses RoPE)");
-            if (has(c->tc, "max_position_embeddings"))
-                return read_max(c, "max_position_embeddings", 0);
-            return read_max(c, "model_max_length", 0);
-        }
-        *done = 0;
-        return POSENC_OK;
-    }
-    static const char *const t5[] = { "t5", "mt5", "umt5", "longt5", "switch_transformers",
-                                      NULL };
-    if (in_list(c->cls, t5))
-        return setup_t5(c);
-    if (is_cls(c, "gpt2"))
-        return setup_learned(c, "wpe.weight", "n_positions", 1024);
-    if (is_cls(c, "opt")) {
-        TRY(setup_learned(c, "decoder.embed_positions.weight", "max_position_embeddings", 2048));
-        note(c, "OPT's learned table has max_position_embeddings + 2 rows: position p uses row "
-                "p + 2");
-        return POSENC_OK;
-    }
-    static const char *const bert[] = { "bert", "roberta", "xlm-roberta", "camembert", "electra",
-                                        "ernie", "xlm-roberta-xl", "data2vec-text", NULL };
-    if (in_list(c->cls, bert)) {
-        const char *pet;
-        TRY(get_str(c, c->tc, c->tp, "position_embedding_type", &pet));
-        if (pet && (strcmp(pet, "relative_key") == 0 || strcmp(pet, "relative_key_query") == 0)) {
-            m->enc = POSENC_ENC_SHAW;
-            TRY(fill_heads(c));
-            TRY(read_max(c, "max_position_embeddings", 512));
-            m->bias.max_relative_position = (int)(m->max_positions > 1 ? m->max_positions - 1
-                                                                       : 1);
-            note(c, "position_embedding_type %s: relative distances clipped to +-(max_position_"
-                    "embeddings - 1), on top of the absolute table", pet);
-            return POSENC_OK;
-        }
-        if (pet && strcmp(pet, "absolute") != 0)
-            return cfgerr(c, POSENC_ECONFIG, "unknown position_embedding_type '%.60s' (known: "
-                          "absolute, relative_key, relative_key_query)", pet);
-        TRY(setup_learned(c, "embeddings.position_embeddings.weight", "max_position_embeddings",
-                          512));
-        static const char *const padded[] = { "roberta", "xlm-roberta", "camembert",
-                                              "xlm-roberta-xl", "data2vec-text", NULL };
-        if (in_list(c->cls, padded)) {
-            int64_t v;
-            TRY(get_int(c, c->tc, c->tp, "pad_token_id", 0, 1 << 30, &v, &p));
-            m->bias.padding_idx = p ? (int)v : 1;
-            note(c, "%s positions start at padding_idx + 1 = %d", c->cls,
-                 m->bias.padding_idx + 1);
-        }
-        return POSENC_OK;
-    }
-    if (is_cls(c, "distilbert")) {
-        TRY(get_bool(c, c->tc, c->tp, "sinusoidal_pos_embds", &b, &p));
-        if (p && b)
-            return setup_sinusoidal(c, 512, -1);
-        return setup_learned(c, "embeddings.position_embeddings.weight", "max_position_embeddings",
-                             512);
-    }
-    if (is_cls(c, "xlm")) {
-        TRY(get_bool(c, c->tc, c->tp, "sinusoidal_embeddings", &b, &p));
-        if (p && b)
-            return setup_sinusoidal(c, 512, -1);
-        return setup_learned(c, "position_embeddings.weight", "max_position_embeddings", 512);
-    }
-    static const char *const marian[] = { "marian", "pegasus", NULL };
-    if (in_list(c->cls, marian))
-        return setup_sinusoidal(c, 1024, -1);
-    if (is_cls(c, "fsmt")) {
-        int64_t v;
-        TRY(get_int(c, c->tc, c->tp, "pad_token_id", 0, 1 << 30, &v, &p));
-        TRY(setup_sinusoidal(c, 1024, p ? (int)v : 1));
-        note(c, "fsmt uses fairseq sinusoids: row padding_idx (%d) is zero and real tokens "
-                "start at row padding_idx + 1", m->bias.padding_idx);
-        return POSENC_OK;
-    }
-    if (is_cls(c, "nemotron_h")) {
-        m->enc = POSENC_ENC_NONE;
-        TRY(fill_heads(c));
-        TRY(read_max(c, "max_position_embeddings", 0));
-        if (has(c->tc, "rope_theta") || has(c->tc, "partial_rotary_factor"))
-            note(c, "nemotron_h attention layers use no position encoding (NoPE): rope_theta and "
-                    "partial_rotary_factor in the config are ignored");
-        else
-            note(c, "nemotron_h attention layers use no position encoding (NoPE)");
-        return POSENC_OK;
-    }
-    if (is_cls(c, "chatglm")) {
-        TRY(get_bool(c, c->tc, c->tp, "position_encoding_2d", &b, &p));
-        if (p && b)
-            return cfgerr(c, POSENC_EUNSUPPORTED,
-                          "ChatGLM-6B 2-D RoPE (position_encoding_2d) is not supported");
-    }
-    *done = 0;
+    c->m->enc = POSENC_ENC_NONE;
+    TRY(fill_heads(c));
+    TRY(read_max(c, c->f->maxpos_key ? c->f->maxpos_key : "max_position_embeddings",
+                 c->f->maxpos));
+    if (has_rope_keys(c->tc))
+        note(c, "%s attention layers use no position encoding (NoPE): the RoPE keys in the "
+                "config are ignored", c->cls);
+    else
+        note(c, "%s attention layers use no position encoding (NoPE)", c->cls);
     return POSENC_OK;
 }
 
-/* ---- RoPE models ---- */
+/* ---- hooks: behaviour that is not data, named by registry rows ---- */
+
+static posenc_status setup_rope(ctx *c);
+static posenc_status setup_row(ctx *c);
+
+/* ESM (models/esm/modeling_esm.py EsmEmbeddings, EsmRotaryEmbedding): position_embedding_type
+ * rotary (ESM-2: rotate_half over head_dim, rope_theta) or absolute (a learned table with
+ * RoBERTa's padding offset). */
+static posenc_status hook_esm(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    const char *pet;
+    TRY(get_str(c, c->tc, c->tp, "position_embedding_type", &pet));
+    if (pet && strcmp(pet, "rotary") == 0) {
+        *done = 1;
+        return setup_rope(c);
+    }
+    if (pet && strcmp(pet, "absolute") != 0)
+        return cfgerr(c, POSENC_EUNSUPPORTED, "position_embedding_type '%.40s' (relative "
+                      "distance embeddings) is not generated by posenc", pet);
+    *done = 1;
+    TRY(setup_learned(c, c->f->tensor, "max_position_embeddings", c->f->maxpos));
+    TRY(table_offset(c));
+    return POSENC_OK;
+}
+
+/* DBRX (remote code databricks/dbrx-base modeling_dbrx.py; transformers v4 models/dbrx):
+ * theta is attn_config.rope_theta. transformers v5 reads only rope_parameters. */
+static posenc_status hook_dbrx(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)done;
+    const cJSON *ac;
+    double v;
+    int p;
+    TRY(get_obj(c, c->tc, c->tp, "attn_config", &ac));
+    TRY(get_num(c, ac, "attn_config.", "rope_theta", &v, &p));
+    if (p && !has(c->tc, "rope_theta") && obj_empty(item(c->tc, "rope_parameters"))) {
+        if (!(v > 0))
+            return cfgerr(c, POSENC_ECONFIG, "attn_config.rope_theta must be > 0");
+        base->theta_default = v;
+        base->theta_default_src = "attn_config.rope_theta";
+        note(c, "theta %g from attn_config.rope_theta, as DBRX's own code reads it; "
+                "transformers v5 reads only rope_parameters and would use 10000", v);
+    }
+    return POSENC_OK;
+}
+
+/* ModernBERT (models/modernbert/configuration_modernbert.py convert_rope_params_to_dict):
+ * full_attention layers theta global_rope_theta (160000), sliding_attention layers
+ * local_rope_theta (10000); a legacy rope_scaling updates both. */
+static posenc_status hook_modernbert(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    const cJSON *rs, *rp, *full = NULL, *slide = NULL;
+    *done = 1;
+    TRY(get_obj(c, c->tc, c->tp, "rope_scaling", &rs));
+    TRY(get_obj(c, c->tc, c->tp, "rope_parameters", &rp));
+    if (rp) {
+        TRY(get_obj(c, rp, "rope_parameters.", "full_attention", &full));
+        TRY(get_obj(c, rp, "rope_parameters.", "sliding_attention", &slide));
+    }
+    static const char *const names[] = { "full_attention", "sliding_attention" };
+    static const char *const keys[] = { "global_rope_theta", "local_rope_theta" };
+    static const double defs[] = { 160000.0, 10000.0 };
+    const cJSON *dicts[] = { full, slide };
+    for (int i = 0; i < 2; i++) {
+        struct pe_ropesrc s = *base;
+        cJSON *merged = NULL;
+        if (!obj_empty(rs)) {
+            merged = dicts[i] ? cJSON_Duplicate(dicts[i], 1) : cJSON_CreateObject();
+            for (const cJSON *e = rs->child; merged && e; e = e->next) {
+                cJSON *dup = cJSON_Duplicate(e, 1);
+                if (!dup)
+                    break;
+                if (cJSON_GetObjectItemCaseSensitive(merged, e->string))
+                    cJSON_ReplaceItemInObjectCaseSensitive(merged, e->string, dup);
+                else
+                    cJSON_AddItemToObject(merged, e->string, dup);
+            }
+            if (!merged)
+                return cfgerr(c, POSENC_ENOMEM, "out of memory");
+        }
+        s.dict = merged ? merged : dicts[i];
+        s.per_layer = 1;
+        s.theta_key = keys[i];
+        s.theta_default = defs[i];
+        snprintf(s.dpath, sizeof s.dpath, "%s%s%s.", c->tp, merged ? "rope_scaling" :
+                 "rope_parameters.", merged ? "" : names[i]);
+        posenc_status st = add_layer(c, names[i], &s);
+        cJSON_Delete(merged);
+        TRY(st);
+    }
+    return POSENC_OK;
+}
+
+/* RecurrentGemma (models/recurrent_gemma/configuration_recurrent_gemma.py layers_block_type):
+ * block_types repeat over the layers; only "attention" blocks have attention (and RoPE). */
+static posenc_status post_recurrent_gemma(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    (void)done;
+    posenc_model *m = c->m;
+    static const char *const def[] = { "recurrent", "recurrent", "attention" };
+    const char *types[64];
+    int nt = 0;
+    const cJSON *bt = item(c->tc, "block_types");
+    if (bt && cJSON_IsArray(bt)) {
+        for (const cJSON *e = bt->child; e && nt < 64; e = e->next) {
+            if (!cJSON_IsString(e))
+                return cfgerr(c, POSENC_ECONFIG, "%sblock_types must be a list of strings",
+                              c->tp);
+            types[nt++] = e->valuestring;
+        }
+    }
+    if (nt == 0)
+        for (nt = 0; nt < 3; nt++)
+            types[nt] = def[nt];
+    int64_t v;
+    int p;
+    TRY(get_int(c, c->tc, c->tp, "num_hidden_layers", 1, MAX_LAYERS, &v, &p));
+    if (!p)
+        v = 26;
+    m->n_layers = v;
+    for (int64_t i = 0; i < v; i++)
+        if (strcmp(types[i % nt], "attention") != 0) {
+            int64_t *n = realloc(m->nope, (m->n_nope + 1) * sizeof *n);
+            if (!n)
+                return cfgerr(c, POSENC_ENOMEM, "out of memory");
+            m->nope = n;
+            m->nope[m->n_nope++] = i;
+        }
+    note(c, "only the attention blocks of block_types use RoPE; the %zu recurrent layers have no "
+            "attention", m->n_nope);
+    return POSENC_OK;
+}
+
+/* BERT family (models/bert/modeling_bert.py BertEmbeddings, BertSelfAttention):
+ * position_embedding_type absolute | relative_key | relative_key_query; "alibi" is the remote
+ * jina-bert / MosaicBERT code that keeps model_type bert (symmetric -m|i-j| bias). */
+static posenc_status hook_bert(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    posenc_model *m = c->m;
+    const char *pet;
+    TRY(get_str(c, c->tc, c->tp, "position_embedding_type", &pet));
+    if (pet && (strcmp(pet, "relative_key") == 0 || strcmp(pet, "relative_key_query") == 0)) {
+        m->enc = POSENC_ENC_SHAW;
+        TRY(fill_heads(c));
+        TRY(read_max(c, "max_position_embeddings", c->f->maxpos));
+        m->bias.max_relative_position = (int)(m->max_positions > 1 ? m->max_positions - 1 : 1);
+        m->bias.shaw_query_minus_key = 1;
+        note(c, "position_embedding_type %s: relative distances clipped to +-(max_position_"
+                "embeddings - 1), on top of the absolute table (transformers v4's "
+                "BertSelfAttention distance_embedding; v5 no longer reads the key)", pet);
+        *done = 1;
+        return POSENC_OK;
+    }
+    if (pet && strcmp(pet, "alibi") == 0) {
+        TRY(setup_alibi(c, POSENC_ALIBI_REFERENCE));
+        TRY(read_max(c, "max_position_embeddings", c->f->maxpos));
+        m->bias.alibi_symmetric = 1;
+        note(c, "position_embedding_type alibi (remote code such as jina-bert or MosaicBERT, "
+                "not transformers): symmetric bias -m|i-j| over a bidirectional encoder, no "
+                "absolute table");
+        *done = 1;
+        return POSENC_OK;
+    }
+    if (pet && strcmp(pet, "absolute") != 0)
+        return cfgerr(c, POSENC_ECONFIG, "unknown position_embedding_type '%.60s' (known: "
+                      "absolute, relative_key, relative_key_query, alibi)", pet);
+    return POSENC_OK;
+}
+
+/* A learned table that a boolean key (.sin_key) fills with fixed sinusoids instead: DistilBERT
+ * sinusoidal_pos_embds (models/distilbert/modeling_distilbert.py Embeddings), XLM and FlauBERT
+ * sinusoidal_embeddings (models/xlm/modeling_xlm.py create_sinusoidal_embeddings). */
+static posenc_status hook_sin_switch(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    int b, p;
+    TRY(get_bool(c, c->tc, c->tp, c->f->sin_key, &b, &p));
+    if (p && b) {
+        *done = 1;
+        return setup_sinusoidal(c, c->f->maxpos, -1);
+    }
+    return POSENC_OK;
+}
+
+/* MPT (models/mpt/modeling_mpt.py build_mpt_alibi_tensor): attn_config.alibi, else a learned
+ * table wpe. */
+static posenc_status hook_mpt(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    posenc_model *m = c->m;
+    const cJSON *ac;
+    int b, p;
+    *done = 1;
+    TRY(get_obj(c, c->tc, c->tp, "attn_config", &ac));
+    int alibi = 1;
+    TRY(get_bool(c, ac, "attn_config.", "alibi", &b, &p));
+    if (p)
+        alibi = b;
+    if (!alibi) {
+        note(c, "attn_config.alibi is false: MPT uses a learned position table (wpe)");
+        return setup_learned(c, "transformer.wpe.weight", "max_seq_len", 2048);
+    }
+    TRY(setup_alibi(c, POSENC_ALIBI_MPT));
+    double v;
+    TRY(get_num(c, ac, "attn_config.", "alibi_bias_max", &v, &p));
+    if (p) {
+        if (!(v > 0))
+            return cfgerr(c, POSENC_ECONFIG, "attn_config.alibi_bias_max must be > 0");
+        m->bias.alibi_bias_max = v;
+    }
+    return read_max(c, "max_seq_len", 2048);
+}
+
+/* Falcon (models/falcon/modeling_falcon.py FalconAttention): alibi true, else RoPE. */
+static posenc_status hook_falcon(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    int b, p;
+    TRY(get_bool(c, c->tc, c->tp, "alibi", &b, &p));
+    if (p && b) {
+        *done = 1;
+        TRY(setup_alibi(c, POSENC_ALIBI_FALCON));
+        return read_max(c, "max_position_embeddings", 2048);
+    }
+    return POSENC_OK;
+}
+
+/* Baichuan (remote code, baichuan-inc/Baichuan-13B-Base modeling_baichuan.py): the 13B model
+ * (hidden_size 5120) uses ALiBi, the 7B model RoPE; both say model_type baichuan. */
+static posenc_status hook_baichuan(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    int64_t hidden, heads;
+    int have;
+    TRY(heads_hidden(c, &heads, &hidden, &have));
+    int rope_keys = has(c->tc, "rope_theta") || has(c->tc, "rope_scaling") ||
+                    has(c->tc, "rope_parameters");
+    if (!rope_keys && hidden == 5120) {
+        *done = 1;
+        TRY(setup_alibi(c, POSENC_ALIBI_REFERENCE));
+        note(c, "baichuan with hidden_size 5120 is Baichuan-13B: ALiBi (the 7B model, "
+                "hidden_size 4096, uses RoPE)");
+        if (has(c->tc, "max_position_embeddings"))
+            return read_max(c, "max_position_embeddings", 0);
+        return read_max(c, "model_max_length", 0);
+    }
+    if (!has(c->tc, "max_position_embeddings"))
+        c->max_pos_key = "model_max_length";
+    return POSENC_OK;
+}
+
+/* Whisper (models/whisper/modeling_whisper.py sinusoids, WhisperPositionalEmbedding): a fixed
+ * sinusoidal encoder ([sin | cos], exponent k/(d/2 - 1)) and a learned decoder table. */
+static posenc_status hook_whisper(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    (void)done;
+    posenc_bias_config *b = &c->m->bias;
+    int64_t v;
+    int p;
+    TRY(get_int(c, c->tc, c->tp, "max_source_positions", 1, (int64_t)1 << 40, &v, &p));
+    b->has_encoder = 1;
+    b->encoder_encoding = POSENC_ENC_SINUSOIDAL;
+    b->encoder_variant = POSENC_SIN_T2T;
+    b->encoder_max_positions = p ? v : 1500;
+    note(c, "the encoder adds fixed sinusoids (t2t variant: [sin | cos], exponent "
+            "k/(d_model/2 - 1)) for %lld positions; the decoder's table is learned",
+         (long long)b->encoder_max_positions);
+    return POSENC_OK;
+}
+
+/* Zamba2 (models/zamba2/configuration_zamba2.py, modeling_zamba2.py Zamba2Attention): the shared
+ * attention blocks rotate only with use_mem_rope (default false); head_dim is always
+ * 2 * hidden_size // num_attention_heads. */
+static posenc_status hook_zamba2(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    int b = 0, p;
+    TRY(get_bool(c, c->tc, c->tp, "use_mem_rope", &b, &p));
+    if (!p || !b) {
+        *done = 1;
+        TRY(setup_none(c));
+        note(c, "use_mem_rope is %s: the shared attention blocks carry no RoPE",
+             p ? "false" : "not set (default false)");
+    }
+    return POSENC_OK;
+}
+
+/* GraniteMoeHybrid (models/granitemoehybrid/modeling_granitemoehybrid.py):
+ * position_embedding_type "nope" turns RoPE off in the attention layers. */
+static posenc_status hook_granite_hybrid(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    const char *pet;
+    TRY(get_str(c, c->tc, c->tp, "position_embedding_type", &pet));
+    if (pet && strcmp(pet, "rope") != 0) {
+        *done = 1;
+        TRY(setup_none(c));
+        note(c, "position_embedding_type '%.40s': the attention layers carry no RoPE", pet);
+    }
+    return POSENC_OK;
+}
+
+/* ChatGLM2/3 (remote code, THUDM/chatglm2-6b modeling_chatglm.py RotaryEmbedding): the first
+ * kv_channels/2 dims rotate in adjacent pairs, theta = 10000 * rope_ratio. ChatGLM-6B's 2-D
+ * RoPE (position_encoding_2d) is refused. */
+static posenc_status hook_chatglm(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)done;
+    int b, p;
+    TRY(get_bool(c, c->tc, c->tp, "position_encoding_2d", &b, &p));
+    if (p && b)
+        return cfgerr(c, POSENC_EUNSUPPORTED,
+                      "ChatGLM-6B 2-D RoPE (position_encoding_2d) is not supported");
+    double ratio = 1;
+    TRY(get_num(c, c->tc, c->tp, "rope_ratio", &ratio, &p));
+    if (!p)
+        ratio = 1;
+    if (!(ratio > 0))
+        return cfgerr(c, POSENC_ECONFIG, "%srope_ratio must be > 0", c->tp);
+    base->theta_default = 10000.0 * ratio;
+    base->theta_key = NULL;
+    base->rotary_dim_fixed = base->head_dim / 2;
+    note(c, "chatglm (remote code): rotates the first kv_channels/2 dims in adjacent pairs, "
+            "theta = 10000 * rope_ratio");
+    return POSENC_OK;
+}
+
+/* MiniMax-M2 (remote code MiniMaxAI/MiniMax-M2 modeling_minimax_m2.py): rotary_dim. Current
+ * transformers (models/minimax_m2) ignores it. */
+static posenc_status hook_minimax_m2(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)done;
+    int64_t v = 0;
+    int p;
+    TRY(get_int(c, c->tc, c->tp, "rotary_dim", 1, 2 * POSENC_MAX_FREQ, &v, &p));
+    if (p) {
+        base->rotary_dim_fixed = (int)v;
+        note(c, "rotary_dim %lld: posenc follows the model's own code (rotates %lld dims); "
+                "current transformers ignores rotary_dim and rotates all %d head_dim dims",
+             (long long)v, (long long)v, base->head_dim);
+    }
+    return POSENC_OK;
+}
+
+/* Mistral 4 (models/mistral4/configuration_mistral4.py): partial_rotary_factor =
+ * qk_rope_head_dim / head_dim. */
+static posenc_status hook_mistral4(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)done;
+    int64_t r = 64, n = 64;
+    int pr, pn;
+    TRY(get_int(c, c->tc, c->tp, "qk_rope_head_dim", 1, 2 * POSENC_MAX_FREQ, &r, &pr));
+    TRY(get_int(c, c->tc, c->tp, "qk_nope_head_dim", 0, 2 * POSENC_MAX_FREQ, &n, &pn));
+    if (!pr)
+        r = 64;
+    if (!pn)
+        n = 64;
+    if (r + n > 2 * POSENC_MAX_FREQ)
+        return cfgerr(c, POSENC_ECONFIG, "qk_nope_head_dim + qk_rope_head_dim is too large");
+    base->head_dim = (int)(r + n); /* __post_init__: head_dim = qk_nope + qk_rope */
+    if (!has(c->tc, "partial_rotary_factor"))
+        base->prf_default = (double)r / (double)(r + n);
+    return POSENC_OK;
+}
+
+/* DeepSeek-V3 and its copies (models/deepseek_v3/modeling_deepseek_v3.py
+ * apply_rotary_pos_emb_interleave): rope_interleave (default true) de-interleaves q/k and
+ * rotates halves, so the pairs of the checkpoint layout are (2i, 2i+1). */
+static posenc_status hook_deepseek_v3(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)done;
+    int b, p, inter = 1;
+    TRY(get_bool(c, c->tc, c->tp, "rope_interleave", &b, &p));
+    if (p)
+        inter = b;
+    if (inter) {
+        note(c, "rope_interleave: pairs (2i, 2i+1) (gptj style); transformers de-interleaves "
+                "q/k first and applies rotate_half, so its output stays permuted");
+    } else {
+        base->style = POSENC_STYLE_NEOX;
+        base->pairing = POSENC_PAIR_HALF;
+    }
+    return POSENC_OK;
+}
+
+/* DeepSeek-V3 (DeepseekV3Attention.__init__): softmax_scale *= yarn_get_mscale(factor,
+ * mscale_all_dim)^2. */
+static posenc_status post_deepseek_v3(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    (void)done;
+    posenc_model *m = c->m;
+    if (m->n_lt == 0 && m->rope[0].type == POSENC_ROPE_YARN && m->rope[0].mscale_all_dim != 0) {
+        m->rope[0].softmax_mscale = 1;
+        note(c, "%s multiplies the softmax scale by (0.1 * mscale_all_dim * ln(factor) + 1)^2 "
+                "outside the tables", c->cls);
+    }
+    return POSENC_OK;
+}
+
+/* DeepSeek-V2 (models/deepseek_v2/modeling_deepseek_v2.py): transformers leaves out the
+ * softmax factor of the original code. */
+static posenc_status post_deepseek_v2(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    (void)done;
+    if (c->m->rope[0].type == POSENC_ROPE_YARN && c->m->rope[0].mscale_all_dim != 0)
+        note(c, "deepseek_v2: transformers omits the mscale_all_dim softmax factor that "
+                "DeepSeek-V3 applies");
+    return POSENC_OK;
+}
+
+/* GLM-5 (models/glm_moe_dsa/configuration_glm_moe_dsa.py attribute_map head_dim ->
+ * qk_rope_head_dim; modular_glm_moe_dsa.py GlmMoeDsaAttention: the MLA slice goes through
+ * apply_rotary_pos_emb_interleave whatever rope_interleave says). */
+static posenc_status hook_glm_moe_dsa(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)done;
+    int64_t v;
+    int p;
+    if (!has(c->tc, "qk_rope_head_dim")) {
+        TRY(get_int(c, c->tc, c->tp, "head_dim", 2, 2 * POSENC_MAX_FREQ, &v, &p));
+        if (p)
+            base->head_dim = (int)v;
+    }
+    note(c, "glm_moe_dsa's MLA de-interleaves q/k and applies rotate_half "
+            "(apply_rotary_pos_emb_interleave; rope_interleave is not read): pairs (2i, 2i+1); "
+            "the DSA indexer rotates with plain rotate_half");
+    return POSENC_OK;
+}
+
+/* GPT-OSS (models/gpt_oss/configuration_gpt_oss.py __post_init__): no rope parameters means
+ * yarn factor 32, truncate false. */
+static posenc_status hook_gpt_oss(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    if (!obj_empty(item(c->tc, "rope_scaling")) || !obj_empty(item(c->tc, "rope_parameters")))
+        return POSENC_OK;
+    *done = 1;
+    cJSON *def = cJSON_Parse("{\"rope_type\":\"yarn\",\"factor\":32.0,\"beta_fast\":32.0,"
+                             "\"beta_slow\":1.0,\"truncate\":false,"
+                             "\"original_max_position_embeddings\":4096}");
+    if (!def)
+        return cfgerr(c, POSENC_ENOMEM, "out of memory");
+    struct pe_ropesrc s = *base;
+    s.dict = def;
+    snprintf(s.dpath, sizeof s.dpath, "%srope_parameters.", c->tp);
+    note(c, "rope parameters are the gpt_oss default (yarn, factor 32, truncate false, "
+            "original_max_position_embeddings 4096)");
+    posenc_status st = resolve_rope(c, &s, &c->m->rope[0]);
+    cJSON_Delete(def);
+    return st;
+}
+
+/* Hunyuan (models/hunyuan_v1_dense/modeling_hunyuan_v1_dense.py HunYuanDenseV1RotaryEmbedding):
+ * rope_scaling {type: dynamic, alpha}: base = theta * alpha^(d / (d - 2)) from the start, with
+ * no further dynamic rescaling. */
+static posenc_status post_hunyuan(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    (void)done;
+    posenc_rope_config *r = &c->m->rope[0];
+    const cJSON *rs = item(c->tc, "rope_scaling");
+    if (!rs || !cJSON_IsObject(rs))
+        rs = item(c->tc, "rope_parameters");
+    double alpha;
+    int p;
+    TRY(get_num(c, rs, "rope_scaling.", "alpha", &alpha, &p));
+    if (!p || c->m->n_lt != 0)
+        return POSENC_OK;
+    if (!(alpha > 0))
+        return cfgerr(c, POSENC_ECONFIG, "%srope_scaling.alpha must be > 0", c->tp);
+    int d = r->rotary_dim;
+    if (d <= 2)
+        return cfgerr(c, POSENC_ECONFIG, "rope_scaling.alpha needs a rotary dimension > 2");
+    double theta = r->theta * pow(alpha, (double)d / (double)(d - 2));
+    if (!isfinite(theta) || !(theta > 0))
+        return cfgerr(c, POSENC_ECONFIG, "rope_scaling.alpha %g makes theta non-finite", alpha);
+    note(c, "rope_scaling.alpha %g: theta = %g * alpha^(%d/%d) = %.10g from the start "
+            "(Hunyuan's NTK-alpha rule; the dynamic rescaling does not apply)", alpha, r->theta,
+         d, d - 2, theta);
+    r->theta = theta;
+    snprintf(r->theta_source, sizeof r->theta_source, "%.40srope_scaling.alpha", c->tp);
+    r->type = POSENC_ROPE_DEFAULT;
+    r->factor = 1.0;
+    return POSENC_OK;
+}
+
+/* ---- the registry ---- */
+
+#define FAMILY(n, k, ...) { .name = n, .kind = k, __VA_ARGS__ },
+static const pe_family families[] = {
+#include "families.def"
+};
+#undef FAMILY
+#define N_FAMILIES (sizeof families / sizeof *families)
+
+/* The rules for a model_type the registry does not know (explicit RoPE keys only). */
+static const pe_family generic_family = {
+    .name = "generic", .kind = PE_ROPE,
+    .note = "unknown model_type with explicit RoPE keys: rotate_half over head_dim (or "
+            "hidden_size // num_attention_heads), rope_theta default 10000",
+    .src = "src/transformers/modeling_rope_utils.py (the generic rules)",
+};
+
+static const pe_family *family_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    if (strcmp(name, generic_family.name) == 0)
+        return &generic_family;
+    for (size_t i = 0; i < N_FAMILIES; i++)
+        if (strcmp(families[i].name, name) == 0)
+            return &families[i];
+    return NULL;
+}
+
+/* Follow alias rows to the row that holds the data. */
+static const pe_family *family_resolve(const pe_family *f)
+{
+    for (int hops = 0; f && f->alias && hops < 4; hops++)
+        f = family_find(f->alias);
+    return f;
+}
+
+/* ---- per-layer rules ---- */
+
+static int name_in(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; p && *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        p = e ? e + 1 : NULL;
+    }
+    return 0;
+}
+
+static posenc_status add_nope(ctx *c, int64_t i)
+{
+    posenc_model *m = c->m;
+    int64_t *n = realloc(m->nope, (m->n_nope + 1) * sizeof *n);
+    if (!n)
+        return cfgerr(c, POSENC_ENOMEM, "out of memory");
+    m->nope = n;
+    m->nope[m->n_nope++] = i;
+    return POSENC_OK;
+}
+
+static void note_nope(ctx *c, const char *why)
+{
+    posenc_model *m = c->m;
+    char list[200];
+    size_t o = 0;
+    list[0] = '\0';
+    for (size_t i = 0; i < m->n_nope && o < sizeof list - 24; i++)
+        o += (size_t)snprintf(list + o, sizeof list - o, "%s%lld", i ? ", " : "",
+                              (long long)m->nope[i]);
+    if (o >= sizeof list - 24)
+        snprintf(list + o, sizeof list - o, ", ...");
+    note(c, "%zu of %lld layers carry no RoPE (NoPE, %s): %s", m->n_nope,
+         (long long)m->n_layers, why, list);
+}
+
+/* Which layers of a RoPE model carry no RoPE, from the row's per-layer rule. */
+static posenc_status layer_rules(ctx *c)
+{
+    const pe_family *f = c->f;
+    posenc_model *m = c->m;
+    int64_t v;
+    int p;
+    TRY(get_int(c, c->tc, c->tp, "num_hidden_layers", 1, MAX_LAYERS, &v, &p));
+    m->n_layers = p ? v : (int64_t)m->n_types;
+    if (m->enc != POSENC_ENC_ROPE || f->layers == LAY_ALL || m->n_nope)
+        return POSENC_OK;
+    if (f->layers_if && !has(c->tc, f->layers_if)) {
+        note(c, "%s%s is not set: every layer uses RoPE", c->tp, f->layers_if);
+        return POSENC_OK;
+    }
+    int64_t every = f->every;
+    const cJSON *ek = f->every_key ? item(c->tc, f->every_key) : NULL;
+    if (ek && cJSON_IsNumber(ek)) {
+        TRY(get_int(c, c->tc, c->tp, f->every_key, 1, MAX_LAYERS, &v, &p));
+        every = v;
+    } else if (ek && !cJSON_IsNull(ek)) {
+        every = 0; /* a pattern string ("LLLG"): only layer_types can tell */
+    }
+    char why[160];
+    if (f->layers == LAY_INDEX) {
+        const cJSON *l = item(c->tc, f->layers_arg);
+        if (!l || !cJSON_IsArray(l)) {
+            note(c, "%s%s is missing: posenc cannot tell which layers carry no RoPE", c->tp,
+                 f->layers_arg);
+            return POSENC_OK;
+        }
+        for (const cJSON *e = l->child; e; e = e->next) {
+            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > MAX_LAYERS ||
+                e->valuedouble != floor(e->valuedouble))
+                return cfgerr(c, POSENC_ECONFIG, "%s%s must be a list of layer indices", c->tp,
+                              f->layers_arg);
+            TRY(add_nope(c, (int64_t)e->valuedouble));
+        }
+        snprintf(why, sizeof why, "listed in %s%s", c->tp, f->layers_arg);
+    } else if (f->layers == LAY_LIST) {
+        const cJSON *l = item(c->tc, f->layers_arg);
+        if (l && !cJSON_IsNull(l)) {
+            if (!cJSON_IsArray(l))
+                return cfgerr(c, POSENC_ECONFIG, "%s%s must be a list of 0/1 per layer", c->tp,
+                              f->layers_arg);
+            int64_t n = cJSON_GetArraySize(l), i = 0;
+            if (m->n_layers && n != m->n_layers)
+                return cfgerr(c, POSENC_ECONFIG, "%s%s has %lld entries, num_hidden_layers is "
+                              "%lld", c->tp, f->layers_arg, (long long)n,
+                              (long long)m->n_layers);
+            if (n > MAX_LAYERS)
+                return cfgerr(c, POSENC_ECONFIG, "%s%s is too long", c->tp, f->layers_arg);
+            m->n_layers = n;
+            for (const cJSON *e = l->child; e; e = e->next, i++) {
+                int use;
+                if (cJSON_IsBool(e))
+                    use = cJSON_IsTrue(e);
+                else if (cJSON_IsNumber(e) && (e->valuedouble == 0 || e->valuedouble == 1))
+                    use = e->valuedouble != 0;
+                else
+                    return cfgerr(c, POSENC_ECONFIG, "%s%s[%lld] must be 0 or 1", c->tp,
+                                  f->layers_arg, (long long)i);
+                if (!use)
+                    TRY(add_nope(c, i));
+            }
+            snprintf(why, sizeof why, "0 in %s%s", c->tp, f->layers_arg);
+        } else if (every > 0 && m->n_layers > 0) {
+            for (int64_t i = 0; i < m->n_layers; i++)
+                if ((i + 1) % every == 0)
+                    TRY(add_nope(c, i));
+            snprintf(why, sizeof why, "no %s in the config: every %lld-th layer, the %s default",
+                     f->layers_arg, (long long)every, c->cls);
+        } else {
+            note(c, "%s%s and num_hidden_layers are missing: posenc cannot tell which layers "
+                    "carry no RoPE", c->tp, f->layers_arg);
+            return POSENC_OK;
+        }
+    } else {
+        int only = f->layers == LAY_ONLY;
+        if (m->n_types > 0) {
+            for (size_t a = 0; a < m->n_alias; a++)
+                m->alias_enc[a] = name_in(f->layers_arg, m->alias[a]) == only
+                                      ? POSENC_ENC_ROPE : POSENC_ENC_NONE;
+            for (size_t i = 0; i < m->n_types; i++)
+                if (m->alias_enc[m->type_of[i]] == POSENC_ENC_NONE)
+                    TRY(add_nope(c, (int64_t)i));
+            size_t o = (size_t)snprintf(why, sizeof why, "layer_types");
+            for (size_t a = 0; a < m->n_alias && o < sizeof why; a++)
+                if (m->alias_enc[a] == POSENC_ENC_NONE)
+                    o += (size_t)snprintf(why + o, sizeof why - o, " %.40s", m->alias[a]);
+        } else if (every > 0 && m->n_layers > 0) {
+            /* layer i is of type .layers_arg when (i + 1) % every == 0 */
+            for (int64_t i = 0; i < m->n_layers; i++)
+                if (((i + 1) % every == 0) != only)
+                    TRY(add_nope(c, i));
+            snprintf(why, sizeof why, "no layer_types in the config: every %lld-th layer is %s, "
+                     "the %s default", (long long)every, f->layers_arg, c->cls);
+        } else {
+            note(c, "%slayer_types is missing: posenc cannot tell which layers carry no RoPE "
+                    "(%s layers %s)", c->tp, f->layers_arg, only ? "rotate, the others do not"
+                                                                  : "carry none");
+            return POSENC_OK;
+        }
+    }
+    if (m->n_nope) {
+        note_nope(c, why);
+        if (f->note)
+            note(c, "%s: %s", c->cls, f->note);
+    }
+    return POSENC_OK;
+}
+
+/* ---- set-up by row ---- */
 
 static posenc_status setup_rope(ctx *c)
 {
     posenc_model *m = c->m;
-    struct ropesrc base;
-    int p, b;
+    const pe_family *f = c->f;
+    struct pe_ropesrc base;
+    int p, done = 0;
     int64_t v;
     m->enc = POSENC_ENC_ROPE;
     ropesrc_init(c, &base, NULL, "rope_parameters");
     TRY(fill_heads(c));
 
     /* max_position_embeddings (with the class renames and defaults) */
-    c->max_pos_key = "max_position_embeddings";
-    static const char *const gptj[] = { "gptj", "codegen", NULL };
-    int is_gptj = in_list(c->cls, gptj);
-    if (is_gptj)
-        c->max_pos_key = "n_positions";
-    else if (is_cls(c, "chatglm"))
-        c->max_pos_key = "seq_length";
-    else if (is_cls(c, "baichuan") && !has(c->tc, "max_position_embeddings"))
-        c->max_pos_key = "model_max_length";
+    if (!c->max_pos_key)
+        c->max_pos_key = f->maxpos_key ? f->maxpos_key : "max_position_embeddings";
     TRY(get_int(c, c->tc, c->tp, c->max_pos_key, 1, (int64_t)1 << 53, &v, &p));
     if (p) {
         c->max_pos = v;
-    } else if (is_gptj || is_cls(c, "falcon")) {
-        c->max_pos = 2048;
-        note(c, "%s %d is the %s class default (not in the config)", c->max_pos_key, 2048,
-             c->cls);
+    } else if (f->maxpos > 0) {
+        c->max_pos = f->maxpos;
+        note(c, "%s %lld is the %s class default (not in the config)", c->max_pos_key,
+             (long long)f->maxpos, c->cls);
     }
     const cJSON *raw = item(c->tc, c->max_pos_key);
     if (raw && cJSON_IsNumber(raw) && raw->valuedouble < 0)
@@ -1356,18 +1880,15 @@ static posenc_status setup_rope(ctx *c)
     m->bias.max_positions = c->max_pos;
 
     /* head_dim */
-    static const char *const dsv[] = { "deepseek_v2", "deepseek_v3", "kimi_k2", "glm_moe_dsa",
-                                       NULL };
-    if (in_list(c->cls, dsv)) {
+    if (f->hd == HD_QK_ROPE) {
         TRY(get_int(c, c->tc, c->tp, "qk_rope_head_dim", 2, 2 * POSENC_MAX_FREQ, &v, &p));
-        if (!p && is_cls(c, "glm_moe_dsa"))
-            TRY(get_int(c, c->tc, c->tp, "head_dim", 2, 2 * POSENC_MAX_FREQ, &v, &p));
         if (!p) {
-            v = 64;
-            note(c, "qk_rope_head_dim 64 is the %s class default (not in the config)", c->cls);
+            v = f->head_dim > 0 ? f->head_dim : 64;
+            note(c, "qk_rope_head_dim %lld is the %s class default (not in the config)",
+                 (long long)v, c->cls);
         }
         base.head_dim = (int)v;
-    } else if (is_cls(c, "chatglm")) {
+    } else if (f->hd == HD_KV) {
         TRY(get_int(c, c->tc, c->tp, "kv_channels", 2, 2 * POSENC_MAX_FREQ, &v, &p));
         if (p)
             base.head_dim = (int)v;
@@ -1376,38 +1897,22 @@ static posenc_status setup_rope(ctx *c)
     } else {
         TRY(resolve_head_dim(c, NULL, &base.head_dim));
     }
-    m->bias.head_dim = base.head_dim;
 
-    /* style */
-    static const char *const gptj_style[] = { "gptj", "codegen", "cohere", "cohere2", "glm",
-                                              "glm4", "chatglm", "llama4_text", "deepseek_v2",
-                                              NULL };
-    if (in_list(c->cls, gptj_style))
-        base.style = POSENC_STYLE_GPTJ;
-    if (is_cls(c, "glm") || is_cls(c, "glm4"))
-        note(c, "%s interleaves the first rotary_dim/2 cos/sin entries inside apply: pairs "
-                "(2i, 2i+1) (gptj style)", c->cls);
-    if (is_cls(c, "llama4_text") || is_cls(c, "deepseek_v2"))
-        note(c, "%s rotates complex pairs (2i, 2i+1) (gptj style)", c->cls);
-    if (is_cls(c, "deepseek_v3") || is_cls(c, "kimi_k2")) {
-        int inter = 1;
-        TRY(get_bool(c, c->tc, c->tp, "rope_interleave", &b, &p));
-        if (p)
-            inter = b;
-        if (inter) {
-            base.style = POSENC_STYLE_GPTJ;
-            note(c, "rope_interleave: pairs (2i, 2i+1) (gptj style); transformers de-interleaves "
-                    "q/k first and applies rotate_half, so its output stays permuted");
-        }
-    }
-    if (is_cls(c, "glm_moe_dsa") && has(c->tc, "rope_interleave"))
-        note(c, "rope_interleave is not read by transformers' glm_moe_dsa code: neox "
-                "(rotate_half) style");
+    /* how the pairs are applied */
+    static const char *const pair_note[] = {
+        NULL,
+        "rotates adjacent pairs (2i, 2i+1) (gptj style)",
+        "builds repeat_interleave(2) cos/sin tables and rotates adjacent pairs (2i, 2i+1) "
+        "(gptj style)",
+        "interleaves the first rotary_dim/2 cos/sin entries inside apply: pairs (2i, 2i+1) "
+        "(gptj style)",
+        NULL, /* the DeepSeek-V3 hook says it, depending on rope_interleave */
+    };
+    if ((unsigned)f->pair < sizeof pair_note / sizeof *pair_note && pair_note[f->pair])
+        note(c, "%s %s", c->cls, pair_note[f->pair]);
 
-    /* per-model renames */
-    if (is_gptj) {
-        base.theta_fixed = 1;
-        base.style = POSENC_STYLE_GPTJ;
+    /* rotary_dim as an integer (GPT-J, CodeGen) */
+    if (f->rot == ROT_DIM) {
         const cJSON *rd = item(c->tc, "rotary_dim");
         if (rd && cJSON_IsNull(rd)) {
             base.rotary_dim_fixed = base.head_dim;
@@ -1415,93 +1920,82 @@ static posenc_status setup_rope(ctx *c)
             TRY(get_int(c, c->tc, c->tp, "rotary_dim", 0, 2 * POSENC_MAX_FREQ, &v, &p));
             if (p && v == 0)
                 return cfgerr(c, POSENC_ECONFIG, "%srotary_dim must be > 0", c->tp);
-            base.rotary_dim_fixed = p ? (int)v : 64;
+            base.rotary_dim_fixed = p ? (int)v : f->rotary_dim;
             if (!p)
-                note(c, "rotary_dim 64 is the %s class default (not in the config)", c->cls);
+                note(c, "rotary_dim %d is the %s class default (not in the config)",
+                     f->rotary_dim, c->cls);
         }
         if (base.rotary_dim_fixed > base.head_dim)
-            base.rotary_dim_fixed = base.head_dim; /* GPT-J slices q[..., :rotary_dim] */
+            base.rotary_dim_fixed = base.head_dim; /* q[..., :rotary_dim] */
     }
-    if (is_cls(c, "gpt_neox") || is_cls(c, "gpt_neox_japanese")) {
-        base.theta_key = "rotary_emb_base";
-        base.prf_key = "rotary_pct";
-        base.prf_default = is_cls(c, "gpt_neox") ? 0.25 : 1.0;
-        base.prf_default_rules = 0;
-    }
-    if (is_cls(c, "minimax_m2")) {
-        TRY(get_int(c, c->tc, c->tp, "rotary_dim", 1, 2 * POSENC_MAX_FREQ, &v, &p));
-        if (p) {
-            base.rotary_dim_fixed = (int)v;
-            note(c, "rotary_dim %lld: posenc follows the model's own code (rotates %lld dims); "
-                    "current transformers ignores rotary_dim and rotates all %d head_dim dims",
-                 (long long)v, (long long)v, base.head_dim);
-        }
-    }
-    if (is_cls(c, "mistral4") && has(c->tc, "qk_rope_head_dim") && !has(c->tc,
-                                                                          "partial_rotary_factor")) {
-        TRY(get_int(c, c->tc, c->tp, "qk_rope_head_dim", 1, 2 * POSENC_MAX_FREQ, &v, &p));
-        base.prf_default = (double)v / base.head_dim;
-    }
-    if (is_cls(c, "chatglm")) {
-        double ratio = 1;
-        TRY(get_num(c, c->tc, c->tp, "rope_ratio", &ratio, &p));
-        if (!p)
-            ratio = 1;
-        if (!(ratio > 0))
-            return cfgerr(c, POSENC_ECONFIG, "%srope_ratio must be > 0", c->tp);
-        base.theta_default = 10000.0 * ratio;
-        base.theta_key = NULL;
-        base.rotary_dim_fixed = base.head_dim / 2;
-        note(c, "chatglm (remote code): rotates the first kv_channels/2 dims in adjacent pairs, "
-                "theta = 10000 * rope_ratio");
-    }
-    if (is_cls(c, "llama4_text"))
-        note(c, "llama4_text: the layers marked 0 in no_rope_layers (by default every 4th) use "
-                "no RoPE");
-    if (is_cls(c, "qwen3_next") || strncmp(c->cls, "qwen3_5", 7) == 0)
-        note(c, "only the full_attention layers use RoPE (linear_attention layers have none)");
+    m->bias.head_dim = base.head_dim;
 
     TRY(add_alias_names(c));
-    if (is_cls(c, "gemma3_text"))
-        return setup_gemma3(c, &base);
-    if (is_cls(c, "gemma4_text"))
-        return setup_gemma4(c, &base);
-    if (is_cls(c, "mimo_v2_flash"))
-        return setup_mimo(c, &base);
-    if (is_cls(c, "gpt_oss") && obj_empty(item(c->tc, "rope_scaling")) &&
-        obj_empty(item(c->tc, "rope_parameters"))) {
-        cJSON *def = cJSON_Parse("{\"rope_type\":\"yarn\",\"factor\":32.0,\"beta_fast\":32.0,"
-                                 "\"beta_slow\":1.0,\"truncate\":false,"
-                                 "\"original_max_position_embeddings\":4096}");
-        if (!def)
-            return cfgerr(c, POSENC_ENOMEM, "out of memory");
-        struct ropesrc s = base;
-        s.dict = def;
-        snprintf(s.dpath, sizeof s.dpath, "%srope_parameters.", c->tp);
-        note(c, "rope parameters are the gpt_oss default (yarn, factor 32, truncate false, "
-                "original_max_position_embeddings 4096)");
-        posenc_status st = resolve_rope(c, &s, &m->rope[0]);
-        cJSON_Delete(def);
-        return st;
+    if (f->rope) {
+        TRY(f->rope(c, &base, &done));
+        if (done)
+            return POSENC_OK;
     }
     TRY(setup_generic(c, &base));
-    if (m->n_lt == 0 && (is_cls(c, "deepseek_v3") || is_cls(c, "kimi_k2")) &&
-        m->rope[0].type == POSENC_ROPE_YARN && m->rope[0].mscale_all_dim != 0) {
-        m->rope[0].softmax_mscale = 1;
-        note(c, "%s multiplies the softmax scale by (0.1 * mscale_all_dim * ln(factor) + 1)^2 "
-                "outside the tables", c->cls);
-    }
-    if (is_cls(c, "deepseek_v2") && m->rope[0].type == POSENC_ROPE_YARN &&
-        m->rope[0].mscale_all_dim != 0)
-        note(c, "deepseek_v2: transformers omits the mscale_all_dim softmax factor that "
-                "DeepSeek-V3 applies");
+    if (f->post)
+        TRY(f->post(c, &base, &done));
     return POSENC_OK;
+}
+
+static posenc_status setup_row(ctx *c)
+{
+    const pe_family *f = c->f;
+    const char *maxkey = f->maxpos_key ? f->maxpos_key : "max_position_embeddings";
+    int done = 0;
+    if (f->pre) {
+        TRY(f->pre(c, NULL, &done));
+        if (done)
+            return POSENC_OK;
+    }
+    switch (f->kind) {
+    case PE_ROPE:
+        return setup_rope(c);
+    case PE_ALIBI:
+        TRY(setup_alibi(c, (posenc_alibi_kind)f->alibi));
+        return read_max(c, maxkey, f->maxpos);
+    case PE_T5:
+        return setup_t5(c);
+    case PE_LEARNED:
+        TRY(setup_learned(c, f->tensor, maxkey, f->maxpos));
+        return table_offset(c);
+    case PE_SIN:
+        if (f->sin == POSENC_SIN_FAIRSEQ) {
+            int64_t v;
+            int p;
+            TRY(get_int(c, c->tc, c->tp, "pad_token_id", 0, 1 << 30, &v, &p));
+            TRY(setup_sinusoidal(c, f->maxpos, p ? (int)v : 1));
+            c->m->bias.position_offset = c->m->bias.padding_idx + 1;
+            note(c, "%s uses fairseq sinusoids: row padding_idx (%d) is zero and real tokens "
+                    "start at row padding_idx + 1", c->cls, c->m->bias.padding_idx);
+            return POSENC_OK;
+        }
+        TRY(setup_sinusoidal(c, f->maxpos, -1));
+        if (f->offset > 0) {
+            c->m->bias.position_offset = f->offset;
+            note(c, "%s's sinusoidal table starts at row %d for position 0", c->cls, f->offset);
+        }
+        return POSENC_OK;
+    case PE_NONE:
+        return setup_none(c);
+    case PE_SHAW: /* only through a hook (BERT relative_key) */
+    case PE_REL:
+    case PE_TEXT:
+        break;
+    }
+    return cfgerr(c, POSENC_EUNSUPPORTED, "model_type '%s' (%s) uses %s, a relative position "
+                  "scheme posenc does not generate", c->m->model_type, c->cls,
+                  f->scheme ? f->scheme : "an unknown scheme");
 }
 
 /* ---- public API ---- */
 
-posenc_status posenc_model_from_json(const struct cJSON *root, const char *source,
-                                     posenc_model **out, posenc_error *err)
+posenc_status pe_model_from_json(const cJSON *root, const char *source, const char *family,
+                                 posenc_model **out, posenc_error *err)
 {
     ctx c;
     memset(&c, 0, sizeof c);
@@ -1513,36 +2007,92 @@ posenc_status posenc_model_from_json(const struct cJSON *root, const char *sourc
     if (!m)
         return cfgerr(&c, POSENC_ENOMEM, "out of memory");
     c.m = m;
+    c.root = root;
+    c.f = &generic_family;
+    c.cls = generic_family.name;
     m->bias.padding_idx = -1;
     snprintf(m->source, sizeof m->source, "%s", c.src);
 
     posenc_status st;
     const char *outer = NULL, *inner = NULL;
     const cJSON *tcfg = NULL;
+    const pe_family *f = NULL;
     c.tc = root;
     c.tp = "";
     if ((st = get_str(&c, root, "", "model_type", &outer)) != POSENC_OK)
         goto fail;
-    if ((st = get_obj(&c, root, "", "text_config", &tcfg)) != POSENC_OK)
-        goto fail;
-    if (tcfg) {
-        c.tc = tcfg;
-        c.tp = "text_config.";
-        if ((st = get_str(&c, tcfg, "text_config.", "model_type", &inner)) != POSENC_OK)
+    if (family) {
+        f = family_find(family);
+        if (!f) {
+            st = posenc_seterr(err, POSENC_EINVAL, "unknown family '%.60s' (posenc info "
+                               "--models lists them)", family);
             goto fail;
+        }
+    } else {
+        f = family_find(outer);
     }
-    const char *mt = inner ? inner : outer ? outer : "";
+    f = family_resolve(f);
+
+    /* composite configs: the language model is a text sub-config */
+    const char *tkey = f && f->kind == PE_TEXT && f->text_key ? f->text_key : "text_config";
+    if ((st = get_obj(&c, root, "", tkey, &tcfg)) != POSENC_OK)
+        goto fail;
+    static char tpath[NAME_LEN + 2];
+    if (tcfg && (!f || f->kind == PE_TEXT)) {
+        snprintf(tpath, sizeof tpath, "%.60s.", tkey);
+        c.tc = tcfg;
+        c.tp = tpath;
+        if ((st = get_str(&c, tcfg, c.tp, "model_type", &inner)) != POSENC_OK)
+            goto fail;
+        if (inner && *inner) {
+            f = family_resolve(family_find(inner));
+        } else if (f) {
+            f = family_resolve(family_find(f->text));
+            if (f)
+                note(&c, "%s has no model_type: read as %s, the %s default", tkey, f->name,
+                     outer ? outer : "composite");
+        }
+    } else if (f && f->kind == PE_TEXT) {
+        /* a flat legacy config (Qwen2-VL without text_config): its own keys */
+        f = family_resolve(family_find(f->text));
+    }
+    const char *mt = inner && *inner ? inner : outer ? outer : "";
     if ((st = copy_name(&c, m->model_type, mt, "model_type")) != POSENC_OK)
         goto fail;
-    if ((st = copy_name(&c, c.cls, inner ? inner : text_class(mt), "model_type")) != POSENC_OK)
-        goto fail;
-    if (!*mt)
-        note(&c, "no model_type in the config: generic (Llama-style) rules applied");
+    if (family && outer && strcmp(family, mt) != 0)
+        note(&c, "resolved as family '%s' (--family); the config's model_type is '%s'", family,
+             mt);
 
-    int done;
-    if ((st = setup_nonrope(&c, &done)) != POSENC_OK)
+    if (!f || f->kind == PE_TEXT) {
+        /* not in the registry: the generic rules, only when the config asks for RoPE */
+        if (!has_rope_keys(c.tc)) {
+            if (*mt)
+                st = cfgerr(&c, POSENC_EUNSUPPORTED, "model_type '%.60s' is not known and the "
+                            "config has no RoPE keys (rope_theta, rope_parameters, rope_scaling, "
+                            "rotary_*): posenc cannot tell its position encoding; pass --family "
+                            "NAME (posenc info --models)", mt);
+            else
+                st = cfgerr(&c, POSENC_EUNSUPPORTED, "no model_type and no RoPE keys "
+                            "(rope_theta, rope_parameters, rope_scaling, rotary_*): posenc "
+                            "cannot tell the position encoding; pass --family NAME (posenc info "
+                            "--models)");
+            goto fail;
+        }
+        f = &generic_family;
+        m->generic = 1;
+        snprintf(m->warning, sizeof m->warning, "%s%.60s%s; resolved with the generic RoPE rules "
+                 "(neox, full rotary)%s; pass --family NAME to choose", *mt ? "model_type '" :
+                 "", *mt ? mt : "the config has no model_type", *mt ? "' is not known" : "",
+                 has(c.tc, "qk_rope_head_dim") ? " although qk_rope_head_dim is set (MLA models "
+                 "such as deepseek_v3 rotate only that slice)" : "");
+        note(&c, "%s", m->warning);
+    }
+    c.f = f;
+    c.cls = f->name;
+    m->fam = f;
+    if ((st = setup_row(&c)) != POSENC_OK)
         goto fail;
-    if (!done && (st = setup_rope(&c)) != POSENC_OK)
+    if ((st = layer_rules(&c)) != POSENC_OK)
         goto fail;
     *out = m;
     return POSENC_OK;
@@ -1557,6 +2107,8 @@ void posenc_model_free(posenc_model *m)
         return;
     for (size_t i = 0; i < m->n_notes; i++)
         free(m->notes[i]);
+    free(m->type_of);
+    free(m->nope);
     free(m);
 }
 
@@ -1570,9 +2122,51 @@ const char *posenc_model_type(const posenc_model *m)
     return m->model_type;
 }
 
+const char *posenc_model_family(const posenc_model *m)
+{
+    return m->fam ? m->fam->name : generic_family.name;
+}
+
+int posenc_model_is_generic(const posenc_model *m)
+{
+    return m->generic;
+}
+
+const char *posenc_model_warning(const posenc_model *m)
+{
+    return m->warning[0] ? m->warning : NULL;
+}
+
 int64_t posenc_model_max_positions(const posenc_model *m)
 {
     return m->max_positions;
+}
+
+int64_t posenc_model_layer_count(const posenc_model *m)
+{
+    return m->n_layers;
+}
+
+size_t posenc_model_nope_layers(const posenc_model *m, const int64_t **idx)
+{
+    if (idx)
+        *idx = m->nope;
+    return m->n_nope;
+}
+
+size_t posenc_model_layer_name_count(const posenc_model *m)
+{
+    return m->n_alias;
+}
+
+const char *posenc_model_layer_name(const posenc_model *m, size_t i)
+{
+    return i < m->n_alias ? m->alias[i] : NULL;
+}
+
+posenc_encoding posenc_model_layer_name_encoding(const posenc_model *m, size_t i)
+{
+    return i < m->n_alias ? m->alias_enc[i] : POSENC_ENC_NONE;
 }
 
 size_t posenc_model_layer_type_count(const posenc_model *m)
@@ -1604,6 +2198,10 @@ posenc_status posenc_model_rope(const posenc_model *m, const char *layer_type,
         return posenc_seterr(err, POSENC_EINVAL, "'%s': model_type '%s' uses %s, not RoPE",
                              m->source, m->model_type, posenc_encoding_name(m->enc));
     if (m->n_lt == 0) {
+        for (size_t i = 0; layer_type && i < m->n_alias; i++)
+            if (strcmp(m->alias[i], layer_type) == 0 && m->alias_enc[i] != POSENC_ENC_ROPE)
+                return posenc_seterr(err, POSENC_EINVAL, "'%s': layer type '%s' carries no "
+                                     "RoPE", m->source, layer_type);
         if (!layer_type || in_aliases(m, layer_type)) {
             *out = m->rope[0];
             return POSENC_OK;
@@ -1644,4 +2242,57 @@ size_t posenc_model_note_count(const posenc_model *m)
 const char *posenc_model_note(const posenc_model *m, size_t i)
 {
     return i < m->n_notes ? m->notes[i] : NULL;
+}
+
+/* ---- registry listing ---- */
+
+static void family_info(const pe_family *f, posenc_family_info *o)
+{
+    static const char *const kinds[] = { "", "rope", "alibi", "t5", "shaw", "sinusoidal",
+                                         "learned", "none", "relative", "text" };
+    static const char *const pairs[] = { "half", "pairs", "repeat_interleave",
+                                         "glm_interleave", "deinterleave" };
+    const pe_family *d = family_resolve(f);
+    if (!d)
+        d = f;
+    memset(o, 0, sizeof *o);
+    o->name = f->name;
+    o->encoding = (unsigned)d->kind < sizeof kinds / sizeof *kinds ? kinds[d->kind] : "";
+    o->pairing = d->kind == PE_ROPE && (unsigned)d->pair < sizeof pairs / sizeof *pairs
+                     ? pairs[d->pair] : "";
+    o->alias_of = f->alias ? f->alias : "";
+    o->text = d->kind == PE_TEXT && d->text ? d->text : "";
+    o->notes = f->note ? f->note : d->note ? d->note : "";
+    o->source = f->src ? f->src : d->src ? d->src : "";
+}
+
+size_t posenc_family_count(void)
+{
+    return N_FAMILIES;
+}
+
+posenc_status posenc_family_get(size_t i, posenc_family_info *out, posenc_error *err)
+{
+    if (i >= N_FAMILIES)
+        return posenc_seterr(err, POSENC_EINVAL, "family %zu is past the %zu registry rows", i,
+                             N_FAMILIES);
+    family_info(&families[i], out);
+    return POSENC_OK;
+}
+
+posenc_status posenc_family_find(const char *name, posenc_family_info *out, posenc_error *err)
+{
+    const pe_family *f = family_find(name);
+    if (!f)
+        return posenc_seterr(err, POSENC_ENOTFOUND, "unknown family '%.60s' (posenc info "
+                             "--models lists them)", name ? name : "");
+    family_info(f, out);
+    return POSENC_OK;
+}
+
+const char *posenc_pairing_name(posenc_pairing p)
+{
+    static const char *const names[] = { "half", "pairs", "repeat_interleave", "glm_interleave",
+                                         "deinterleave" };
+    return (unsigned)p < sizeof names / sizeof *names ? names[p] : "unknown";
 }

@@ -73,13 +73,7 @@ int64_t posenc_shaw_index(int64_t i, int64_t j, int64_t k);
 
 /* ---- sinusoidal absolute ---- */
 
-typedef enum posenc_sinusoidal_variant {
-    POSENC_SIN_VASWANI = 0, /* sin/cos interleaved, exponent 2(j//2)/d */
-    POSENC_SIN_T2T,         /* [sin | cos], exponent k/(d/2 - 1), zero column when d is odd */
-    POSENC_SIN_FAIRSEQ,     /* as t2t; row padding_idx zero; real positions start at
-                               padding_idx + 1 */
-    POSENC_SIN_MARIAN       /* [sin | cos], exponent 2k/d, odd d: extra sin column */
-} posenc_sinusoidal_variant;
+/* posenc_sinusoidal_variant is declared in posenc/model.h. */
 const char *posenc_sinusoidal_variant_name(posenc_sinusoidal_variant v);
 posenc_status posenc_sinusoidal_variant_parse(const char *s, posenc_sinusoidal_variant *out,
                                               posenc_error *err);

@@ -1,9 +1,10 @@
 /* posenc/model.h: what a Hugging Face config.json implies about position encoding.
  *
- * posenc_model_from_json resolves a parsed config.json the way transformers v5 does (key
- * precedence, per-model defaults, text_config nesting, per-layer-type dicts) and answers which
- * encoding the model uses and with which parameters. Reading the file is formats/' job
- * (posenc_config_load in posenc/config.h); this module only looks at the parsed tree. */
+ * A posenc_model is a config.json resolved the way transformers v5 does (key precedence,
+ * per-model defaults, text_config nesting, per-layer-type dicts), driven by the model-family
+ * registry (lib/families.def: one row per model_type). It answers which encoding the model uses,
+ * with which parameters, and which layers carry none. Build one with posenc_config_load or
+ * posenc_config_parse (posenc/config.h). */
 #ifndef POSENC_MODEL_H
 #define POSENC_MODEL_H
 
@@ -16,8 +17,6 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-struct cJSON;
 
 typedef enum posenc_encoding {
     POSENC_ENC_NONE = 0,     /* NoPE: the attention layers carry no position encoding */
@@ -50,6 +49,20 @@ typedef enum posenc_style { POSENC_STYLE_NEOX = 0, POSENC_STYLE_GPTJ = 1 } posen
 const char *posenc_style_name(posenc_style s);
 posenc_status posenc_style_parse(const char *s, posenc_style *out, posenc_error *err);
 
+/* How the model forms and applies its pairs (the style above says which elements pair):
+ * half = rotate_half (neox); pairs = rotate_every_two or complex multiplication (GPT-J, Llama 4,
+ * DeepSeek-V2); repeat_interleave = repeat_interleave(2) tables with pairwise rotation (Cohere);
+ * glm_interleave = cat-layout tables interleaved inside apply (GLM-4); deinterleave = q/k
+ * de-interleaved, then rotate_half, output left permuted (DeepSeek-V3 rope_interleave). */
+typedef enum posenc_pairing {
+    POSENC_PAIR_HALF = 0,
+    POSENC_PAIR_PAIRS,
+    POSENC_PAIR_REPEAT_INTERLEAVE,
+    POSENC_PAIR_GLM_INTERLEAVE,
+    POSENC_PAIR_DEINTERLEAVE
+} posenc_pairing;
+const char *posenc_pairing_name(posenc_pairing p);
+
 #define POSENC_MAX_FREQ 512 /* rotary_dim / 2 at most; head_dim up to 1024 */
 
 /* The resolved RoPE parameters of one layer type: every key transformers reads, after
@@ -63,6 +76,7 @@ typedef struct posenc_rope_config {
     int exponent_dim;               /* D in theta^(-2i/D): rotary_dim, or head_dim (proportional) */
     double partial_rotary_factor;   /* 1.0 when absent */
     posenc_style style;
+    posenc_pairing pairing;
     int64_t max_position_embeddings;
     int64_t original_max_position_embeddings; /* M0; filled from max_position_embeddings */
     double factor;                  /* scaling factor; 1.0 for default */
@@ -80,6 +94,15 @@ typedef struct posenc_rope_config {
     int mrope_interleaved;          /* Qwen3-VL/Qwen3.5: THWTHW... instead of TTT..HHH..WWW */
     int softmax_mscale;             /* DeepSeek-V3: softmax scale *= g(factor, mscale_all_dim)^2 */
 } posenc_rope_config;
+
+/* Fixed sinusoidal tables (posenc/bias.h computes them). */
+typedef enum posenc_sinusoidal_variant {
+    POSENC_SIN_VASWANI = 0, /* sin/cos interleaved, exponent 2(j//2)/d */
+    POSENC_SIN_T2T,         /* [sin | cos], exponent k/(d/2 - 1), zero column when d is odd */
+    POSENC_SIN_FAIRSEQ,     /* as t2t; row padding_idx zero; real positions start at
+                               padding_idx + 1 */
+    POSENC_SIN_MARIAN       /* [sin | cos], exponent 2k/d, odd d: extra sin column */
+} posenc_sinusoidal_variant;
 
 typedef enum posenc_alibi_kind {
     POSENC_ALIBI_REFERENCE = 0,     /* Press et al., BLOOM, Baichuan: 2^(-8/P) powers */
@@ -99,23 +122,48 @@ typedef struct posenc_bias_config {
     int max_distance;               /* T5 relative_attention_max_distance */
     int is_decoder;                 /* T5 decoder (causal buckets) */
     int max_relative_position;      /* Shaw k */
+    int shaw_query_minus_key;       /* BERT relative_key indexes query - key (Shaw: key - query) */
     char learned_tensor[POSENC_NAME_MAX]; /* checkpoint tensor of the learned table */
     int padding_idx;                /* fairseq sinusoidal; -1 when none */
+    int position_offset;            /* learned/sinusoidal: table row of position 0 (BART, OPT: 2;
+                                       RoBERTa: padding_idx + 1) */
+    posenc_sinusoidal_variant sinusoidal_variant; /* the model's own sinusoids */
+    int alibi_symmetric;            /* ALiBi -m|i-j| of a bidirectional encoder (BERT alibi) */
+    /* Encoder-decoder models whose encoder uses another encoding (Whisper: sinusoidal encoder,
+     * learned decoder). encoder_encoding is POSENC_ENC_NONE with has_encoder = 0 otherwise. */
+    int has_encoder;
+    posenc_encoding encoder_encoding;
+    posenc_sinusoidal_variant encoder_variant;
+    int64_t encoder_max_positions;
 } posenc_bias_config;
 
 typedef struct posenc_model posenc_model;
 
-/* Resolve a parsed config.json. `source` names the file in messages. On success *out is set;
- * caller frees with posenc_model_free. Unknown rope_type, missing required keys and nonsense
- * values are POSENC_ECONFIG with a message naming the key. */
-posenc_status posenc_model_from_json(const struct cJSON *root, const char *source,
-                                     posenc_model **out, posenc_error *err);
 void posenc_model_free(posenc_model *m);
 
 posenc_encoding posenc_model_encoding(const posenc_model *m);
-/* The model_type that decided the resolution (text_config's when nested); borrowed. */
+/* The model_type that decided the resolution (text_config's when nested); borrowed. "" when
+ * the config has none. */
 const char *posenc_model_type(const posenc_model *m);
+/* The registry row that resolved the model ("llama", "gpt_neox", ...), or "generic" when the
+ * model_type is not in the registry and the generic RoPE rules were used; borrowed. */
+const char *posenc_model_family(const posenc_model *m);
+/* 1 when resolved with the generic rules (an unknown model_type with explicit RoPE keys). */
+int posenc_model_is_generic(const posenc_model *m);
+/* One line that a command must show the user (an unknown model_type resolved with the generic
+ * rules), without the file name; NULL when there is none. Borrowed. */
+const char *posenc_model_warning(const posenc_model *m);
 int64_t posenc_model_max_positions(const posenc_model *m);
+
+/* Layers. num_hidden_layers (0 when the config does not say) and the indices of the layers that
+ * carry no RoPE in a RoPE model (NoPE layers: SmolLM3 no_rope_layers, Llama 4 every 4th layer,
+ * EXAONE-4 global layers, linear-attention and convolution layers of hybrids); *idx borrowed. */
+int64_t posenc_model_layer_count(const posenc_model *m);
+size_t posenc_model_nope_layers(const posenc_model *m, const int64_t **idx);
+/* Every distinct name in the config's layer_types (RoPE or not), with its encoding. */
+size_t posenc_model_layer_name_count(const posenc_model *m);
+const char *posenc_model_layer_name(const posenc_model *m, size_t i);
+posenc_encoding posenc_model_layer_name_encoding(const posenc_model *m, size_t i);
 
 /* Layer types with their own RoPE parameters (Gemma 3/4 full/sliding, MiMo full/swa). 0 for
  * configs with one set of parameters. Names borrowed. */
@@ -134,6 +182,28 @@ const posenc_bias_config *posenc_model_bias(const posenc_model *m);
  * what changes past original_max_position_embeddings. Borrowed. */
 size_t posenc_model_note_count(const posenc_model *m);
 const char *posenc_model_note(const posenc_model *m, size_t i);
+
+/* ---- the model-family registry (lib/families.def) ---- */
+
+/* One registry row as text, for listings. Every pointer is borrowed from static storage. */
+typedef struct posenc_family_info {
+    const char *name;       /* model_type */
+    const char *encoding;   /* rope, alibi, ..., "text" (reads a text sub-config),
+                               "relative" (a scheme posenc does not generate) */
+    const char *pairing;    /* RoPE rows: half, pairs, repeat_interleave, glm_interleave,
+                               deinterleave; "" otherwise */
+    const char *alias_of;   /* "" or the row this model_type resolves as */
+    const char *text;       /* "text" rows: the model_type of a text_config without one */
+    const char *notes;      /* one line: what is special */
+    const char *source;     /* where the row was read: a path in huggingface/transformers
+                               (src/transformers/models/...) or "REPO: FILE" for remote code */
+} posenc_family_info;
+
+size_t posenc_family_count(void);
+/* Row i (0 <= i < posenc_family_count()); POSENC_EINVAL past the end. */
+posenc_status posenc_family_get(size_t i, posenc_family_info *out, posenc_error *err);
+/* The row named name (a model_type or an alias); POSENC_ENOTFOUND when there is none. */
+posenc_status posenc_family_find(const char *name, posenc_family_info *out, posenc_error *err);
 
 #ifdef __cplusplus
 }

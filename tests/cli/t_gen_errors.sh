@@ -72,9 +72,10 @@ expect_fail 3 "negative position" "$POSENC" gen --config tiny.json -o out.npz --
 expect_fail 3 "'flt.npy'" "$POSENC" gen --config tiny.json -o out.npz --positions flt.npy
 expect_fail 3 "p.npz" "$POSENC" gen --config tiny.json -o out.npz --positions p.npz:q
 expect_fail 3 "out of range" "$POSENC" gen --config tiny.json -o out.npz --positions 0,281474976710656
-# no max_position_embeddings to default to
+# no max_position_embeddings to default to (LlamaConfig's 2048 fills it for llama; a model_type
+# the registry does not know has no class default)
 cat > nomax.json <<'EOF'
-{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000.0}
+{"model_type": "not_a_model", "hidden_size": 64, "num_attention_heads": 4, "rope_theta": 10000.0}
 EOF
 if "$POSENC" gen --config nomax.json -o out.npz 2> out.stderr; then
     echo "gen without max_position_embeddings should fail"; exit 1

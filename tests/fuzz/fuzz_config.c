@@ -30,7 +30,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     posenc_model *m = NULL;
     posenc_error err = { 0 };
-    if (posenc_config_parse((const char *)data, size, "fuzz.json", &m, &err) != POSENC_OK) {
+    if (posenc_config_parse((const char *)data, size, "fuzz.json", NULL, &m, &err) != POSENC_OK) {
         if (!memchr(err.msg, '\0', sizeof err.msg) || err.msg[0] != '\'')
             __builtin_trap(); /* every failure carries a message naming the file */
         return 0;

@@ -27,7 +27,7 @@ static posenc_model *parse_ok(const char *sq)
     char *t = J(sq);
     posenc_model *m = NULL;
     posenc_error err = { 0 };
-    posenc_status st = posenc_config_parse(t, strlen(t), "mem.json", &m, &err);
+    posenc_status st = posenc_config_parse(t, strlen(t), "mem.json", NULL, &m, &err);
     if (st != POSENC_OK)
         print_error("parse failed: %s\n  json: %s\n", err.msg, t);
     free(t);
@@ -41,7 +41,7 @@ static void parse_fail(const char *sq, posenc_status code, const char *want)
     char *t = J(sq);
     posenc_model *m = NULL;
     posenc_error err = { 0 };
-    posenc_status st = posenc_config_parse(t, strlen(t), "mem.json", &m, &err);
+    posenc_status st = posenc_config_parse(t, strlen(t), "mem.json", NULL, &m, &err);
     if (st != code || !strstr(err.msg, want) || strncmp(err.msg, "'mem.json': ", 12) != 0)
         print_error("json: %s\n  status %d (want %d), message: %s\n  want substring: %s\n", t,
                     (int)st, (int)code, err.msg, want);
@@ -58,7 +58,7 @@ static posenc_model *load(const char *name)
     snprintf(path, sizeof path, "%s/configs/%s", posenc_test_data(), name);
     posenc_model *m = NULL;
     posenc_error err = { 0 };
-    posenc_status st = posenc_config_load(path, &m, &err);
+    posenc_status st = posenc_config_load(path, NULL, &m, &err);
     if (st != POSENC_OK)
         print_error("%s: %s\n", path, err.msg);
     assert_int_equal(st, POSENC_OK);
@@ -191,8 +191,10 @@ static void test_glm(void **state)
     assert_close(c.theta, 1e6, 0, 0);
     assert_int_equal(c.head_dim, 64);                 /* qk_rope_head_dim */
     assert_int_equal(c.rotary_dim, 64);
-    assert_int_equal(c.style, POSENC_STYLE_NEOX);     /* rope_interleave not read by HF */
-    assert_note(m, "rope_interleave");
+    /* transformers' GlmMoeDsaAttention always de-interleaves (apply_rotary_pos_emb_interleave) */
+    assert_int_equal(c.style, POSENC_STYLE_GPTJ);
+    assert_int_equal(c.pairing, POSENC_PAIR_DEINTERLEAVE);
+    assert_note(m, "apply_rotary_pos_emb_interleave");
     posenc_model_free(m);
 }
 
@@ -894,7 +896,8 @@ static void test_errors(void **state)
           "rope_scaling.short_factor is missing" },
         { "{" LL ",'rope_scaling':{'rope_type':'longrope','short_factor':'x'}}", POSENC_ECONFIG,
           "short_factor must be a list" },
-        { "{'model_type':'llama','hidden_size':256,'num_attention_heads':4,"
+        /* a model_type the registry does not know has no class default to fill it */
+        { "{'model_type':'not_a_model','hidden_size':256,'num_attention_heads':4,"
           "'rope_scaling':{'rope_type':'dynamic','factor':2}}", POSENC_ECONFIG,
           "max_position_embeddings is missing" },
         { "{" LL ",'rope_theta':0}", POSENC_ECONFIG, "rope_theta must be > 0" },
@@ -927,7 +930,7 @@ static void test_errors(void **state)
           POSENC_ECONFIG, "mrope_section [10, 10, 10] sums to 30, expected rotary_dim/2 = 32" },
         { "{" LL ",'rope_scaling':{'type':'mrope'}}", POSENC_ECONFIG,
           "mrope_section is missing" },
-        { "{'model_type':'llama'}", POSENC_ECONFIG, "cannot determine head_dim" },
+        { "{'model_type':'not_a_model','rope_theta':10000}", POSENC_ECONFIG, "cannot determine head_dim" },
         { "{'model_type':'llama','hidden_size':256,'num_attention_heads':0}", POSENC_ECONFIG,
           "num_attention_heads must be an integer" },
         { "{'model_type':5}", POSENC_ECONFIG, "model_type must be a string" },
@@ -1016,15 +1019,15 @@ static void test_reader(void **state)
     posenc_model *m = NULL;
     posenc_error err = { 0 };
     const char *bad = "{\n  \"model_type\": \"llama\",\n  \"x\": [1, 2,,]\n}\n";
-    assert_int_equal(posenc_config_parse(bad, strlen(bad), "c.json", &m, &err), POSENC_ECONFIG);
+    assert_int_equal(posenc_config_parse(bad, strlen(bad), "c.json", NULL, &m, &err), POSENC_ECONFIG);
     assert_string_equal(err.msg, "'c.json': invalid JSON near line 3");
     const char *arr = "[1, 2]";
-    assert_int_equal(posenc_config_parse(arr, strlen(arr), "c.json", &m, &err), POSENC_ECONFIG);
+    assert_int_equal(posenc_config_parse(arr, strlen(arr), "c.json", NULL, &m, &err), POSENC_ECONFIG);
     assert_string_equal(err.msg, "'c.json': top level is not a JSON object");
-    assert_int_equal(posenc_config_parse("  \n", 3, "c.json", &m, &err), POSENC_ECONFIG);
+    assert_int_equal(posenc_config_parse("  \n", 3, "c.json", NULL, &m, &err), POSENC_ECONFIG);
     assert_non_null(strstr(err.msg, "empty"));
     const char *trail = "{}\n{}";
-    assert_int_equal(posenc_config_parse(trail, strlen(trail), "c.json", &m, &err),
+    assert_int_equal(posenc_config_parse(trail, strlen(trail), "c.json", NULL, &m, &err),
                      POSENC_ECONFIG);
     assert_non_null(strstr(err.msg, "invalid JSON near line 2"));
     /* not NUL-terminated: only len bytes are read */
@@ -1032,19 +1035,19 @@ static void test_reader(void **state)
     const char *ok = "{\"model_type\":\"gpt2\"}";
     memcpy(buf, ok, strlen(ok));
     memset(buf + strlen(ok), 'x', sizeof buf - strlen(ok));
-    assert_int_equal(posenc_config_parse(buf, strlen(ok), "c.json", &m, &err), POSENC_OK);
+    assert_int_equal(posenc_config_parse(buf, strlen(ok), "c.json", NULL, &m, &err), POSENC_OK);
     assert_int_equal(posenc_model_encoding(m), POSENC_ENC_LEARNED);
     posenc_model_free(m);
     m = NULL;
     /* "Infinity" inside a string is left alone */
     const char *str = "{\"model_type\":\"gpt2\",\"note\":\"Infinity \\\" NaN\"}";
-    assert_int_equal(posenc_config_parse(str, strlen(str), "c.json", &m, &err), POSENC_OK);
+    assert_int_equal(posenc_config_parse(str, strlen(str), "c.json", NULL, &m, &err), POSENC_OK);
     posenc_model_free(m);
     m = NULL;
-    assert_int_equal(posenc_config_load("no-such-dir/config.json", &m, &err), POSENC_EIO);
+    assert_int_equal(posenc_config_load("no-such-dir/config.json", NULL, &m, &err), POSENC_EIO);
     assert_string_equal(err.msg, "'no-such-dir/config.json': No such file or directory");
-    assert_int_equal(posenc_config_load(posenc_test_data(), &m, &err), POSENC_EIO);
-    assert_non_null(strstr(err.msg, "Is a directory"));
+    assert_int_equal(posenc_config_load(posenc_test_data(), NULL, &m, &err), POSENC_EIO);
+    assert_non_null(strstr(err.msg, "a directory without config.json"));
     assert_null(m);
     posenc_model_free(NULL);
 }
@@ -1103,8 +1106,11 @@ static void test_sinusoidal(void **state)
     assert_int_equal(posenc_model_bias(m)->padding_idx, 1);
     assert_true(has_note(m, "padding_idx"));
     posenc_model_free(m);
-    parse_fail("{'model_type': 'marian', 'encoder_attention_heads': 8}", POSENC_ECONFIG,
-               "model width");
+    /* MarianConfig's d_model default (1024) fills a config that leaves it out */
+    m = parse_ok("{'model_type': 'marian', 'encoder_attention_heads': 8}");
+    assert_int_equal(posenc_model_bias(m)->d_model, 1024);
+    assert_true(has_note(m, "model width (hidden_size) 1024 is the marian class default"));
+    posenc_model_free(m);
 }
 
 int main(void)
