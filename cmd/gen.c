@@ -823,6 +823,7 @@ struct job {
     int d_model;
     const char *wspec_path;          /* learned: streamed from here */
     size_t learned_index;
+    int64_t row_offset;            /* learned: table row of position 0 (BART, OPT: 2) */
 };
 
 static posenc_status out_flush(struct job *j, posenc_error *err)
@@ -1488,7 +1489,8 @@ static posenc_status emit_learned(struct job *j, int which, posenc_error *err)
     posenc_status st = POSENC_OK;
     if (j->a->positions) {
         for (int64_t r = 0; r < j->nq && st == POSENC_OK; r++)
-            st = out_put(j, j->a->dtype, j->weights + (size_t)j->qpos[r] * (size_t)j->wcols,
+            st = out_put(j, j->a->dtype,
+                         j->weights + (size_t)(j->qpos[r] + j->row_offset) * (size_t)j->wcols,
                          POSENC_DT_F32, (size_t)j->wcols, err);
         return st;
     }
@@ -1509,6 +1511,11 @@ static posenc_status emit_learned(struct job *j, int which, posenc_error *err)
     if (!raw) {
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
         goto out;
+    }
+    /* the rows before position 0 (BART/OPT's 2, RoBERTa's padding_idx + 1) are skipped */
+    for (int64_t r0 = 0; r0 < j->row_offset && st == POSENC_OK; r0 += rows_per) {
+        int64_t k = j->row_offset - r0 < rows_per ? j->row_offset - r0 : rows_per;
+        st = posenc_reader_read(r, raw, (uint64_t)k * (uint64_t)j->wcols, err);
     }
     for (int64_t r0 = 0; r0 < j->nq && st == POSENC_OK; r0 += rows_per) {
         int64_t k = j->nq - r0 < rows_per ? j->nq - r0 : rows_per;
@@ -1556,11 +1563,19 @@ static int gen_learned(struct job *j)
                    name, j->wcols, a->d_model);
         return POSENC_EXIT_ERROR;
     }
+    /* the model's positions start at row position_offset of its table */
+    j->row_offset = j->bc ? j->bc->position_offset : 0;
+    if (j->row_offset >= j->wrows) {
+        posenc_msg(CMD, "'%s': tensor '%s' has %" PRId64 " rows, but the model's positions "
+                        "start at row %" PRId64, a->weights, name, j->wrows, j->row_offset);
+        return POSENC_EXIT_ERROR;
+    }
+    j->wrows -= j->row_offset;
     if (a->positions) {
         for (size_t i = 0; i < a->n_positions; i++)
             if (a->positions[i] < 0 || a->positions[i] >= j->wrows) {
                 posenc_msg(CMD, "'%s': position %" PRId64 " is past the %" PRId64
-                                " rows of the learned table", a->weights, a->positions[i],
+                                " positions of the learned table", a->weights, a->positions[i],
                            j->wrows);
                 return POSENC_EXIT_ERROR;
             }
@@ -1581,6 +1596,7 @@ static int gen_learned(struct job *j)
     posenc_meta_str(&j->mt, "tensor", name);
     posenc_meta_int(&j->mt, "d_model", j->wcols);
     posenc_meta_int(&j->mt, "n_positions", j->nq);
+    posenc_meta_int(&j->mt, "row_offset", j->row_offset);
     j->narr = 1;
     set_info(&j->arr[0], "pe", a->dtype, 2, j->nq, j->wcols, 0);
     j->emit = emit_learned;

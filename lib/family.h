@@ -95,6 +95,10 @@ typedef struct pe_family {
                                == 0 is the marked one (LAY_LIST: NoPE; LAY_ONLY/EXCEPT: of type
                                .layers_arg), k from this key, default .every */
     int every;
+    int every_phase;        /* the marked layers are those with (i + 1 - phase) % k == 0 */
+    const char *types_key;  /* the per-layer type list (NULL: layer_types) */
+    const char *rope_idx_key; /* LAY_ONLY without a type list: indices of the RoPE layers */
+    const char *layers_default; /* LAY_INDEX: the class default list ("3,8,13") */
     const char *layers_if;  /* the per-layer rule applies only when this key is non-null */
     int mrope[3];           /* default mrope_section */
     int flags;              /* F_* */

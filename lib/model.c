@@ -786,11 +786,13 @@ static void ropesrc_init(ctx *c, struct pe_ropesrc *s, const cJSON *dict, const 
 
 static posenc_status add_alias_names(ctx *c)
 {
-    const cJSON *lt = item(c->tc, "layer_types");
+    const char *key = c->f->types_key && has(c->tc, c->f->types_key) ? c->f->types_key
+                                                                       : "layer_types";
+    const cJSON *lt = item(c->tc, key);
     if (!lt || cJSON_IsNull(lt))
         return POSENC_OK;
     if (!cJSON_IsArray(lt))
-        return cfgerr(c, POSENC_ECONFIG, "%slayer_types must be a list of strings", c->tp);
+        return cfgerr(c, POSENC_ECONFIG, "%s%s must be a list of strings", c->tp, key);
     posenc_model *m = c->m;
     int n = cJSON_GetArraySize(lt);
     if (n > MAX_LAYERS)
@@ -803,7 +805,7 @@ static posenc_status add_alias_names(ctx *c)
         return cfgerr(c, POSENC_ENOMEM, "out of memory");
     for (const cJSON *e = lt->child; e; e = e->next) {
         if (!cJSON_IsString(e) || !e->valuestring)
-            return cfgerr(c, POSENC_ECONFIG, "%slayer_types must be a list of strings", c->tp);
+            return cfgerr(c, POSENC_ECONFIG, "%s%s must be a list of strings", c->tp, key);
         size_t i;
         for (i = 0; i < m->n_alias; i++)
             if (strcmp(m->alias[i], e->valuestring) == 0)
@@ -1370,7 +1372,8 @@ static posenc_status hook_mpt(ctx *c, struct pe_ropesrc *base, int *done)
     if (p)
         alibi = b;
     if (!alibi) {
-        note(c, "attn_config.alibi is false: MPT uses a learned position table (wpe)");
+        note(c, "attn_config.alibi is false: llm-foundry's MPT adds the learned table wpe (transformers' "
+                "port ignores the flag and always adds ALiBi)");
         return setup_learned(c, "transformer.wpe.weight", "max_seq_len", 2048);
     }
     TRY(setup_alibi(c, POSENC_ALIBI_MPT));
@@ -1439,6 +1442,23 @@ static posenc_status hook_whisper(ctx *c, struct pe_ropesrc *base, int *done)
     note(c, "the encoder adds fixed sinusoids (t2t variant: [sin | cos], exponent "
             "k/(d_model/2 - 1)) for %lld positions; the decoder's table is learned",
          (long long)b->encoder_max_positions);
+    return POSENC_OK;
+}
+
+/* Zamba2's attention_head_dim is always 2 * hidden_size // num_attention_heads. */
+static posenc_status hook_zamba2_hd(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)done;
+    int64_t heads, hidden;
+    int have;
+    TRY(heads_hidden(c, &heads, &hidden, &have));
+    if (!have || 2 * hidden / heads < 2 || 2 * hidden / heads > 2 * POSENC_MAX_FREQ)
+        return cfgerr(c, POSENC_ECONFIG, "zamba2 needs hidden_size and num_attention_heads "
+                      "with 2 * hidden_size / heads in [2, %d]", 2 * POSENC_MAX_FREQ);
+    base->head_dim = (int)(2 * hidden / heads);
+    c->m->bias.head_dim = base->head_dim;
+    note(c, "zamba2 attention_head_dim = 2 * hidden_size / num_attention_heads = %d",
+         base->head_dim);
     return POSENC_OK;
 }
 
@@ -1761,21 +1781,59 @@ static posenc_status layer_rules(ctx *c)
         every = 0; /* a pattern string ("LLLG"): only layer_types can tell */
     }
     char why[160];
+    const cJSON *ri = f->rope_idx_key ? item(c->tc, f->rope_idx_key) : NULL;
     if (f->layers == LAY_INDEX) {
         const cJSON *l = item(c->tc, f->layers_arg);
-        if (!l || !cJSON_IsArray(l)) {
+        if (l && cJSON_IsArray(l)) {
+            for (const cJSON *e = l->child; e; e = e->next) {
+                if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > MAX_LAYERS ||
+                    e->valuedouble != floor(e->valuedouble))
+                    return cfgerr(c, POSENC_ECONFIG, "%s%s must be a list of layer indices",
+                                  c->tp, f->layers_arg);
+                TRY(add_nope(c, (int64_t)e->valuedouble));
+            }
+            snprintf(why, sizeof why, "listed in %s%s", c->tp, f->layers_arg);
+        } else if (f->layers_default) {
+            for (const char *s = f->layers_default; *s;) {
+                char *end;
+                long i = strtol(s, &end, 10);
+                TRY(add_nope(c, i));
+                s = *end == ',' ? end + 1 : end;
+                if (end == s && *s)
+                    break;
+            }
+            snprintf(why, sizeof why, "no %s in the config: the %s default %s", f->layers_arg,
+                     c->cls, f->layers_default);
+        } else {
             note(c, "%s%s is missing: posenc cannot tell which layers carry no RoPE", c->tp,
                  f->layers_arg);
             return POSENC_OK;
         }
-        for (const cJSON *e = l->child; e; e = e->next) {
-            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble > MAX_LAYERS ||
-                e->valuedouble != floor(e->valuedouble))
-                return cfgerr(c, POSENC_ECONFIG, "%s%s must be a list of layer indices", c->tp,
-                              f->layers_arg);
-            TRY(add_nope(c, (int64_t)e->valuedouble));
+    } else if (f->layers == LAY_ONLY && m->n_types == 0 && ri && cJSON_IsArray(ri)) {
+        /* no per-layer types: the indices of the layers that rotate (LFM2 full_attn_idxs,
+         * Bamba attn_layer_indices) */
+        if (m->n_layers <= 0)
+            return cfgerr(c, POSENC_ECONFIG, "%s%s needs num_hidden_layers", c->tp,
+                          f->rope_idx_key);
+        unsigned char *rot = calloc((size_t)m->n_layers, 1);
+        if (!rot)
+            return cfgerr(c, POSENC_ENOMEM, "out of memory");
+        for (const cJSON *e = ri->child; e; e = e->next) {
+            if (!cJSON_IsNumber(e) || e->valuedouble < 0 || e->valuedouble >= (double)m->n_layers ||
+                e->valuedouble != floor(e->valuedouble)) {
+                free(rot);
+                return cfgerr(c, POSENC_ECONFIG, "%s%s must list layer indices below %lld",
+                              c->tp, f->rope_idx_key, (long long)m->n_layers);
+            }
+            rot[(size_t)e->valuedouble] = 1;
         }
-        snprintf(why, sizeof why, "listed in %s%s", c->tp, f->layers_arg);
+        posenc_status st = POSENC_OK;
+        for (int64_t i = 0; i < m->n_layers && st == POSENC_OK; i++)
+            if (!rot[i])
+                st = add_nope(c, i);
+        free(rot);
+        TRY(st);
+        snprintf(why, sizeof why, "not in %s%s", c->tp, f->rope_idx_key);
     } else if (f->layers == LAY_LIST) {
         const cJSON *l = item(c->tc, f->layers_arg);
         if (l && !cJSON_IsNull(l)) {
@@ -1805,7 +1863,7 @@ static posenc_status layer_rules(ctx *c)
             snprintf(why, sizeof why, "0 in %s%s", c->tp, f->layers_arg);
         } else if (every > 0 && m->n_layers > 0) {
             for (int64_t i = 0; i < m->n_layers; i++)
-                if ((i + 1) % every == 0)
+                if ((i + 1 - f->every_phase) % every == 0)
                     TRY(add_nope(c, i));
             snprintf(why, sizeof why, "no %s in the config: every %lld-th layer, the %s default",
                      f->layers_arg, (long long)every, c->cls);
@@ -1830,7 +1888,7 @@ static posenc_status layer_rules(ctx *c)
         } else if (every > 0 && m->n_layers > 0) {
             /* layer i is of type .layers_arg when (i + 1) % every == 0 */
             for (int64_t i = 0; i < m->n_layers; i++)
-                if (((i + 1) % every == 0) != only)
+                if (((i + 1 - f->every_phase) % every == 0) != only)
                     TRY(add_nope(c, i));
             snprintf(why, sizeof why, "no layer_types in the config: every %lld-th layer is %s, "
                      "the %s default", (long long)every, f->layers_arg, c->cls);
