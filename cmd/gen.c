@@ -1587,7 +1587,7 @@ static int gen_learned(struct job *j)
         j->nq = a->seq_len ? a->seq_len : j->wrows;
         if (j->nq > j->wrows) {
             posenc_msg(CMD, "'%s': --seq-len %" PRId64 " is past the %" PRId64
-                            " rows of the learned table", a->weights, j->nq, j->wrows);
+                            " positions of the learned table", a->weights, j->nq, j->wrows);
             return POSENC_EXIT_ERROR;
         }
     }

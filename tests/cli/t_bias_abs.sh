@@ -160,8 +160,8 @@ PY
 expect_fail 2 "--weights" "$POSENC" gen --config "$C/bias/gpt2.json" -o o.npz
 expect_fail 3 "no tensor 'wpe.weight' (nor with a transformer./bert. prefix)" "$POSENC" gen --config "$C/bias/gpt2.json" --weights bert.safetensors -o o.npz
 expect_fail 3 "not a 2-D float table" "$POSENC" gen --config "$C/bias/gpt2.json" --weights bad.safetensors -o o.npz
-expect_fail 3 "past the 64 rows" "$POSENC" gen --config "$C/bias/gpt2.json" --weights gpt2.safetensors --seq-len 65 -o o.npz
-expect_fail 3 "position 64 is past the 64 rows" "$POSENC" gen --config "$C/bias/gpt2.json" --weights gpt2.safetensors --positions 1,64 -o o.npz
+expect_fail 3 "past the 64 positions" "$POSENC" gen --config "$C/bias/gpt2.json" --weights gpt2.safetensors --seq-len 65 -o o.npz
+expect_fail 3 "position 64 is past the 64 positions" "$POSENC" gen --config "$C/bias/gpt2.json" --weights gpt2.safetensors --positions 1,64 -o o.npz
 expect_fail 2 "unknown sinusoidal variant 'bert'" "$POSENC" gen --encoding sinusoidal --d-model 8 --seq-len 4 --variant bert -o o.npz
 expect_fail 2 "d_model >= 4" "$POSENC" gen --encoding sinusoidal --d-model 3 --seq-len 4 --variant fairseq -o o.npz
 expect_fail 2 "--d-model" "$POSENC" gen --encoding sinusoidal --seq-len 4 -o o.npz

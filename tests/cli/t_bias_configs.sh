@@ -3,7 +3,7 @@
 . "$SRC/tests/cli/lib.sh"
 export PYTHONPATH="$SRC/tests/cli:$SRC/tests/golden"
 n=0
-for cfg in $(find "$DATA/configs" -name '*.json' | sort); do
+for cfg in $(find "$DATA/configs" -path "$DATA/configs/refused" -prune -o -name "*.json" -print | sort); do
     "$POSENC" info --json --config "$cfg" > info.json 2> info.err || { echo "info failed: $cfg"; cat info.err; exit 1; }
     enc=$($PY -c 'import json; print(json.load(open("info.json"))["encoding"])')
     case $enc in
@@ -56,7 +56,8 @@ elif enc == "shaw":
         d = -d
     assert np.array_equal(a["index"], np.clip(d, -k, k) + k)
 elif enc == "learned":
-    assert np.array_equal(a["pe"], np.load("table.npy"))
+    off = m.get("row_offset", 0)  # BART/OPT rows 0-1 and RoBERTa padding rows come before position 0
+    assert np.array_equal(a["pe"], np.load("table.npy")[off:])
 elif enc == "sinusoidal":
     # values are checked per variant in t_sinusoidal_configs and t_bias_abs; here the shape
     pad = m.get("padding_idx", -1)

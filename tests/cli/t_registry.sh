@@ -94,13 +94,13 @@ expect_fail 2 "--models lists the registry" "$POSENC" info --models --config unk
 # ---- encodings that are not RoPE, from real configs ----
 expect_ok "$POSENC" info --config "$R/bart-large-cnn.json" --json
 json out.stdout "assert d['encoding'] == 'learned' and d['family'] == 'bart'; assert any('p + 2' in n for n in d['notes'])"
-expect_fail 3 "uses deberta_v2_log_buckets, a relative position scheme posenc does not generate" "$POSENC" info --config "$R/deberta-v3-base.json"
+expect_fail 3 "uses deberta_v2_log_buckets, a relative position scheme posenc does not generate" "$POSENC" info --config "$DATA/configs/refused/deberta-v3-base.json"
 test "$(wc -l < out.stderr)" -eq 1
-expect_fail 3 "relative position scheme" "$POSENC" gen --config "$R/deberta-v3-base.json" -o d.npz
+expect_fail 3 "relative position scheme" "$POSENC" gen --config "$DATA/configs/refused/deberta-v3-base.json" -o d.npz
 no_file d.npz
 expect_ok "$POSENC" info --config "$R/esm2-t6-8m.json" --json
 json out.stdout "assert d['encoding'] == 'rope' and d['head_dim'] == 16 and d['rotary_dim'] == 16"
-expect_fail 3 "2-D RoPE" "$POSENC" info --config "$R/chatglm-6b-2d.json"
+expect_fail 3 "2-D RoPE" "$POSENC" info --config "$DATA/configs/refused/chatglm-6b-2d.json"
 expect_ok "$POSENC" info --config "$R/chatglm3-6b.json" --json
 json out.stdout "assert d['head_dim'] == 128 and d['rotary_dim'] == 64 and d['style'] == 'gptj' and d['max_position_embeddings'] == 8192"
 expect_ok "$POSENC" info --config "$R/paligemma-3b-pt-224.json" --json
