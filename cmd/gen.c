@@ -1183,8 +1183,11 @@ static int gen_alibi(struct job *j)
         return posenc_usage_error(CMD, "--variant: %s", err.msg);
     double bias_max = j->bc && j->bc->alibi_bias_max > 0 ? j->bc->alibi_bias_max : 8.0;
     /* default convention: what the model's own code builds (MPT: m(j - i) at the last query;
-     * BLOOM, Baichuan, Falcon and the Press reference: m * j) */
-    j->conv = j->kind == POSENC_ALIBI_MPT ? POSENC_ALIBI_CAUSAL : POSENC_ALIBI_KEYINDEX;
+     * BLOOM, Baichuan, Falcon and the Press reference: m * j; a bidirectional BERT-style
+     * encoder: -m|i - j|) */
+    j->conv = j->bc && j->bc->alibi_symmetric ? POSENC_ALIBI_SYMMETRIC
+              : j->kind == POSENC_ALIBI_MPT   ? POSENC_ALIBI_CAUSAL
+                                              : POSENC_ALIBI_KEYINDEX;
     if (a->convention && posenc_alibi_convention_parse(a->convention, &j->conv, &err) != POSENC_OK)
         return posenc_usage_error(CMD, "--convention: %s", err.msg);
     if (posenc_alibi_slopes(j->kind, j->heads, bias_max, j->slopes, &err) != POSENC_OK)

@@ -164,3 +164,18 @@ for f in cmd/*.c formats/*.c; do
         echo "$f spells a model_type: move the knowledge into lib/families.def"; exit 1
     fi
 done
+
+# ---- BERT-style ALiBi (jina-bert, MosaicBERT): symmetric -m|i-j| over a bidirectional encoder ----
+cd "$OLDPWD"
+cat > jina.json <<'J'
+{"model_type": "bert", "hidden_size": 768, "num_attention_heads": 12, "position_embedding_type": "alibi",
+ "max_position_embeddings": 8192}
+J
+expect_ok "$POSENC" gen --config jina.json --seq-len 6 -o jina.npz
+"$PY" -c "
+import numpy as np, zipfile, json
+z = np.load('jina.npz'); s, b = z['slopes'], z['bias']
+i, j = np.arange(6)[:, None], np.arange(6)[None, :]
+want = -s[:, None, None] * np.abs(i - j)[None]
+assert np.allclose(b, want, rtol=3e-7, atol=0), abs(b - want).max()
+"
