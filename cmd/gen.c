@@ -89,7 +89,7 @@ static void usage(FILE *fp)
             "non-rotary encodings:\n"
             "      --heads N            ALiBi/T5: number of heads (default: from the config)\n"
             "      --variant NAME       ALiBi slopes reference, mpt or falcon; sinusoidal vaswani,\n"
-            "                           t2t, fairseq or marian\n"
+            "                           t2t, fairseq, marian or cos_sin\n"
             "      --convention C       ALiBi bias convention symmetric, causal or keyindex\n"
             "      --broadcast          ALiBi bias as [heads, 1, keys] instead of [heads, q, keys]\n"
             "      --num-buckets N      T5 relative_attention_num_buckets\n"

@@ -560,7 +560,7 @@ int cmd_info(int argc, char **argv)
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
-    struct info_opts o = { NULL, NULL, 0, POSENC_PREC_HF, 0 };
+    struct info_opts o = { .prec = POSENC_PREC_HF };
     posenc_error err = { 0 };
     int c;
     opterr = 0;

@@ -54,7 +54,7 @@ static void usage(FILE *fp)
             "                          content, e.g. layer 0 of a repeated token)\n"
             "      --expect-q FILE     the runtime's rotated q to compare with posenc's rotation\n"
             "      --expect-k FILE     the runtime's rotated k\n"
-            "      --variant V         sinusoidal variant: vaswani, t2t, fairseq, marian\n"
+            "      --variant V         sinusoidal variant: vaswani, t2t, fairseq, marian, cos_sin\n"
             "      --report FILE       write a report (.json, .md or .html; repeatable)\n"
             "  -q, --quiet             no summary on stdout\n"
             "  -h, --help              show this help\n");

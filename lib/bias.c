@@ -264,6 +264,7 @@ const char *posenc_sinusoidal_variant_name(posenc_sinusoidal_variant v)
     case POSENC_SIN_T2T: return "t2t";
     case POSENC_SIN_FAIRSEQ: return "fairseq";
     case POSENC_SIN_MARIAN: return "marian";
+    case POSENC_SIN_COS_SIN: return "cos_sin";
     }
     return "unknown";
 }
@@ -272,7 +273,8 @@ posenc_status posenc_sinusoidal_variant_parse(const char *s, posenc_sinusoidal_v
                                               posenc_error *err)
 {
     static const posenc_sinusoidal_variant all[] = { POSENC_SIN_VASWANI, POSENC_SIN_T2T,
-                                                     POSENC_SIN_FAIRSEQ, POSENC_SIN_MARIAN };
+                                                     POSENC_SIN_FAIRSEQ, POSENC_SIN_MARIAN,
+                                                     POSENC_SIN_COS_SIN };
     for (size_t i = 0; s && i < sizeof all / sizeof all[0]; i++) {
         if (strcmp(s, posenc_sinusoidal_variant_name(all[i])) == 0) {
             *out = all[i];
@@ -284,7 +286,8 @@ posenc_status posenc_sinusoidal_variant_parse(const char *s, posenc_sinusoidal_v
         return POSENC_OK;
     }
     return posenc_seterr(err, POSENC_EINVAL,
-                         "unknown sinusoidal variant '%s' (vaswani, t2t, fairseq or marian)",
+                         "unknown sinusoidal variant '%s' (vaswani, t2t, fairseq, marian or "
+                         "cos_sin)",
                          s ? s : "");
 }
 
@@ -425,7 +428,7 @@ posenc_status posenc_sinusoidal_new(posenc_sinusoidal_variant v, int d_model, in
                              "fairseq sinusoidal tables need d_model >= 4 (it divides by "
                              "d_model/2 - 1), not %d", d_model);
     if (v != POSENC_SIN_VASWANI && v != POSENC_SIN_T2T && v != POSENC_SIN_FAIRSEQ &&
-        v != POSENC_SIN_MARIAN)
+        v != POSENC_SIN_MARIAN && v != POSENC_SIN_COS_SIN)
         return posenc_seterr(err, POSENC_EINVAL, "unknown sinusoidal variant %d", (int)v);
     posenc_sinusoidal *s = calloc(1, sizeof *s);
     if (!s)
@@ -500,12 +503,13 @@ void posenc_sinusoidal_fill(const posenc_sinusoidal *s, int64_t pos, double *out
         break;
     }
     case POSENC_SIN_T2T:
-    case POSENC_SIN_FAIRSEQ: {
-        int half = d / 2;
+    case POSENC_SIN_FAIRSEQ:
+    case POSENC_SIN_COS_SIN: {
+        int half = d / 2, c0 = s->v == POSENC_SIN_COS_SIN ? 0 : half;
         for (int k = 0; k < half; k++) {
             sincos_pos(pos, s->w[k], &sn, &cs);
-            out[k] = sn;
-            out[half + k] = cs;
+            out[half - c0 + k] = sn;
+            out[c0 + k] = cs;
         }
         if (d % 2)
             out[d - 1] = 0.0;

@@ -61,7 +61,8 @@ enum pe_layers {
 /* row flags */
 #define F_PHI3      0x01 /* rope_type su/yarn read as longrope; M0 is a field (default 4096) */
 #define F_MROPE_IL  0x02 /* multimodal RoPE is interleaved (THWTHW..., Qwen3-VL, Qwen3.5) */
-#define F_NOTE_PRF  0x04 /* default rope ignores a partial_rotary_factor the config sets */
+#define F_TEXT_FIXED 0x04 /* PE_TEXT: the text config is always built as .text, whatever its
+                             model_type says (Gemma4Unified, MiniMax-M3-VL, Ovis2) */
 
 struct pe_ctx;
 struct pe_ropesrc;
@@ -99,11 +100,20 @@ typedef struct pe_family {
     const char *types_key;  /* the per-layer type list (NULL: layer_types) */
     const char *rope_idx_key; /* LAY_ONLY without a type list: indices of the RoPE layers */
     const char *layers_default; /* LAY_INDEX: the class default list ("3,8,13") */
-    const char *layers_if;  /* the per-layer rule applies only when this key is non-null */
+    const char *layers_if;  /* the per-layer rule is off when this key is null in the config
+                               (absent: the class default, which turns it on) */
+    const char *rope_default;  /* JSON: the rope_parameters __post_init__ installs when the config
+                                  has none (Apertus, CWM llama3; GPT-OSS yarn); legacy
+                                  rope_scaling still replaces it */
+    const char *text_defaults; /* PE_TEXT JSON: keys the composite fills into its text_config
+                                  (Voxtral, GLM-ASR _default_text_config_kwargs) */
+    const char *type_defaults; /* JSON: rope_parameters per layer type when the config has none
+                                  (Laguna, Mellum); a keyed rope_parameters replaces it whole */
     int mrope[3];           /* default mrope_section */
     int flags;              /* F_* */
     const char *text;       /* PE_TEXT: model_type of a text sub-config that has none */
-    const char *text_key;   /* PE_TEXT: NULL = text_config */
+    const char *text_key;   /* PE_TEXT: NULL = text_config; a dotted path reaches a nested one
+                               (Qwen2.5-Omni thinker_config.text_config) */
     const char *scheme;     /* PE_REL: the scheme, for the refusal */
     pe_hook pre;            /* before the encoding's set-up: may switch or finish it */
     pe_hook rope;           /* RoPE: after the base parameters, before resolution */

@@ -849,17 +849,32 @@ static posenc_status setup_generic(ctx *c, struct pe_ropesrc *base)
     const char *dname;
     TRY(get_obj(c, c->tc, c->tp, "rope_scaling", &rs));
     TRY(get_obj(c, c->tc, c->tp, "rope_parameters", &rp));
+    cJSON *def = NULL;
     if (!obj_empty(rs)) {
         dict = rs;
         dname = "rope_scaling";
         if (!obj_empty(rp))
             note(c, "legacy rope_scaling replaces rope_parameters (as transformers does)");
+    } else if (obj_empty(rp) && c->f->rope_default) {
+        /* the config class installs its own rope_parameters when the config has none */
+        def = cJSON_Parse(c->f->rope_default);
+        if (!def)
+            return cfgerr(c, POSENC_ENOMEM, "out of memory");
+        dict = def;
+        dname = "rope_parameters";
+        const cJSON *rt = item(def, "rope_type") ? item(def, "rope_type") : item(def, "type");
+        note(c, "no rope parameters in the config: the %s class default (%s%s) applies", c->cls,
+             rt && cJSON_IsString(rt) ? rt->valuestring : "default",
+             has(def, "rope_theta") ? ", with its own rope_theta" : "");
+        if (has(def, "rope_theta") && has(c->tc, "rope_theta"))
+            note(c, "%srope_theta is ignored: the class default rope_parameters carry their "
+                    "own", c->tp);
     } else {
         dict = rp;
         dname = "rope_parameters";
     }
     /* Case 2: every key of the dict is a layer type */
-    int per_layer = c->m->n_alias > 0 && !obj_empty(dict);
+    int per_layer = !def && c->m->n_alias > 0 && !obj_empty(dict);
     for (const cJSON *e = dict ? dict->child : NULL; per_layer && e; e = e->next)
         if (!e->string || !in_aliases(c->m, e->string))
             per_layer = 0;
@@ -876,7 +891,9 @@ static posenc_status setup_generic(ctx *c, struct pe_ropesrc *base)
         struct pe_ropesrc s = *base;
         s.dict = dict;
         snprintf(s.dpath, sizeof s.dpath, "%s%s.", c->tp, dname);
-        return resolve_rope(c, &s, &c->m->rope[0]);
+        posenc_status st = resolve_rope(c, &s, &c->m->rope[0]);
+        cJSON_Delete(def);
+        return st;
     }
     for (const cJSON *e = dict->child; e; e = e->next) {
         struct pe_ropesrc s = *base;
@@ -1264,6 +1281,134 @@ static posenc_status hook_modernbert(ctx *c, struct pe_ropesrc *base, int *done)
     return POSENC_OK;
 }
 
+/* nanochat (models/nanochat/modeling_nanochat.py rotate_half returns cat(x2, -x1)): every pair
+ * turns by -theta * pos. posenc's tables and apply turn by +theta, so it refuses rather than give
+ * tables that look right and are mirrored. */
+static posenc_status hook_nanochat(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    (void)done;
+    return cfgerr(c, POSENC_EUNSUPPORTED, "nanochat rotates every pair by -theta * pos "
+                  "(rotate_half with flipped signs); posenc's tables turn by +theta: not "
+                  "supported");
+}
+
+/* Rows whose config class keeps rope_parameters per layer type and ignores the top-level keys
+ * (convert_rope_params_to_dict is a no-op: models/laguna, models/mellum): a rope_parameters
+ * keyed by layer type replaces .type_defaults whole. */
+static posenc_status hook_type_dicts(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    const cJSON *rp;
+    TRY(get_obj(c, c->tc, c->tp, "rope_parameters", &rp));
+    int keyed = rp && rp->child;
+    for (const cJSON *e = rp ? rp->child : NULL; e; e = e->next)
+        keyed &= cJSON_IsObject(e);
+    cJSON *def = NULL;
+    if (!keyed) {
+        def = cJSON_Parse(c->f->type_defaults);
+        if (!def)
+            return cfgerr(c, POSENC_ENOMEM, "out of memory");
+        note(c, "rope parameters per layer type are the %s defaults%s", c->cls,
+             has(c->tc, "rope_theta") || rp ? " (the class ignores top-level rope_theta and a "
+                                               "flat rope_parameters)" : "");
+    }
+    *done = 1;
+    posenc_status st = POSENC_OK;
+    for (const cJSON *e = keyed ? rp->child : def->child; e && st == POSENC_OK; e = e->next) {
+        struct pe_ropesrc s = *base;
+        s.dict = e;
+        s.per_layer = 1;
+        s.theta_key = NULL;
+        s.honours = 1;
+        snprintf(s.dpath, sizeof s.dpath, "%srope_parameters.%.60s.", c->tp, e->string);
+        st = add_layer(c, e->string, &s);
+    }
+    cJSON_Delete(def);
+    return st;
+}
+
+/* DeepSeek-V4 (models/deepseek_v4/configuration_deepseek_v4.py __post_init__,
+ * modeling_deepseek_v4.py apply_rotary_pos_emb): the rope slice is the LAST
+ * int(head_dim * partial_rotary_factor) channels of each head (default 64 of 512), rotated in
+ * adjacent pairs from repeat_interleave tables. sliding_attention layers use the "main" rope
+ * (rope_theta, default, unscaled); compressed_sparse_attention and heavily_compressed_attention
+ * layers the "compress" rope (compress_rope_theta, 160000, with the config's scaling; yarn gets
+ * attention_factor 1.0). posenc's head_dim here is the rope slice. */
+static posenc_status hook_deepseek_v4(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    double prf = 0, v;
+    int p;
+    TRY(get_num(c, c->tc, c->tp, "partial_rotary_factor", &prf, &p));
+    if (!p) {
+        TRY(get_num(c, c->tc, c->tp, "qk_rope_head_dim", &v, &p));
+        prf = p ? v / base->head_dim : 64.0 / 512.0;
+    }
+    int rot = (int)(base->head_dim * prf);
+    if (rot < 2 || rot % 2 || rot > base->head_dim)
+        return cfgerr(c, POSENC_ECONFIG, "the rope slice int(head_dim %d * partial_rotary_factor "
+                      "%g) = %d must be even, >= 2 and <= head_dim", base->head_dim, prf, rot);
+    note(c, "deepseek_v4 rotates the last %d of each head's %d channels ([nope | rope]): "
+            "posenc's head_dim is that slice", rot, base->head_dim);
+    base->head_dim = rot;
+    c->m->bias.head_dim = rot;
+    base->prf_default = 0;
+    const cJSON *rs, *rp;
+    TRY(get_obj(c, c->tc, c->tp, "rope_scaling", &rs));
+    TRY(get_obj(c, c->tc, c->tp, "rope_parameters", &rp));
+    const cJSON *main_d = NULL, *comp_d = NULL;
+    if (rp) {
+        TRY(get_obj(c, rp, "rope_parameters.", "main", &main_d));
+        TRY(get_obj(c, rp, "rope_parameters.", "compress", &comp_d));
+    }
+    cJSON *comp = NULL, *mainj = NULL;
+    if (!main_d || !comp_d) {
+        /* build the two dicts as __post_init__ does */
+        const cJSON *scale = !obj_empty(rs) ? rs : rp;
+        comp = scale ? cJSON_Duplicate(scale, 1) : cJSON_CreateObject();
+        mainj = cJSON_Parse("{\"rope_type\":\"default\"}");
+        if (!comp || !mainj) {
+            cJSON_Delete(comp);
+            cJSON_Delete(mainj);
+            return cfgerr(c, POSENC_ENOMEM, "out of memory");
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(comp, "rope_theta");
+        cJSON_DeleteItemFromObjectCaseSensitive(comp, "partial_rotary_factor");
+        const cJSON *rt = item(comp, "rope_type") ? item(comp, "rope_type") : item(comp, "type");
+        if (rt && cJSON_IsString(rt) && strcmp(rt->valuestring, "yarn") == 0 &&
+            !item(comp, "attention_factor"))
+            cJSON_AddNumberToObject(comp, "attention_factor", 1.0);
+        main_d = mainj;
+        comp_d = comp;
+    }
+    *done = 1;
+    static const char *const types[] = { "sliding_attention", "compressed_sparse_attention",
+                                         "heavily_compressed_attention" };
+    /* the layer types the model has: layer_types, else the default schedule (two HCA layers,
+     * then CSA/HCA interleaved) */
+    int present[3] = { 0, c->m->n_alias == 0, c->m->n_alias == 0 };
+    for (size_t a = 0; a < c->m->n_alias; a++)
+        for (int i = 0; i < 3; i++)
+            if (strcmp(c->m->alias[a], types[i]) == 0)
+                present[i] = 1;
+    posenc_status st = POSENC_OK;
+    for (int i = 0; i < 3 && st == POSENC_OK; i++) {
+        if (!present[i])
+            continue;
+        struct pe_ropesrc s = *base;
+        s.dict = i == 0 ? main_d : comp_d;
+        s.per_layer = 0;
+        s.rotary_dim_fixed = rot;
+        s.theta_key = i == 0 ? "rope_theta" : "compress_rope_theta";
+        s.theta_dict_first = comp ? 0 : 1;
+        s.theta_default = i == 0 ? 10000.0 : 160000.0;
+        snprintf(s.dpath, sizeof s.dpath, "%srope_parameters.%s.", c->tp, i ? "compress" : "main");
+        st = add_layer(c, types[i], &s);
+    }
+    cJSON_Delete(comp);
+    cJSON_Delete(mainj);
+    return st;
+}
+
 /* RecurrentGemma (models/recurrent_gemma/configuration_recurrent_gemma.py layers_block_type):
  * block_types repeat over the layers; only "attention" blocks have attention (and RoPE). */
 static posenc_status post_recurrent_gemma(ctx *c, struct pe_ropesrc *base, int *done)
@@ -1623,28 +1768,6 @@ static posenc_status hook_glm_moe_dsa(ctx *c, struct pe_ropesrc *base, int *done
     return POSENC_OK;
 }
 
-/* GPT-OSS (models/gpt_oss/configuration_gpt_oss.py __post_init__): no rope parameters means
- * yarn factor 32, truncate false. */
-static posenc_status hook_gpt_oss(ctx *c, struct pe_ropesrc *base, int *done)
-{
-    if (!obj_empty(item(c->tc, "rope_scaling")) || !obj_empty(item(c->tc, "rope_parameters")))
-        return POSENC_OK;
-    *done = 1;
-    cJSON *def = cJSON_Parse("{\"rope_type\":\"yarn\",\"factor\":32.0,\"beta_fast\":32.0,"
-                             "\"beta_slow\":1.0,\"truncate\":false,"
-                             "\"original_max_position_embeddings\":4096}");
-    if (!def)
-        return cfgerr(c, POSENC_ENOMEM, "out of memory");
-    struct pe_ropesrc s = *base;
-    s.dict = def;
-    snprintf(s.dpath, sizeof s.dpath, "%srope_parameters.", c->tp);
-    note(c, "rope parameters are the gpt_oss default (yarn, factor 32, truncate false, "
-            "original_max_position_embeddings 4096)");
-    posenc_status st = resolve_rope(c, &s, &c->m->rope[0]);
-    cJSON_Delete(def);
-    return st;
-}
-
 /* Hunyuan (models/hunyuan_v1_dense/modeling_hunyuan_v1_dense.py HunYuanDenseV1RotaryEmbedding):
  * rope_scaling {type: dynamic, alpha}: base = theta * alpha^(d / (d - 2)) from the start, with
  * no further dynamic rescaling. */
@@ -1768,8 +1891,9 @@ static posenc_status layer_rules(ctx *c)
     m->n_layers = p ? v : (int64_t)m->n_types;
     if (m->enc != POSENC_ENC_ROPE || f->layers == LAY_ALL || m->n_nope)
         return POSENC_OK;
-    if (f->layers_if && !has(c->tc, f->layers_if)) {
-        note(c, "%s%s is not set: every layer uses RoPE", c->tp, f->layers_if);
+    const cJSON *lif = f->layers_if ? item(c->tc, f->layers_if) : NULL;
+    if (lif && cJSON_IsNull(lif)) {
+        note(c, "%s%s is null: every layer uses RoPE", c->tp, f->layers_if);
         return POSENC_OK;
     }
     int64_t every = f->every;
@@ -2074,6 +2198,7 @@ posenc_status pe_model_from_json(const cJSON *root, const char *source, const ch
     posenc_status st;
     const char *outer = NULL, *inner = NULL;
     const cJSON *tcfg = NULL;
+    cJSON *merged = NULL; /* a text_config with the composite's defaults filled in */
     const pe_family *f = NULL;
     c.tc = root;
     c.tp = "";
@@ -2091,18 +2216,55 @@ posenc_status pe_model_from_json(const cJSON *root, const char *source, const ch
     }
     f = family_resolve(f);
 
-    /* composite configs: the language model is a text sub-config */
+    /* composite configs: the language model is a text sub-config (a dotted .text_key walks
+     * nested dicts: thinker_config.text_config) */
     const char *tkey = f && f->kind == PE_TEXT && f->text_key ? f->text_key : "text_config";
-    if ((st = get_obj(&c, root, "", tkey, &tcfg)) != POSENC_OK)
-        goto fail;
-    static char tpath[NAME_LEN + 2];
+    char tpath[NAME_LEN + 2];
+    tcfg = root;
+    for (const char *k = tkey; tcfg && *k;) {
+        const char *dot = strchr(k, '.');
+        char part[NAME_LEN];
+        size_t n = dot ? (size_t)(dot - k) : strlen(k);
+        snprintf(part, sizeof part, "%.*s", (int)(n < NAME_LEN ? n : NAME_LEN - 1), k);
+        if ((st = get_obj(&c, tcfg, "", part, &tcfg)) != POSENC_OK)
+            goto fail;
+        k = dot ? dot + 1 : k + n;
+    }
+    if (tcfg == root)
+        tcfg = NULL;
+    if (f && f->kind == PE_TEXT && f->text_defaults) {
+        /* the composite fills its own defaults under the text_config's keys */
+        merged = cJSON_Parse(f->text_defaults);
+        if (!merged) {
+            st = cfgerr(&c, POSENC_ENOMEM, "out of memory");
+            goto fail;
+        }
+        for (const cJSON *e = tcfg ? tcfg->child : NULL; e; e = e->next) {
+            cJSON *dup = cJSON_Duplicate(e, 1);
+            if (!dup || !e->string) {
+                cJSON_Delete(dup);
+                st = cfgerr(&c, POSENC_ENOMEM, "out of memory");
+                goto fail;
+            }
+            cJSON_DeleteItemFromObjectCaseSensitive(merged, e->string);
+            cJSON_AddItemToObject(merged, e->string, dup);
+        }
+        note(&c, "%s fills the keys its text_config leaves out from its own defaults", f->name);
+        tcfg = merged;
+    }
     if (tcfg && (!f || f->kind == PE_TEXT)) {
         snprintf(tpath, sizeof tpath, "%.60s.", tkey);
         c.tc = tcfg;
         c.tp = tpath;
         if ((st = get_str(&c, tcfg, c.tp, "model_type", &inner)) != POSENC_OK)
             goto fail;
-        if (inner && *inner) {
+        if (f && (f->flags & F_TEXT_FIXED)) {
+            if (inner && *inner && strcmp(inner, f->text) != 0)
+                note(&c, "%s builds %s whatever %smodel_type says ('%s')", f->name, f->text,
+                     c.tp, inner);
+            f = family_resolve(family_find(f->text));
+            inner = NULL;
+        } else if (inner && *inner) {
             f = family_resolve(family_find(inner));
         } else if (f) {
             f = family_resolve(family_find(f->text));
@@ -2152,9 +2314,11 @@ posenc_status pe_model_from_json(const cJSON *root, const char *source, const ch
         goto fail;
     if ((st = layer_rules(&c)) != POSENC_OK)
         goto fail;
+    cJSON_Delete(merged);
     *out = m;
     return POSENC_OK;
 fail:
+    cJSON_Delete(merged);
     posenc_model_free(m);
     return st;
 }

@@ -101,7 +101,9 @@ typedef enum posenc_sinusoidal_variant {
     POSENC_SIN_T2T,         /* [sin | cos], exponent k/(d/2 - 1), zero column when d is odd */
     POSENC_SIN_FAIRSEQ,     /* as t2t; row padding_idx zero; real positions start at
                                padding_idx + 1 */
-    POSENC_SIN_MARIAN       /* [sin | cos], exponent 2k/d, odd d: extra sin column */
+    POSENC_SIN_MARIAN,      /* [sin | cos], exponent 2k/d, odd d: extra sin column */
+    POSENC_SIN_COS_SIN      /* [cos | sin], exponent k/(d/2 - 1), zero column when d is odd
+                               (MusicGen) */
 } posenc_sinusoidal_variant;
 
 typedef enum posenc_alibi_kind {

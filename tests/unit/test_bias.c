@@ -364,6 +364,12 @@ static long double closed(posenc_sinusoidal_variant v, int d, int64_t pos, int p
             return 0;
         return j < half ? sinl(p * freq_ld(v, d, j)) : cosl(p * freq_ld(v, d, j - half));
     }
+    case POSENC_SIN_COS_SIN: { /* MusicGen: torch.cat([cos, sin]), t2t exponents */
+        int half = d / 2;
+        if (j >= 2 * half)
+            return 0;
+        return j < half ? cosl(p * freq_ld(v, d, j)) : sinl(p * freq_ld(v, d, j - half));
+    }
     }
     return NAN;
 }
@@ -426,11 +432,12 @@ static void test_sinusoidal_closed(void **state)
 {
     (void)state;
     const posenc_sinusoidal_variant vs[] = { POSENC_SIN_VASWANI, POSENC_SIN_T2T,
-                                             POSENC_SIN_FAIRSEQ, POSENC_SIN_MARIAN };
+                                             POSENC_SIN_FAIRSEQ, POSENC_SIN_MARIAN,
+                                             POSENC_SIN_COS_SIN };
     const int ds[] = { 1, 2, 3, 4, 5, 6, 7, 16, 63, 512 };
     const int64_t ps[] = { 0, 1, 2, 3, 17, 100, 511, 1000, 4095 };
     double *out = malloc(512 * sizeof *out);
-    for (size_t a = 0; a < 4; a++) {
+    for (size_t a = 0; a < sizeof vs / sizeof *vs; a++) {
         for (size_t b = 0; b < sizeof ds / sizeof ds[0]; b++) {
             int d = ds[b];
             posenc_sinusoidal *s;
