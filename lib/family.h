@@ -75,6 +75,7 @@ typedef struct pe_family {
     int pair;               /* enum pe_pair */
     int hd;                 /* enum pe_hd */
     int head_dim;           /* class default head_dim (HD_QK_ROPE: of qk_rope_head_dim) */
+    const char *head_dim_key; /* HD_KEY's key (NULL: head_dim; Hunyuan attention_head_dim) */
     int rot;                /* enum pe_rot */
     double prf;             /* class default partial_rotary_factor / rotary_pct (0: none) */
     int honours;            /* the default rope_type honours the partial factor */

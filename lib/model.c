@@ -337,7 +337,7 @@ static posenc_status resolve_head_dim(ctx *c, const char *key, int *out)
 {
     int64_t v, heads, hidden;
     int p, have;
-    const char *k = key ? key : "head_dim";
+    const char *k = key ? key : c->f->head_dim_key ? c->f->head_dim_key : "head_dim";
     if (c->f->hd != HD_HIDDEN) {
         TRY(get_int(c, c->tc, c->tp, k, 1, 2 * POSENC_MAX_FREQ, &v, &p));
         if (p) {
@@ -1681,6 +1681,23 @@ static posenc_status hook_minimax_m2(ctx *c, struct pe_ropesrc *base, int *done)
     return POSENC_OK;
 }
 
+/* MiniMax (models/minimax/modeling_minimax.py): transformers rotates the whole head and does
+ * not read rotary_dim; the original remote code of the family (MiniMaxAI/MiniMax-M1
+ * modeling_minimax_m1.py MiniMaxM1Attention) rotates rotary_dim. Say so when they differ. */
+static posenc_status post_minimax(ctx *c, struct pe_ropesrc *base, int *done)
+{
+    (void)base;
+    (void)done;
+    int64_t v = 0;
+    int p;
+    TRY(get_int(c, c->tc, c->tp, "rotary_dim", 1, 2 * POSENC_MAX_FREQ, &v, &p));
+    if (p && c->m->n_lt == 0 && v != c->m->rope[0].rotary_dim)
+        note(c, "rotary_dim %lld is not read by transformers' minimax (it rotates all %d dims); "
+                "the original remote code rotates %lld: --family minimax_m1 follows it",
+             (long long)v, c->m->rope[0].rotary_dim, (long long)v);
+    return POSENC_OK;
+}
+
 /* Mistral 4 (models/mistral4/configuration_mistral4.py): partial_rotary_factor =
  * qk_rope_head_dim / head_dim. */
 static posenc_status hook_mistral4(ctx *c, struct pe_ropesrc *base, int *done)
@@ -1960,7 +1977,8 @@ static posenc_status layer_rules(ctx *c)
         snprintf(why, sizeof why, "not in %s%s", c->tp, f->rope_idx_key);
     } else if (f->layers == LAY_LIST) {
         const cJSON *l = item(c->tc, f->layers_arg);
-        if (l && !cJSON_IsNull(l)) {
+        /* an empty list is falsy: transformers builds the default (Llama4TextConfig) */
+        if (l && !cJSON_IsNull(l) && !(cJSON_IsArray(l) && cJSON_GetArraySize(l) == 0)) {
             if (!cJSON_IsArray(l))
                 return cfgerr(c, POSENC_ECONFIG, "%s%s must be a list of 0/1 per layer", c->tp,
                               f->layers_arg);
