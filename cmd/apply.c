@@ -699,6 +699,14 @@ int cmd_apply(int argc, char **argv)
                       "give -o OUT", in[0], in[1], outpaths[0]);
         goto fail;
     }
+    {
+        /* every output (with its sidecar or meta.json) against every input, before writing */
+        const char *ins[] = { config, in[0], in[1], positions_arg };
+        const char *outs[] = { outpaths[0], outpaths[1] };
+        if ((rc = cmd_check_outputs(CMD, outs, (size_t)nwriters, ins, sizeof ins / sizeof *ins)))
+            goto out;
+        rc = POSENC_EXIT_ERROR;
+    }
     for (int w = 0; w < nwriters; w++) {
         posenc_write_opts wo = wopts;
         if (wo.format == POSENC_FMT_AUTO)
@@ -723,22 +731,6 @@ int cmd_apply(int argc, char **argv)
             posenc_seterr(&err, POSENC_EUNSUPPORTED, "'%s': apply writes npy, npz, dir, hdf5, "
                           "safetensors or raw output, not C headers", outpaths[w]);
             goto fail;
-        }
-        /* never overwrite an input */
-        for (int i = 0; i < nin; i++) {
-            int clash = posenc_same_file(outpaths[w], inpath[i]);
-            if (wo.format == POSENC_FMT_DIR) {
-                for (int a = 0; a < narr && !clash; a++) {
-                    char f[4600];
-                    snprintf(f, sizeof f, "%s/%s.npy", outpaths[w], names[outp ? a : w]);
-                    clash = posenc_same_file(f, inpath[i]);
-                }
-            }
-            if (clash) {
-                posenc_seterr(&err, POSENC_EINVAL, "'%s': refusing to overwrite input '%s'",
-                              outpaths[w], in[i]);
-                goto fail;
-            }
         }
         if (posenc_writer_open(outpaths[w], &wo, &writers[w], &err) != POSENC_OK)
             goto fail;

@@ -23,7 +23,8 @@ void posenc_msg(const char *cmd, const char *fmt, ...)
 int posenc_fail(const char *cmd, const posenc_error *err)
 {
     posenc_msg(cmd, "%s", err && err->msg[0] ? err->msg : "unknown error");
-    return POSENC_EXIT_ERROR;
+    /* refusing to overwrite an input is a usage error in every command */
+    return err && err->code == POSENC_EOVERWRITE ? POSENC_EXIT_USAGE : POSENC_EXIT_ERROR;
 }
 
 int cmd_load_config(const char *cmd, const char *path, const char *family, posenc_model **out)
@@ -42,6 +43,32 @@ int cmd_load_config(const char *cmd, const char *path, const char *family, posen
     if (posenc_model_warning(m))
         posenc_msg(cmd, "'%s': %s", path, posenc_model_warning(m));
     *out = m;
+    return POSENC_EXIT_OK;
+}
+
+int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
+                      const char *const *ins, size_t nin)
+{
+    char path[4096], member[POSENC_NAME_MAX];
+    for (size_t i = 0; i < nin; i++) {
+        if (!ins[i])
+            continue;
+        if (strcmp(ins[i], "-") == 0) {
+            posenc_input_add_fd(0, "-");
+            continue;
+        }
+        posenc_input_add(ins[i]);
+        if (posenc_spec_split(ins[i], path, sizeof path, member, sizeof member, NULL) ==
+            POSENC_OK)
+            posenc_input_add(path);
+    }
+    for (size_t i = 0; i < nout; i++) {
+        posenc_error err = { 0 };
+        if (outs[i] && posenc_output_check(outs[i], &err) != POSENC_OK) {
+            posenc_msg(cmd, "%s", err.msg);
+            return POSENC_EXIT_USAGE;
+        }
+    }
     return POSENC_EXIT_OK;
 }
 

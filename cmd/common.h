@@ -46,6 +46,14 @@ int posenc_usage_error(const char *cmd, const char *fmt, ...)
  * resolved with the generic rules) and returns 0 with *out set. */
 int cmd_load_config(const char *cmd, const char *path, const char *family, posenc_model **out);
 
+/* The one output-safety rule: record the run's input files (NULL entries and "-" skipped; a
+ * FILE:MEMBER spec by its file; standard input when it is a regular file) and refuse, with the
+ * usage exit status 2 and one line, when writing any of outs (with the files each implies: a
+ * raw sidecar, a directory's meta.json) would replace one of them. The writers check again
+ * when they create each file. */
+int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
+                      const char *const *ins, size_t nin);
+
 /* Checked parsing of option values; on failure print a usage error and return nonzero. */
 int posenc_parse_i64(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
                      int64_t *out);

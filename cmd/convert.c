@@ -156,9 +156,11 @@ int cmd_convert(int argc, char **argv)
     }
     if (strcmp(out, "-") == 0 && wo.format != POSENC_FMT_NPY)
         return posenc_usage_error(CMD, "- writes NPY only, not %s", posenc_format_name(wo.format));
-    if (strcmp(path, out) == 0 || posenc_same_file(path, out)) {
-        posenc_msg(CMD, "'%s': refusing to convert a file onto itself", out);
-        return POSENC_EXIT_ERROR;
+    {
+        const char *ins[] = { path }, *outs[] = { out };
+        int crc = cmd_check_outputs(CMD, outs, 1, ins, 1);
+        if (crc)
+            return crc;
     }
 
     posenc_container *ct = NULL;

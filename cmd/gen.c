@@ -759,19 +759,6 @@ static const char *first_given(unsigned mask)
     return NULL;
 }
 
-/* Does OUT name an existing input file (the config, a positions file, the weights)? Writing it
- * would replace an input. Specs like "p.npz:q" compare by their file part. */
-static const char *out_is_input(const char *out, const char *const *inputs, size_t n)
-{
-    struct stat so;
-    if (strcmp(out, "-") == 0 || stat(out, &so) != 0 || S_ISDIR(so.st_mode))
-        return NULL;
-    for (size_t i = 0; i < n; i++)
-        if (inputs[i] && posenc_same_file(out, inputs[i]))
-            return inputs[i];
-    return NULL;
-}
-
 /* ---- the non-rotary encodings: ALiBi slopes and bias, T5 buckets
  * and bias, Shaw indices and gathered embeddings, sinusoidal and learned absolute tables.
  *
@@ -1783,10 +1770,8 @@ int cmd_gen(int argc, char **argv)
                                   first_given(given & ~ROPE_ONLY));
 
     const char *inputs[] = { a.config, positions_arg, a.weights };
-    const char *clash = out_is_input(a.out, inputs, sizeof inputs / sizeof inputs[0]);
-    if (clash)
-        return posenc_usage_error(CMD, "'%s': refusing to overwrite an input ('%s')", a.out,
-                                  clash);
+    if ((rc = cmd_check_outputs(CMD, &a.out, 1, inputs, sizeof inputs / sizeof inputs[0])))
+        return rc;
 
     if (positions_arg) {
         if ((rc = posenc_parse_positions(CMD, positions_arg, &positions, &a.n_positions)))

@@ -1,5 +1,6 @@
 /* cmd/posenc.c: main and the subcommand dispatch table. */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,12 +43,37 @@ static const struct cmd *find(const char *name)
     return NULL;
 }
 
-static int finish(int rc)
+/* SIGINT, SIGTERM, SIGHUP and SIGPIPE: remove this run's temporaries, then die of the signal
+ * (exit status 128 + its number, as shells expect). */
+static void on_signal(int sig)
 {
+    posenc_tmp_remove_all();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_signals(void)
+{
+    static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
+static int finish(const char *cmd, int rc)
+{
+    char dir[1024];
+    size_t stale = posenc_tmp_stale_removed(dir, sizeof dir);
+    if (stale)
+        fprintf(stderr, "posenc %s: '%s': removed %zu stale temporar%s left by interrupted runs\n",
+                cmd, dir, stale, stale == 1 ? "y" : "ies");
     /* a full disk or closed pipe must not pass silently */
     if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
         if (rc == POSENC_EXIT_OK)
-            fprintf(stderr, "posenc: error writing standard output: %s\n", strerror(errno));
+            fprintf(stderr, "posenc %s: 'standard output': %s\n", cmd, strerror(errno ? errno : EIO));
         return rc ? rc : POSENC_EXIT_ERROR;
     }
     return rc;
@@ -62,16 +88,16 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         usage(stdout);
-        return finish(POSENC_EXIT_OK);
+        return finish("help", POSENC_EXIT_OK);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
         printf("posenc %s\n", posenc_version());
-        return finish(POSENC_EXIT_OK);
+        return finish("version", POSENC_EXIT_OK);
     }
     if (strcmp(name, "help") == 0) {
         if (argc < 3) {
             usage(stdout);
-            return finish(POSENC_EXIT_OK);
+            return finish("help", POSENC_EXIT_OK);
         }
         const struct cmd *c = find(argv[2]);
         if (!c) {
@@ -79,12 +105,14 @@ int main(int argc, char **argv)
             return POSENC_EXIT_USAGE;
         }
         char *hargv[] = { (char *)c->name, (char *)"--help", NULL };
-        return finish(c->fn(2, hargv));
+        return finish(c->name, c->fn(2, hargv));
     }
     const struct cmd *c = find(name);
     if (!c) {
         fprintf(stderr, "posenc: '%s' is not a posenc command; see 'posenc --help'\n", name);
         return POSENC_EXIT_USAGE;
     }
-    return finish(c->fn(argc - 1, argv + 1));
+    install_signals();
+    posenc_inputs_guard(1); /* no output of a run may replace one of its inputs */
+    return finish(c->name, c->fn(argc - 1, argv + 1));
 }

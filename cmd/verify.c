@@ -1310,6 +1310,13 @@ int cmd_verify(int argc, char **argv)
     if (o.positions_spec && o.offset)
         return posenc_usage_error(CMD, "--positions and --offset exclude each other");
 
+    {
+        const char *ins[] = { o.config, o.q, o.k, o.eq, o.ek, o.positions_spec };
+        int crc = cmd_check_outputs(CMD, o.reports, (size_t)o.n_reports, ins,
+                                    sizeof ins / sizeof *ins);
+        if (crc)
+            return crc;
+    }
     posenc_model *m = NULL;
     int lrc = cmd_load_config(CMD, o.config, o.family, &m);
     if (lrc)

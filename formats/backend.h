@@ -73,6 +73,13 @@ extern const posenc_backend posenc_backend_raw;
 
 /* ---- helpers shared by backends (formats/fileutil.c) ---- */
 
+/* Open path for reading. regular_only refuses anything but a regular file (a FIFO, a socket, a
+ * device) before open(2) could block on it: the files a reader opens by a derived name (a raw
+ * sidecar and data file, meta.json, a directory member). A path the user named may be a FIFO. A
+ * directory is refused either way. The file is recorded as an input of the run
+ * (posenc_input_add), so no output can replace it. */
+posenc_status posenc_open_input(const char *path, int regular_only, FILE **fp, posenc_error *err);
+
 /* Create a temporary file beside final_path (".posenc-tmp-XXXXXX-<basename>") for writing.
  * *tmp_path is malloc'd (caller frees). */
 posenc_status posenc_tmp_create(const char *final_path, char **tmp_path, FILE **fp,

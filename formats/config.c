@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "posenc/config.h"
+#include "backend.h"
 #include "model_json.h"
 
 #define CONFIG_MAX_BYTES ((size_t)64 << 20)
@@ -179,9 +180,10 @@ posenc_status posenc_config_load(const char *path, const posenc_load_opts *opts,
         free(p);
         return st;
     }
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return posenc_seterr(err, POSENC_EIO, "'%s': %s", path, strerror(errno));
+    FILE *fp;
+    posenc_status ost = posenc_open_input(path, 0, &fp, err);
+    if (ost != POSENC_OK)
+        return ost;
     struct stat sb;
     if (fstat(fileno(fp), &sb) != 0) {
         int e = errno;

@@ -46,14 +46,17 @@ static posenc_status read_meta(posenc_container *c, posenc_error *err)
     char *path = join(c->path, META_NAME, "");
     if (!path)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    FILE *fp = fopen(path, "rb");
+    FILE *fp = NULL;
     posenc_status st = POSENC_OK;
     char *text = NULL;
-    if (!fp) {
+    struct stat ls;
+    if (stat(path, &ls) != 0) {
         if (errno != ENOENT)
             st = posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(errno));
         goto out;
     }
+    if ((st = posenc_open_input(path, 1, &fp, err)) != POSENC_OK)
+        goto out;
     struct stat sb;
     if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > META_MAX) {
         st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file of at most 16 MiB",
@@ -164,6 +167,13 @@ static posenc_status dir_open(posenc_container *c, posenc_error *err)
         }
         FILE *fp;
         int regular;
+        struct stat ms;
+        if (stat(path, &ms) == 0 && !S_ISREG(ms.st_mode)) {
+            /* open(2) would wait forever for a FIFO's writer */
+            st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file", path);
+            free(path);
+            break;
+        }
         st = posenc_npy_open_file(path, bf16, &k->h[i], &fp, &regular, err);
         free(path);
         if (st)

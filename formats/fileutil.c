@@ -1,15 +1,287 @@
 /* fileutil.c: helpers every backend shares: temporary files beside the target that are renamed
- * into place on commit, the writer's metadata as JSON, and exact reads and writes. */
+ * into place on commit (registered so that a signal can remove them, and named after the owning
+ * process so that a later run can tell a stale one), the writer's metadata as JSON, and exact
+ * reads and writes. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
 #include "strbuf.h"
+
+/* ---- the temporaries of this run ----
+ * A fixed table, so that a signal handler can walk it: a slot's path is written completely
+ * before its flag is set, and the handler only reads flagged slots and calls unlink(2), which is
+ * async-signal-safe. */
+#define TMP_SLOTS 64
+#define TMP_PATH 4096
+static char tmp_path_of[TMP_SLOTS][TMP_PATH];
+static volatile sig_atomic_t tmp_live[TMP_SLOTS];
+static pthread_mutex_t tmp_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void tmp_register(const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= TMP_PATH)
+        return; /* cannot be removed on a signal; commit and discard still remove it */
+    pthread_mutex_lock(&tmp_lock);
+    for (int i = 0; i < TMP_SLOTS; i++) {
+        if (!tmp_live[i]) {
+            memcpy(tmp_path_of[i], path, n + 1);
+            tmp_live[i] = 1;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&tmp_lock);
+}
+
+static void tmp_unregister(const char *path)
+{
+    pthread_mutex_lock(&tmp_lock);
+    for (int i = 0; i < TMP_SLOTS; i++) {
+        if (tmp_live[i] && strcmp(tmp_path_of[i], path) == 0) {
+            tmp_live[i] = 0;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&tmp_lock);
+}
+
+void posenc_tmp_remove_all(void)
+{
+    for (int i = 0; i < TMP_SLOTS; i++)
+        if (tmp_live[i])
+            unlink(tmp_path_of[i]);
+}
+
+/* ---- stale temporaries of interrupted runs ----
+ * ".posenc-tmp-PID-XXXXXX-NAME": a later run in the same directory removes those whose process is
+ * gone, or (any form, the pid-less one of older versions included) that are older than a day. */
+#define STALE_AGE (24 * 3600)
+static pthread_mutex_t stale_lock = PTHREAD_MUTEX_INITIALIZER;
+static size_t stale_removed;
+static char stale_dir[TMP_PATH];
+static char stale_seen[8][TMP_PATH]; /* directories already swept in this run */
+static int n_stale_seen;
+
+static int stale_pid_gone(const char *name)
+{
+    const char *p = name + sizeof ".posenc-tmp-" - 1;
+    char *end;
+    long pid = strtol(p, &end, 10);
+    if (end == p || *end != '-' || pid <= 0 || pid > INT_MAX)
+        return 0;
+    if ((pid_t)pid == getpid())
+        return 0;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+static void sweep_stale(const char *dir)
+{
+    pthread_mutex_lock(&stale_lock);
+    for (int i = 0; i < n_stale_seen; i++)
+        if (strcmp(stale_seen[i], dir) == 0) {
+            pthread_mutex_unlock(&stale_lock);
+            return;
+        }
+    if (n_stale_seen < 8 && strlen(dir) < TMP_PATH)
+        snprintf(stale_seen[n_stale_seen++], TMP_PATH, "%s", dir);
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    time_t now = time(NULL);
+    while (d && (e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, ".posenc-tmp-", 12) != 0)
+            continue;
+        char path[TMP_PATH];
+        if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >= (int)sizeof path)
+            continue;
+        struct stat sb;
+        if (lstat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+            continue;
+        if (!stale_pid_gone(e->d_name) && now - sb.st_mtime < STALE_AGE)
+            continue;
+        if (unlink(path) == 0) {
+            if (stale_removed++ == 0)
+                snprintf(stale_dir, sizeof stale_dir, "%s", dir);
+        }
+    }
+    if (d)
+        closedir(d);
+    pthread_mutex_unlock(&stale_lock);
+}
+
+size_t posenc_tmp_stale_removed(char *dir, size_t cap)
+{
+    pthread_mutex_lock(&stale_lock);
+    size_t n = stale_removed;
+    if (dir && cap)
+        snprintf(dir, cap, "%s", stale_dir);
+    stale_removed = 0;
+    pthread_mutex_unlock(&stale_lock);
+    return n;
+}
+
+/* ---- the run's inputs ---- */
+#define MAX_INPUTS 256
+static struct input_id {
+    dev_t dev;
+    ino_t ino;
+    char name[256];
+} inputs[MAX_INPUTS];
+static int n_inputs;
+static int inputs_guarded; /* off in the library by default; the posenc program turns it on */
+static pthread_mutex_t input_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void posenc_inputs_guard(int on)
+{
+    pthread_mutex_lock(&input_lock);
+    inputs_guarded = on;
+    if (!on)
+        n_inputs = 0;
+    pthread_mutex_unlock(&input_lock);
+}
+
+static void input_add_stat(const struct stat *sb, const char *name)
+{
+    pthread_mutex_lock(&input_lock);
+    if (!inputs_guarded) {
+        pthread_mutex_unlock(&input_lock);
+        return;
+    }
+    int i;
+    for (i = 0; i < n_inputs; i++)
+        if (inputs[i].dev == sb->st_dev && inputs[i].ino == sb->st_ino)
+            break;
+    if (i == n_inputs && n_inputs < MAX_INPUTS) {
+        inputs[i].dev = sb->st_dev;
+        inputs[i].ino = sb->st_ino;
+        snprintf(inputs[i].name, sizeof inputs[i].name, "%s", name);
+        n_inputs++;
+    }
+    pthread_mutex_unlock(&input_lock);
+}
+
+void posenc_input_add(const char *path)
+{
+    struct stat sb;
+    if (path && strcmp(path, "-") != 0 && stat(path, &sb) == 0 &&
+        (S_ISREG(sb.st_mode) || S_ISDIR(sb.st_mode)))
+        input_add_stat(&sb, path);
+}
+
+void posenc_input_add_fd(int fd, const char *name)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
+        input_add_stat(&sb, name ? name : "-");
+}
+
+/* The input that path (followed through symlinks) is, or NULL. */
+static int input_of(const char *path, char *name, size_t cap)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return 0;
+    int hit = 0;
+    pthread_mutex_lock(&input_lock);
+    for (int i = 0; i < n_inputs && !hit; i++)
+        if (inputs[i].dev == sb.st_dev && inputs[i].ino == sb.st_ino) {
+            snprintf(name, cap, "%s", inputs[i].name);
+            hit = 1;
+        }
+    pthread_mutex_unlock(&input_lock);
+    return hit;
+}
+
+static posenc_status refuse_input(const char *out, const char *in, posenc_error *err)
+{
+    if (strcmp(out, in) == 0)
+        return posenc_seterr(err, POSENC_EOVERWRITE, "'%s': refusing to overwrite an input",
+                             out);
+    return posenc_seterr(err, POSENC_EOVERWRITE, "'%s': refusing to overwrite an input ('%s')",
+                         out, in);
+}
+
+posenc_status posenc_output_check(const char *path, posenc_error *err)
+{
+    char in[256];
+    if (!path || strcmp(path, "-") == 0)
+        return POSENC_OK;
+    if (input_of(path, in, sizeof in))
+        return refuse_input(path, in, err);
+    /* the files a writer derives from the name: a raw sidecar, a directory's meta.json */
+    size_t n = strlen(path);
+    char *alt = malloc(n + sizeof "/meta.json");
+    if (!alt)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    posenc_status st = POSENC_OK;
+    if (n > 4 && strcmp(path + n - 4, ".bin") == 0)
+        snprintf(alt, n + sizeof "/meta.json", "%.*s.json", (int)(n - 4), path);
+    else if (n > 5 && strcmp(path + n - 5, ".json") == 0)
+        snprintf(alt, n + sizeof "/meta.json", "%.*s.bin", (int)(n - 5), path);
+    else
+        snprintf(alt, n + sizeof "/meta.json", "%s.json", path);
+    if (input_of(alt, in, sizeof in))
+        st = refuse_input(alt, in, err);
+    snprintf(alt, n + sizeof "/meta.json", "%s/meta.json", path);
+    if (st == POSENC_OK && input_of(alt, in, sizeof in))
+        st = refuse_input(alt, in, err);
+    free(alt);
+    return st;
+}
+
+static posenc_status not_regular(const char *path, mode_t mode, posenc_error *err)
+{
+    return posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file (%s)", path,
+                         S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket" : "a device");
+}
+
+posenc_status posenc_open_input(const char *path, int regular_only, FILE **fp, posenc_error *err)
+{
+    *fp = NULL;
+    struct stat pre;
+    /* a file opened by a derived name is looked at before open(2), which would block on a FIFO
+     * without a writer; a path the user named may be a FIFO and waits for its writer, as cat
+     * does */
+    if (regular_only && stat(path, &pre) == 0 && !S_ISREG(pre.st_mode) && !S_ISDIR(pre.st_mode))
+        return not_regular(path, pre.st_mode, err);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
+        close(fd);
+        return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(e));
+    }
+    if (S_ISDIR(sb.st_mode)) {
+        close(fd);
+        return posenc_seterr(err, POSENC_EIO, "'%s': %s", path, strerror(EISDIR));
+    }
+    if (regular_only && !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return not_regular(path, sb.st_mode, err);
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(e));
+    }
+    if (S_ISREG(sb.st_mode))
+        input_add_stat(&sb, path);
+    *fp = f;
+    return POSENC_OK;
+}
 
 /* Is final_path an existing non-regular file (a device such as /dev/null, a FIFO)? Those are
  * written in place: renaming a temporary over /dev/null would replace the device node. */
@@ -43,6 +315,9 @@ posenc_status posenc_tmp_create(const char *final_path, char **tmp_path, FILE **
 {
     *tmp_path = NULL;
     *fp = NULL;
+    char in[256];
+    if (input_of(final_path, in, sizeof in))
+        return refuse_input(final_path, in, err);
     if (is_special(final_path)) {
         FILE *f = fopen(final_path, "wb");
         if (!f)
@@ -56,14 +331,23 @@ posenc_status posenc_tmp_create(const char *final_path, char **tmp_path, FILE **
     const char *base = final_path + dlen;
     if (*base == '\0')
         return posenc_seterr(err, POSENC_EINVAL, "'%s': not a file name", final_path);
-    static const char mid[] = ".posenc-tmp-XXXXXX-";
-    size_t blen = strlen(base);
-    char *t = malloc(dlen + sizeof mid + blen);
+    {
+        char dir[TMP_PATH];
+        if (dlen == 0)
+            snprintf(dir, sizeof dir, ".");
+        else
+            snprintf(dir, sizeof dir, "%.*s", (int)(dlen > 1 ? dlen - 1 : 1), final_path);
+        sweep_stale(dir);
+    }
+    char mid[48];
+    snprintf(mid, sizeof mid, ".posenc-tmp-%ld-XXXXXX-", (long)getpid());
+    size_t mlen = strlen(mid), blen = strlen(base);
+    char *t = malloc(dlen + mlen + blen + 1);
     if (!t)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     memcpy(t, final_path, dlen);
-    memcpy(t + dlen, mid, sizeof mid - 1);
-    memcpy(t + dlen + sizeof mid - 1, base, blen + 1);
+    memcpy(t + dlen, mid, mlen);
+    memcpy(t + dlen + mlen, base, blen + 1);
     int fd = mkstemps(t, (int)blen + 1);
     if (fd < 0) {
         int e = errno;
@@ -80,6 +364,7 @@ posenc_status posenc_tmp_create(const char *final_path, char **tmp_path, FILE **
         free(t);
         return posenc_seterr(err, POSENC_EIO, "cannot create '%s': %s", final_path, strerror(e));
     }
+    tmp_register(t);
     *tmp_path = t;
     *fp = f;
     return POSENC_OK;
@@ -97,6 +382,8 @@ posenc_status posenc_tmp_commit(FILE *fp, const char *tmp_path, const char *fina
     }
     if (!e && tmp_path && rename(tmp_path, final_path) != 0)
         e = errno;
+    if (tmp_path)
+        tmp_unregister(tmp_path);
     if (e) {
         /* fp is closed either way; the temporary goes so that nothing partial remains */
         if (tmp_path)
@@ -110,8 +397,10 @@ void posenc_tmp_discard(FILE *fp, const char *tmp_path)
 {
     if (fp)
         fclose(fp);
-    if (tmp_path)
+    if (tmp_path) {
         unlink(tmp_path);
+        tmp_unregister(tmp_path);
+    }
 }
 
 char *posenc_writer_meta_json(const posenc_writer *w)

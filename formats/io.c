@@ -115,6 +115,7 @@ posenc_status posenc_container_open(const char *path, const posenc_read_opts *op
         free(c);
         return st;
     }
+    posenc_input_add(path); /* HDF5 and directories too: no output of this run may replace it */
     *out = c;
     return POSENC_OK;
 }

@@ -494,9 +494,14 @@ posenc_status posenc_npy_open_file(const char *path, int assume_bf16, posenc_npy
                                    FILE **fp, int *regular, posenc_error *err)
 {
     int is_stdin = strcmp(path, "-") == 0;
-    FILE *f = is_stdin ? stdin : fopen(path, "rb");
-    if (!f)
-        return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(errno));
+    FILE *f = stdin;
+    if (is_stdin) {
+        posenc_input_add_fd(fileno(stdin), "-"); /* a regular file on stdin is an input too */
+    } else {
+        posenc_status ost = posenc_open_input(path, 0, &f, err);
+        if (ost != POSENC_OK)
+            return ost;
+    }
     struct stat sb;
     int reg = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
     if (!is_stdin && fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
@@ -537,11 +542,10 @@ posenc_status posenc_npy_freader_new(const char *path, FILE *fp, const posenc_np
     if (fp) {
         r->fp = fp;
     } else {
-        r->fp = fopen(path, "rb");
-        if (!r->fp) {
-            int e = errno;
+        posenc_status ost = posenc_open_input(path, 0, &r->fp, err);
+        if (ost != POSENC_OK) {
             free(r);
-            return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(e));
+            return ost;
         }
         r->own = 1;
         size_t vb = h->nbytes + 4096 < POSENC_IO_BUFSIZE ? (size_t)h->nbytes + 4096

@@ -173,10 +173,13 @@ static posenc_status raw_open(posenc_container *c, posenc_error *err)
 
     if ((st = raw_paths(c->path, &bin, &json, err)) != POSENC_OK)
         return st;
-    fp = fopen(json, "rb");
-    if (!fp) {
-        st = posenc_seterr(err, POSENC_EIO, "cannot open sidecar '%s': %s", json,
-                           strerror(errno));
+    posenc_input_add(bin); /* opened later by the reader; never an output of this run */
+    posenc_error oe = { 0 };
+    if (posenc_open_input(json, 1, &fp, &oe) != POSENC_OK) {
+        /* "cannot open 'x.json': ..." reads better naming the sidecar */
+        st = oe.code == POSENC_EIO ? posenc_seterr(err, POSENC_EIO, "cannot open sidecar %s",
+                                                   oe.msg + sizeof "cannot open " - 1)
+                                   : posenc_seterr(err, oe.code, "%s", oe.msg);
         goto out;
     }
     struct stat sb;
@@ -288,7 +291,11 @@ static posenc_status raw_reader_open(posenc_reader *r, posenc_error *err)
     raw_reader *rr = calloc(1, sizeof *rr);
     if (!rr)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    rr->fp = fopen(rf->bin, "rb");
+    posenc_status ost = posenc_open_input(rf->bin, 1, &rr->fp, err);
+    if (ost != POSENC_OK) {
+        free(rr);
+        return ost;
+    }
     if (!rr->fp || fseeko(rr->fp, (off_t)rf->offsets[r->index], SEEK_SET) != 0) {
         posenc_status st =
             posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", rf->bin, strerror(errno));

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "report.h"
 #include "strbuf.h"
 
@@ -422,42 +423,22 @@ posenc_status posenc_report_write(const cJSON *report, const char *path, posenc_
                                                   : posenc_report_html(report);
     if (!text)
         return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", path);
-    /* temporary file beside the target: same directory, so rename is atomic */
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *base = slash ? slash + 1 : path;
-    size_t tlen = dirlen + strlen(base) + 32;
-    char *tmp = malloc(tlen);
-    if (!tmp) {
-        free(text);
-        return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", path);
-    }
-    snprintf(tmp, tlen, "%.*s.posenc-tmp-XXXXXX-%s", (int)dirlen, path, base);
-    int fd = mkstemps(tmp, (int)strlen(base) + 1);
-    if (fd < 0) {
-        st = posenc_seterr(err, POSENC_EIO, "cannot create '%s': %s", path, strerror(errno));
-        free(tmp);
+    /* the temporary every writer uses: beside the target, renamed into place, removed on
+     * failure or signal; a device or FIFO target is written through in place */
+    char *tmp = NULL;
+    FILE *fp = NULL;
+    if ((st = posenc_tmp_create(path, &tmp, &fp, err)) != POSENC_OK) {
         free(text);
         return st;
     }
-    mode_t um = umask(0);
-    umask(um);
-    (void)fchmod(fd, 0666 & ~um);
-    FILE *fp = fdopen(fd, "w");
     size_t n = strlen(text);
-    if (!fp) {
-        close(fd);
-        st = posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", path, strerror(errno));
-    } else if (fwrite(text, 1, n, fp) != n || fflush(fp) != 0 || ferror(fp)) {
-        st = posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", path, strerror(errno));
-        fclose(fp);
-    } else if (fclose(fp) != 0) {
-        st = posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", path, strerror(errno));
-    } else if (rename(tmp, path) != 0) {
-        st = posenc_seterr(err, POSENC_EIO, "cannot rename onto '%s': %s", path, strerror(errno));
+    if (fwrite(text, 1, n, fp) != n) {
+        st = posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", path,
+                           strerror(errno ? errno : EIO));
+        posenc_tmp_discard(fp, tmp);
+    } else {
+        st = posenc_tmp_commit(fp, tmp, path, err);
     }
-    if (st != POSENC_OK)
-        unlink(tmp);
     free(tmp);
     free(text);
     return st;

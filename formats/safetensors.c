@@ -248,9 +248,10 @@ static posenc_status st_open(posenc_container *c, posenc_error *err)
     char *meta = NULL;
     size_t n = 0;
 
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(errno));
+    FILE *fp;
+    posenc_status ost = posenc_open_input(path, 0, &fp, err);
+    if (ost != POSENC_OK)
+        return ost;
     struct stat sb;
     if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
         st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file", path);

@@ -166,9 +166,9 @@ posenc_status posenc_zip_open(const char *path, posenc_zip **out, posenc_error *
         free(z);
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     }
-    FILE *fp = fopen(path, "rb");
-    if (!fp) {
-        st = posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(errno));
+    FILE *fp = NULL;
+    if (posenc_open_input(path, 0, &fp, err) != POSENC_OK) {
+        st = err ? err->code : POSENC_EIO;
         goto out;
     }
     struct stat sb;

@@ -53,6 +53,7 @@ const char *posenc_status_str(posenc_status code)
     case POSENC_EFORMAT: return "malformed file";
     case POSENC_ECONFIG: return "bad config";
     case POSENC_ERANGE: return "out of range";
+    case POSENC_EOVERWRITE: return "output would overwrite an input";
     case POSENC_EUNSUPPORTED: return "unsupported";
     case POSENC_ENOTFOUND: return "not found";
     case POSENC_EMISMATCH: return "mismatch";

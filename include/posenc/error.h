@@ -18,7 +18,8 @@ typedef enum posenc_status {
     POSENC_ERANGE = 6,       /* a size overflows, or a table exceeds a limit */
     POSENC_EUNSUPPORTED = 7, /* valid input that posenc does not handle (object dtype, ...) */
     POSENC_ENOTFOUND = 8,    /* a named member, dataset, tensor or layer type is absent */
-    POSENC_EMISMATCH = 9     /* two inputs disagree (Q/K shapes, head_dim vs config) */
+    POSENC_EMISMATCH = 9,    /* two inputs disagree (Q/K shapes, head_dim vs config) */
+    POSENC_EOVERWRITE = 10   /* an output would replace one of the run's inputs */
 } posenc_status;
 
 #define POSENC_ERRMSG_MAX 512

@@ -114,6 +114,33 @@ posenc_status posenc_writer_commit(posenc_writer *w, posenc_error *err);
 /* Remove the temporary file and free w. NULL is fine. */
 void posenc_writer_abort(posenc_writer *w);
 
+/* ---- inputs are never overwritten ----
+ * Every file a run reads is recorded by device and inode (the readers do it; a program adds
+ * what it reads by other means, such as a regular file on standard input). A writer refuses,
+ * with POSENC_EOVERWRITE, to create a file that is one of them, through a symlink or a second
+ * name included, and so does posenc_output_check for the files an output path implies. */
+/* The rule is off by default (a program may rewrite what it read); posenc_inputs_guard(1) turns it
+ * on for the rest of the process, posenc_inputs_guard(0) turns it off and forgets the inputs. */
+void posenc_inputs_guard(int on);
+void posenc_input_add(const char *path);
+void posenc_input_add_fd(int fd, const char *name);
+/* POSENC_EOVERWRITE when writing path would replace an input: path itself, and the files a
+ * writer derives from it (a raw sidecar X.json, a directory's meta.json). */
+posenc_status posenc_output_check(const char *path, posenc_error *err);
+
+/* ---- temporaries ----
+ * Every writer writes to a temporary beside its target (".posenc-tmp-PID-XXXXXX-NAME") that is
+ * renamed into place on commit and removed on failure. */
+
+/* Remove every temporary of this run that is still open. Async-signal-safe: a program's
+ * SIGINT/SIGTERM/SIGHUP/SIGPIPE handler calls it before re-raising the signal. */
+void posenc_tmp_remove_all(void);
+
+/* Temporaries left by interrupted runs (their process is gone, or older than a day) are removed
+ * when a writer first creates one in the same directory. The number removed since the last call,
+ * and the first directory (into dir[cap]); resets the count. */
+size_t posenc_tmp_stale_removed(char *dir, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

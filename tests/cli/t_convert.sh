@@ -141,8 +141,8 @@ $PY -c "import numpy as np; v = np.load('v2.npz')['v2']; assert v.dtype == np.fl
 
 # errors: exit code, one line, input untouched, no output
 cp src.npz keep.npz
-expect_fail 3 "onto itself" "$POSENC" convert src.npz src.npz
-expect_fail 3 "onto itself" "$POSENC" convert src.npz ./src.npz
+expect_fail 2 "refusing to overwrite an input" "$POSENC" convert src.npz src.npz
+expect_fail 2 "refusing to overwrite an input ('src.npz')" "$POSENC" convert src.npz ./src.npz
 cmp src.npz keep.npz
 expect_fail 3 "no array 'nope'" "$POSENC" convert src.npz:nope o.npz
 expect_fail 2 "NPY holds one" "$POSENC" convert src.npz o.npy

@@ -170,7 +170,7 @@ expect_fail 3 "posenc info: '$X/bloom-560m.json': model_type 'bloom' uses alibi:
     "$POSENC" info --config "$X/bloom-560m.json" --layer-type full_attention
 
 # ---- errors: exit code, one stderr line, nothing on stdout ----
-expect_fail 3 "posenc info: 'nope.json': No such file or directory" "$POSENC" info --config nope.json
+expect_fail 3 "posenc info: cannot open 'nope.json': No such file or directory" "$POSENC" info --config nope.json
 test ! -s out.stdout
 printf '{\n  "model_type": "llama",\n  "rope_theta": 1e4,,\n}\n' > bad.json
 expect_fail 3 "posenc info: 'bad.json': invalid JSON near line 3" "$POSENC" info --config bad.json

@@ -1045,7 +1045,8 @@ static void test_reader(void **state)
     posenc_model_free(m);
     m = NULL;
     assert_int_equal(posenc_config_load("no-such-dir/config.json", NULL, &m, &err), POSENC_EIO);
-    assert_string_equal(err.msg, "'no-such-dir/config.json': No such file or directory");
+    assert_string_equal(err.msg, "cannot open 'no-such-dir/config.json': No such file or "
+                                 "directory");
     assert_int_equal(posenc_config_load(posenc_test_data(), NULL, &m, &err), POSENC_EIO);
     assert_non_null(strstr(err.msg, "a directory without config.json"));
     assert_null(m);
