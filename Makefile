@@ -1,11 +1,11 @@
 # posenc: one non-recursive Makefile. Objects in $(B)/, sanitizer objects in $(S)/.
-#   make            build ./posenc and $(B)/libposenc.a
+#   make            build ./posenc, $(B)/libposenc.a and $(B)/libposenc.so
 #   make demo       install missing packages, build, run gen + info on the bundled example
 #   make test       install missing packages, build, run every unit and CLI test
 #   make check      the same tests under ASan+UBSan, plus a replay of the fuzz corpora
 #   make fuzz       run each libFuzzer harness for FUZZ_SECONDS (clang)
 #   make bench      posenc against the PyTorch/NumPy code users would write
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (make uninstall with the same two removes it)
 .SUFFIXES:
 
 PREFIX    ?= /usr/local
@@ -16,6 +16,10 @@ INCDIR    ?= $(PREFIX)/include
 MANDIR    ?= $(PREFIX)/share/man
 PCDIR     ?= $(LIBDIR)/pkgconfig
 VERSION   := $(shell sed -n 's/^\#define POSENC_VERSION "\(.*\)"/\1/p' include/posenc/posenc.h)
+# libposenc.so.0.1.0 with soname libposenc.so.0 (the major of VERSION), plus the two links
+SO_MAJOR  := $(firstword $(subst ., ,$(VERSION)))
+SONAME    := libposenc.so.$(SO_MAJOR)
+SO_REAL   := libposenc.so.$(VERSION)
 
 CC        ?= cc
 # B and S name the build directories; a second checkout or a parallel worker can use its own
@@ -44,6 +48,10 @@ endef
 
 LIB_OBJ   := $(call objs,$(B),$(LIB_SRC))
 CMD_OBJ   := $(call objs,$(B),$(CMD_SRC))
+# The shared library's objects: the same sources with -fPIC, in their own directory, so that
+# libposenc.a and ./posenc are built exactly as before.
+PIC_OBJ   := $(call objs,$(B)/pic,$(LIB_SRC))
+PUB_HDR   := $(sort $(wildcard include/posenc/*.h))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_LIB_OBJ := $(call objs,$(S),$(LIB_SRC))
@@ -53,7 +61,7 @@ SAN_FUZZ_BIN := $(patsubst tests/fuzz/%.c,$(S)/fuzz/%,$(FUZZ_SRC))
 FUZZ_BIN  := $(patsubst tests/fuzz/%.c,$(B)/fuzz/%,$(FUZZ_SRC))
 FUZZ_SECONDS ?= 60
 
-all: $(BIN) $(B)/libposenc.a
+all: $(BIN) $(B)/libposenc.a $(B)/$(SO_REAL)
 
 $(BIN): $(CMD_OBJ) $(B)/libposenc.a
 	$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) $(B)/libposenc.a $(LDLIBS)
@@ -65,6 +73,29 @@ $(B)/libposenc.a: $(LIB_OBJ)
 $(B)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+# ---- shared library ----
+# -fno-semantic-interposition lets calls inside a file be inlined as in the static build; the
+# version script exports only the functions include/posenc/*.h declares (the internal
+# posenc_npy_*, posenc_mathx_*, posenc_tmp_*, ... that cmd/ and the tests take from
+# libposenc.a stay local). -z defs: every dependency is on the link line, so plain
+# `pkg-config --libs posenc` suffices.
+$(B)/pic/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -fno-semantic-interposition -c -o $@ $<
+
+# The export list is read off the preprocessed public headers: every posenc_ name followed by
+# "(" is a function declaration (the headers declare no variables and define no inline code).
+$(B)/libposenc.map: $(PUB_HDR)
+	@mkdir -p $(@D)
+	{ echo '{ global:'; printf '#include "%s"\n' $(PUB_HDR) | \
+	  $(CC) -E -P -Iinclude -x c - | grep -o 'posenc_[A-Za-z0-9_]*[[:space:]]*(' | \
+	  sed 's/[[:space:]]*($$/;/' | sort -u; echo 'local: *; };'; } > $@.tmp && mv $@.tmp $@
+
+$(B)/$(SO_REAL): $(PIC_OBJ) $(B)/libposenc.map
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script,$(B)/libposenc.map \
+	  -Wl,-z,defs -o $@ $(PIC_OBJ) $(LDLIBS)
+	ln -sf $(SO_REAL) $(B)/$(SONAME) && ln -sf $(SONAME) $(B)/libposenc.so
 
 $(B)/tests/%: tests/unit/%.c $(B)/libposenc.a tests/unit/testutil.h
 	@mkdir -p $(@D)
@@ -139,22 +170,33 @@ demo: deps
 	./$(BIN) ls qwen3.5-rope.npz
 	./$(BIN) info --config examples/qwen3.5-27b.json
 
-posenc.pc: Makefile include/posenc/posenc.h
+# posenc.pc: plain --libs links libposenc.so (which records its own dependencies);
+# --static --libs adds what libposenc.a needs. libdir and includedir are written relative to
+# ${prefix} when they lie under PREFIX, so pkg-config --define-prefix can relocate the tree.
+# Rewritten on every install: PREFIX is not a file make could compare dates with.
+PC_LIBDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(LIBDIR))
+PC_INCDIR := $(patsubst $(PREFIX)/%,$${prefix}/%,$(INCDIR))
+$(B)/posenc.pc: FORCE
+	@mkdir -p $(@D)
 	printf 'prefix=%s\nlibdir=%s\nincludedir=%s\n\nName: posenc\nDescription: Transformer positional encodings\nVersion: %s\nRequires.private: %s\nLibs: -L$${libdir} -lposenc\nLibs.private: -lpthread -lm\nCflags: -I$${includedir}\n' \
-	  '$(PREFIX)' '$(LIBDIR)' '$(INCDIR)' '$(VERSION)' '$(PKGS)' > $@
+	  '$(PREFIX)' '$(PC_LIBDIR)' '$(PC_INCDIR)' '$(VERSION)' '$(PKGS)' > $@
 
-install: all posenc.pc
+install: all $(B)/posenc.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/posenc \
 	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PCDIR)
-	install -m 755 posenc $(DESTDIR)$(BINDIR)/posenc
+	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/posenc
 	install -m 644 $(B)/libposenc.a $(DESTDIR)$(LIBDIR)/libposenc.a
+	install -m 755 $(B)/$(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_REAL)
+	ln -sf $(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libposenc.so
 	install -m 644 include/posenc/*.h $(DESTDIR)$(INCDIR)/posenc/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
-	install -m 644 posenc.pc $(DESTDIR)$(PCDIR)/posenc.pc
+	install -m 644 $(B)/posenc.pc $(DESTDIR)$(PCDIR)/posenc.pc
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/posenc $(DESTDIR)$(LIBDIR)/libposenc.a $(DESTDIR)$(PCDIR)/posenc.pc
+	rm -f $(DESTDIR)$(LIBDIR)/libposenc.so $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SO_REAL)
 	rm -rf $(DESTDIR)$(INCDIR)/posenc
 	for m in man/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
 	for m in man/*.5; do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$m); done
@@ -162,7 +204,8 @@ uninstall:
 clean:
 	rm -rf build build-san posenc posenc.pc
 
-.PHONY: all deps test-deps unit cli test check fuzz bench demo install uninstall clean
+.PHONY: all deps test-deps unit cli test check fuzz bench demo install uninstall clean FORCE
+FORCE:
 .SECONDARY:
 
 -include $(shell find build build-san -name '*.d' 2>/dev/null)
