@@ -1,0 +1,198 @@
+# t_install.sh: make install puts down a library users can link. From the source tree, into a
+# build directory of its own (never the caller's build/), it installs with PREFIX=DIR, checks the
+# files, the soname links and that libposenc.so exports exactly the functions include/posenc/*.h
+# declares; compiles a program calling posenc_config_load, posenc_model_rope,
+# posenc_rope_params_compute and posenc_rope_table with `pkg-config --cflags --libs posenc` (shared)
+# and with `pkg-config --static` (libposenc.a; the binary must not need libposenc.so), and checks
+# its cos/sin against closed forms computed here (default RoPE, theta 10000, head_dim 8; Llama 3.1's
+# llama3 rule); then make uninstall leaves no file. The same with DESTDIR=DIR PREFIX=/usr/local:
+# the same files under DIR, a posenc.pc that says /usr/local, a link through pkg-config
+# --define-prefix, and an uninstall that leaves nothing.
+. "$SRC/tests/cli/lib.sh"
+
+top=$(pwd)
+cc=${CC:-cc}
+# A make of our own: MAKEFLAGS of a calling make would name a jobserver this shell does not have.
+mk() {
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j2 -C "$SRC" B="$top/build" S="$top/build-san" "$@" \
+        >> make.log 2>&1 || { echo "make $* failed"; tail -n 30 make.log; return 1; }
+}
+# Every file and symlink under a tree, as "TYPE PATH" relative to it (links with their target).
+tree() {
+    (cd "$1" && find . ! -type d | sort | while read -r f; do
+        if [ -L "$f" ]; then echo "link $f -> $(readlink "$f")"; else echo "file $f"; fi
+    done)
+}
+
+mk install PREFIX="$top/p"
+lib=$top/p/lib
+for f in bin/posenc lib/libposenc.a lib/libposenc.so.0.1.0 lib/pkgconfig/posenc.pc \
+         include/posenc/posenc.h share/man/man1/posenc.1 share/man/man5/posenc-formats.5; do
+    [ -f "p/$f" ] && [ ! -L "p/$f" ] || { echo "not installed: $f"; exit 1; }
+done
+[ "$(readlink "$lib/libposenc.so.0")" = libposenc.so.0.1.0 ] || { ls -l "$lib"; exit 1; }
+[ "$(readlink "$lib/libposenc.so")" = libposenc.so.0 ] || { ls -l "$lib"; exit 1; }
+readelf -d "$lib/libposenc.so.0.1.0" | grep -q 'SONAME.*\[libposenc\.so\.0\]' ||
+    { echo "soname is not libposenc.so.0"; readelf -d "$lib/libposenc.so.0.1.0"; exit 1; }
+"$top/p/bin/posenc" --version | grep -qx 'posenc 0\.1\.0'
+grep -qxF "prefix=$top/p" "$lib/pkgconfig/posenc.pc" || { cat "$lib/pkgconfig/posenc.pc"; exit 1; }
+tree p > installed.txt
+
+# The exported symbols are the header's functions, no more (no posenc_npy_*, posenc_mathx_*,
+# pe_*) and no fewer.
+nm -D --defined-only "$lib/libposenc.so.0.1.0" | awk '{ print $3 }' | sort > exported.txt
+"$PY" - "$SRC"/include/posenc/*.h > declared.txt <<'PYEOF'
+import re, sys
+names = set()
+for path in sys.argv[1:]:
+    text = open(path).read()
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+    text = re.sub(r"//[^\n]*", " ", text)
+    text = re.sub(r"^\s*#[^\n]*", " ", text, flags=re.M)
+    names.update(re.findall(r"\b(posenc_\w+)\s*\(", text))
+print("\n".join(sorted(names)))
+PYEOF
+[ "$(wc -l < declared.txt)" -gt 100 ] || { echo "too few declarations"; cat declared.txt; exit 1; }
+if ! diff declared.txt exported.txt > sym.diff; then
+    echo "libposenc.so exports (>) and headers declare (<) different functions:"; cat sym.diff; exit 1
+fi
+
+# A default-RoPE config whose cos/sin have a closed form: inv_freq_i = 10000^(-2i/8).
+cat > small.json <<'EOF'
+{"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4, "head_dim": 8,
+ "num_hidden_layers": 2, "rope_theta": 10000.0, "max_position_embeddings": 128}
+EOF
+cat > prog.c <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <posenc/posenc.h>
+
+int main(int argc, char **argv)
+{
+    static const int64_t pos[] = { 0, 1, 7, 1000, 65536 };
+    const size_t n = sizeof pos / sizeof pos[0];
+    posenc_error err = { 0 };
+    posenc_model *m = NULL;
+    posenc_rope_config cfg;
+    posenc_rope_params p;
+    if (argc != 2) return 2;
+    if (posenc_config_load(argv[1], NULL, &m, &err) != POSENC_OK ||
+        posenc_model_rope(m, NULL, &cfg, &err) != POSENC_OK ||
+        posenc_rope_params_compute(&cfg, 0, &p, &err) != POSENC_OK) {
+        fprintf(stderr, "prog: %s\n", err.msg);
+        return 3;
+    }
+    int w = posenc_rope_table_width(&p, POSENC_LAYOUT_HALF);
+    double *c = malloc(n * (size_t)w * sizeof *c), *s = malloc(n * (size_t)w * sizeof *s);
+    if (!c || !s) return 3;
+    if (posenc_rope_table(&p, POSENC_PREC_EXACT, POSENC_LAYOUT_HALF, pos, n, c, s, 2, &err)
+        != POSENC_OK) {
+        fprintf(stderr, "prog: %s\n", err.msg);
+        return 3;
+    }
+    printf("%s %s %d %d %.17g\n", posenc_version(), posenc_rope_type_name(cfg.type), cfg.head_dim,
+           w, p.attention_scaling);
+    for (size_t k = 0; k < n; k++)
+        for (int i = 0; i < w; i++)
+            printf("%lld %d %.17g %.17g\n", (long long)pos[k], i, c[k * (size_t)w + (size_t)i],
+                   s[k * (size_t)w + (size_t)i]);
+    free(c);
+    free(s);
+    posenc_model_free(m);
+    return 0;
+}
+EOF
+
+# check OUTPUT MODEL: the program's numbers against float64 closed forms (|error| <= 1e-9; the
+# angles reach 65536 rad, where float64 holds about 1e-11).
+check() {
+    "$PY" - "$1" "$2" <<'PYEOF'
+import math, sys
+import numpy as np
+lines = open(sys.argv[1]).read().split("\n")
+version, rtype, head_dim, width, scaling = lines[0].split()
+if sys.argv[2] == "small":
+    theta, d, want_type = 10000.0, 8, "default"
+    inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+else:
+    # transformers _compute_llama3_parameters (modeling_rope_utils.py) in float64
+    theta, d, want_type = 500000.0, 128, "llama3"
+    factor, low, high, old = 8.0, 1.0, 4.0, 8192.0
+    inv = theta ** (-np.arange(0, d, 2, dtype=np.float64) / d)
+    wavelen = 2 * math.pi / inv
+    llama = np.where(wavelen > old / low, inv / factor, inv)
+    smooth = (old / wavelen - low) / (high - low)
+    smoothed = (1 - smooth) * llama / factor + smooth * llama
+    medium = ~(wavelen < old / high) & ~(wavelen > old / low)
+    inv = np.where(medium, smoothed, llama)
+assert (version, rtype, int(head_dim), int(width), float(scaling)) == \
+    ("0.1.0", want_type, d, d // 2, 1.0), lines[0]
+rows = [l.split() for l in lines[1:] if l]
+assert len(rows) == 5 * (d // 2), len(rows)
+worst = 0.0
+for pos, i, c, s in rows:
+    a = int(pos) * inv[int(i)]
+    worst = max(worst, abs(float(c) - math.cos(a)), abs(float(s) - math.sin(a)))
+assert worst <= 1e-9, worst
+PYEOF
+}
+
+# Shared: plain --libs is enough; the program needs libposenc.so.0 (the soname), found through
+# LD_LIBRARY_PATH.
+export PKG_CONFIG_PATH="$lib/pkgconfig"
+# shellcheck disable=SC2046 # pkg-config's output is a list of words
+"$cc" -std=c11 -Wall -Wextra -Werror -o t_shared prog.c $(pkg-config --cflags --libs posenc)
+readelf -d t_shared | grep -q 'NEEDED.*\[libposenc\.so\.0\]' ||
+    { echo "t_shared does not need libposenc.so.0"; readelf -d t_shared; exit 1; }
+LD_LIBRARY_PATH=$lib ldd t_shared | grep -q "libposenc\.so\.0 => $lib/libposenc\.so\.0" ||
+    { LD_LIBRARY_PATH=$lib ldd t_shared; exit 1; }
+LD_LIBRARY_PATH=$lib ./t_shared small.json > shared_small.txt
+LD_LIBRARY_PATH=$lib ./t_shared "$DATA/configs/llama-3.1-8b.json" > shared_llama.txt
+check shared_small.txt small
+check shared_llama.txt llama
+
+# Static: --static adds -lm -lpthread and libcjson, zlib, hdf5. With libposenc.so beside
+# libposenc.a the linker takes the .so for -lposenc, so name the archive (-l:libposenc.a), as a
+# user linking it would (or -static, which needs a libcjson.a Debian does not ship).
+set --
+for word in $(pkg-config --static --cflags --libs posenc); do
+    [ "$word" = -lposenc ] && word=-l:libposenc.a
+    set -- "$@" "$word"
+done
+case " $* " in *" -l:libposenc.a "*) ;; *) echo "no -lposenc in: $*"; exit 1 ;; esac
+for want in -lm -lpthread -lcjson -lz -lhdf5; do
+    case " $* " in *" $want "*) ;; *) echo "pkg-config --static lacks $want: $*"; exit 1 ;; esac
+done
+"$cc" -std=c11 -Wall -Wextra -Werror -o t_static prog.c "$@"
+if ldd t_static | grep libposenc; then echo "t_static needs libposenc.so"; exit 1; fi
+if readelf -d t_static | grep -q 'NEEDED.*libposenc'; then echo "t_static needs libposenc"; exit 1; fi
+./t_static small.json > static_small.txt
+./t_static "$DATA/configs/llama-3.1-8b.json" > static_llama.txt
+cmp shared_small.txt static_small.txt
+cmp shared_llama.txt static_llama.txt
+
+mk uninstall PREFIX="$top/p"
+left=$(tree p)
+[ -z "$left" ] || { echo "left after uninstall:"; echo "$left"; exit 1; }
+[ ! -e p/include/posenc ]
+
+# DESTDIR: the same files under stage/usr/local; posenc.pc names /usr/local (the make of another
+# PREFIX above must not leave its posenc.pc behind); pkg-config --define-prefix relocates it.
+mk install DESTDIR="$top/stage" PREFIX=/usr/local
+tree stage/usr/local > staged.txt
+cmp installed.txt staged.txt || { diff installed.txt staged.txt; exit 1; }
+[ "$(find stage ! -type d | wc -l)" -eq "$(wc -l < installed.txt)" ] ||
+    { echo "files outside stage/usr/local"; find stage ! -type d; exit 1; }
+for want in 'prefix=/usr/local' 'libdir=${prefix}/lib' 'includedir=${prefix}/include'; do
+    grep -qxF "$want" stage/usr/local/lib/pkgconfig/posenc.pc ||
+        { echo "posenc.pc lacks $want"; cat stage/usr/local/lib/pkgconfig/posenc.pc; exit 1; }
+done
+slib=$top/stage/usr/local/lib
+# shellcheck disable=SC2046
+"$cc" -std=c11 -o t_staged prog.c \
+    $(PKG_CONFIG_PATH=$slib/pkgconfig pkg-config --define-prefix --cflags --libs posenc)
+LD_LIBRARY_PATH=$slib ./t_staged small.json > staged_small.txt
+cmp shared_small.txt staged_small.txt
+mk uninstall DESTDIR="$top/stage" PREFIX=/usr/local
+left=$(tree stage)
+[ -z "$left" ] || { echo "left after uninstall:"; echo "$left"; exit 1; }
