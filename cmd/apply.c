@@ -20,7 +20,7 @@
 #define CHUNK_BYTES ((size_t)256 << 10) /* per pipeline slot: stays in L2 between read and write */
 #endif
 #define NSLOT 4
-#define POS_MAX_BYTES ((uint64_t)1 << 31)
+#define POS_END (INT64_C(1) << 31)           /* positions lie in [0, 2^31) */
 
 static void usage(FILE *fp)
 {
@@ -315,25 +315,16 @@ static void json_str(const char *s, char *buf, size_t len)
 /* ---- positions ---- */
 
 struct positions {
-    int64_t *values;    /* NULL: offset + s */
+    pe_positions *list;        /* --positions, or NULL */
+    const int64_t *values;     /* its values (borrowed from list); NULL: offset + s */
     int64_t offset;
     int64_t rows;
     int naxes;
-    int64_t max;        /* largest position */
+    int64_t max;               /* largest position */
 };
 
-static int is_file_spec(const char *s)
-{
-    struct stat st;
-    if (stat(s, &st) == 0 && !S_ISDIR(st.st_mode))
-        return 1;
-    char path[4096], member[256];
-    return posenc_spec_split(s, path, sizeof path, member, sizeof member, NULL) == POSENC_OK &&
-           member[0] && stat(path, &st) == 0;
-}
-
 /* Fill pos from --positions / --offset for a dump of batch entries and seq tokens. Returns 0 or
- * an exit status (message printed). */
+ * an exit status (message printed). A list is counted against seq before it is expanded. */
 static int load_positions(const char *arg, int64_t offset, int mrope, int64_t batch, int64_t seq,
                           struct positions *pos)
 {
@@ -341,41 +332,25 @@ static int load_positions(const char *arg, int64_t offset, int mrope, int64_t ba
     pos->rows = 1;
     pos->naxes = 1;
     if (!arg) {
-        if (offset + seq > (INT64_C(1) << 31))
+        if (offset + seq > POS_END)
             return posenc_usage_error(CMD, "--offset: positions %" PRId64 " to %" PRId64
                                            " exceed 2^31 - 1", offset, offset + seq - 1);
         pos->offset = offset;
         pos->max = seq ? offset + seq - 1 : offset;
         return 0;
     }
-    int64_t shape[POSENC_MAX_DIMS];
-    int ndim;
-    int64_t *v = NULL;
-    int file = is_file_spec(arg);
-    if (file) {
-        posenc_error err = { 0 };
-        posenc_array_info info;
-        void *data = NULL;
-        if (posenc_read_all(arg, NULL, POSENC_DT_I64, POS_MAX_BYTES, &info, &data, &err) !=
-            POSENC_OK)
-            return posenc_fail(CMD, &err);
-        v = data;
-        if (!(info.dtype == POSENC_DT_I32 || info.dtype == POSENC_DT_I64 ||
-              info.dtype == POSENC_DT_U8)) {
-            free(v);
-            posenc_msg(CMD, "'%s': positions must be integers, not %s", arg,
-                       posenc_dtype_name(info.dtype));
-            return POSENC_EXIT_ERROR;
-        }
-        ndim = info.ndim;
-        memcpy(shape, info.shape, sizeof shape);
-    } else {
-        size_t n = 0;
-        int rc = posenc_parse_positions(CMD, arg, &v, &n);
-        if (rc)
-            return rc;
-        ndim = 1;
-        shape[0] = (int64_t)n;
+    pe_positions *pp;
+    int rc = cmd_parse_positions(CMD, arg, POS_END, UINT64_MAX, &pp);
+    if (rc)
+        return rc;
+    int file = pp->from_file, ndim = pp->ndim;
+    const int64_t *shape = pp->shape;
+    if (!file && pp->count != (uint64_t)seq) {
+        uint64_t n = pp->count;
+        pe_positions_free(pp);
+        return posenc_usage_error(CMD, "--positions: %" PRIu64 " position%s for a sequence of %"
+                                       PRId64 " token%s", n, n == 1 ? "" : "s", seq,
+                                  seq == 1 ? "" : "s");
     }
     /* which shape is it */
     int ok = 0;
@@ -393,42 +368,29 @@ static int load_positions(const char *arg, int64_t offset, int mrope, int64_t ba
         pos->rows = shape[1];
         ok = 1;
     }
-    if (!ok && !mrope && shape[0] == 3 && ndim >= 2 && shape[ndim - 1] == seq) {
-        free(v);
+    if (!ok && !mrope && ndim >= 2 && shape[0] == 3 && shape[ndim - 1] == seq) {
         posenc_msg(CMD, "'%s': 3-axis (t, h, w) positions need a multimodal (mrope) RoPE config",
                    arg);
+        pe_positions_free(pp);
         return POSENC_EXIT_ERROR;
     }
     if (!ok) {
         char buf[160];
         posenc_shape_str(ndim, shape, buf, sizeof buf);
-        free(v);
-        if (!file)
-            return posenc_usage_error(CMD, "--positions: %s positions for a sequence of %" PRId64
-                                           " tokens", buf[0] ? buf + 1 : buf, seq);
         posenc_msg(CMD, "'%s': positions of shape %s do not fit batch %" PRId64 " and seq %" PRId64
                    " (expected [seq], [batch, seq]%s)", arg, buf, batch, seq,
                    mrope ? ", [3, seq] or [3, batch, seq]" : "");
+        pe_positions_free(pp);
         return POSENC_EXIT_ERROR;
     }
-    uint64_t cnt = (uint64_t)pos->naxes * (uint64_t)pos->rows * (uint64_t)seq;
-    pos->max = 0;
-    for (uint64_t i = 0; i < cnt; i++) {
-        if (v[i] < 0 || v[i] >= (INT64_C(1) << 31)) {
-            int64_t bad = v[i];
-            free(v);
-            if (!file)
-                return posenc_usage_error(CMD, "--positions: position %" PRId64
-                                               " is outside [0, 2^31)", bad);
-            posenc_msg(CMD, "'%s': position %" PRId64 " at index %" PRIu64
-                       " is outside [0, 2^31)", arg, bad, i);
-            return POSENC_EXIT_ERROR;
-        }
-        if (v[i] > pos->max)
-            pos->max = v[i];
+    posenc_error err = { 0 };
+    if (pe_positions_values(pp, &pos->values, &err) != POSENC_OK) {
+        pe_positions_free(pp);
+        return posenc_fail(CMD, &err);
     }
-    /* [1, seq] means shared */
-    pos->values = v;
+    /* every value is in [0, 2^31): checked by the parser */
+    pos->list = pp;
+    pos->max = pp->max;
     return 0;
 }
 
@@ -788,7 +750,7 @@ out:
         posenc_apply_free(aps[i]);
         free(outpaths[i]);
     }
-    free(pos.values);
+    pe_positions_free(pos.list);
     posenc_model_free(model);
     return rc;
 }

@@ -116,98 +116,23 @@ int posenc_parse_double(const char *cmd, const char *opt, const char *s, double 
     return 0;
 }
 
-static int parse_position_list(const char *cmd, const char *s, int64_t **out, size_t *n)
+int cmd_parse_positions(const char *cmd, const char *spec, int64_t end, uint64_t max_count,
+                        pe_positions **out)
 {
-    size_t cap = 16, len = 0;
-    int64_t *v = malloc(cap * sizeof *v);
-    if (!v)
-        goto nomem;
-    const char *p = s;
-    while (*p) {
-        char *end;
-        errno = 0;
-        long long a = strtoll(p, &end, 10), b;
-        if (end == p || a < 0 || errno == ERANGE)
-            goto bad;
-        b = a;
-        if (*end == '-') {
-            p = end + 1;
-            b = strtoll(p, &end, 10);
-            if (end == p || b < a || errno == ERANGE)
-                goto bad;
-        }
-        if (b - a > 1LL << 30)
-            goto bad;
-        for (long long x = a; x <= b; x++) {
-            if (len == cap) {
-                int64_t *nv = realloc(v, 2 * cap * sizeof *v);
-                if (!nv)
-                    goto nomem;
-                v = nv;
-                cap *= 2;
-            }
-            v[len++] = x;
-        }
-        if (*end == ',')
-            end++;
-        else if (*end != '\0')
-            goto bad;
-        p = end;
-    }
-    if (len == 0)
-        goto bad;
-    *out = v;
-    *n = len;
-    return 0;
-bad:
-    free(v);
-    return posenc_usage_error(cmd, "--positions: '%s' is not a list of positions like 0,1,8-15 "
-                                   "or a file of integers", s);
-nomem:
-    free(v);
-    posenc_msg(cmd, "out of memory");
-    return POSENC_EXIT_ERROR;
-}
-
-int posenc_parse_positions(const char *cmd, const char *s, int64_t **out, size_t *n)
-{
-    struct stat st;
-    if (stat(s, &st) != 0 || S_ISDIR(st.st_mode)) {
-        char path[4096], member[256];
-        /* a member spec like pos.npz:p names a file too */
-        if (posenc_spec_split(s, path, sizeof path, member, sizeof member, NULL) != POSENC_OK ||
-            member[0] == '\0' || stat(path, &st) != 0)
-            return parse_position_list(cmd, s, out, n);
-    }
     posenc_error err = { 0 };
-    posenc_array_info info;
-    void *data = NULL;
-    if (posenc_read_all(s, NULL, POSENC_DT_I64, (uint64_t)1 << 33, &info, &data, &err) != POSENC_OK)
+    *out = NULL;
+    if (pe_positions_is_file(spec)) {
+        if (pe_positions_read(spec, end, max_count < PE_POSITIONS_FILE_MAX ? max_count
+                                                                            : PE_POSITIONS_FILE_MAX,
+                              out, &err) != POSENC_OK)
+            return posenc_fail(cmd, &err);
+        return 0;
+    }
+    posenc_status st = pe_positions_parse(spec, end, max_count, out, &err);
+    if (st == POSENC_EINVAL || st == POSENC_ERANGE)
+        return posenc_usage_error(cmd, "--positions: %s", err.msg);
+    if (st != POSENC_OK)
         return posenc_fail(cmd, &err);
-    if (!(info.dtype == POSENC_DT_I32 || info.dtype == POSENC_DT_I64 || info.dtype == POSENC_DT_U8)) {
-        free(data);
-        posenc_msg(cmd, "'%s': positions must be integers, not %s", s, posenc_dtype_name(info.dtype));
-        return POSENC_EXIT_ERROR;
-    }
-    uint64_t cnt;
-    if (posenc_shape_size(info.ndim, info.shape, POSENC_DT_I64, &cnt, NULL, &err) != POSENC_OK) {
-        free(data);
-        return posenc_fail(cmd, &err);
-    }
-    int64_t *v = data;
-    for (uint64_t i = 0; i < cnt; i++)
-        if (v[i] < 0) {
-            posenc_msg(cmd, "'%s': negative position %" PRId64 " at index %" PRIu64, s, v[i], i);
-            free(data);
-            return POSENC_EXIT_ERROR;
-        }
-    if (cnt == 0) {
-        free(data);
-        posenc_msg(cmd, "'%s': no positions", s);
-        return POSENC_EXIT_ERROR;
-    }
-    *out = v;
-    *n = (size_t)cnt;
     return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "posenc/posenc.h"
+#include "positions.h"
 #include "strbuf.h"
 
 /* Exit status of every subcommand (posenc(1) EXIT STATUS). */
@@ -60,10 +61,13 @@ int posenc_parse_i64(const char *cmd, const char *opt, const char *s, int64_t mi
 int posenc_parse_int(const char *cmd, const char *opt, const char *s, int min, int max, int *out);
 int posenc_parse_double(const char *cmd, const char *opt, const char *s, double *out);
 
-/* Parse "0,1,131071" or "0-15,100" into a newly allocated array (caller frees); or, when s names
- * a readable file, read it as an integer array (.npy, any format). Returns 0 on success, else
- * prints the error and returns the exit code. */
-int posenc_parse_positions(const char *cmd, const char *s, int64_t **out, size_t *n);
+/* --positions SPEC: a list like 0,1,8-15 or, when SPEC names a file, an integer array read from
+ * it (formats/positions.h), every position in [0, end) and at most max_count of them (a file:
+ * at most PE_POSITIONS_FILE_MAX), counted before anything is allocated. Returns 0 with *out set
+ * (caller frees with pe_positions_free), or prints the error line and returns the exit status:
+ * 2 for a bad list (a usage error), 3 for a file that cannot be read or holds bad values. */
+int cmd_parse_positions(const char *cmd, const char *spec, int64_t end, uint64_t max_count,
+                        pe_positions **out);
 
 /* 1 when a and b name the same existing file or directory (either may be a FILE:MEMBER
  * spec); "-" never matches. Used to refuse an output that would overwrite an input. */

@@ -21,8 +21,7 @@ struct gen_args {
     posenc_write_opts wopts;       /* --format, --compress */
     posenc_dtype dtype;            /* --dtype (default f32) */
     int64_t seq_len;               /* --seq-len, 0 when not given */
-    const int64_t *positions;      /* --positions, NULL when not given */
-    size_t n_positions;
+    const pe_positions *positions; /* --positions, NULL when not given */
     int force;                     /* --force: allow tables past the size limit */
     uint64_t size_limit;           /* bytes a table may have without --force */
     posenc_encoding encoding;      /* from the config, or --encoding */
@@ -338,11 +337,11 @@ struct rope_job {
     posenc_precision prec;
     posenc_layout layout;
     int width;
-    const int64_t *positions;   /* explicit list, or NULL: 0..n-1 */
+    const pe_positions *positions; /* --positions, or NULL: 0..n-1 */
     size_t n;
     size_t rows;                /* rows per chunk */
     int nthreads;
-    int64_t *pos;               /* chunk positions (range mode) */
+    int64_t *pos;               /* chunk positions */
     double *cbuf[2], *sbuf[2];  /* chunk cos/sin as doubles, one pair per sink slot */
 };
 
@@ -350,15 +349,13 @@ struct rope_job {
 static posenc_status rope_chunk(struct rope_job *j, int slot, size_t r0, size_t k,
                                 posenc_error *err)
 {
-    const int64_t *pos;
     if (j->positions) {
-        pos = j->positions + r0;
+        pe_positions_fill(j->positions, r0, k, j->pos);
     } else {
         for (size_t i = 0; i < k; i++)
             j->pos[i] = (int64_t)(r0 + i);
-        pos = j->pos;
     }
-    return posenc_rope_table(j->p, j->prec, j->layout, pos, k, j->cbuf[slot], j->sbuf[slot],
+    return posenc_rope_table(j->p, j->prec, j->layout, j->pos, k, j->cbuf[slot], j->sbuf[slot],
                              j->nthreads, err);
 }
 
@@ -461,7 +458,7 @@ static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, cons
         posenc_meta_bool(mt, "mrope_interleaved", c->mrope_interleaved);
     }
     posenc_meta_int(mt, "seq_len", seq_len);
-    posenc_meta_int(mt, "n_positions", a->positions ? (int64_t)a->n_positions : seq_len);
+    posenc_meta_int(mt, "n_positions", a->positions ? (int64_t)a->positions->count : seq_len);
     posenc_meta_int(mt, "first_position", first);
     posenc_meta_int(mt, "last_position", last);
     posenc_meta_str(mt, "positions", a->positions ? "list" : "range");
@@ -553,21 +550,11 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
 
     /* positions and the sequence length L = max(position) + 1 (transformers' rule) */
     int64_t n_pos, seq_len, first, last;
-    if (a->positions) {
-        int64_t mx = 0;
-        for (size_t i = 0; i < a->n_positions; i++) {
-            if (a->positions[i] < 0 || a->positions[i] >= POS_MAX) {
-                posenc_msg(CMD, "--positions: position %" PRId64 " is out of range [0, %" PRId64
-                                ")", a->positions[i], POS_MAX);
-                return POSENC_EXIT_ERROR;
-            }
-            if (a->positions[i] > mx)
-                mx = a->positions[i];
-        }
-        n_pos = (int64_t)a->n_positions;
-        seq_len = mx + 1;
-        first = a->positions[0];
-        last = a->positions[a->n_positions - 1];
+    if (a->positions) { /* counted, in [0, POS_MAX), never materialised */
+        n_pos = (int64_t)a->positions->count;
+        seq_len = a->positions->max + 1;
+        first = a->positions->first;
+        last = a->positions->last;
     } else {
         if (a->seq_len > 0) {
             seq_len = a->seq_len;
@@ -790,7 +777,6 @@ struct job {
     /* rows */
     int64_t nq;                      /* query rows (or table rows) */
     int64_t k_len;
-    int64_t *qpos;                   /* --positions (nq of them), or NULL for 0..nq-1 */
     /* output */
     posenc_writer *w;
     unsigned char *buf;
@@ -897,8 +883,10 @@ static int run(struct job *j, const char *hint)
         if (!j->want[i])
             continue;
         if (posenc_shape_size(j->arr[i].ndim, j->arr[i].shape, j->arr[i].dtype, NULL, &nb,
-                              &err) != POSENC_OK)
-            return posenc_fail(CMD, &err);
+                              &err) != POSENC_OK || nb > UINT64_MAX - total) {
+            posenc_msg(CMD, "%s tables would be larger than 2^63 bytes; pass %s", j->enc, hint);
+            return POSENC_EXIT_ERROR;
+        }
         total += nb;
     }
     if (total > a->size_limit && !a->force) {
@@ -985,25 +973,12 @@ static int refuse_options(const struct gen_args *a, const char *enc, const char 
 static int plan_positions(struct job *j)
 {
     const struct gen_args *a = j->a;
-    if (a->positions) {
-        int64_t mx = 0;
-        for (size_t i = 0; i < a->n_positions; i++) {
-            if (a->positions[i] < 0)
-                return posenc_usage_error(CMD, "--positions: negative position %" PRId64,
-                                          a->positions[i]);
-            if (a->positions[i] > mx)
-                mx = a->positions[i];
-        }
+    if (a->positions) { /* counted, in [0, POS_MAX), read row by row (qpos_at) */
+        int64_t mx = a->positions->max;
         if (mx >= ((int64_t)1 << 40))
             return posenc_usage_error(CMD, "--positions: position %" PRId64 " is too large", mx);
-        j->nq = (int64_t)a->n_positions;
+        j->nq = (int64_t)a->positions->count;
         j->k_len = mx + 1;
-        j->qpos = malloc(a->n_positions * sizeof *j->qpos);
-        if (!j->qpos) {
-            posenc_msg(CMD, "out of memory");
-            return POSENC_EXIT_ERROR;
-        }
-        memcpy(j->qpos, a->positions, a->n_positions * sizeof *j->qpos);
         return 0;
     }
     int64_t L = a->seq_len;
@@ -1025,7 +1000,7 @@ static int plan_positions(struct job *j)
 /* Position of query row r: the --positions entry, else r itself. */
 static int64_t qpos_at(const struct job *j, int64_t r)
 {
-    return j->qpos ? j->qpos[r] : r;
+    return j->a->positions ? pe_positions_at(j->a->positions, (uint64_t)r) : r;
 }
 
 static void meta_common(struct job *j)
@@ -1480,7 +1455,7 @@ static posenc_status emit_learned(struct job *j, int which, posenc_error *err)
     if (j->a->positions) {
         for (int64_t r = 0; r < j->nq && st == POSENC_OK; r++)
             st = out_put(j, j->a->dtype,
-                         j->weights + (size_t)(j->qpos[r] + j->row_offset) * (size_t)j->wcols,
+                         j->weights + (size_t)(qpos_at(j, r) + j->row_offset) * (size_t)j->wcols,
                          POSENC_DT_F32, (size_t)j->wcols, err);
         return st;
     }
@@ -1562,13 +1537,12 @@ static int gen_learned(struct job *j)
     }
     j->wrows -= j->row_offset;
     if (a->positions) {
-        for (size_t i = 0; i < a->n_positions; i++)
-            if (a->positions[i] < 0 || a->positions[i] >= j->wrows) {
-                posenc_msg(CMD, "'%s': position %" PRId64 " is past the %" PRId64
-                                " positions of the learned table", a->weights, a->positions[i],
-                           j->wrows);
-                return POSENC_EXIT_ERROR;
-            }
+        if (a->positions->max >= j->wrows) {
+            posenc_msg(CMD, "'%s': position %" PRId64 " is past the %" PRId64
+                            " positions of the learned table", a->weights, a->positions->max,
+                       j->wrows);
+            return POSENC_EXIT_ERROR;
+        }
         if ((rc = load_weights(j, names, a->tensor ? prefixes_exact : prefixes_model, NULL)))
             return rc;
         if ((rc = plan_positions(j)))
@@ -1624,7 +1598,6 @@ static int gen_nonrope(const struct gen_args *a, const posenc_model *m)
         break;
     }
     posenc_meta_free(&j->mt);
-    free(j->qpos);
     free(j->weights);
     free(j->buf);
     posenc_sinusoidal_free(j->sin);
@@ -1640,7 +1613,7 @@ int cmd_gen(int argc, char **argv)
     struct rope_opts ro = { NULL, POSENC_PREC_EXACT, POSENC_LAYOUT_HF, 0, 0 };
     posenc_error err = { 0 };
     posenc_model *m = NULL;
-    int64_t *positions = NULL;
+    pe_positions *positions = NULL;
     const char *positions_arg = NULL;
     unsigned given = 0;
     int c, rc;
@@ -1774,7 +1747,8 @@ int cmd_gen(int argc, char **argv)
         return rc;
 
     if (positions_arg) {
-        if ((rc = posenc_parse_positions(CMD, positions_arg, &positions, &a.n_positions)))
+        if ((rc = cmd_parse_positions(CMD, positions_arg, POS_MAX, (uint64_t)POS_MAX,
+                                      &positions)))
             return rc;
         a.positions = positions;
     }
@@ -1822,6 +1796,6 @@ int cmd_gen(int argc, char **argv)
     rc = gen_rope(&a, m, &ro);
 out:
     posenc_model_free(m);
-    free(positions);
+    pe_positions_free(positions);
     return rc;
 }

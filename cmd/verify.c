@@ -22,6 +22,7 @@
 #define COSSIN_CACHE_BYTES ((uint64_t)64 << 20)  /* per-position cos/sin kept in memory */
 #define MAX_SAMPLE_S 48                           /* sampled sequence indices per head */
 #define NBUCKET 65
+#define POS_END ((int64_t)1 << 48)                /* --positions lie in [0, 2^48), as in gen */
 
 static void usage(FILE *fp)
 {
@@ -845,19 +846,40 @@ static int verify_bias(struct vstate *v, const struct opts *o, const posenc_mode
 }
 
 /* ---- main flow for RoPE ---- */
+/* Positions of the S tokens: --positions (counted against S before it is expanded), else
+ * --offset + s. *out is malloc'd (caller frees). */
 static int read_positions(const struct opts *o, int64_t S, int64_t **out)
 {
     int64_t *p = NULL;
-    size_t n = 0;
     if (o->positions_spec) {
-        int rc = posenc_parse_positions(CMD, o->positions_spec, &p, &n);
+        pe_positions *pp;
+        const int64_t *v;
+        posenc_error err = { 0 };
+        int rc = cmd_parse_positions(CMD, o->positions_spec, POS_END, UINT64_MAX, &pp);
         if (rc)
             return rc;
-        if ((int64_t)n != S) {
-            posenc_msg(CMD, "'%s': %zu positions for a sequence of %" PRId64, o->positions_spec, n, S);
-            free(p);
+        if (pp->count != (uint64_t)S) {
+            uint64_t n = pp->count;
+            int file = pp->from_file;
+            pe_positions_free(pp);
+            if (!file)
+                return posenc_usage_error(CMD, "--positions: %" PRIu64 " position%s for a "
+                                               "sequence of %" PRId64 " token%s", n,
+                                          n == 1 ? "" : "s", S, S == 1 ? "" : "s");
+            posenc_msg(CMD, "'%s': %" PRIu64 " position%s for a sequence of %" PRId64 " token%s",
+                       o->positions_spec, n, n == 1 ? "" : "s", S, S == 1 ? "" : "s");
             return POSENC_EXIT_ERROR;
         }
+        if (pe_positions_values(pp, &v, &err) != POSENC_OK ||
+            !(p = malloc((size_t)S * sizeof *p))) {
+            pe_positions_free(pp);
+            if (err.msg[0])
+                return posenc_fail(CMD, &err);
+            posenc_msg(CMD, "out of memory");
+            return POSENC_EXIT_ERROR;
+        }
+        memcpy(p, v, (size_t)S * sizeof *p);
+        pe_positions_free(pp);
     } else {
         p = malloc((size_t)S * sizeof *p);
         if (!p) {

@@ -22,7 +22,11 @@ expect_fail 2 "layout" "$POSENC" apply q.npy k.npy --config "$L" --layout bsdh -
 expect_fail 2 "--offset" "$POSENC" apply q.npy k.npy --config "$L" --offset -3 -o out.npz
 expect_fail 2 "exclude" "$POSENC" apply q.npy k.npy --config "$L" --offset 3 --positions 0-5 -o out.npz
 expect_fail 2 "--dtype" "$POSENC" apply q.npy k.npy --config "$L" --dtype i32 -o out.npz
-expect_fail 2 "--positions" "$POSENC" apply q.npy k.npy --config "$L" --positions 0-4 -o out.npz
+# the count reads as a number (it once read "5,) positions"), singular for one
+expect_fail 2 "--positions: 5 positions for a sequence of 6 tokens" \
+    "$POSENC" apply q.npy k.npy --config "$L" --positions 0-4 -o out.npz
+expect_fail 2 "--positions: 1 position for a sequence of 6 tokens" \
+    "$POSENC" apply q.npy k.npy --config "$L" --positions 3 -o out.npz
 expect_fail 2 "--positions" "$POSENC" apply q.npy k.npy --config "$L" --positions 0,1,2,3,4,x -o out.npz
 expect_fail 2 "2^31" "$POSENC" apply q.npy k.npy --config "$L" --positions 0,1,2,3,4,2147483648 -o out.npz
 expect_fail 2 "too many" "$POSENC" apply q.npy k.npy q.npy --config "$L" -o out.npz

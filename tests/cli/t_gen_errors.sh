@@ -68,10 +68,13 @@ expect_fail 3 "table would be 20.0 GiB (10485760 x 128 x 2 arrays, f64)" \
     "$POSENC" gen --config "$C/llama-4-scout-17b-16e-instruct.json" -o out.npz --dtype f64
 # positions files: negative, non-integer, absent member
 "$PY" -c "import numpy as np; np.save('neg.npy', np.array([0, 3, -1])); np.save('flt.npy', np.array([0.5, 1.0])); np.savez('p.npz', p=np.arange(4))"
-expect_fail 3 "negative position" "$POSENC" gen --config tiny.json -o out.npz --positions neg.npy
+expect_fail 3 "'neg.npy': position -1 at index 2 is outside [0, 2^48)" \
+    "$POSENC" gen --config tiny.json -o out.npz --positions neg.npy
 expect_fail 3 "'flt.npy'" "$POSENC" gen --config tiny.json -o out.npz --positions flt.npy
 expect_fail 3 "p.npz" "$POSENC" gen --config tiny.json -o out.npz --positions p.npz:q
-expect_fail 3 "out of range" "$POSENC" gen --config tiny.json -o out.npz --positions 0,281474976710656
+# a list value past the range is a bad option value (exit 2), as --seq-len's is
+expect_fail 2 "--positions: '0,281474976710656': position 281474976710656 is outside [0, 2^48)" \
+    "$POSENC" gen --config tiny.json -o out.npz --positions 0,281474976710656
 # no max_position_embeddings to default to (LlamaConfig's 2048 fills it for llama; a model_type
 # the registry does not know has no class default)
 cat > nomax.json <<'EOF'

@@ -66,7 +66,7 @@ PYEOF
 expect_ok "$POSENC" verify --config llama3/config.json --q llama3/q.npy --k llama3/k.npy \
     --expect-q llama3/eq.npy --expect-k llama3/ek.npy --positions pos.npy
 # ... and the wrong positions fail
-expect_fail 3 "10 positions for a sequence of 48" "$POSENC" verify --config llama3/config.json --q llama3/q.npy \
+expect_fail 2 "--positions: 10 positions for a sequence of 48 tokens" "$POSENC" verify --config llama3/config.json --q llama3/q.npy \
     --k llama3/k.npy --positions 0-9
 set +e
 "$POSENC" verify -q --config llama3/config.json --q llama3/q.npy --k llama3/k.npy \
