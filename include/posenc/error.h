@@ -25,7 +25,9 @@ typedef enum posenc_status {
 #define POSENC_ERRMSG_MAX 512
 
 /* The human message is written without the "posenc CMD: " prefix, in git's wording: lowercase,
- * no final period, file names in single quotes: "'q.npy': truncated header". */
+ * no final period, file names in single quotes: "'q.npy': truncated header". It is always one
+ * line: posenc_seterr and posenc_error_prefix write any control character it quotes (from a
+ * file name or a file's contents) as \n, \r, \t or \xNN. */
 typedef struct posenc_error {
     posenc_status code;
     char msg[POSENC_ERRMSG_MAX];

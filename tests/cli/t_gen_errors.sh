@@ -123,3 +123,8 @@ cp tiny.json tiny.npz
 expect_fail 2 "refusing to overwrite an input" "$POSENC" gen --config tiny.npz -o tiny.npz
 cmp tiny.npz tiny.orig
 no_file out.npz
+# a message quoting a file's contents stays one line (a model_type "a\nb" once split it)
+printf '{"model_type": "a\\nb\\u001b", "hidden_size": 64}' > nl.json
+expect_fail 3 "'nl.json': model_type 'a\nb\x1b' is not known" "$POSENC" gen --config nl.json -o out.npz
+test "$(wc -l < out.stderr)" -eq 1
+no_file out.npz
