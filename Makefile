@@ -116,14 +116,16 @@ $(S)/tests/%: tests/unit/%.c $(S)/libposenc.a tests/unit/testutil.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< $(S)/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
 
-$(S)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c $(S)/libposenc.a
+$(S)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c tests/fuzz/fuzzutil.h $(S)/libposenc.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $< tests/fuzz/replay_main.c $(S)/libposenc.a $(LDLIBS)
 
 # ---- libFuzzer (clang) ----
+# A harness passes its own libFuzzer options (say, a larger -max_len for a format whose inputs
+# need the room) in a line "/* fuzz-options: ... */" of its source; make fuzz reads it.
 FUZZ_CC   ?= clang
-FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -Iinclude -Ilib -Iformats $(PKG_CFLAGS)
-$(B)/fuzz/%: tests/fuzz/%.c $(LIB_SRC)
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Ilib -Iformats $(PKG_CFLAGS)
+$(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzzutil.h $(LIB_SRC)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)
 
@@ -156,9 +158,10 @@ check: test-deps
 fuzz: $(FUZZ_BIN)
 	@sh .ci/deps.sh fuzz
 	@for f in $(FUZZ_BIN); do n=$$(basename $$f); mkdir -p $(B)/fuzz/corpus-$${n#fuzz_}; \
-	  echo "== $$n ($(FUZZ_SECONDS) s)"; \
-	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $(B)/fuzz/corpus-$${n#fuzz_} tests/fuzz/corpus/$${n#fuzz_} 2>&1 | \
-	  grep -E 'stat::number_of_executed_units|ERROR|crash-' ; done
+	  opts=$$(sed -n 's,^/\* fuzz-options: \(.*\) \*/$$,\1,p' tests/fuzz/$$n.c); \
+	  echo "== $$n ($(FUZZ_SECONDS) s$${opts:+, $$opts})"; \
+	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$opts $(B)/fuzz/corpus-$${n#fuzz_} tests/fuzz/corpus/$${n#fuzz_} 2>&1 | \
+	  grep -E 'stat::number_of_executed_units|ERROR|runtime error|crash-' ; done
 
 bench: all
 	@sh .ci/deps.sh build bench

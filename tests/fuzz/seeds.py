@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""Write the seed corpora of fuzz_positions, fuzz_spec, fuzz_raw and fuzz_dir into
+tests/fuzz/corpus/NAME/ (run from anywhere: python3 tests/fuzz/seeds.py). Each seed is small;
+valid inputs come first, then one or two of each way the format can be wrong. The input layouts
+are the harnesses' (see the comment at the top of each tests/fuzz/fuzz_NAME.c). Files named
+found_* beside them are inputs the fuzzers found that once failed; this script keeps them."""
+import io
+import json
+import os
+import zipfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def out(name, files):
+    d = os.path.join(HERE, "corpus", name)
+    os.makedirs(d, exist_ok=True)
+    for fn, data in files.items():
+        with open(os.path.join(d, fn), "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def npy(a):
+    b = io.BytesIO()
+    np.save(b, a)
+    return b.getvalue()
+
+
+def npz(**arrays):
+    b = io.BytesIO()
+    np.savez(b, **arrays)
+    return b.getvalue()
+
+
+def npy_header(descr, shape, data=b""):
+    d = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (descr, shape)
+    h = d + " " * (64 - (10 + len(d) + 1) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + len(h).to_bytes(2, "little") + h.encode() + data
+
+
+# ---- positions: lists, then files --------------------------------------------------------
+out("positions", {
+    "list_simple": "0,1,131071",
+    "list_ranges": "0-15,100",
+    "list_order": "7,0,5-6,63,1000,131071",
+    "list_blanks": " 1, 2 ,3-4\t",
+    "list_huge_range": "0-1073741824",
+    "list_edge_2_48": "281474976710655,0-281474976710655",
+    "bad_int64_max": "9223372036854775807",
+    "bad_uint64_over": "18446744073709551616",
+    "bad_backwards": "5-2",
+    "bad_empty_item": "1,,x",
+    "bad_trailing": "0,1,",
+    "bad_sign": "-3,+4",
+    "file_i64.npy": npy(np.arange(5, dtype="<i8")),
+    "file_i32_2d.npy": npy(np.arange(6, dtype="<i4").reshape(2, 3)),
+    "file_u8.npy": npy(np.array([255, 0], dtype="u1")),
+    "file_member.npz": npz(p=np.array([3, 1, 2])),
+    "file_two.npz": npz(p=np.arange(4), q=np.arange(2)),
+    "bad_float.npy": npy(np.array([0.5, 1.0], dtype="<f4")),
+    "bad_negative.npy": npy(np.array([0, 3, -1])),
+    "bad_big.npy": npy(np.array([2**31, 2**48])),
+    "bad_empty.npy": npy(np.zeros(0, dtype="<i8")),
+    "bad_lying.npy": npy_header("<i8", "(536870912,)", bytes(24)),
+})
+
+# ---- spec: two bytes pick the path and member buffer sizes, then the spec -----------------
+def spec(plen, mlen, s):
+    return bytes([plen, mlen // 4]) + s.encode()
+
+
+out("spec", {
+    "npz_member": spec(255, 1020, "dump.npz:q"),
+    "h5_path": spec(255, 1020, "acts.h5:/layer0/q"),
+    "safetensors": spec(255, 1020, "m.safetensors:wpe.weight"),
+    "raw_member": spec(255, 1020, "x.bin:cos"),
+    "upper_ext": spec(255, 1020, "X.NPZ:q"),
+    "last_colon": spec(255, 1020, "a.npz:b.npz:c"),
+    "no_container": spec(255, 1020, "a:b.npy"),
+    "windows": spec(255, 1020, "C:\\x.npy"),
+    "empty_member": spec(255, 1020, "x.hdf5:"),
+    "plain": spec(255, 1020, "q.npy"),
+    "tight_path": spec(6, 1020, "x.npz:q"),
+    "short_path": spec(5, 1020, "x.npz:q"),
+    "tight_member": spec(255, 4, "x.npz:abc"),
+    "short_member": spec(255, 4, "x.npz:abcd"),
+    "no_member_room": spec(255, 0, "x.npz"),
+    "nothing": spec(0, 0, ""),
+})
+
+# ---- raw: the sidecar, a NUL, the .bin -------------------------------------------------
+def raw(arrays, meta=None, tweak=None):
+    off, blobs, entries = 0, [], []
+    for name, a in arrays:
+        off = (off + 63) // 64 * 64
+        b = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tobytes()
+        entries.append({"name": name, "dtype": {"f2": "f16", "f4": "f32", "f8": "f64", "i4": "i32",
+                        "i8": "i64", "u1": "u8"}[a.dtype.str[1:]], "shape": list(a.shape),
+                        "offset": off, "nbytes": len(b)})
+        blobs.append((off, b))
+        off += len(b)
+    data = bytearray(off)
+    for o, b in blobs:
+        data[o:o + len(b)] = b
+    side = {"format": "posenc-raw", "version": 1, "arrays": entries, "metadata": meta or {}}
+    if tweak:
+        tweak(side)
+    return json.dumps(side).encode() + b"\0" + bytes(data)
+
+
+cos = np.cos(np.arange(12, dtype="f4")).reshape(3, 4)
+two = [("cos", cos), ("inv_freq", np.array([1.0, 0.01], dtype="f8"))]
+
+
+def setk(path, v):
+    def f(side):
+        o = side
+        for k in path[:-1]:
+            o = o[k]
+        o[path[-1]] = v
+    return f
+
+
+out("raw", {
+    "two_arrays": raw(two, {"rope_type": "default", "theta": 10000.0}),
+    "dtypes": raw([("a", np.arange(3, dtype="<i4")), ("b", np.arange(2, dtype="u1")),
+                   ("c", np.ones(2, dtype="<f2")), ("d", np.arange(4, dtype="<i8"))]),
+    "bf16": raw([("x", np.ones(2, dtype="f4"))], tweak=lambda s: s["arrays"][0].update(
+        dtype="bf16", shape=[4], nbytes=8)),
+    "scalar_and_empty": raw([("s", np.array(1.5, dtype="f4")), ("e", np.zeros((0, 3), "f4"))]),
+    "no_metadata": raw(two, tweak=lambda s: s.pop("metadata")),
+    "bad_version": raw(two, tweak=setk(["version"], 2)),
+    "bad_format": raw(two, tweak=setk(["format"], "npz")),
+    "bad_nbytes": raw(two, tweak=setk(["arrays", 0, "nbytes"], 47)),
+    "bad_past_end": raw(two, tweak=setk(["arrays", 1, "offset"], 4096)),
+    "bad_dup": raw(two, tweak=setk(["arrays", 1, "name"], "cos")),
+    "bad_dtype": raw(two, tweak=setk(["arrays", 0, "dtype"], "c64")),
+    "bad_shape_9d": raw(two, tweak=setk(["arrays", 0, "shape"], [1] * 9)),
+    "bad_shape_2_53": raw(two, tweak=setk(["arrays", 0, "shape"], [2**53 + 2, 2**10])),
+    "bad_negative": raw(two, tweak=setk(["arrays", 0, "offset"], -64)),
+    "bad_meta_list": raw(two, tweak=setk(["metadata"], [1, 2])),
+    "bad_json": b'{"format": "posenc-raw", "version": 1, "arrays": [' + b"\0" + bytes(8),
+    "bad_no_nul": b'{"format": "posenc-raw", "version": 1, "arrays": []}',
+})
+
+# ---- dir: meta.json, a NUL, NPY files (each starts at the NPY magic) -----------------------
+def dirin(meta, *arrays):
+    m = b"" if meta is None else (meta if isinstance(meta, bytes) else json.dumps(meta).encode())
+    return m + b"\0" + b"".join(a if isinstance(a, bytes) else npy(a) for a in arrays)
+
+
+out("dir", {
+    "two_arrays": dirin({"posenc_version": "1", "theta": 10000.0}, cos, np.arange(4)),
+    "bf16_meta": dirin({"posenc_dtypes": {"a": "bf16"}}, np.zeros(3, dtype="V2")),
+    "four_arrays": dirin({}, np.arange(2), np.ones((2, 2), "f2"), np.zeros(0, "f8"),
+                         np.array(7, dtype="u1")),
+    "no_meta": dirin(None, np.arange(3, dtype="<i4")),
+    "meta_only": json.dumps({"a": 1}).encode(),
+    "bad_meta_list": dirin([1, 2], np.arange(2)),
+    "bad_meta_json": dirin(b'{"a": ', np.arange(2)),
+    "bad_npy": dirin({}, b"\x93NUMPY\x01\x00\xff\xff{'descr'"),
+    "bad_truncated": dirin({}, npy(np.arange(100))[:-8]),
+    "bad_fortran_lie": dirin({}, npy_header("<f8", "(1048576, 1048576)", bytes(16))),
+})
