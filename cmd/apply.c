@@ -51,6 +51,7 @@ static void usage(FILE *fp)
             "      --inverse           rotate by -position (undo a rotation)\n"
             "      --dtype T           output dtype f16, bf16, f32, f64 (default: input's)\n"
             "      --assume-bf16       read NPY '<V2' arrays as bfloat16\n"
+            "      --force             write more than 4 GiB of output\n"
             "  -h, --help              show this help\n");
 }
 
@@ -408,7 +409,8 @@ enum {
     OPT_POSITIONS,
     OPT_INVERSE,
     OPT_DTYPE,
-    OPT_ASSUME_BF16
+    OPT_ASSUME_BF16,
+    OPT_FORCE
 };
 
 /* "'FILE': " before a message that does not name a file yet */
@@ -437,6 +439,7 @@ int cmd_apply(int argc, char **argv)
         { "inverse", no_argument, NULL, OPT_INVERSE },
         { "dtype", required_argument, NULL, OPT_DTYPE },
         { "assume-bf16", no_argument, NULL, OPT_ASSUME_BF16 },
+        { "force", no_argument, NULL, OPT_FORCE },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -444,7 +447,7 @@ int cmd_apply(int argc, char **argv)
                *family = NULL;
     posenc_apply_layout layout = POSENC_APPLY_BHSD;
     posenc_style style = POSENC_STYLE_NEOX;
-    int style_set = 0, inverse = 0, dtype_set = 0, offset_set = 0;
+    int style_set = 0, inverse = 0, dtype_set = 0, offset_set = 0, force = 0;
     posenc_precision prec = POSENC_PREC_EXACT;
     int64_t seq_len = 0, offset = 0;
     posenc_dtype out_dtype = POSENC_DT_F32;
@@ -498,6 +501,7 @@ int cmd_apply(int argc, char **argv)
             dtype_set = 1;
             break;
         case OPT_ASSUME_BF16: ropts.assume_bf16 = 1; break;
+        case OPT_FORCE: force = 1; break;
         case 'h':
             usage(stdout);
             return POSENC_EXIT_OK;
@@ -583,6 +587,25 @@ int cmd_apply(int argc, char **argv)
         }
     }
 
+    {
+        /* the output size from the declared shapes, before anything is read or written */
+        uint64_t total = 0;
+        for (int i = 0; i < nin; i++) {
+            const posenc_array_info *ai = posenc_reader_info(jobs[i].r);
+            uint64_t ne, nb;
+            if (posenc_shape_size(ai->ndim, ai->shape, dtype_set ? out_dtype : ai->dtype, &ne,
+                                  &nb, &err) != POSENC_OK)
+                goto fail;
+            total += nb;
+        }
+        if (total > ((uint64_t)4 << 30) && !force) {
+            posenc_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass "
+                            "--force", outp ? outp : in[0],
+                       (double)total / (double)((uint64_t)1 << 30));
+            rc = POSENC_EXIT_ERROR;
+            goto out;
+        }
+    }
     /* positions and parameters */
     rc = load_positions(positions_arg, offset, rcfg.n_mrope_section == 3, jobs[0].sh.batch,
                         jobs[0].sh.seq, &pos);

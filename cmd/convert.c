@@ -33,16 +33,20 @@ static void usage(FILE *fp)
             "                           from the name of OUT)\n"
             "      --compress           deflate NPZ members, gzip HDF5 datasets\n"
             "      --assume-bf16        read NPY void 2-byte arrays ('<V2', ml_dtypes) as bf16\n"
+            "      --force              write more than 4 GiB (the declared shapes decide)\n"
             "  -h, --help               show this help\n");
 }
 
-enum { OPT_DTYPE = 256, OPT_FORMAT, OPT_COMPRESS, OPT_ASSUME_BF16 };
+#define CONVERT_SIZE_LIMIT ((uint64_t)4 << 30) /* bytes of output without --force */
+
+enum { OPT_DTYPE = 256, OPT_FORMAT, OPT_COMPRESS, OPT_ASSUME_BF16, OPT_FORCE };
 
 static const struct option long_opts[] = {
     { "dtype", required_argument, NULL, OPT_DTYPE },
     { "format", required_argument, NULL, OPT_FORMAT },
     { "compress", no_argument, NULL, OPT_COMPRESS },
     { "assume-bf16", no_argument, NULL, OPT_ASSUME_BF16 },
+    { "force", no_argument, NULL, OPT_FORCE },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
 };
@@ -105,7 +109,7 @@ int cmd_convert(int argc, char **argv)
     posenc_read_opts ro = { 0, POSENC_FMT_AUTO };
     posenc_write_opts wo = { POSENC_FMT_AUTO, 0 };
     posenc_dtype out_dt = POSENC_DT_F32;
-    int dtype_set = 0, c, rc = POSENC_EXIT_ERROR;
+    int dtype_set = 0, force = 0, c, rc = POSENC_EXIT_ERROR;
     posenc_error err = { 0 };
 
     optind = 0;
@@ -130,6 +134,7 @@ int cmd_convert(int argc, char **argv)
             break;
         case OPT_COMPRESS: wo.compress = 1; break;
         case OPT_ASSUME_BF16: ro.assume_bf16 = 1; break;
+        case OPT_FORCE: force = 1; break;
         case ':':
             return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
         default:
@@ -196,6 +201,26 @@ int cmd_convert(int argc, char **argv)
         rc = posenc_usage_error(CMD, "'%s' holds %zu arrays and NPY holds one: name one as "
                                      "%s:NAME or write a container", path, count, path);
         goto out;
+    }
+    {
+        /* the output size from the declared shapes, before anything is written: a small file
+         * that declares a huge array (an HDF5 header, a zip bomb) is refused here */
+        uint64_t total = 0;
+        for (size_t i = first; i < first + count; i++) {
+            const posenc_array_info *a = posenc_container_array(ct, i);
+            posenc_dtype dt = dtype_set && posenc_dtype_is_float(a->dtype) ? out_dt : a->dtype;
+            uint64_t nelem, nbytes;
+            if (posenc_shape_size(a->ndim, a->shape, dt, &nelem, &nbytes, &err) != POSENC_OK) {
+                rc = posenc_fail(CMD, &err);
+                goto out;
+            }
+            total = total + nbytes < total ? UINT64_MAX : total + nbytes;
+        }
+        if (total > CONVERT_SIZE_LIMIT && !force) {
+            posenc_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass "
+                            "--force", out, (double)total / (double)((uint64_t)1 << 30));
+            goto out;
+        }
     }
     buf = malloc(CHUNK_BYTES);
     cbuf = malloc(CHUNK_BYTES);

@@ -17,6 +17,31 @@
 #include "model_json.h"
 
 #define CONFIG_MAX_BYTES ((size_t)64 << 20)
+/* cJSON spends ~64 bytes a value: a config of a few thousand values is plenty, and a cap keeps a
+ * 56 MB file of one-digit numbers from taking gigabytes */
+#define CONFIG_MAX_VALUES 1000000
+
+/* An upper bound on the number of JSON values in text (commas, colons and openers outside
+ * strings, plus one). */
+static size_t count_values(const char *text, size_t len)
+{
+    size_t n = 1;
+    int instr = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = text[i];
+        if (instr) {
+            if (ch == '\\')
+                i++;
+            else if (ch == '"')
+                instr = 0;
+        } else if (ch == '"') {
+            instr = 1;
+        } else if (ch == ',' || ch == '[' || ch == '{') {
+            n++;
+        }
+    }
+    return n;
+}
 
 static posenc_status config_parse_json(const char *text, size_t len, const char *source,
                                        const char *family, posenc_model **out,
@@ -133,6 +158,9 @@ static posenc_status config_parse_json(const char *text, size_t len, const char 
         ws++;
     if (ws == len)
         return posenc_seterr(err, POSENC_ECONFIG, "'%s': empty file, not JSON", src);
+    if (count_values(text + skip, len - skip) > CONFIG_MAX_VALUES)
+        return posenc_seterr(err, POSENC_ERANGE, "'%s': more than %d JSON values, not a "
+                             "config.json", src, CONFIG_MAX_VALUES);
     cJSON *root = cJSON_ParseWithLengthOpts(text + skip, len - skip, &end, 0);
     if (!root) {
         size_t off = end && end >= text + skip ? (size_t)(end - text) : len;

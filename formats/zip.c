@@ -148,6 +148,13 @@ static posenc_status parse_cd(posenc_zip *z, const unsigned char *cd, uint64_t c
                                  "'%s': stored zip member '%s' has different sizes (%llu and "
                                  "%llu)", path, e->name, (unsigned long long)e->csize,
                                  (unsigned long long)e->usize);
+        /* deflate cannot expand by more than 1032:1 (a 258-byte match per 2 bits, RFC 1951):
+         * a member that declares more lies about its size */
+        if (e->method == 8 && e->usize / 1032 > e->csize + 64)
+            return posenc_seterr(err, POSENC_EFORMAT,
+                                 "'%s': zip member '%s' declares %llu bytes from %llu compressed "
+                                 "bytes, more than deflate can expand", path, e->name,
+                                 (unsigned long long)e->usize, (unsigned long long)e->csize);
         p += 46 + (uint64_t)nlen + elen + clen;
         continue;
     bad64:

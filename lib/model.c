@@ -21,6 +21,7 @@
 
 #include "posenc/bias.h"
 #include "posenc/model.h"
+#include "posenc/rope.h"
 #include "family.h"
 #include "model_json.h"
 
@@ -489,6 +490,31 @@ static posenc_status read_mrope(ctx *c, const struct pe_ropesrc *s, posenc_rope_
     return POSENC_OK;
 }
 
+/* Every value derived from the keys must be finite and fit the float32 tables: compute the
+ * parameters once and name the keys when they do not (a yarn mscale of 1e308, theta 1e-300). */
+static posenc_status check_derived(ctx *c, const struct pe_ropesrc *s,
+                                   const posenc_rope_config *r)
+{
+    posenc_rope_params *p = malloc(sizeof *p);
+    if (!p)
+        return cfgerr(c, POSENC_ENOMEM, "out of memory");
+    posenc_error e = { 0 };
+    int64_t L = r->type == POSENC_ROPE_DYNAMIC || r->type == POSENC_ROPE_LONGROPE
+                    ? (r->max_position_embeddings > 0 ? 2 * r->max_position_embeddings : 0) : 0;
+    posenc_status st = posenc_rope_params_compute(r, 0, p, &e);
+    if (st == POSENC_OK && L > 0) /* the long-sequence parameters too */
+        st = posenc_rope_params_compute(r, L, p, &e);
+    free(p);
+    if (st == POSENC_OK)
+        return POSENC_OK;
+    const char *keys = strstr(e.msg, "attention scaling") ? "factor, mscale, mscale_all_dim, attention_factor"
+                       : strstr(e.msg, "softmax") ? "factor, mscale_all_dim"
+                       : strstr(e.msg, "inverse frequency") ? r->theta_source
+                       : "the rope parameters";
+    return cfgerr(c, POSENC_ECONFIG, "%s (check %s%s)", e.msg,
+                  strstr(e.msg, "inverse frequency") ? "" : s->dpath, keys);
+}
+
 static posenc_status resolve_rope(ctx *c, const struct pe_ropesrc *s, posenc_rope_config *r)
 {
     const cJSON *d = s->dict;
@@ -762,7 +788,7 @@ static posenc_status resolve_rope(ctx *c, const struct pe_ropesrc *s, posenc_rop
         note(c, "original_max_position_embeddings %lld exceeds max_position_embeddings %lld",
              (long long)m0, (long long)c->max_pos);
     TRY(read_mrope(c, s, r, mrope));
-    return POSENC_OK;
+    return check_derived(c, s, r);
 }
 /* ---- per-model set-up ---- */
 

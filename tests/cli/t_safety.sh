@@ -94,3 +94,54 @@ mkfifo cfg.fifo
 (sleep 1; cat c.json > cfg.fifo) &
 expect_ok timeout 10 "$POSENC" info --config cfg.fifo
 wait
+
+# ---- bounded work: the output size comes from the declared shapes, before anything is written
+"$PY" -c "
+import numpy as np, os
+# a sparse 4.4 GB NPY: a valid file that takes no disk
+np.lib.format.open_memmap('huge.npy', mode='w+', dtype=np.float32, shape=(17000000, 64))
+"
+expect_fail 3 "over the 4 GiB limit; pass --force" "$POSENC" convert huge.npy h.safetensors
+one_line; no_file h.safetensors
+expect_fail 3 "over the 4 GiB limit; pass --force" "$POSENC" apply huge.npy --layout sd --config c.json -o h.npy
+one_line; no_file h.npy
+rm -f huge.npy
+# a deflated NPZ member that declares more than deflate can expand is a lie
+"$PY" -c "
+import zipfile, struct, numpy as np, io
+b = io.BytesIO(); np.save(b, np.zeros(1000, np.float32)); raw = b.getvalue()
+z = zipfile.ZipFile('bomb.npz', 'w', zipfile.ZIP_DEFLATED); z.writestr('x.npy', raw); z.close()
+data = bytearray(open('bomb.npz', 'rb').read())
+cd = data.rfind(b'PK\x01\x02')
+struct.pack_into('<I', data, cd + 24, 0xfffffff0)   # central directory: uncompressed size
+open('bomb.npz', 'wb').write(bytes(data))
+"
+expect_fail 3 "more than deflate can expand" "$POSENC" convert bomb.npz b.npy
+one_line; no_file b.npy
+
+# ---- derived values that are not finite are errors naming the file and the keys
+cat > yarn.json <<'J'
+{"model_type": "llama", "hidden_size": 256, "num_attention_heads": 4, "max_position_embeddings": 64,
+ "rope_scaling": {"rope_type": "yarn", "factor": 4, "mscale": 1e308, "mscale_all_dim": 1e-308,
+                  "original_max_position_embeddings": 16}}
+J
+expect_fail 3 "'yarn.json': yarn: attention scaling" "$POSENC" gen --config yarn.json --seq-len 4 -o y.npz
+grep -q "mscale" out.stderr; one_line; no_file y.npz
+for t in 1e308 1e-300; do
+    printf '{"model_type":"llama","hidden_size":256,"num_attention_heads":4,"max_position_embeddings":64,"rope_theta":%s}' $t > t.json
+    expect_fail 3 "'t.json': default: inverse frequency 1 is not finite" "$POSENC" info --config t.json
+    grep -q "check rope_theta" out.stderr; one_line
+done
+
+# ---- a config is parsed within a memory budget: 20 MB of one-digit numbers is refused cheaply
+"$PY" -c "
+open('bigcfg.json', 'w').write('{\"model_type\": \"llama\", \"x\": [' + ','.join(['1'] * 10000000) + ']}')
+"
+set +e
+/usr/bin/time -v "$POSENC" info --config bigcfg.json > /dev/null 2> time.err; rc=$?
+set -e
+test "$rc" -eq 3
+grep -q "more than 1000000 JSON values" time.err
+kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' time.err)
+test "$kb" -lt 200000 || { echo "config parse used $kb KiB"; exit 1; }
+rm -f bigcfg.json
