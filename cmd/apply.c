@@ -545,8 +545,8 @@ int cmd_apply(int argc, char **argv)
         goto out;
     posenc_rope_config rcfg;
     if (posenc_model_rope(model, layer_type, &rcfg, &err) != POSENC_OK) {
-        prefix_file(&err, config);
-        goto fail;
+        rc = cmd_rope_fail(CMD, &err);
+        goto out;
     }
     if (style_set)
         rcfg.style = style;

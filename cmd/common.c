@@ -46,6 +46,13 @@ int cmd_load_config(const char *cmd, const char *path, const char *family, posen
     return POSENC_EXIT_OK;
 }
 
+int cmd_rope_fail(const char *cmd, const posenc_error *err)
+{
+    posenc_msg(cmd, "%s", err && err->msg[0] ? err->msg : "unknown error");
+    return err && (err->code == POSENC_ENOTFOUND || err->code == POSENC_EINVAL)
+               ? POSENC_EXIT_USAGE : POSENC_EXIT_ERROR;
+}
+
 int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
                       const char *const *ins, size_t nin)
 {

@@ -537,16 +537,16 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         if (!ro->layer_type) {
             posenc_msg(CMD, "'%s': the config has several layer types (%s); pass --layer-type",
                        cfgname, list);
-            return POSENC_EXIT_ERROR;
+            return POSENC_EXIT_USAGE;
         }
         if (!found) {
-            posenc_msg(CMD, "'%s': no layer type '%s' (the config has %s)", cfgname,
+            posenc_msg(CMD, "'%s': unknown layer type '%s' (layer types: %s)", cfgname,
                        ro->layer_type, list);
-            return POSENC_EXIT_ERROR;
+            return POSENC_EXIT_USAGE;
         }
     }
     if (posenc_model_rope(m, ro->layer_type, &cfg, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
+        return cmd_rope_fail(CMD, &err);
 
     /* positions and the sequence length L = max(position) + 1 (transformers' rule) */
     int64_t n_pos, seq_len, first, last;

@@ -145,3 +145,11 @@ grep -q "more than 1000000 JSON values" time.err
 kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' time.err)
 test "$kb" -lt 200000 || { echo "config parse used $kb KiB"; exit 1; }
 rm -f bigcfg.json
+
+# ---- the same mistake, the same exit code and one line in every command
+G="$DATA/configs/gemma-3-27b-it.json"
+for cmd in "info --config $G" "gen --config $G -o lt.npz" "verify --config $G -q" "apply q.npy --config $G -o lt.npy"; do
+    expect_fail 2 "unknown layer type 'nope'" "$POSENC" $cmd --layer-type nope
+    one_line
+done
+no_file lt.npz lt.npy
