@@ -545,7 +545,7 @@ int cmd_apply(int argc, char **argv)
         goto out;
     posenc_rope_config rcfg;
     if (posenc_model_rope(model, layer_type, &rcfg, &err) != POSENC_OK) {
-        rc = cmd_rope_fail(CMD, &err);
+        rc = cmd_rope_fail(CMD, model, &err);
         goto out;
     }
     if (style_set)

@@ -46,9 +46,12 @@ int cmd_load_config(const char *cmd, const char *path, const char *family, posen
     return POSENC_EXIT_OK;
 }
 
-int cmd_rope_fail(const char *cmd, const posenc_error *err)
+int cmd_rope_fail(const char *cmd, const posenc_model *m, const posenc_error *err)
 {
     posenc_msg(cmd, "%s", err && err->msg[0] ? err->msg : "unknown error");
+    /* a model that does not rotate is the input's fact (exit 3); the rest is the layer type */
+    if (m && posenc_model_encoding(m) != POSENC_ENC_ROPE)
+        return POSENC_EXIT_ERROR;
     return err && (err->code == POSENC_ENOTFOUND || err->code == POSENC_EINVAL)
                ? POSENC_EXIT_USAGE : POSENC_EXIT_ERROR;
 }

@@ -50,7 +50,7 @@ int cmd_load_config(const char *cmd, const char *path, const char *family, posen
 /* A posenc_model_rope failure: a --layer-type the config does not have, one that carries no
  * RoPE, or none given where the config has several is a usage error (exit 2) in every command,
  * one line; anything else exit 3. */
-int cmd_rope_fail(const char *cmd, const posenc_error *err);
+int cmd_rope_fail(const char *cmd, const posenc_model *m, const posenc_error *err);
 
 /* The one output-safety rule: record the run's input files (NULL entries and "-" skipped; a
  * FILE:MEMBER spec by its file; standard input when it is a regular file) and refuse, with the

@@ -546,7 +546,7 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         }
     }
     if (posenc_model_rope(m, ro->layer_type, &cfg, &err) != POSENC_OK)
-        return cmd_rope_fail(CMD, &err);
+        return cmd_rope_fail(CMD, m, &err);
 
     /* positions and the sequence length L = max(position) + 1 (transformers' rule) */
     int64_t n_pos, seq_len, first, last;

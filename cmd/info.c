@@ -113,7 +113,7 @@ static int compute_rope(const struct info_opts *o, const posenc_model *m, const 
 {
     posenc_error err = { 0 };
     if (posenc_model_rope(m, lt, &r->cfg, &err) != POSENC_OK)
-        return cmd_rope_fail("info", &err);
+        return cmd_rope_fail("info", m, &err);
     if (posenc_rope_params_compute(&r->cfg, o->seq_len, &r->par, &err) != POSENC_OK)
         return posenc_fail("info", &err);
     int n = r->par.n_freq;

@@ -1390,7 +1390,7 @@ int cmd_verify(int argc, char **argv)
     } else if (enc == POSENC_ENC_ROPE) {
         posenc_rope_config cfg;
         if (posenc_model_rope(m, o.layer_type, &cfg, &err) != POSENC_OK) {
-            rc = cmd_rope_fail(CMD, &err);
+            rc = cmd_rope_fail(CMD, m, &err);
             goto out;
         }
         if (o.has_style)

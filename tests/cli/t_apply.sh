@@ -146,7 +146,7 @@ expect_ok "$POSENC" apply go.npy --config "$C/gpt-oss-20b.json" --layout bshd --
 chk check gpt-oss-20b go.npy go_r.npy offset:70000 bshd exact
 
 # ---- Gemma 4: per layer type; full attention is proportional RoPE over a 512-wide head
-expect_fail 3 "posenc apply:" "$POSENC" apply gf.npy --config "$C/gemma-4-26b-a4b.json" -o gf_r.npy
+expect_fail 2 "several RoPE layer types" "$POSENC" apply gf.npy --config "$C/gemma-4-26b-a4b.json" -o gf_r.npy
 no_file gf_r.npy
 expect_ok "$POSENC" apply gf.npy --config "$C/gemma-4-26b-a4b.json" --layer-type full_attention \
     --offset 5000 -o gf_r.npy

@@ -54,10 +54,10 @@ expect_fail 3 "no position encoding" "$POSENC" gen --config "$C/nemotron-h-56b-b
 # --encoding rope for a model without RoPE
 expect_fail 3 "uses alibi, not RoPE" "$POSENC" gen --config "$C/baichuan-13b.json" --encoding rope --seq-len 4 -o out.npz
 # several layer types: the message lists them; an unknown one is named
-expect_fail 3 "full_attention, sliding_attention" \
+expect_fail 2 "full_attention, sliding_attention" \
     "$POSENC" gen --config "$C/gemma-3-27b-it.json" -o out.npz --seq-len 4
 grep -q -- "--layer-type" out.stderr
-expect_fail 3 "no layer type 'global'" \
+expect_fail 2 "unknown layer type 'global'" \
     "$POSENC" gen --config "$C/gemma-3-27b-it.json" -o out.npz --seq-len 4 --layer-type global
 # the size limit: Llama 4 Scout's 10485760 positions x 128 x 2 arrays in f32 = 10 GiB
 expect_fail 3 "table would be 10.0 GiB (10485760 x 128 x 2 arrays, f32); pass --force to write it" \

@@ -186,10 +186,10 @@ test ! -s out.stdout
 test "$(wc -l < out.stderr)" -eq 1
 printf '{"model_type":"llama","hidden_size":256,"num_attention_heads":4,"max_position_embeddings":-1}' > neg.json
 expect_fail 3 "'neg.json': max_position_embeddings must be" "$POSENC" info --config neg.json
-expect_fail 3 "unknown layer type 'global' (layer types: full_attention, sliding_attention)" \
+expect_fail 2 "unknown layer type 'global' (layer types: full_attention, sliding_attention)" \
     "$POSENC" info --config "$C/gemma-3-27b-it.json" --layer-type global
 test ! -s out.stdout
-expect_fail 3 "unknown layer type 'x' (layer types: sliding_attention, full_attention)" \
+expect_fail 2 "unknown layer type 'x' (layer types: sliding_attention, full_attention)" \
     "$POSENC" info --config "$C/gpt-oss-20b.json" --layer-type x
 
 # usage errors
