@@ -14,10 +14,12 @@
  * text as a variable-length UTF-8 string. The file is built under a temporary name beside the
  * target and renamed into place on commit. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <hdf5.h>
@@ -33,27 +35,80 @@
  * thread) calls this. */
 static void h5_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
+typedef struct h5_errinfo {
+    char desc[200]; /* the innermost message */
+    int cut;        /* desc is cut short */
+    int sys_errno;  /* the errno of a failed system call, 0 if none */
+} h5_errinfo;
+
 static herr_t walk_cb(unsigned n, const H5E_error2_t *e, void *data)
 {
-    char *buf = data;
+    h5_errinfo *ei = data;
     (void)n;
+    if (!e->desc)
+        return 0;
     /* the innermost message, skipping the plugin loader's complaints about its search path
      * (a missing filter shows as "required filter 'lzf' is not registered") */
-    if (!buf[0] && e->desc && e->desc[0] && e->maj_num != H5E_PLUGIN)
-        snprintf(buf, 160, "%s", e->desc);
+    if (!ei->desc[0] && e->desc[0] && e->maj_num != H5E_PLUGIN) {
+        snprintf(ei->desc, sizeof ei->desc, "%s", e->desc);
+        ei->cut = strlen(e->desc) >= sizeof ei->desc;
+    }
+    /* the file driver puts the errno of a failed call in its message (H5FDsec2.c,
+     * H5FD__sec2_write: "file write failed: time = ..., errno = 28, error message = ...") */
+    const char *p = strstr(e->desc, "errno = ");
+    if (!ei->sys_errno && p) {
+        long v = strtol(p + 8, NULL, 10);
+        if (v > 0 && v < 4096)
+            ei->sys_errno = (int)v;
+    }
     return 0;
 }
 
-/* Set err from the innermost message on HDF5's error stack: "'path': what (hdf5 says)". */
+/* HDF5's messages hold newlines (the driver's ctime() text) and may be long: keep one line of
+ * printable text, cut at a word. */
+static void one_line(char *s)
+{
+    char *o = s;
+    for (const char *p = s; *p; p++) {
+        char ch = (unsigned char)*p < 0x20 || *p == 0x7f ? ' ' : *p;
+        if (ch == ' ' && (o == s || o[-1] == ' '))
+            continue;
+        *o++ = ch;
+    }
+    while (o > s && o[-1] == ' ')
+        o--;
+    *o = '\0';
+}
+
+/* Set err from HDF5's error stack and clear it. A failed system call becomes "cannot VERB
+ * 'path': strerror" (verb NULL: never); otherwise "'path': what (hdf5 says)". */
+static posenc_status h5_fail_verb(posenc_error *err, posenc_status code, const char *path,
+                                  const char *verb, const char *what)
+{
+    h5_errinfo ei = { "", 0, 0 };
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_cb, &ei);
+    H5Eclear2(H5E_DEFAULT);
+    if (verb && ei.sys_errno)
+        return posenc_seterr(err, POSENC_EIO, "cannot %s '%s': %s", verb, path,
+                             strerror(ei.sys_errno));
+    one_line(ei.desc);
+    if (ei.cut) { /* end at a word */
+        size_t len = strlen(ei.desc);
+        ei.desc[len < sizeof ei.desc - 5 ? len : sizeof ei.desc - 5] = '\0';
+        char *sp = strrchr(ei.desc, ' ');
+        if (sp)
+            *sp = '\0';
+        strcat(ei.desc, " ...");
+    }
+    if (ei.desc[0])
+        return posenc_seterr(err, code, "'%s': %s (%s)", path, what, ei.desc);
+    return posenc_seterr(err, code, "'%s': %s", path, what);
+}
+
 static posenc_status h5_fail(posenc_error *err, posenc_status code, const char *path,
                              const char *what)
 {
-    char buf[160] = "";
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, walk_cb, buf);
-    H5Eclear2(H5E_DEFAULT);
-    if (buf[0])
-        return posenc_seterr(err, code, "'%s': %s (%s)", path, what, buf);
-    return posenc_seterr(err, code, "'%s': %s", path, what);
+    return h5_fail_verb(err, code, path, NULL, what);
 }
 
 /* Half (h5py's layout) or bfloat16 as a custom IEEE float in native byte order. */
@@ -479,7 +534,7 @@ static posenc_status h5_open(posenc_container *c, posenc_error *err)
     hf->file = H5Fopen(c->path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (hf->file < 0) {
         free(hf);
-        return h5_fail(err, POSENC_EFORMAT, c->path, "cannot open HDF5 file");
+        return h5_fail_verb(err, POSENC_EFORMAT, c->path, "open", "cannot open HDF5 file");
     }
     c->impl = hf;
     c->n = 0;
@@ -578,7 +633,7 @@ static posenc_status h5_read(posenc_reader *r, void *buf, uint64_t nelem, posenc
     if (xfer(hr->dset, hr->mtype, &hr->span, hr->pos, nelem, buf, 0) < 0) {
         char what[POSENC_NAME_MAX + 32];
         snprintf(what, sizeof what, "cannot read dataset '%s'", r->info.name);
-        return h5_fail(err, POSENC_EFORMAT, r->c->path, what);
+        return h5_fail_verb(err, POSENC_EFORMAT, r->c->path, "read", what);
     }
     hr->pos += nelem;
     return POSENC_OK;
@@ -600,21 +655,270 @@ static void h5_reader_close(posenc_reader *r)
 
 /* ---------------------------------------------------------------- writing */
 
+/* posenc's file driver for writing: the POSIX calls of libhdf5's sec2 driver (H5FDsec2.c),
+ * except that a failed write or truncate is recorded in the writer instead of being returned
+ * to the library. libhdf5 1.10 does not survive a failed write inside a flush: the metadata
+ * cache keeps its skip list enabled (H5C_set_slist_enabled: "slist already enabled?"), every
+ * later flush fails, H5Fclose then frees the file but keeps its id, and the atexit handler
+ * (H5_term_library -> H5F__close_cb) crashes on the freed file; a failed H5Dclose leaves a
+ * dataset the same way, and a failed superblock write in H5Fcreate leaves a half-built file
+ * that makes the handler report "HDF5: infinite loop closing library". With the error kept
+ * here every call into the library succeeds and every id closes; the writer checks the
+ * record after each call, reports the errno and discards the temporary. Once a write has
+ * failed, or the file is being discarded, writes are dropped. */
+typedef struct h5drv_state {
+    int err;     /* errno of the first failed system call, 0 if none */
+    int discard; /* drop every write: the file is being thrown away */
+} h5drv_state;
+
+typedef struct h5drv_fapl {
+    h5drv_state *state;
+} h5drv_fapl;
+
+typedef struct h5drv_file {
+    H5FD_t pub; /* first: the library's view */
+    int fd;
+    h5drv_state *state;
+    haddr_t eoa, eof;
+    dev_t dev;
+    ino_t ino;
+} h5drv_file;
+
+#define H5DRV_MAXADDR ((haddr_t)INT64_MAX) /* off_t's range, as sec2 */
+
+static void *h5drv_fapl_copy(const void *old)
+{
+    h5drv_fapl *fa = malloc(sizeof *fa);
+    if (fa)
+        *fa = *(const h5drv_fapl *)old;
+    return fa;
+}
+
+static void *h5drv_fapl_get(H5FD_t *file)
+{
+    h5drv_fapl fa = { ((h5drv_file *)file)->state };
+    return h5drv_fapl_copy(&fa);
+}
+
+static herr_t h5drv_fapl_free(void *fa)
+{
+    free(fa);
+    return 0;
+}
+
+static H5FD_t *h5drv_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr)
+{
+    const h5drv_fapl *fa = H5Pget_driver_info(fapl);
+    if (!fa || !fa->state || !name || maxaddr == 0 || maxaddr > H5DRV_MAXADDR)
+        return NULL;
+    int o = (flags & H5F_ACC_RDWR ? O_RDWR : O_RDONLY) | O_CLOEXEC;
+    if (flags & H5F_ACC_TRUNC)
+        o |= O_TRUNC;
+    if (flags & H5F_ACC_CREAT)
+        o |= O_CREAT;
+    if (flags & H5F_ACC_EXCL)
+        o |= O_EXCL;
+    struct stat sb;
+    h5drv_file *f = calloc(1, sizeof *f);
+    int fd = f ? open(name, o, 0666) : -1;
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        if (!fa->state->err)
+            fa->state->err = f ? errno : ENOMEM;
+        if (fd >= 0)
+            close(fd);
+        free(f);
+        return NULL;
+    }
+    f->fd = fd;
+    f->state = fa->state;
+    f->eof = (haddr_t)sb.st_size;
+    f->dev = sb.st_dev;
+    f->ino = sb.st_ino;
+    return &f->pub;
+}
+
+static herr_t h5drv_close(H5FD_t *file)
+{
+    h5drv_file *f = (h5drv_file *)file;
+    /* some file systems (NFS) report a failed write only here */
+    if (close(f->fd) != 0 && !f->state->err && !f->state->discard)
+        f->state->err = errno;
+    free(f);
+    return 0;
+}
+
+static int h5drv_cmp(const H5FD_t *a, const H5FD_t *b)
+{
+    const h5drv_file *x = (const h5drv_file *)a, *y = (const h5drv_file *)b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    if (x->ino != y->ino)
+        return x->ino < y->ino ? -1 : 1;
+    return 0;
+}
+
+static herr_t h5drv_query(const H5FD_t *file, unsigned long *flags)
+{
+    (void)file;
+    *flags = H5FD_FEAT_AGGREGATE_METADATA | H5FD_FEAT_ACCUMULATE_METADATA |
+             H5FD_FEAT_DATA_SIEVE | H5FD_FEAT_AGGREGATE_SMALLDATA |
+             H5FD_FEAT_POSIX_COMPAT_HANDLE;
+    return 0;
+}
+
+static haddr_t h5drv_get_eoa(const H5FD_t *file, H5FD_mem_t type)
+{
+    (void)type;
+    return ((const h5drv_file *)file)->eoa;
+}
+
+static herr_t h5drv_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr)
+{
+    (void)type;
+    if (addr > H5DRV_MAXADDR)
+        return -1;
+    ((h5drv_file *)file)->eoa = addr;
+    return 0;
+}
+
+static haddr_t h5drv_get_eof(const H5FD_t *file, H5FD_mem_t type)
+{
+    (void)type;
+    return ((const h5drv_file *)file)->eof;
+}
+
+static herr_t h5drv_get_handle(H5FD_t *file, hid_t fapl, void **handle)
+{
+    (void)fapl;
+    *handle = &((h5drv_file *)file)->fd;
+    return 0;
+}
+
+static herr_t h5drv_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size,
+                         void *buf)
+{
+    h5drv_file *f = (h5drv_file *)file;
+    unsigned char *p = buf;
+    (void)type;
+    (void)dxpl;
+    if (addr > f->eoa || size > f->eoa - addr)
+        return -1;
+    while (size > 0) {
+        ssize_t k = pread(f->fd, p, size, (off_t)addr);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            if (!f->state->err)
+                f->state->err = errno;
+            return -1;
+        }
+        if (k == 0) { /* past the end of the file: zeros, as sec2 */
+            memset(p, 0, size);
+            break;
+        }
+        p += k;
+        addr += (haddr_t)k;
+        size -= (size_t)k;
+    }
+    return 0;
+}
+
+static herr_t h5drv_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size,
+                          const void *buf)
+{
+    h5drv_file *f = (h5drv_file *)file;
+    const unsigned char *p = buf;
+    (void)type;
+    (void)dxpl;
+    if (addr > f->eoa || size > f->eoa - addr)
+        return -1;
+    haddr_t end = addr + size;
+    while (size > 0 && !f->state->err && !f->state->discard) {
+        ssize_t k = pwrite(f->fd, p, size, (off_t)addr);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            f->state->err = k < 0 ? errno : ENOSPC;
+            break;
+        }
+        p += k;
+        addr += (haddr_t)k;
+        size -= (size_t)k;
+    }
+    if (end > f->eof)
+        f->eof = end;
+    return 0;
+}
+
+static herr_t h5drv_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing)
+{
+    h5drv_file *f = (h5drv_file *)file;
+    (void)dxpl;
+    (void)closing;
+    if (f->eoa != f->eof && !f->state->err && !f->state->discard &&
+        ftruncate(f->fd, (off_t)f->eoa) != 0)
+        f->state->err = errno;
+    f->eof = f->eoa;
+    return 0;
+}
+
+static const H5FD_class_t h5drv_class = {
+#if H5_VERSION_GE(1, 13, 2)
+    /* untested: 1.14 versions the class and wants a driver value (256-511: not registered) */
+    .version = H5FD_CLASS_VERSION,
+    .value = 511,
+#endif
+    .name = "posenc-writer",
+    .maxaddr = H5DRV_MAXADDR,
+    .fc_degree = H5F_CLOSE_WEAK,
+    .fapl_size = sizeof(h5drv_fapl),
+    .fapl_get = h5drv_fapl_get,
+    .fapl_copy = h5drv_fapl_copy,
+    .fapl_free = h5drv_fapl_free,
+    .open = h5drv_open,
+    .close = h5drv_close,
+    .cmp = h5drv_cmp,
+    .query = h5drv_query,
+    .get_eoa = h5drv_get_eoa,
+    .set_eoa = h5drv_set_eoa,
+    .get_eof = h5drv_get_eof,
+    .get_handle = h5drv_get_handle,
+    .read = h5drv_read,
+    .write = h5drv_write,
+    .truncate = h5drv_truncate,
+    .fl_map = H5FD_FLMAP_DICHOTOMY,
+};
+
+/* The driver's id, registered on first use (and again after an H5close). */
+static hid_t h5drv_id(void)
+{
+    static hid_t id = H5I_INVALID_HID;
+    if (id < 0 || H5Iis_valid(id) <= 0)
+        id = H5FDregister(&h5drv_class);
+    return id;
+}
+
 typedef struct h5_writer {
-    char *tmp;
+    char *tmp;    /* the temporary the file is built in */
+    char *target; /* where it goes on commit: the output path, or the file its symlink names */
     hid_t file;
+    h5drv_state io; /* the driver's record of failed system calls */
     hid_t *dsets, *mtypes;
     h5_span *spans;
     size_t cur;
     uint64_t done;
 } h5_writer;
 
+/* Close every id of the writer and free it; remove_tmp: the file is discarded (the driver
+ * drops what the closes would write) and its temporary removed. */
 static void h5_writer_free(posenc_writer *w, int remove_tmp)
 {
     h5_quiet();
     h5_writer *hw = w->impl;
     if (!hw)
         return;
+    if (remove_tmp)
+        hw->io.discard = 1;
     for (size_t i = 0; i < w->n; i++) {
         if (hw->dsets && hw->dsets[i] >= 0)
             H5Dclose(hw->dsets[i]);
@@ -627,11 +931,34 @@ static void h5_writer_free(posenc_writer *w, int remove_tmp)
     if (remove_tmp && hw->tmp)
         posenc_tmp_discard(NULL, hw->tmp);
     free(hw->tmp);
+    free(hw->target);
     free(hw->dsets);
     free(hw->mtypes);
     free(hw->spans);
     free(hw);
     w->impl = NULL;
+}
+
+/* A failed call of the writer: "cannot write 'x.h5': No space left on device" when a system
+ * call failed (the driver's record), else "'x.h5': what (hdf5 says)". */
+static posenc_status h5_w_fail(posenc_writer *w, posenc_error *err, const char *what)
+{
+    h5_writer *hw = w->impl;
+    if (hw && hw->io.err > 0) {
+        H5Eclear2(H5E_DEFAULT);
+        return posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", w->path,
+                             strerror(hw->io.err));
+    }
+    return h5_fail_verb(err, POSENC_EIO, w->path, "write", what);
+}
+
+/* After a call that succeeded: did a system call fail inside it? */
+static posenc_status h5_w_check(posenc_writer *w, posenc_error *err)
+{
+    h5_writer *hw = w->impl;
+    if (hw && hw->io.err > 0)
+        return h5_w_fail(w, err, "");
+    return POSENC_OK;
 }
 
 /* Chunk shape of about H5_CHUNK_BYTES: whole trailing axes, split along the leading ones. */
@@ -702,7 +1029,7 @@ static posenc_status create_dataset(posenc_writer *w, h5_writer *hw, size_t i, p
     if (space < 0 || ft < 0 || lcpl < 0 || dcpl < 0 || dapl < 0 || hw->mtypes[i] < 0 ||
         H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
         H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) {
-        st = h5_fail(err, POSENC_EIO, w->path, "cannot set up a dataset");
+        st = h5_w_fail(w, err, "cannot set up a dataset");
         goto out;
     }
     uint64_t nelem = w->nelem[i];
@@ -717,21 +1044,21 @@ static posenc_status create_dataset(posenc_writer *w, h5_writer *hw, size_t i, p
         if (H5Pset_chunk(dcpl, a->ndim, chunk) < 0 || H5Pset_shuffle(dcpl) < 0 ||
             H5Pset_deflate(dcpl, 4) < 0 ||
             H5Pset_chunk_cache(dapl, 1031, H5_CACHE_BYTES, 1.0) < 0) {
-            st = h5_fail(err, POSENC_EIO, w->path, "cannot set up compression");
+            st = h5_w_fail(w, err, "cannot set up compression");
             goto out;
         }
     }
     if (make_groups(hw->file, name) < 0) {
         char what[POSENC_NAME_MAX + 32];
         snprintf(what, sizeof what, "cannot create the groups of '%s'", name);
-        st = h5_fail(err, POSENC_EIO, w->path, what);
+        st = h5_w_fail(w, err, what);
         goto out;
     }
     hw->dsets[i] = H5Dcreate2(hw->file, name, ft, space, lcpl, dcpl, dapl);
     if (hw->dsets[i] < 0) {
         char what[POSENC_NAME_MAX + 32];
         snprintf(what, sizeof what, "cannot create dataset '%s'", name);
-        st = h5_fail(err, POSENC_EIO, w->path, what);
+        st = h5_w_fail(w, err, what);
     }
 out:
     if (space >= 0)
@@ -747,7 +1074,7 @@ out:
     return st;
 }
 
-static posenc_status write_attr(hid_t file, const char *path, const char *key, const char *val,
+static posenc_status write_attr(posenc_writer *w, hid_t file, const char *key, const char *val,
                                 posenc_error *err)
 {
     posenc_status st = POSENC_OK;
@@ -758,7 +1085,7 @@ static posenc_status write_attr(hid_t file, const char *path, const char *key, c
         H5Awrite(a, t, &val) < 0) {
         char what[POSENC_NAME_MAX + 32];
         snprintf(what, sizeof what, "cannot write attribute '%.200s'", key);
-        st = h5_fail(err, POSENC_EIO, path, what);
+        st = h5_w_fail(w, err, what);
     }
     if (a >= 0)
         H5Aclose(a);
@@ -766,6 +1093,75 @@ static posenc_status write_attr(hid_t file, const char *path, const char *key, c
         H5Tclose(t);
     if (sp >= 0)
         H5Sclose(sp);
+    return st ? st : h5_w_check(w, err);
+}
+
+static const char *file_kind(mode_t m)
+{
+    if (S_ISFIFO(m))
+        return "a pipe";
+    if (S_ISCHR(m))
+        return "a character device";
+    if (S_ISBLK(m))
+        return "a block device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    if (S_ISDIR(m))
+        return "a directory";
+    return "not a regular file";
+}
+
+/* Where the file goes. libhdf5 seeks back and forth in a file it opens by name, so a pipe or a
+ * device (/dev/full; /dev/stdout on a terminal or a pipe) cannot take one: refuse it before
+ * anything is written. A symlink to a regular file (/dev/stdout redirected to a file) is
+ * written through: the temporary goes beside the file it names, and the link stays. */
+static posenc_status h5_target(const char *path, char **target, posenc_error *err)
+{
+    struct stat sb, lsb;
+    *target = NULL;
+    if (strcmp(path, "-") == 0)
+        return posenc_seterr(err, POSENC_EINVAL,
+                             "'-': HDF5 output needs a seekable regular file, not standard "
+                             "output");
+    if (stat(path, &sb) == 0) {
+        if (!S_ISREG(sb.st_mode))
+            return posenc_seterr(err, POSENC_EINVAL,
+                                 "'%s': HDF5 output needs a seekable regular file, not %s", path,
+                                 file_kind(sb.st_mode));
+        if (lstat(path, &lsb) == 0 && S_ISLNK(lsb.st_mode))
+            *target = realpath(path, NULL);
+    }
+    if (!*target)
+        *target = strdup(path);
+    return *target ? POSENC_OK : posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+}
+
+/* Create the file in the temporary through posenc's driver. */
+static posenc_status h5_create(posenc_writer *w, h5_writer *hw, posenc_error *err)
+{
+    posenc_status st = POSENC_OK;
+    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE), fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t drv = h5drv_id();
+    h5drv_fapl fa = { &hw->io };
+    /* track creation order of links and attributes, so readers list arrays and metadata in
+     * the order they were declared */
+    if (fcpl < 0 || fapl < 0 || drv < 0 ||
+        H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0 ||
+        H5Pset_attr_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0 ||
+        H5Pset_driver(fapl, drv, &fa) < 0) {
+        st = h5_w_fail(w, err, "cannot set up HDF5 file");
+        goto out;
+    }
+    hw->file = H5Fcreate(hw->tmp, H5F_ACC_TRUNC, fcpl, fapl);
+    if (hw->file < 0)
+        st = h5_w_fail(w, err, "cannot create HDF5 file");
+    else
+        st = h5_w_check(w, err);
+out:
+    if (fcpl >= 0)
+        H5Pclose(fcpl);
+    if (fapl >= 0)
+        H5Pclose(fapl);
     return st;
 }
 
@@ -773,9 +1169,15 @@ static posenc_status h5_w_start(posenc_writer *w, posenc_error *err)
 {
     h5_quiet();
     posenc_status st;
+    char *target;
+    if ((st = h5_target(w->path, &target, err)) != POSENC_OK)
+        return st;
     h5_writer *hw = calloc(1, sizeof *hw);
-    if (!hw)
+    if (!hw) {
+        free(target);
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    }
+    hw->target = target;
     hw->file = -1;
     w->impl = hw;
     size_t n = w->n ? w->n : 1;
@@ -789,31 +1191,18 @@ static posenc_status h5_w_start(posenc_writer *w, posenc_error *err)
     for (size_t i = 0; i < w->n; i++)
         hw->dsets[i] = hw->mtypes[i] = -1;
     FILE *fp = NULL;
-    if ((st = posenc_tmp_create(w->path, &hw->tmp, &fp, err)) != POSENC_OK)
+    if ((st = posenc_tmp_create(hw->target, &hw->tmp, &fp, err)) != POSENC_OK)
         goto fail;
     fclose(fp);
-    /* a device or FIFO target (no temporary name) is written in place */
-    /* track creation order of links and attributes, so readers list arrays and metadata in
-     * the order they were declared */
-    hid_t fcpl = H5Pcreate(H5P_FILE_CREATE);
-    if (fcpl >= 0 && (H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED |
-                                                           H5P_CRT_ORDER_INDEXED) < 0 ||
-                      H5Pset_attr_creation_order(fcpl, H5P_CRT_ORDER_TRACKED |
-                                                           H5P_CRT_ORDER_INDEXED) < 0)) {
-        H5Pclose(fcpl);
-        fcpl = -1;
-    }
-    hw->file = H5Fcreate(hw->tmp ? hw->tmp : w->path, H5F_ACC_TRUNC,
-                         fcpl >= 0 ? fcpl : H5P_DEFAULT, H5P_DEFAULT);
-    if (fcpl >= 0)
-        H5Pclose(fcpl);
-    if (hw->file < 0) {
-        st = h5_fail(err, POSENC_EIO, w->path, "cannot create HDF5 file");
+    if (!hw->tmp) { /* the target turned into a device or FIFO since h5_target looked */
+        st = posenc_seterr(err, POSENC_EINVAL, "'%s': HDF5 output needs a seekable regular file",
+                           w->path);
         goto fail;
     }
+    if ((st = h5_create(w, hw, err)) != POSENC_OK)
+        goto fail;
     for (size_t i = 0; i < w->nmeta; i++)
-        if ((st = write_attr(hw->file, w->path, w->meta_keys[i], w->meta_vals[i], err)) !=
-            POSENC_OK)
+        if ((st = write_attr(w, hw->file, w->meta_keys[i], w->meta_vals[i], err)) != POSENC_OK)
             goto fail;
     for (size_t i = 0; i < w->n; i++)
         if ((st = create_dataset(w, hw, i, err)) != POSENC_OK)
@@ -844,8 +1233,11 @@ static posenc_status h5_w_write(posenc_writer *w, const void *data, uint64_t nel
         if (xfer(hw->dsets[i], hw->mtypes[i], &hw->spans[i], hw->done, take, (void *)p, 1) < 0) {
             char what[POSENC_NAME_MAX + 32];
             snprintf(what, sizeof what, "cannot write dataset '%s'", w->arrays[i].name);
-            return h5_fail(err, POSENC_EIO, w->path, what);
+            return h5_w_fail(w, err, what);
         }
+        posenc_status st = h5_w_check(w, err);
+        if (st)
+            return st;
         p += take * posenc_dtype_size(w->arrays[i].dtype);
         nelem -= take;
         hw->done += take;
@@ -866,17 +1258,16 @@ static posenc_status h5_w_commit(posenc_writer *w, posenc_error *err)
             rc = -1;
         hw->dsets[i] = -1;
     }
-    if (rc >= 0 && H5Fflush(hw->file, H5F_SCOPE_GLOBAL) < 0)
-        rc = -1;
-    if (H5Fclose(hw->file) < 0)
-        rc = -1;
-    hw->file = -1;
-    if (rc < 0) {
-        st = h5_fail(err, POSENC_EIO, w->path, "cannot finish HDF5 file");
+    if (rc >= 0) {
+        rc = H5Fclose(hw->file); /* the id is gone even when this fails: never close it twice */
+        hw->file = -1;
+    }
+    if (rc < 0 || hw->io.err) {
+        st = h5_w_fail(w, err, "cannot finish HDF5 file");
         h5_writer_free(w, 1);
         return st;
     }
-    st = posenc_tmp_commit(NULL, hw->tmp, w->path, err);
+    st = posenc_tmp_commit(NULL, hw->tmp, hw->target, err);
     h5_writer_free(w, st != POSENC_OK);
     return st;
 }

@@ -2,9 +2,15 @@
  * reads in pieces that cut rows and planes, metadata attributes, files written by h5py (half,
  * big-endian, chunked/compressed, nested groups, opaque bf16, attributes) and posenc's files read
  * by h5py, and bad input (not HDF5, truncated, unsupported types). */
+#include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <hdf5.h>
 
 #include "fmtutil.h"
 
@@ -399,6 +405,140 @@ static void test_h5py_reads(void **state)
         "        assert f.attrs['rope_theta'] == '10000' and f.attrs['style'] == '\"neox\"', dict(f.attrs)\n");
 }
 
+/* Every write failure, at every point of the file: a file size limit (RLIMIT_FSIZE, the way a
+ * full disk fails a write) cut at each KiB of the output. Each attempt fails with one line that
+ * names the file and the errno text, leaves no temporary, and closes every HDF5 id; the library
+ * still writes a good file afterwards, and this process exits cleanly (libhdf5 1.10 used to
+ * crash in its atexit handler after a failed flush). */
+static void write_failures(int compress)
+{
+    posenc_array_info a[] = {
+        fmt_info("cos", POSENC_DT_F32, 2, (int64_t)64, (int64_t)128),
+        fmt_info("layer/sin", POSENC_DT_F32, 2, (int64_t)64, (int64_t)128),
+        fmt_info("inv_freq", POSENC_DT_F64, 1, (int64_t)64),
+        fmt_info("h", POSENC_DT_F16, 1, (int64_t)300),
+    };
+    size_t n = sizeof a / sizeof a[0];
+    void *data[sizeof a / sizeof a[0]];
+    for (size_t i = 0; i < n; i++)
+        data[i] = fmt_data(a[i].dtype, fmt_nelem(&a[i]), (unsigned)i + 3);
+    const char *path = fmt_path(compress ? "limitz.h5" : "limit.h5");
+    struct rlimit saved;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+    void (*old)(int) = signal(SIGXFSZ, SIG_IGN);
+    int failed = 0, passed = 0;
+    for (rlim_t limit = 0; limit < (200u << 10) && passed < 2; limit += 1024) {
+        posenc_writer *w = fmt_writer(be, path, compress, a, n);
+        for (int k = 0; k < 20; k++) {
+            char key[32], val[64];
+            snprintf(key, sizeof key, "key%d", k);
+            snprintf(val, sizeof val, "\"value number %d of the metadata\"", k);
+            fmt_writer_meta(w, key, val);
+        }
+        struct rlimit rl = { limit < saved.rlim_max ? limit : saved.rlim_max, saved.rlim_max };
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
+        posenc_error err = { 0 };
+        posenc_status st = fmt_write_all(w, (const void *const *)data, 1000, &err);
+        assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+        if (st == POSENC_OK) {
+            passed++;
+        } else {
+            failed++;
+            char want[600];
+            snprintf(want, sizeof want, "cannot write '%s': %s", path, strerror(EFBIG));
+            if (st != POSENC_EIO || strcmp(err.msg, want) != 0)
+                fail_msg("limit %lu: status %d, '%s'", (unsigned long)limit, st, err.msg);
+            assert_false(fmt_exists(path));
+        }
+        assert_false(fmt_tmp_left());
+        assert_int_equal(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+        unlink(path);
+    }
+    signal(SIGXFSZ, old);
+    assert_true(failed > 20); /* every KiB up to the file's size */
+    assert_true(passed > 0);
+    /* the library still works: write and read back */
+    posenc_writer *w = fmt_writer(be, path, compress, a, n);
+    posenc_error err = { 0 };
+    assert_int_equal(fmt_write_all(w, (const void *const *)data, 777, &err), POSENC_OK);
+    posenc_container *c = NULL;
+    assert_int_equal(fmt_open(be, path, 0, &c, &err), POSENC_OK);
+    assert_int_equal(c->n, n);
+    for (size_t i = 0; i < n; i++) {
+        void *back = NULL;
+        assert_int_equal(fmt_read(c, i, 100, &back, &err), POSENC_OK);
+        assert_memory_equal(back, data[i], fmt_nelem(&a[i]) * posenc_dtype_size(a[i].dtype));
+        free(back);
+        free(data[i]);
+    }
+    fmt_close(c);
+    assert_int_equal(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+static void test_write_failures(void **state)
+{
+    (void)state;
+    write_failures(0);
+}
+
+static void test_write_failures_gzip(void **state)
+{
+    (void)state;
+    write_failures(1);
+}
+
+/* HDF5 cannot be written to a pipe, a device, a directory or standard output: refused before
+ * anything is written. A symlink to a regular file is written through and stays a link. */
+static void expect_refused(const char *path, const char *substr)
+{
+    posenc_array_info a = fmt_info("x", POSENC_DT_F32, 1, (int64_t)4);
+    posenc_writer *w = fmt_writer(be, path, 0, &a, 1);
+    float v[4] = { 1, 2, 3, 4 };
+    const void *data[] = { v };
+    posenc_error err = { 0 };
+    posenc_status st = fmt_write_all(w, data, 4, &err);
+    if (st != POSENC_EINVAL || !strstr(err.msg, substr))
+        fail_msg("'%s': status %d, '%s' (want '%s')", path, st, err.msg, substr);
+    assert_null(strchr(err.msg, '\n'));
+    assert_false(fmt_tmp_left());
+    assert_int_equal(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
+}
+
+static void test_unseekable_targets(void **state)
+{
+    (void)state;
+    char want[600];
+    const char *fifo = fmt_path("fifo.h5");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    snprintf(want, sizeof want, "'%s': HDF5 output needs a seekable regular file, not a pipe",
+             fifo);
+    expect_refused(fifo, want);
+    expect_refused("/dev/null", "'/dev/null': HDF5 output needs a seekable regular file, not a "
+                                "character device");
+    expect_refused(fmt_dir, "HDF5 output needs a seekable regular file, not a directory");
+    expect_refused("-", "'-': HDF5 output needs a seekable regular file, not standard output");
+    unlink(fifo);
+
+    const char *real = fmt_path("real.h5"), *link = fmt_path("link.h5");
+    fmt_write_bytes(real, "old", 3);
+    assert_int_equal(symlink("real.h5", link), 0);
+    posenc_array_info a = fmt_info("x", POSENC_DT_F32, 1, (int64_t)4);
+    float v[4] = { 1, 2, 3, 4 };
+    const void *data[] = { v };
+    posenc_error err = { 0 };
+    assert_int_equal(fmt_write_all(fmt_writer(be, link, 0, &a, 1), data, 4, &err), POSENC_OK);
+    struct stat sb;
+    assert_int_equal(lstat(link, &sb), 0);
+    assert_true(S_ISLNK(sb.st_mode));
+    posenc_container *c = NULL;
+    assert_int_equal(fmt_open(be, real, 0, &c, &err), POSENC_OK);
+    assert_int_equal(c->n, 1);
+    fmt_close(c);
+    assert_false(fmt_tmp_left());
+    unlink(link);
+    unlink(real);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -410,6 +550,9 @@ int main(void)
         cmocka_unit_test(test_public_api),
         cmocka_unit_test(test_h5py_files),
         cmocka_unit_test(test_h5py_reads),
+        cmocka_unit_test(test_write_failures),
+        cmocka_unit_test(test_write_failures_gzip),
+        cmocka_unit_test(test_unseekable_targets),
     };
     return cmocka_run_group_tests_name("hdf5", tests, fmt_setup, fmt_teardown);
 }
