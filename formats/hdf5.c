@@ -6,13 +6,15 @@
  * 15,10,5,0,10 and exponent bias 15), bfloat16 as the analogous custom float (fields 15,7,8,0,7,
  * bias 127), and a 2-byte opaque type as bfloat16 when the caller says so (assume_bf16; h5py and
  * Keras store bfloat16 that way). Data are read by hyperslab, so datasets larger than memory
- * stream. Attributes of the root group are the container's metadata.
+ * stream. Attributes of the root group are the container's metadata. Each dataset's declared
+ * size is checked against what the file can hold when the file is opened (storage_check).
  *
  * Writing creates one dataset per declared array (intermediate groups included), contiguous, or
  * chunked (about 1 MiB per chunk, split along the first axes) with shuffle + gzip level 4 when
  * compression is asked for; every metadata key becomes a root attribute holding the JSON value
  * text as a variable-length UTF-8 string. The file is built under a temporary name beside the
- * target and renamed into place on commit. */
+ * target, through posenc's own file driver (h5drv_*: a failed write must not reach libhdf5),
+ * and renamed into place on commit; pipes and devices are refused. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -356,8 +358,121 @@ typedef struct visit_state {
     int assume_bf16;
     posenc_status st;
     posenc_error *err;
+    uint64_t fsize; /* bytes in the file */
     char skipped[POSENC_NAME_MAX + 160]; /* first dataset that could not be listed, and why */
 } visit_state;
+
+/* Declared data a file does not hold up to this many bytes per dataset are read (fill values
+ * of an unwritten dataset, unwritten chunks); beyond it the dataset is refused. */
+#define H5_FILL_SLACK ((uint64_t)1 << 20)
+/* deflate's largest expansion: a 258-byte match per 2 bits (zlib's zlib.h, about 1032:1) */
+#define H5_DEFLATE_RATIO 1032u
+
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    return a && b > UINT64_MAX / a ? UINT64_MAX : a * b;
+}
+
+/* Check what dataset d (of type ft and extent dims) declares against what the file holds, so
+ * that a small file cannot make a reader produce terabytes: contiguous data must lie inside the
+ * file; data not stored (an unwritten dataset, unallocated chunks: HDF5 returns fill values)
+ * may exceed what the file holds by H5_FILL_SLACK at most; chunked data are bounded by the
+ * allocated chunks (H5Dget_num_chunks times the chunk size) and, when deflate is the only
+ * compressing filter, by deflate's ratio times H5Dget_storage_size, which must itself fit in
+ * the file; compact data live in the object header. External and virtual storage (data in
+ * other files) are not read. Returns 0 (fine), 1 (not listed: why says it) or -1 (vs->st is
+ * set: the file is refused). */
+static int storage_check(hid_t d, hid_t ft, hid_t space, int nd, const hsize_t *dims,
+                         visit_state *vs, const char *name, char *why, size_t len)
+{
+    uint64_t nelem = 1, es = H5Tget_size(ft);
+    for (int i = 0; i < nd; i++)
+        nelem = sat_mul(nelem, dims[i]);
+    uint64_t bytes = sat_mul(nelem, es);
+    if (bytes == 0)
+        return 0;
+    const char *path = vs->c->path;
+    hid_t dcpl = H5Dget_create_plist(d);
+    if (dcpl < 0) {
+        vs->st = h5_fail(vs->err, POSENC_EFORMAT, path, "cannot read a dataset's layout");
+        return -1;
+    }
+    int rc = 0;
+    uint64_t held = 0; /* bytes of the dataset the file can supply */
+    H5D_layout_t layout = H5Pget_layout(dcpl);
+    if (H5Pget_external_count(dcpl) > 0) {
+        snprintf(why, len, "its data in external files");
+        rc = 1;
+    } else if (layout == H5D_VIRTUAL) {
+        snprintf(why, len, "a virtual layout (data in other files)");
+        rc = 1;
+    } else if (layout == H5D_CONTIGUOUS) {
+        haddr_t addr = H5Dget_offset(d); /* from the start of the file, user block included */
+        if (addr != HADDR_UNDEF && (addr > vs->fsize || bytes > vs->fsize - addr)) {
+            vs->st = posenc_seterr(vs->err, POSENC_EFORMAT,
+                                   "'%s': dataset '/%.200s' needs %" PRIu64 " bytes at offset %"
+                                   PRIu64 ", past the end of the file (%" PRIu64 " bytes)",
+                                   path, name, bytes, (uint64_t)addr, vs->fsize);
+            rc = -1;
+        }
+        held = addr != HADDR_UNDEF ? bytes : 0; /* never written: fill values only */
+    } else if (layout == H5D_CHUNKED) {
+        hsize_t chunk[H5S_MAX_RANK], nchunks = 0;
+        int cnd = H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk);
+        hsize_t stored = H5Dget_storage_size(d);
+        if (cnd != nd || H5Dget_num_chunks(d, space, &nchunks) < 0) {
+            vs->st = h5_fail(vs->err, POSENC_EFORMAT, path, "cannot read a dataset's chunks");
+            rc = -1;
+        } else if (stored > vs->fsize) {
+            vs->st = posenc_seterr(vs->err, POSENC_EFORMAT,
+                                   "'%s': dataset '/%.200s' claims %" PRIu64 " bytes of chunks "
+                                   "in a file of %" PRIu64 " bytes", path, name,
+                                   (uint64_t)stored, vs->fsize);
+            rc = -1;
+        } else {
+            uint64_t cbytes = es;
+            for (int i = 0; i < cnd; i++)
+                cbytes = sat_mul(cbytes, chunk[i]);
+            held = sat_mul(nchunks, cbytes);
+            /* filters: shuffle and fletcher32 do not compress, deflate by at most its ratio;
+             * another (lzf, szip, scale-offset, a plugin) leaves the chunk count as the bound */
+            int nf = H5Pget_nfilters(dcpl), known = nf >= 0;
+            for (int i = 0; i < nf && known; i++) {
+                unsigned flags = 0, cd[8];
+                size_t ncd = 8;
+                H5Z_filter_t f = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL,
+                                                NULL);
+                known = f == H5Z_FILTER_SHUFFLE || f == H5Z_FILTER_FLETCHER32 ||
+                        f == H5Z_FILTER_DEFLATE;
+            }
+            if (known) {
+                uint64_t ratio = 1;
+                for (int i = 0; i < nf; i++) {
+                    unsigned flags = 0, cd[8];
+                    size_t ncd = 8;
+                    if (H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL, NULL) ==
+                        H5Z_FILTER_DEFLATE)
+                        ratio = H5_DEFLATE_RATIO;
+                }
+                uint64_t b = sat_mul(stored, ratio);
+                if (b < held)
+                    held = b;
+            }
+        }
+    } else {
+        held = H5Dget_storage_size(d); /* compact: the size in the object header */
+    }
+    if (rc == 0 && bytes > held && bytes - held > H5_FILL_SLACK) {
+        vs->st = posenc_seterr(vs->err, POSENC_EFORMAT,
+                               "'%s': dataset '/%.200s' declares %" PRIu64 " bytes, but the file "
+                               "(%" PRIu64 " bytes) holds at most %" PRIu64 " of them (the rest "
+                               "was never written)", path, name, bytes, vs->fsize, held);
+        rc = -1;
+    }
+    H5Pclose(dcpl);
+    H5Eclear2(H5E_DEFAULT);
+    return rc;
+}
 
 static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void *data)
 {
@@ -386,11 +501,19 @@ static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void
     } else if (classify(ft, vs->assume_bf16, &a.dtype, why, sizeof why) == 0) {
         hsize_t dims[POSENC_MAX_DIMS];
         H5Sget_simple_extent_dims(sp, dims, NULL);
+        why[0] = '\0';
+        int sc = storage_check(d, ft, sp, nd, dims, vs, name, why, sizeof why);
+        if (sc < 0) {
+            H5Tclose(ft);
+            H5Sclose(sp);
+            H5Dclose(d);
+            H5Eclear2(H5E_DEFAULT);
+            return -1;
+        }
         a.ndim = nd;
         for (int i = 0; i < nd; i++)
             a.shape[i] = (int64_t)dims[i];
         snprintf(a.name, sizeof a.name, "/%s", name);
-        why[0] = '\0';
     } else if (!why[0]) {
         snprintf(why, sizeof why, "an unsupported type");
     }
@@ -539,7 +662,8 @@ static posenc_status h5_open(posenc_container *c, posenc_error *err)
     c->impl = hf;
     c->n = 0;
     c->arrays = NULL;
-    visit_state vs = { .c = c, .hf = hf, .assume_bf16 = c->opts.assume_bf16, .err = err };
+    visit_state vs = { .c = c, .hf = hf, .assume_bf16 = c->opts.assume_bf16, .err = err,
+                       .fsize = (uint64_t)sb.st_size };
     posenc_status st = POSENC_OK;
     /* creation order when every group tracks it (posenc's files), else by name (h5py's) */
     herr_t vrc = H5Ovisit(hf->file, H5_INDEX_CRT_ORDER, H5_ITER_INC, visit_cb, &vs);

@@ -39,6 +39,29 @@ EOF
     # without --assume-bf16 the opaque dataset is not listed
     expect_fail 3 "no array '/opaque'" "$POSENC" convert py.h5:/opaque v.npy
     no_file v.npy
+
+    # a 1,400-byte file declaring 2^40 unwritten elements (8 TB of fill values) is refused
+    # when opened, before anything is written; so is a dataset of unallocated chunks
+    "$PY" - <<'EOF'
+import os, h5py
+with h5py.File("small.h5", "w") as f:
+    f.create_dataset("x", shape=(2**40,), dtype="f8")
+assert os.path.getsize("small.h5") == 1400, os.path.getsize("small.h5")
+with h5py.File("chunks.h5", "w") as f:
+    f.create_dataset("x", shape=(2**40,), dtype="f8", chunks=(1024,))[:1024] = 1
+EOF
+    set +e
+    timeout 60 "$POSENC" convert small.h5 out.npy > /dev/null 2> err.txt
+    rc=$?
+    set -e
+    [ "$rc" -eq 3 ] || { echo "2^40 unwritten elements: exit $rc"; cat err.txt; exit 1; }
+    [ "$(cat err.txt)" = "posenc convert: 'small.h5': dataset '/x' declares 8796093022208 bytes, but the file (1400 bytes) holds at most 0 of them (the rest was never written)" ] ||
+        { cat err.txt; exit 1; }
+    no_file out.npy
+    expect_fail 3 "'chunks.h5': dataset '/x' declares 8796093022208 bytes, but the file" \
+        timeout 60 "$POSENC" convert chunks.h5 out.npz
+    [ "$(wc -l < out.stderr)" -eq 1 ] || { cat out.stderr; exit 1; }
+    no_file out.npz
 fi
 
 # not HDF5, truncated HDF5

@@ -405,6 +405,79 @@ static void test_h5py_reads(void **state)
         "        assert f.attrs['rope_theta'] == '10000' and f.attrs['style'] == '\"neox\"', dict(f.attrs)\n");
 }
 
+/* Declared sizes against the file's size: a 1,400-byte file declaring 2^40 unwritten elements,
+ * a chunked one with one chunk written, a contiguous dataset past a (patched) end of file are
+ * refused with one line when the file is opened; small unwritten datasets, zeros compressed
+ * by gzip and compact data are read; external storage is not listed. */
+static void test_declared_sizes(void **state)
+{
+    (void)state;
+    fmt_python("numpy, h5py",
+        "import numpy as np, h5py, os, struct\n"
+        "with h5py.File(D + '/huge.h5', 'w') as f:\n"
+        "    f.create_dataset('x', shape=(2**40,), dtype='f8')\n"
+        "assert os.path.getsize(D + '/huge.h5') < 4096\n"
+        "with h5py.File(D + '/hugec.h5', 'w') as f:\n"
+        "    d = f.create_dataset('x', shape=(2**40,), dtype='f8', chunks=(1024,))\n"
+        "    d[:1024] = 1\n"
+        "with h5py.File(D + '/cont.h5', 'w') as f:\n"
+        "    f['x'] = np.arange(131072, dtype='<f8')\n"
+        "    off = f['x'].id.get_offset()\n"
+        "b = bytearray(open(D + '/cont.h5', 'rb').read()[:off + 4096])\n"
+        "assert b[8] == 0  # superblock version 0: the end-of-file address at byte 40\n"
+        "struct.pack_into('<Q', b, 40, len(b))\n"
+        "open(D + '/cut.h5', 'wb').write(b)\n"
+        "with h5py.File(D + '/fine.h5', 'w') as f:\n"
+        "    f.create_dataset('unwritten', shape=(1000,), dtype='f4', fillvalue=2.5)\n"
+        "    d = f.create_dataset('partial', shape=(100000,), dtype='f4', chunks=(1000,))\n"
+        "    d[:1000] = 1\n"
+        "    f.create_dataset('zeros', data=np.zeros(4 << 20, 'f4'), chunks=(1 << 18,),\n"
+        "                     compression='gzip', shuffle=True)\n"
+        "    f.create_dataset('ext', shape=(10,), dtype='f8', external=[(D + '/cont.h5', 0, 80)])\n"
+        "    sp = h5py.h5s.create_simple((50,))\n"
+        "    pl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)\n"
+        "    pl.set_layout(h5py.h5d.COMPACT)\n"
+        "    c = h5py.h5d.create(f.id, b'compact', h5py.h5t.IEEE_F64LE, sp, pl)\n"
+        "    c.write(h5py.h5s.ALL, h5py.h5s.ALL, np.arange(50.0))\n"
+        "with h5py.File(D + '/ext.h5', 'w') as f:\n"
+        "    f.create_dataset('x', shape=(10,), dtype='f8', external=[('/etc/passwd', 0, 80)])\n");
+    char want[800];
+    snprintf(want, sizeof want, "'%s': dataset '/x' declares 8796093022208 bytes, but the file ",
+             fmt_path("huge.h5"));
+    expect_bad(fmt_path("huge.h5"), 0, POSENC_EFORMAT, want);
+    expect_bad(fmt_path("huge.h5"), 0, POSENC_EFORMAT, "holds at most 0 of them");
+    expect_bad(fmt_path("hugec.h5"), 0, POSENC_EFORMAT, "holds at most 8192 of them");
+    snprintf(want, sizeof want, "'%s': dataset '/x' needs 1048576 bytes at offset 2048, past the "
+             "end of the file (6144 bytes)", fmt_path("cut.h5"));
+    expect_bad(fmt_path("cut.h5"), 0, POSENC_EFORMAT, want);
+    expect_bad(fmt_path("ext.h5"), 0, POSENC_EUNSUPPORTED, "dataset '/x' has its data in external "
+                                                           "files");
+
+    posenc_container *c = NULL;
+    posenc_error err = { 0 };
+    assert_int_equal(fmt_open(be, fmt_path("fine.h5"), 0, &c, &err), POSENC_OK);
+    assert_int_equal(c->n, 4); /* not /ext */
+    assert_int_equal(fmt_find(c, "/ext"), -1);
+    void *d = NULL;
+    int k = fmt_find(c, "/unwritten");
+    assert_int_equal(fmt_read(c, (size_t)k, 300, &d, &err), POSENC_OK);
+    assert_true(((float *)d)[999] == 2.5f);
+    free(d);
+    k = fmt_find(c, "/partial");
+    assert_int_equal(fmt_read(c, (size_t)k, 30000, &d, &err), POSENC_OK);
+    assert_true(((float *)d)[999] == 1 && ((float *)d)[1000] == 0);
+    free(d);
+    k = fmt_find(c, "/zeros");
+    assert_int_equal(fmt_read(c, (size_t)k, 1 << 20, &d, &err), POSENC_OK);
+    assert_true(((float *)d)[(4 << 20) - 1] == 0);
+    free(d);
+    k = fmt_find(c, "/compact");
+    assert_int_equal(fmt_read(c, (size_t)k, 7, &d, &err), POSENC_OK);
+    assert_true(((double *)d)[49] == 49);
+    free(d);
+    fmt_close(c);
+}
+
 /* Every write failure, at every point of the file: a file size limit (RLIMIT_FSIZE, the way a
  * full disk fails a write) cut at each KiB of the output. Each attempt fails with one line that
  * names the file and the errno text, leaves no temporary, and closes every HDF5 id; the library
@@ -550,6 +623,7 @@ int main(void)
         cmocka_unit_test(test_public_api),
         cmocka_unit_test(test_h5py_files),
         cmocka_unit_test(test_h5py_reads),
+        cmocka_unit_test(test_declared_sizes),
         cmocka_unit_test(test_write_failures),
         cmocka_unit_test(test_write_failures_gzip),
         cmocka_unit_test(test_unseekable_targets),
