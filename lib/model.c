@@ -577,7 +577,7 @@ static posenc_status resolve_rope(ctx *c, const struct pe_ropesrc *s, posenc_rop
     }
 
     /* partial_rotary_factor: scaled inits re-read the top-level attribute (it wins); the
-     * default init uses the dict value (§1.2 step 5) */
+     * default init uses the dict value (PreTrainedConfig.__post_init__: leftover kwargs become attributes after standardize_rope_params) */
     double ptop = 0, pdict = 0;
     int htop = 0, hdict = 0;
     if (s->prf_key)

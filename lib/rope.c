@@ -1,8 +1,13 @@
 /* rope.c: RoPE parameters for every rope_type, in two precisions, and cos/sin tables.
  *
- * References: /work/shared/reference/hf-rope.md (transformers v5 `modeling_rope_utils.py`):
- * §2 for the init functions and runtime updates, §3.1 for the tables, §4 for the float32
- * details; peers.md §1.2 for mrope.
+ * Upstream: huggingface/transformers src/transformers/modeling_rope_utils.py (the init functions
+ * _compute_linear_scaling_rope_parameters, _compute_dynamic_ntk_parameters,
+ * _compute_yarn_parameters, _compute_longrope_parameters, _compute_llama3_parameters,
+ * _compute_proportional_rope_parameters, and dynamic_rope_update), each model's
+ * compute_default_rope_parameters, and LlamaRotaryEmbedding.forward in
+ * models/llama/modeling_llama.py for the tables; mrope from models/qwen2_vl/modeling_qwen2_vl.py
+ * apply_multimodal_rotary_pos_emb and models/qwen3_vl/modeling_qwen3_vl.py
+ * Qwen3VLTextRotaryEmbedding.apply_interleaved_mrope.
  *
  * POSENC_PREC_HF reproduces transformers' float32 pipeline operation by operation. In the
  * comments, f32(x) is rounding to binary32; every float expression below is evaluated in float
@@ -97,7 +102,8 @@ posenc_status posenc_layout_parse(const char *s, posenc_layout *out, posenc_erro
 /* hf: e_i = f32(f32(2i) / f32(D)), the torch.arange(0, D, 2).float() / D exponent. */
 static float hf_exponent(int i, int D) { return (float)(2 * i) / (float)D; }
 
-/* hf: inv_i = f32(1 / powf(f32(theta), e_i)) (§2 "common building block"); powf correctly
+/* hf: inv_i = f32(1 / powf(f32(theta), e_i)) (every init function: torch.arange(0, d, 2) / d,
+ * then base ** e); powf correctly
  * rounded, the reciprocal in float. */
 static float hf_inv(float theta_f, int i, int D)
 {
@@ -158,7 +164,8 @@ static void compute_plain(const posenc_rope_config *c, posenc_rope_params *p, in
     }
 }
 
-/* dynamic (§2 table, "dynamic" row). Stateless: the base changes only when seq_len > M.
+/* dynamic (modeling_rope_utils.py _compute_dynamic_ntk_parameters). Stateless: the base
+ * changes only when seq_len > M.
  * hf at load time / L <= M: the float64 formula of the init function,
  *   base = theta * ((factor * M / M) - (factor - 1)) ** (d / (d - 2)),
  * and at L > M the forward-time update in float32 0-dim tensors:
@@ -216,7 +223,8 @@ static posenc_dd yarn_cd_exact(double r, int d, double M0, posenc_dd ln_theta)
     return dd_div(dd_mul_d(posenc_mathx_dd_log(x), (double)d), dd_mul_d(ln_theta, 2.0));
 }
 
-/* yarn (§2 table, "yarn" row; hf-rope.md pitfall 5).
+/* yarn (modeling_rope_utils.py _compute_yarn_parameters, find_correction_range,
+ * linear_ramp_factor, get_mscale).
  *   pos = powf(f32(theta), e_i); extrap = f32(1 / pos); interp = f32(1 / f32(f32(factor) * pos))
  *   cd(r) = d * ln(M0 / (r * 2 * pi)) / (2 ln theta)   (float64, python's operation order)
  *   low = cd(beta_fast), high = cd(beta_slow); truncate: floor / ceil; clamp to [0, d - 1];
@@ -280,7 +288,8 @@ static void compute_yarn(const posenc_rope_config *c, posenc_rope_params *p, int
         p->attention_scaling = yarn_mscale(factor, 1.0);
 }
 
-/* longrope (§2 table, "longrope" row; runtime: long factors when seq_len > M0, strict).
+/* longrope (modeling_rope_utils.py _compute_longrope_parameters; runtime: long factors when
+ * seq_len > M0, strict).
  *   ext = f32(long_factor or short_factor); inv = f32(1 / f32(ext * powf(theta, e_i)))
  *   attention = given, else 1 if factor <= 1 else sqrt(1 + ln(factor) / ln(M0)); factor absent
  *   (<= 0 here) means M / M0. The same attention scaling serves short and long. */
@@ -309,7 +318,7 @@ static void compute_longrope(const posenc_rope_config *c, int64_t seq_len, posen
             sqrt(1.0 + log(factor) / log((double)c->original_max_position_embeddings));
 }
 
-/* llama3 (§2 table, "llama3" row), in torch's float32 steps:
+/* llama3 (modeling_rope_utils.py _compute_llama3_parameters), in torch's float32 steps:
  *   wl = f32(f32(1 / inv) * f32(2 pi))            (python 2*pi / tensor = reciprocal * scalar)
  *   lo_wl = M0 / low, hi_wl = M0 / high (float64), compared with wl as float32
  *   inv_l = wl > lo_wl ? f32(inv / f32(factor)) : inv
@@ -358,7 +367,8 @@ static void compute_llama3(const posenc_rope_config *c, posenc_rope_params *p, i
     }
 }
 
-/* mrope (peers.md §1.2, hf-rope.md §5): frequency i takes its position from axis t, h or w.
+/* mrope (qwen2_vl apply_multimodal_rotary_pos_emb; qwen3_vl apply_interleaved_mrope):
+ * frequency i takes its position from axis t, h or w.
  * Contiguous (Qwen2-VL): sections [s0, s1, s2] in order. Interleaved (Qwen3-VL, Qwen3.5):
  * freqs_t[..., 1:3*s_h:3] = freqs_h and freqs_t[..., 2:3*s_w:3] = freqs_w. */
 static posenc_status compute_mrope(const posenc_rope_config *c, posenc_rope_params *p,
@@ -590,7 +600,8 @@ int posenc_rope_table_width(const posenc_rope_params *p, posenc_layout layout)
 /* ---------------------------------------------------------------------------------------------
  * cos / sin */
 
-/* hf (§3.1): angle = f32(inv_f32 * f32(pos)); cos/sin of the float angle, correctly rounded;
+/* hf (LlamaRotaryEmbedding.forward): angle = f32(inv_f32 * f32(pos)); cos/sin of the float
+ * angle, correctly rounded;
  * then f32(value * f32(attention_scaling)). */
 static void cossin_hf(const posenc_rope_params *p, int64_t pos, double *c, double *s)
 {

@@ -33,7 +33,7 @@ import os
 import numpy as np
 import gen_ref as R
 
-# name: (theta, rotary_dim, head_dim, rope_type, style) from the config files and hf-rope rules
+# name: (theta, rotary_dim, head_dim, rope_type, style) from the config files and transformers' rules
 want = {
     "deepseek-v3": (10000, 64, 64, "yarn", None),
     "falcon-7b": (10000, 64, 64, "default", "neox"),

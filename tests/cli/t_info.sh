@@ -63,7 +63,7 @@ assert d['precision'] == 'exact'
 assert np.all(np.abs(inv - ref.astype(np.float64)) <= 4e-16 * ref.astype(np.float64)), np.max(np.abs(inv-ref)/ref)
 "
 
-# ---- llama3: the HF formula (§2) recomputed in float64 ----
+# ---- llama3: transformers' _compute_llama3_parameters recomputed in float64 ----
 "$POSENC" info --config "$C/llama-3.1-8b.json" --json > l.json
 json l.json "
 assert d['rope_type'] == 'llama3' and d['factor'] == 8 and d['low_freq_factor'] == 1

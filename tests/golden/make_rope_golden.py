@@ -6,13 +6,13 @@ Run with Debian's python (numpy, torch 1.13, mpmath):
 
 For each case (a RoPE config and a sequence length) it records
   * inv_torch (only when it differs from inv_cr): transformers' float32 inv_freq, by re-running
-    the init functions of transformers v5 modeling_rope_utils.py (hf-rope.md §2) in torch
+    the init functions of transformers v5 modeling_rope_utils.py in torch
     float32, op for op. torch's CPU pow is Sleef (faithfully rounded), so posenc may differ by 1 ulp here.
   * inv_cr: the same torch pipeline with only pow replaced by the correctly rounded float32
     pow (mpmath at 200 bits, then rounded once). posenc's hf precision must match this exactly.
   * cos_torch / sin_torch (only when inv_torch != inv_cr): the same forward on inv_torch, i.e.
     transformers' actual tables.
-  * cos_cr / sin_cr: LlamaRotaryEmbedding.forward (hf-rope.md §3.1) in torch float32 on inv_cr
+  * cos_cr / sin_cr: LlamaRotaryEmbedding.forward (models/llama/modeling_llama.py) in torch float32 on inv_cr
     (f32 angle by the K=1 matmul, torch.cos/sin, times f32(attention_scaling)). torch's cos/sin
     are faithful (<= 1 ulp), posenc's are correctly rounded.
   * inv_exact, cos_exact, sin_exact: the real-number formulas evaluated with mpmath at 200 bits,

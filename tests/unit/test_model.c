@@ -1,7 +1,9 @@
 /* test_model.c: config.json resolution (lib/model.c, formats/config.c).
  *
- * Every expected value is derived by hand from reference/hf-rope.md (section numbers in the
- * comments) and the config text, never from posenc's own output. JSON literals are written with
+ * Every expected value is derived by hand from transformers' own code (modeling_rope_utils.py:
+ * convert_rope_params_to_dict, standardize_rope_params and the init functions; each model's
+ * configuration_*.py defaults; the comments name the rule) and the config text, never from
+ * posenc's own output. JSON literals are written with
  * single quotes and converted to double quotes by J(). */
 #include <stdlib.h>
 #include <string.h>
@@ -145,7 +147,7 @@ static void test_qwen3_next_and_35(void **state)
     assert_close(c.theta, 1e7, 0, 0);
     assert_int_equal(c.head_dim, 256);
     assert_close(c.partial_rotary_factor, 0.25, 0, 0);
-    assert_int_equal(c.rotary_dim, 64);               /* qwen3_next default honours prf (§1.4) */
+    assert_int_equal(c.rotary_dim, 64);               /* qwen3_next's default init honours prf */
     assert_int_equal(c.n_mrope_section, 0);
     assert_note(m, "linear_attention");
     posenc_model_free(m);
@@ -159,7 +161,7 @@ static void test_qwen3_next_and_35(void **state)
         assert_close(c.theta, 1e7, 0, 0);             /* text_config.rope_parameters.rope_theta */
         assert_string_equal(c.theta_source, "text_config.rope_parameters.rope_theta");
         assert_int_equal(c.head_dim, 256);
-        assert_int_equal(c.rotary_dim, 64);           /* 256 * 0.25, honoured (§1.4) */
+        assert_int_equal(c.rotary_dim, 64);           /* 256 * 0.25, honoured by its default init */
         assert_int_equal(c.n_mrope_section, 3);
         assert_int_equal(c.mrope_section[0], 11);
         assert_int_equal(c.mrope_section[1], 11);
@@ -350,7 +352,7 @@ static void test_gemma4_file(void **state)
     assert_close(f.partial_rotary_factor, 0.25, 0, 0);
     assert_int_equal(f.head_dim, 512);                /* global_head_dim */
     assert_int_equal(f.rotary_dim, 512);              /* the table is the full head wide */
-    assert_int_equal(f.exponent_dim, 512);            /* exponent over head_dim (§2) */
+    assert_int_equal(f.exponent_dim, 512);            /* proportional: exponent over head_dim */
     assert_int_equal(s.type, POSENC_ROPE_DEFAULT);
     assert_close(s.theta, 1e4, 0, 0);
     assert_int_equal(s.head_dim, 256);
@@ -510,7 +512,7 @@ static void test_extra_rope(void **state)
     posenc_model_free(m);
 }
 
-/* ---- precedence (§1.2, §8.2) ---- */
+/* ---- precedence (convert_rope_params_to_dict, standardize_rope_params) ---- */
 
 static void test_precedence(void **state)
 {
@@ -599,7 +601,7 @@ static void test_text_config(void **state)
                "text_config must be an object");
 }
 
-/* ---- class defaults (§1.4, §3.2, §3.3) ---- */
+/* ---- class defaults (head_dim, partial_rotary_factor, default_theta) ---- */
 
 static void test_class_defaults(void **state)
 {
@@ -647,7 +649,7 @@ static void test_class_defaults(void **state)
     posenc_model_free(m);
 }
 
-/* ---- partial_rotary_factor (§1.4, §8.1) ---- */
+/* ---- partial_rotary_factor (default init vs scaled inits) ---- */
 
 static void test_prf(void **state)
 {
@@ -684,7 +686,7 @@ static void test_prf(void **state)
     posenc_model_free(m);
 }
 
-/* ---- renames (§1.3, §5) ---- */
+/* ---- renames (per-model conversions in configuration_*.py) ---- */
 
 static void test_renames(void **state)
 {
@@ -774,7 +776,7 @@ static void test_renames(void **state)
                "'position_encoding_2d':true}", POSENC_EUNSUPPORTED, "position_encoding_2d");
 }
 
-/* ---- per layer type (§1.2 Case 2, Gemma) ---- */
+/* ---- per layer type (standardize_rope_params with layer_types, Gemma) ---- */
 
 static void test_layer_types(void **state)
 {
@@ -833,7 +835,7 @@ static void test_layer_types(void **state)
                POSENC_ECONFIG, "rope_parameters.b must be an object");
 }
 
-/* ---- scaled-type keys (§2, §8.5) ---- */
+/* ---- scaled-type keys (the init functions' required and optional keys) ---- */
 
 static void test_yarn_keys(void **state)
 {

@@ -222,7 +222,7 @@ static void test_golden(void **state)
                 assert_close(se[i], xs, 0, 3.4e-16 * att);
                 if (cto) {
                     /* transformers' actual tables: where Sleef's pow is 1 ulp off, the angle
-                     * moves by p * |d inv| plus one rounding of the angle (hf-rope.md §4) */
+                     * moves by p * |d inv| plus one rounding of the angle (torch's CPU pow is Sleef's faithful powf) */
                     float ti = (float)cJSON_GetArrayItem(inv_t, i)->valuedouble;
                     double dinv = fabs((double)p.inv_freq_f32[i] - (double)ti);
                     double tol = 2.4e-7 * att;
