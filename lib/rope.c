@@ -573,9 +573,9 @@ posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t 
     /* the tables are float32 (hf) or the output dtype: the factors must fit a float32 with
      * room for cos/sin, and so must the softmax factor */
     if (st == POSENC_OK && !(p->attention_scaling > 0.0 && isfinite(p->attention_scaling_f32) &&
-                             p->attention_scaling < 1e30))
-        st = posenc_seterr(err, POSENC_ECONFIG, "%s: attention scaling %g is not a positive "
-                           "float32", posenc_rope_type_name(cfg->type), p->attention_scaling);
+                             p->attention_scaling <= 65504.0)) /* f16 tables must hold it */
+        st = posenc_seterr(err, POSENC_ECONFIG, "%s: attention scaling %g is not in (0, 65504] "
+                           "(the float16 range)", posenc_rope_type_name(cfg->type), p->attention_scaling);
     if (st == POSENC_OK && !(p->softmax_scale > 0.0 && p->softmax_scale < 1e30))
         st = posenc_seterr(err, POSENC_ECONFIG, "%s: softmax factor %g is not a positive "
                            "float32", posenc_rope_type_name(cfg->type), p->softmax_scale);

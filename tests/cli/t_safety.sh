@@ -153,3 +153,22 @@ for cmd in "info --config $G" "gen --config $G -o lt.npz" "verify --config $G -q
     one_line
 done
 no_file lt.npz lt.npy
+
+# ---- a full disk: one line, exit 3, nothing left (root only: a tmpfs of 256 KiB)
+if [ "$(id -u)" = 0 ] && mkdir full && mount -t tmpfs -o size=256k tmpfs full 2>/dev/null; then
+    trap 'umount full 2>/dev/null' EXIT
+    for out in full/t.npz full/t.safetensors full/t.bin full/t.npy full/tdir/; do
+        arr=""; case $out in *.npy) arr="--array cos" ;; esac
+        expect_fail 3 "No space left on device" "$POSENC" gen --config c.json --seq-len 20000 $arr -o "$out"
+        one_line
+        test -z "$(ls -A full)" || { echo "left in the full disk: $(ls -A full)"; umount full; exit 1; }
+    done
+    "$PY" -c "import numpy as np; np.save('mid.npy', np.ones((4096, 64), np.float32))"
+    expect_fail 3 "No space left on device" "$POSENC" convert mid.npy full/x.npz
+    one_line
+    test -z "$(ls -A full)"
+    umount full
+    trap - EXIT
+else
+    echo "skipped: full-disk cases need root and tmpfs"
+fi
