@@ -1,7 +1,9 @@
 /* cmd/ls.c: `posenc ls FILE`: the arrays a file holds (name, dtype, shape, bytes) and its
- * metadata, as aligned text or as JSON. Reads headers only, never the data. */
+ * metadata, as aligned text or as JSON; `--meta` lists the metadata alone with each key's type.
+ * Reads headers only, never the data. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,48 +16,137 @@
 static void usage(FILE *fp)
 {
     fprintf(fp,
-            "usage: posenc ls [--json] [--dtype bf16] FILE\n"
+            "usage: posenc ls [--json] [--meta] [--dtype bf16] FILE\n"
             "\n"
-            "List the arrays of FILE (NPY, NPZ, a directory of NPY files, HDF5, safetensors or\n"
-            "raw .bin + .json): name, dtype, shape and bytes, then the file's metadata.\n"
+            "List the arrays of FILE (NPY, NPZ, a directory of NPY files, HDF5, safetensors, GGUF\n"
+            "or raw .bin + .json): name, dtype, shape and bytes, then the file's metadata.\n"
             "\n"
             "      --json               print {\"file\", \"format\", \"arrays\": [{\"name\", \"dtype\",\n"
             "                           \"shape\", \"bytes\"}], \"metadata\": {...}}\n"
+            "      --meta               list only the metadata: one line per key with its type\n"
+            "                           (GGUF: uint32, array[string], ...) and value, long\n"
+            "                           arrays shortened; with --json, the full values\n"
             "      --dtype bf16         read NPY void 2-byte arrays ('<V2', ml_dtypes) as bf16\n"
             "  -h, --help               show this help\n");
 }
 
 static const struct option long_opts[] = {
     { "json", no_argument, NULL, 'j' },
+    { "meta", no_argument, NULL, 'm' },
     { "dtype", required_argument, NULL, 'd' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
 };
 
-static int print_json(const char *path, const posenc_container *c)
+#define SHORT_ARRAY 8 /* text output shows this many elements of a longer array */
+
+/* The dtype column: posenc's name, or the format's own for an array posenc cannot read (a
+ * quantized GGUF tensor: "Q8_0"); the size in bytes from the file where the format knows it. */
+static const char *array_dtype(const posenc_container *c, size_t i, uint64_t *nbytes,
+                               posenc_error *err, posenc_status *st)
 {
-    cJSON *root = cJSON_CreateObject(), *arrays = NULL, *meta = NULL;
-    int rc = POSENC_EXIT_ERROR;
+    const posenc_array_info *a = posenc_container_array(c, i);
+    int readable = 1;
+    uint64_t nb = 0;
+    const char *native = posenc_container_array_type(c, i, &nb, &readable);
+    *st = POSENC_OK;
+    if (native) {
+        *nbytes = nb;
+        return readable ? posenc_dtype_name(a->dtype) : native;
+    }
+    *st = posenc_shape_size(a->ndim, a->shape, a->dtype, NULL, nbytes, err);
+    return posenc_dtype_name(a->dtype);
+}
+
+/* The JSON kind of a value, for formats whose metadata has no types of its own. */
+static const char *json_kind(const cJSON *v)
+{
+    if (cJSON_IsBool(v)) return "bool";
+    if (cJSON_IsNumber(v)) return "number";
+    if (cJSON_IsString(v)) return "string";
+    if (cJSON_IsArray(v)) return "array";
+    if (cJSON_IsObject(v)) return "object";
+    return "null";
+}
+
+/* v as one line of JSON; arrays of more than SHORT_ARRAY elements shortened to their first ones
+ * and "... (N values)". */
+static void print_value(const cJSON *v, int shorten)
+{
+    if (cJSON_IsNumber(v)) {
+        /* the shortest text that reads back as the same double (cJSON's own printing rounds
+         * to 15 digits: 2^53 would show as 9.00719925474099e+15) */
+        double d = v->valuedouble;
+        char buf[64];
+        if (d == (double)(long long)d && fabs(d) < 1e17)
+            snprintf(buf, sizeof buf, "%.0f", d);
+        else
+            for (int prec = 1; prec <= 17; prec++) {
+                snprintf(buf, sizeof buf, "%.*g", prec, d);
+                if (strtod(buf, NULL) == d)
+                    break;
+            }
+        fputs(buf, stdout);
+        return;
+    }
+    if (!cJSON_IsArray(v) || !shorten) {
+        char *t = cJSON_PrintUnformatted(v);
+        fputs(t ? t : "?", stdout);
+        cJSON_free(t);
+        return;
+    }
+    int n = cJSON_GetArraySize(v), k = 0;
+    putchar('[');
+    for (const cJSON *e = v->child; e && k < SHORT_ARRAY; e = e->next, k++) {
+        if (k)
+            fputs(", ", stdout);
+        print_value(e, shorten);
+    }
+    if (n > SHORT_ARRAY)
+        printf(", ... (%d values)", n);
+    putchar(']');
+}
+
+/* The container's metadata and key types (NULL when untyped), parsed; {} when absent. */
+static int load_meta(const posenc_container *c, cJSON **meta, cJSON **types)
+{
+    const char *mt = posenc_container_meta(c), *ty = posenc_container_meta_types(c);
+    *meta = mt ? cJSON_Parse(mt) : cJSON_CreateObject();
+    if (*meta && !cJSON_IsObject(*meta)) {
+        cJSON_Delete(*meta);
+        *meta = cJSON_CreateObject();
+    }
+    *types = ty ? cJSON_Parse(ty) : NULL;
+    return *meta && (!ty || *types) ? 0 : -1;
+}
+
+static int print_json(const char *path, const posenc_container *c, int meta_only)
+{
+    cJSON *root = cJSON_CreateObject(), *arrays = NULL, *meta = NULL, *types = NULL;
     if (!root)
         goto oom;
     if (!cJSON_AddStringToObject(root, "file", path) ||
         !cJSON_AddStringToObject(root, "format",
-                                 posenc_format_name(posenc_container_format(c))) ||
-        !(arrays = cJSON_AddArrayToObject(root, "arrays")))
+                                 posenc_format_name(posenc_container_format(c))))
         goto oom;
-    for (size_t i = 0; i < posenc_container_count(c); i++) {
+    if (!meta_only && !(arrays = cJSON_AddArrayToObject(root, "arrays")))
+        goto oom;
+    for (size_t i = 0; !meta_only && i < posenc_container_count(c); i++) {
         const posenc_array_info *a = posenc_container_array(c, i);
         uint64_t nbytes = 0;
         posenc_error err = { 0 };
-        if (posenc_shape_size(a->ndim, a->shape, a->dtype, NULL, &nbytes, &err) != POSENC_OK) {
+        posenc_status st;
+        const char *dt = array_dtype(c, i, &nbytes, &err, &st);
+        if (st != POSENC_OK) {
             cJSON_Delete(root);
             return posenc_fail(CMD, &err);
         }
+        const char *native = posenc_container_array_type(c, i, NULL, NULL);
         cJSON *o = cJSON_CreateObject(), *sh = NULL;
         if (!o || !cJSON_AddItemToArray(arrays, o))
             goto oom;
         if (!cJSON_AddStringToObject(o, "name", a->name) ||
-            !cJSON_AddStringToObject(o, "dtype", posenc_dtype_name(a->dtype)) ||
+            !cJSON_AddStringToObject(o, "dtype", dt) ||
             !(sh = cJSON_AddArrayToObject(o, "shape")))
             goto oom;
         for (int d = 0; d < a->ndim; d++)
@@ -63,31 +154,65 @@ static int print_json(const char *path, const posenc_container *c)
                 goto oom;
         if (!cJSON_AddNumberToObject(o, "bytes", (double)nbytes))
             goto oom;
-    }
-    const char *mt = posenc_container_meta(c);
-    meta = mt ? cJSON_Parse(mt) : cJSON_CreateObject();
-    if (!meta || !cJSON_IsObject(meta)) {
-        cJSON_Delete(meta);
-        meta = cJSON_CreateObject();
-        if (!meta)
+        if (native && !cJSON_AddStringToObject(o, "ggml_type", native))
             goto oom;
     }
+    if (load_meta(c, &meta, &types) != 0)
+        goto oom;
     if (!cJSON_AddItemToObject(root, "metadata", meta)) {
         cJSON_Delete(meta);
         goto oom;
     }
-    char *text = cJSON_Print(root);
-    if (!text)
+    if (types && !cJSON_AddItemToObject(root, "metadata_types", types)) {
+        cJSON_Delete(types);
         goto oom;
+    }
+    char *text = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (!text) {
+        posenc_msg(CMD, "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
     printf("%s\n", text);
     cJSON_free(text);
-    rc = POSENC_EXIT_OK;
-    cJSON_Delete(root);
-    return rc;
+    return POSENC_EXIT_OK;
 oom:
+    cJSON_Delete(types);
     cJSON_Delete(root);
     posenc_msg(CMD, "out of memory");
     return POSENC_EXIT_ERROR;
+}
+
+/* `--meta`: key, type and value per line, aligned. */
+static int print_meta(const posenc_container *c)
+{
+    cJSON *meta, *types;
+    if (load_meta(c, &meta, &types) != 0) {
+        cJSON_Delete(meta);
+        cJSON_Delete(types);
+        posenc_msg(CMD, "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+    int wkey = 3, wty = 4;
+    for (const cJSON *it = meta->child; it; it = it->next) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(types, it->string);
+        const char *ty = cJSON_IsString(t) ? t->valuestring : json_kind(it);
+        if ((int)strlen(it->string) > wkey)
+            wkey = (int)strlen(it->string);
+        if ((int)strlen(ty) > wty)
+            wty = (int)strlen(ty);
+    }
+    printf("%-*s  %-*s  %s\n", wkey, "key", wty, "type", "value");
+    for (const cJSON *it = meta->child; it; it = it->next) {
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(types, it->string);
+        printf("%-*s  %-*s  ", wkey, it->string, wty,
+               cJSON_IsString(t) ? t->valuestring : json_kind(it));
+        print_value(it, 1);
+        putchar('\n');
+    }
+    cJSON_Delete(meta);
+    cJSON_Delete(types);
+    return POSENC_EXIT_OK;
 }
 
 static int print_text(const posenc_container *c)
@@ -95,12 +220,18 @@ static int print_text(const posenc_container *c)
     size_t n = posenc_container_count(c);
     int wname = 4, wdt = 5, wsh = 5;
     char sh[256];
+    posenc_error err = { 0 };
+    posenc_status st;
+    uint64_t nbytes = 0;
     for (size_t i = 0; i < n; i++) {
         const posenc_array_info *a = posenc_container_array(c, i);
         int l = (int)strlen(a->name);
         if (l > wname)
             wname = l;
-        l = (int)strlen(posenc_dtype_name(a->dtype));
+        const char *dt = array_dtype(c, i, &nbytes, &err, &st);
+        if (st != POSENC_OK)
+            return posenc_fail(CMD, &err);
+        l = (int)strlen(dt);
         if (l > wdt)
             wdt = l;
         l = (int)strlen(posenc_shape_str(a->ndim, a->shape, sh, sizeof sh));
@@ -110,22 +241,19 @@ static int print_text(const posenc_container *c)
     printf("%-*s  %-*s  %-*s  %s\n", wname, "name", wdt, "dtype", wsh, "shape", "bytes");
     for (size_t i = 0; i < n; i++) {
         const posenc_array_info *a = posenc_container_array(c, i);
-        uint64_t nbytes = 0;
-        posenc_error err = { 0 };
-        if (posenc_shape_size(a->ndim, a->shape, a->dtype, NULL, &nbytes, &err) != POSENC_OK)
-            return posenc_fail(CMD, &err);
-        printf("%-*s  %-*s  %-*s  %" PRIu64 "\n", wname, a->name, wdt,
-               posenc_dtype_name(a->dtype), wsh, posenc_shape_str(a->ndim, a->shape, sh, sizeof sh),
-               nbytes);
+        const char *dt = array_dtype(c, i, &nbytes, &err, &st);
+        printf("%-*s  %-*s  %-*s  %" PRIu64 "\n", wname, a->name, wdt, dt, wsh,
+               posenc_shape_str(a->ndim, a->shape, sh, sizeof sh), nbytes);
     }
     const char *mt = posenc_container_meta(c);
+    int typed = posenc_container_meta_types(c) != NULL; /* GGUF: vocabularies of 100k strings */
     cJSON *meta = mt ? cJSON_Parse(mt) : NULL;
     if (cJSON_IsObject(meta) && meta->child) {
         printf("metadata:\n");
         for (const cJSON *it = meta->child; it; it = it->next) {
-            char *v = cJSON_PrintUnformatted(it);
-            printf("  %s: %s\n", it->string, v ? v : "?");
-            cJSON_free(v);
+            printf("  %s: ", it->string);
+            print_value(it, typed);
+            putchar('\n');
         }
     }
     cJSON_Delete(meta);
@@ -134,7 +262,7 @@ static int print_text(const posenc_container *c)
 
 int cmd_ls(int argc, char **argv)
 {
-    int json = 0, c;
+    int json = 0, meta_only = 0, c;
     posenc_read_opts ro = { 0, POSENC_FMT_AUTO };
     posenc_error err = { 0 };
 
@@ -146,6 +274,7 @@ int cmd_ls(int argc, char **argv)
             usage(stdout);
             return POSENC_EXIT_OK;
         case 'j': json = 1; break;
+        case 'm': meta_only = 1; break;
         case 'd': {
             posenc_dtype dt;
             if (posenc_dtype_parse(optarg, &dt, &err) != POSENC_OK)
@@ -173,7 +302,7 @@ int cmd_ls(int argc, char **argv)
     posenc_container *ct = NULL;
     if (posenc_container_open(path, &ro, &ct, &err) != POSENC_OK)
         return posenc_fail(CMD, &err);
-    int rc = json ? print_json(path, ct) : print_text(ct);
+    int rc = json ? print_json(path, ct, meta_only) : meta_only ? print_meta(ct) : print_text(ct);
     posenc_container_close(ct);
     return rc;
 }

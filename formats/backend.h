@@ -1,6 +1,6 @@
 /* formats/backend.h: the internal contract between io.c (generic containers, readers and
  * writers) and the per-format backends (npy.c, npz.c, dir.c, hdf5.c, safetensors.c,
- * cheader.c, raw.c). Not installed. */
+ * cheader.c, raw.c, gguf.c). Not installed. */
 #ifndef POSENC_FORMATS_BACKEND_H
 #define POSENC_FORMATS_BACKEND_H
 
@@ -17,6 +17,7 @@ struct posenc_container {
     size_t n;                     /* arrays indexed by be->open */
     posenc_array_info *arrays;    /* owned, malloc'd by the backend, freed by io.c */
     char *meta;                   /* JSON object text or NULL; owned (malloc) */
+    char *meta_types;             /* JSON object key -> type name, or NULL; owned (malloc) */
     void *impl;                   /* backend state, released by be->close */
 };
 
@@ -61,6 +62,10 @@ typedef struct posenc_backend {
                              posenc_error *err);
     posenc_status (*w_commit)(posenc_writer *w, posenc_error *err); /* finish, rename into place */
     void (*w_abort)(posenc_writer *w);                             /* remove temporaries */
+    /* The format's own type name of array i (borrowed), its size in the file and whether posenc
+     * can read it; NULL hook for formats without names of their own. */
+    const char *(*array_type)(const posenc_container *c, size_t i, uint64_t *nbytes,
+                              int *readable);
 } posenc_backend;
 
 extern const posenc_backend posenc_backend_npy;
@@ -70,6 +75,7 @@ extern const posenc_backend posenc_backend_hdf5;
 extern const posenc_backend posenc_backend_safetensors;
 extern const posenc_backend posenc_backend_cheader;
 extern const posenc_backend posenc_backend_raw;
+extern const posenc_backend posenc_backend_gguf;
 
 /* ---- helpers shared by backends (formats/fileutil.c) ---- */
 

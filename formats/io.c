@@ -20,6 +20,7 @@ static const posenc_backend *backend_for(posenc_format f)
     case POSENC_FMT_SAFETENSORS: return &posenc_backend_safetensors;
     case POSENC_FMT_CHEADER: return &posenc_backend_cheader;
     case POSENC_FMT_RAW: return &posenc_backend_raw;
+    case POSENC_FMT_GGUF: return &posenc_backend_gguf;
     case POSENC_FMT_AUTO: break;
     }
     return NULL;
@@ -63,6 +64,8 @@ static posenc_status sniff(const char *path, posenc_format *out, posenc_error *e
         *out = POSENC_FMT_NPY;
     else if (got >= 4 && (memcmp(m, "PK\x03\x04", 4) == 0 || memcmp(m, "PK\x05\x06", 4) == 0))
         *out = POSENC_FMT_NPZ;
+    else if (got >= 4 && memcmp(m, "GGUF", 4) == 0)
+        *out = POSENC_FMT_GGUF;
     else if (got >= 8 && memcmp(m, "\x89HDF\r\n\x1a\n", 8) == 0)
         *out = POSENC_FMT_HDF5;
     else if (got >= 9 && m[8] == '{' && m[6] == 0 && m[7] == 0)
@@ -73,8 +76,8 @@ static posenc_status sniff(const char *path, posenc_format *out, posenc_error *e
         posenc_format g = posenc_format_guess(path);
         if (g == POSENC_FMT_AUTO || g == POSENC_FMT_CHEADER)
             return posenc_seterr(err, POSENC_EFORMAT,
-                                 "'%s': unknown file format (not NPY, NPZ, HDF5, safetensors or "
-                                 "raw)", path);
+                                 "'%s': unknown file format (not NPY, NPZ, HDF5, safetensors, GGUF "
+                                 "or raw)", path);
         *out = g; /* the backend will say what is wrong with it */
     }
     return POSENC_OK;
@@ -111,6 +114,7 @@ posenc_status posenc_container_open(const char *path, const posenc_read_opts *op
             be->close(c);
         free(c->arrays);
         free(c->meta);
+        free(c->meta_types);
         free(c->path);
         free(c);
         return st;
@@ -131,6 +135,16 @@ const posenc_array_info *posenc_container_array(const posenc_container *c, size_
 
 const char *posenc_container_meta(const posenc_container *c) { return c->meta; }
 
+const char *posenc_container_meta_types(const posenc_container *c) { return c->meta_types; }
+
+const char *posenc_container_array_type(const posenc_container *c, size_t i, uint64_t *nbytes,
+                                        int *readable)
+{
+    if (i >= c->n || !c->be->array_type)
+        return NULL;
+    return c->be->array_type(c, i, nbytes, readable);
+}
+
 void posenc_container_close(posenc_container *c)
 {
     if (!c)
@@ -139,6 +153,7 @@ void posenc_container_close(posenc_container *c)
         c->be->close(c);
     free(c->arrays);
     free(c->meta);
+    free(c->meta_types);
     free(c->path);
     free(c);
 }

@@ -14,6 +14,7 @@ static const struct {
     { "h5", POSENC_FMT_HDF5 },         { "safetensors", POSENC_FMT_SAFETENSORS },
     { "header", POSENC_FMT_CHEADER },  { "h", POSENC_FMT_CHEADER },
     { "raw", POSENC_FMT_RAW },         { "bin", POSENC_FMT_RAW },
+    { "gguf", POSENC_FMT_GGUF },
 };
 
 posenc_status posenc_format_parse(const char *s, posenc_format *out, posenc_error *err)
@@ -24,8 +25,8 @@ posenc_status posenc_format_parse(const char *s, posenc_format *out, posenc_erro
             return POSENC_OK;
         }
     return posenc_seterr(err, POSENC_EINVAL,
-                         "unknown format '%s' (expected npy, npz, dir, hdf5, safetensors, header "
-                         "or raw)", s);
+                         "unknown format '%s' (expected npy, npz, dir, hdf5, safetensors, header, "
+                         "raw or gguf)", s);
 }
 
 const char *posenc_format_name(posenc_format f)
@@ -38,6 +39,7 @@ const char *posenc_format_name(posenc_format f)
     case POSENC_FMT_SAFETENSORS: return "safetensors";
     case POSENC_FMT_CHEADER: return "header";
     case POSENC_FMT_RAW: return "raw";
+    case POSENC_FMT_GGUF: return "gguf";
     case POSENC_FMT_AUTO: break;
     }
     return "auto";
@@ -51,6 +53,7 @@ static const struct {
     { ".h5", POSENC_FMT_HDF5 },   { ".hdf5", POSENC_FMT_HDF5 },
     { ".hdf", POSENC_FMT_HDF5 },  { ".safetensors", POSENC_FMT_SAFETENSORS },
     { ".h", POSENC_FMT_CHEADER }, { ".bin", POSENC_FMT_RAW },
+    { ".gguf", POSENC_FMT_GGUF },
 };
 
 static posenc_format by_ext(const char *path, size_t len)
@@ -86,7 +89,7 @@ posenc_status posenc_spec_split(const char *spec, char *path, size_t path_len, c
             continue;
         posenc_format f = by_ext(spec, i);
         if (f == POSENC_FMT_NPZ || f == POSENC_FMT_HDF5 || f == POSENC_FMT_SAFETENSORS ||
-            f == POSENC_FMT_RAW) {
+            f == POSENC_FMT_RAW || f == POSENC_FMT_GGUF) {
             if (i >= path_len || len - i - 1 >= member_len)
                 return posenc_seterr(err, POSENC_EINVAL, "'%s': name too long", spec);
             memcpy(path, spec, i);

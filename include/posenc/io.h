@@ -25,13 +25,15 @@ typedef enum posenc_format {
     POSENC_FMT_HDF5,
     POSENC_FMT_SAFETENSORS,
     POSENC_FMT_CHEADER,     /* .h: static const arrays plus #defines (write only) */
-    POSENC_FMT_RAW          /* .bin + .json sidecar (dtype, shape, byte offset per array) */
+    POSENC_FMT_RAW,         /* .bin + .json sidecar (dtype, shape, byte offset per array) */
+    POSENC_FMT_GGUF         /* llama.cpp's GGUF v2/v3 model files (read only) */
 } posenc_format;
 
-/* "npy", "npz", "dir", "hdf5"/"h5", "safetensors", "header"/"h", "raw"/"bin". */
+/* "npy", "npz", "dir", "hdf5"/"h5", "safetensors", "header"/"h", "raw"/"bin", "gguf". */
 posenc_status posenc_format_parse(const char *s, posenc_format *out, posenc_error *err);
 const char *posenc_format_name(posenc_format f);
-/* By extension of path (.npy .npz .h5 .hdf5 .safetensors .h .bin); "-" is NPY; an existing
+/* By extension of path (.npy .npz .h5 .hdf5 .safetensors .h .bin
+ * .gguf); "-" is NPY; an existing
  * directory or a path ending in '/' is DIR. POSENC_FMT_AUTO when nothing matches. */
 posenc_format posenc_format_guess(const char *path);
 
@@ -58,8 +60,19 @@ size_t posenc_container_count(const posenc_container *c);
 /* Borrowed; valid until the container is closed. */
 const posenc_array_info *posenc_container_array(const posenc_container *c, size_t i);
 /* Metadata as a JSON object text (NPZ/dir meta.json, safetensors __metadata__, HDF5 attributes,
- * raw sidecar "metadata"); borrowed; NULL when the file carries none. */
+ * raw sidecar "metadata", GGUF key-value pairs); borrowed; NULL when the file carries none. */
 const char *posenc_container_meta(const posenc_container *c);
+/* The type of each metadata key, for formats whose metadata is typed (GGUF): a JSON object
+ * {"key": "uint32", "k2": "array[string]", ...} in the file's order, naming the same keys as
+ * posenc_container_meta; borrowed; NULL for other formats. */
+const char *posenc_container_meta_types(const posenc_container *c);
+/* The format's own element type of array i, for formats that have their own names (GGUF: "F32",
+ * "BF16", "Q8_0"); borrowed; NULL for other formats or a bad i. *nbytes (may be NULL) gets the
+ * array's size in the file and *readable (may be NULL) 0 when posenc cannot read its data: a
+ * quantized GGUF tensor is listed with its logical shape and dtype u8 as a placeholder, and
+ * opening a reader on it fails with POSENC_EUNSUPPORTED. */
+const char *posenc_container_array_type(const posenc_container *c, size_t i, uint64_t *nbytes,
+                                        int *readable);
 void posenc_container_close(posenc_container *c);
 
 /* ---- readers: stream one array ---- */
