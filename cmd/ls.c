@@ -70,12 +70,13 @@ static const char *json_kind(const cJSON *v)
 }
 
 /* v as one line of JSON; arrays of more than SHORT_ARRAY elements shortened to their first ones
- * and "... (N values)". */
-static void print_value(const cJSON *v, int shorten)
+ * and "... (N values)". f32: numbers are float32 values (GGUF), shown with the fewest digits
+ * that read back as the same float32. */
+static void print_value(const cJSON *v, int shorten, int f32)
 {
     if (cJSON_IsNumber(v)) {
-        /* the shortest text that reads back as the same double (cJSON's own printing rounds
-         * to 15 digits: 2^53 would show as 9.00719925474099e+15) */
+        /* the shortest text that reads back as the same value (cJSON's own printing rounds to
+         * 15 digits: 2^53 would show as 9.00719925474099e+15) */
         double d = v->valuedouble;
         char buf[64];
         if (d == (double)(long long)d && fabs(d) < 1e17)
@@ -83,13 +84,13 @@ static void print_value(const cJSON *v, int shorten)
         else
             for (int prec = 1; prec <= 17; prec++) {
                 snprintf(buf, sizeof buf, "%.*g", prec, d);
-                if (strtod(buf, NULL) == d)
+                if (f32 ? strtof(buf, NULL) == (float)d : strtod(buf, NULL) == d)
                     break;
             }
         fputs(buf, stdout);
         return;
     }
-    if (!cJSON_IsArray(v) || !shorten) {
+    if (!cJSON_IsArray(v)) {
         char *t = cJSON_PrintUnformatted(v);
         fputs(t ? t : "?", stdout);
         cJSON_free(t);
@@ -97,14 +98,21 @@ static void print_value(const cJSON *v, int shorten)
     }
     int n = cJSON_GetArraySize(v), k = 0;
     putchar('[');
-    for (const cJSON *e = v->child; e && k < SHORT_ARRAY; e = e->next, k++) {
+    for (const cJSON *e = v->child; e && (k < SHORT_ARRAY || !shorten); e = e->next, k++) {
         if (k)
-            fputs(", ", stdout);
-        print_value(e, shorten);
+            fputs(shorten ? ", " : ",", stdout);
+        print_value(e, shorten, f32);
     }
-    if (n > SHORT_ARRAY)
+    if (shorten && n > SHORT_ARRAY)
         printf(", ... (%d values)", n);
     putchar(']');
+}
+
+/* Whether key's values are float32 by the typed metadata. */
+static int is_f32(const cJSON *types, const char *key)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(types, key);
+    return cJSON_IsString(t) && strstr(t->valuestring, "float32") != NULL;
 }
 
 /* The container's metadata and key types (NULL when untyped), parsed; {} when absent. */
@@ -159,12 +167,17 @@ static int print_json(const char *path, const posenc_container *c, int meta_only
     }
     if (load_meta(c, &meta, &types) != 0)
         goto oom;
-    if (!cJSON_AddItemToObject(root, "metadata", meta)) {
+    if (types) {
+        /* typed (GGUF) metadata goes out as the reader wrote it: cJSON would print 64-bit
+         * integers and float32 values rounded to 15 digits */
         cJSON_Delete(meta);
-        goto oom;
-    }
-    if (types && !cJSON_AddItemToObject(root, "metadata_types", types)) {
-        cJSON_Delete(types);
+        meta = NULL;
+        if (!cJSON_AddRawToObject(root, "metadata", posenc_container_meta(c)) ||
+            !cJSON_AddItemToObject(root, "metadata_types", types))
+            goto oom;
+        types = NULL;
+    } else if (!cJSON_AddItemToObject(root, "metadata", meta)) {
+        cJSON_Delete(meta);
         goto oom;
     }
     char *text = cJSON_Print(root);
@@ -207,7 +220,7 @@ static int print_meta(const posenc_container *c)
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(types, it->string);
         printf("%-*s  %-*s  ", wkey, it->string, wty,
                cJSON_IsString(t) ? t->valuestring : json_kind(it));
-        print_value(it, 1);
+        print_value(it, 1, is_f32(types, it->string));
         putchar('\n');
     }
     cJSON_Delete(meta);
@@ -245,18 +258,24 @@ static int print_text(const posenc_container *c)
         printf("%-*s  %-*s  %-*s  %" PRIu64 "\n", wname, a->name, wdt, dt, wsh,
                posenc_shape_str(a->ndim, a->shape, sh, sizeof sh), nbytes);
     }
-    const char *mt = posenc_container_meta(c);
-    int typed = posenc_container_meta_types(c) != NULL; /* GGUF: vocabularies of 100k strings */
-    cJSON *meta = mt ? cJSON_Parse(mt) : NULL;
-    if (cJSON_IsObject(meta) && meta->child) {
+    cJSON *meta, *types;
+    if (load_meta(c, &meta, &types) != 0) {
+        cJSON_Delete(meta);
+        cJSON_Delete(types);
+        posenc_msg(CMD, "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+    int typed = types != NULL; /* GGUF: vocabularies of 100k strings are shortened */
+    if (meta->child) {
         printf("metadata:\n");
         for (const cJSON *it = meta->child; it; it = it->next) {
             printf("  %s: ", it->string);
-            print_value(it, typed);
+            print_value(it, typed, is_f32(types, it->string));
             putchar('\n');
         }
     }
     cJSON_Delete(meta);
+    cJSON_Delete(types);
     return POSENC_EXIT_OK;
 }
 

@@ -268,7 +268,7 @@ static posenc_status read_value(rd *r, uint32_t t, int depth, posenc_strbuf *v, 
         uint32_t x = (uint32_t)le(b, 4);
         float f;
         memcpy(&f, &x, 4);
-        json_double(v, f, 9);
+        json_double(v, f, 17); /* the float32's exact value as a double */
         return POSENC_OK;
     }
     case GT_FLOAT64: {
@@ -412,9 +412,9 @@ static posenc_status gguf_open(posenc_container *c, posenc_error *err)
     if ((st = get_u64(&r, &n_tensors, "tensor count")) != POSENC_OK ||
         (st = get_u64(&r, &n_kv, "key-value count")) != POSENC_OK)
         goto out;
-    /* a key-value pair takes at least 14 bytes (8-byte length, a 1-byte key, type, 1-byte value),
+    /* a key-value pair takes at least 13 bytes (8-byte key length, type, a 1-byte value),
      * a tensor info at least 24 (8-byte length, n_dims, type, offset) */
-    if (n_kv > left(&r) / 14) {
+    if (n_kv > left(&r) / 13) {
         st = posenc_seterr(err, POSENC_EFORMAT,
                            "'%s': GGUF header claims %" PRIu64 " metadata keys, more than the %" PRIu64
                            "-byte file can hold",
