@@ -6,6 +6,7 @@
  * metadata and its types must be JSON objects naming the same keys; every tensor the reader
  * calls readable must open and read back in full (its offset and size were checked against the
  * file), and every other one must be refused with a message. */
+/* fuzz-options: -max_len=4096 */
 #include <cjson/cJSON.h>
 
 #include "fuzzutil.h"
