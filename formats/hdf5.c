@@ -379,7 +379,8 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
  * may exceed what the file holds by H5_FILL_SLACK at most; chunked data are bounded by the
  * allocated chunks (H5Dget_num_chunks times the chunk size) and, when deflate is the only
  * compressing filter, by deflate's ratio times H5Dget_storage_size, which must itself fit in
- * the file; compact data live in the object header. External and virtual storage (data in
+ * the file (and, without a compressing filter, cover the allocated chunks whole); compact
+ * data must be whole in the object header. External and virtual storage (data in
  * other files) are not read. Returns 0 (fine), 1 (not listed: why says it) or -1 (vs->st is
  * set: the file is refused). */
 static int storage_check(hid_t d, hid_t ft, hid_t space, int nd, const hsize_t *dims,
@@ -436,31 +437,44 @@ static int storage_check(hid_t d, hid_t ft, hid_t space, int nd, const hsize_t *
             held = sat_mul(nchunks, cbytes);
             /* filters: shuffle and fletcher32 do not compress, deflate by at most its ratio;
              * another (lzf, szip, scale-offset, a plugin) leaves the chunk count as the bound */
-            int nf = H5Pget_nfilters(dcpl), known = nf >= 0;
-            for (int i = 0; i < nf && known; i++) {
+            int nf = H5Pget_nfilters(dcpl), known = nf >= 0, compressing = nf < 0;
+            for (int i = 0; i < nf; i++) {
                 unsigned flags = 0, cd[8];
                 size_t ncd = 8;
                 H5Z_filter_t f = H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL,
                                                 NULL);
-                known = f == H5Z_FILTER_SHUFFLE || f == H5Z_FILTER_FLETCHER32 ||
-                        f == H5Z_FILTER_DEFLATE;
+                if (f != H5Z_FILTER_SHUFFLE && f != H5Z_FILTER_FLETCHER32)
+                    compressing = 1;
+                if (f != H5Z_FILTER_SHUFFLE && f != H5Z_FILTER_FLETCHER32 &&
+                    f != H5Z_FILTER_DEFLATE)
+                    known = 0;
             }
-            if (known) {
-                uint64_t ratio = 1;
-                for (int i = 0; i < nf; i++) {
-                    unsigned flags = 0, cd[8];
-                    size_t ncd = 8;
-                    if (H5Pget_filter2(dcpl, (unsigned)i, &flags, &ncd, cd, 0, NULL, NULL) ==
-                        H5Z_FILTER_DEFLATE)
-                        ratio = H5_DEFLATE_RATIO;
-                }
-                uint64_t b = sat_mul(stored, ratio);
+            if (!compressing && stored < held) {
+                /* chunks that are not compressed are stored whole: libhdf5 copies a whole
+                 * chunk out of a shorter one (a heap overflow in H5VM_memcpyvv, found by
+                 * fuzz_hdf5) */
+                vs->st = posenc_seterr(vs->err, POSENC_EFORMAT,
+                                       "'%s': dataset '/%.200s' stores %" PRIu64 " bytes in %"
+                                       PRIu64 " uncompressed chunks of %" PRIu64 " bytes", path,
+                                       name, (uint64_t)stored, (uint64_t)nchunks, cbytes);
+                rc = -1;
+            } else if (known && compressing) {
+                uint64_t b = sat_mul(stored, H5_DEFLATE_RATIO);
                 if (b < held)
                     held = b;
             }
         }
+    } else if (layout != H5D_COMPACT) {
+        snprintf(why, len, "an unknown storage layout (%d)", (int)layout);
+        rc = 1;
     } else {
         held = H5Dget_storage_size(d); /* compact: the size in the object header */
+        if (held < bytes) { /* read past by libhdf5 otherwise: no slack */
+            vs->st = posenc_seterr(vs->err, POSENC_EFORMAT,
+                                   "'%s': dataset '/%.200s' declares %" PRIu64 " bytes but its "
+                                   "compact storage holds %" PRIu64, path, name, bytes, held);
+            rc = -1;
+        }
     }
     if (rc == 0 && bytes > held && bytes - held > H5_FILL_SLACK) {
         vs->st = posenc_seterr(vs->err, POSENC_EFORMAT,

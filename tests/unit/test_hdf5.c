@@ -406,9 +406,11 @@ static void test_h5py_reads(void **state)
 }
 
 /* Declared sizes against the file's size: a 1,400-byte file declaring 2^40 unwritten elements,
- * a chunked one with one chunk written, a contiguous dataset past a (patched) end of file are
- * refused with one line when the file is opened; small unwritten datasets, zeros compressed
- * by gzip and compact data are read; external storage is not listed. */
+ * a chunked one with one chunk written, a contiguous dataset past a (patched) end of file, an
+ * uncompressed chunk stored short and compact data shorter than the extent (both read past
+ * their buffers by libhdf5) are refused with one line when the file is opened; small unwritten
+ * datasets, zeros compressed by gzip and compact data are read; external storage is not
+ * listed. */
 static void test_declared_sizes(void **state)
 {
     (void)state;
@@ -440,7 +442,26 @@ static void test_declared_sizes(void **state)
         "    c = h5py.h5d.create(f.id, b'compact', h5py.h5t.IEEE_F64LE, sp, pl)\n"
         "    c.write(h5py.h5s.ALL, h5py.h5s.ALL, np.arange(50.0))\n"
         "with h5py.File(D + '/ext.h5', 'w') as f:\n"
-        "    f.create_dataset('x', shape=(10,), dtype='f8', external=[('/etc/passwd', 0, 80)])\n");
+        "    f.create_dataset('x', shape=(10,), dtype='f8', external=[('/etc/passwd', 0, 80)])\n"
+        "# an uncompressed chunk stored short (libhdf5 copies a whole chunk out of it)\n"
+        "with h5py.File(D + '/short.h5', 'w') as f:\n"
+        "    d = f.create_dataset('x', shape=(64,), dtype='<f4', chunks=(16,))\n"
+        "    d[16:] = 1\n"
+        "    d.id.write_direct_chunk((0,), b'short')\n"
+        "# compact data shorter than the extent: the dataspace's dims patched from 10 to 1000\n"
+        "with h5py.File(D + '/compact.h5', 'w') as f:\n"
+        "    sp = h5py.h5s.create_simple((10,))\n"
+        "    pl = h5py.h5p.create(h5py.h5p.DATASET_CREATE)\n"
+        "    pl.set_layout(h5py.h5d.COMPACT)\n"
+        "    c = h5py.h5d.create(f.id, b'x', h5py.h5t.IEEE_F64LE, sp, pl)\n"
+        "    c.write(h5py.h5s.ALL, h5py.h5s.ALL, np.arange(10.0))\n"
+        "b = bytearray(open(D + '/compact.h5', 'rb').read())\n"
+        "ten = struct.pack('<Q', 10)\n"
+        "i = b.index(ten + ten)  # current and maximum dims\n"
+        "b[i:i + 8] = struct.pack('<Q', 1000)\n"
+        "open(D + '/compact.h5', 'wb').write(b)\n"
+        "with h5py.File(D + '/compact.h5', 'r') as f:\n"
+        "    assert f['x'].shape == (1000,)\n");
     char want[800];
     snprintf(want, sizeof want, "'%s': dataset '/x' declares 8796093022208 bytes, but the file ",
              fmt_path("huge.h5"));
@@ -452,6 +473,10 @@ static void test_declared_sizes(void **state)
     expect_bad(fmt_path("cut.h5"), 0, POSENC_EFORMAT, want);
     expect_bad(fmt_path("ext.h5"), 0, POSENC_EUNSUPPORTED, "dataset '/x' has its data in external "
                                                            "files");
+    expect_bad(fmt_path("short.h5"), 0, POSENC_EFORMAT,
+               "dataset '/x' stores 197 bytes in 4 uncompressed chunks of 64 bytes");
+    expect_bad(fmt_path("compact.h5"), 0, POSENC_EFORMAT,
+               "dataset '/x' declares 8000 bytes but its compact storage holds 80");
 
     posenc_container *c = NULL;
     posenc_error err = { 0 };
