@@ -421,7 +421,18 @@ static int storage_check(hid_t d, hid_t ft, hid_t space, int nd, const hsize_t *
         hsize_t chunk[H5S_MAX_RANK], nchunks = 0;
         int cnd = H5Pget_chunk(dcpl, H5S_MAX_RANK, chunk);
         hsize_t stored = H5Dget_storage_size(d);
-        if (cnd != nd || H5Dget_num_chunks(d, space, &nchunks) < 0) {
+        hsize_t maxdims[H5S_MAX_RANK];
+        int bad_chunk = cnd != nd || H5Sget_simple_extent_dims(space, NULL, maxdims) < 0;
+        /* a chunk larger than a fixed extent cannot be created (H5Pset_chunk refuses it), and
+         * libhdf5 reads past the buffer of such a chunk (found by fuzz_hdf5) */
+        for (int i = 0; i < nd && !bad_chunk; i++)
+            bad_chunk = chunk[i] == 0 || (maxdims[i] != H5S_UNLIMITED && chunk[i] > maxdims[i]);
+        if (bad_chunk) {
+            vs->st = posenc_seterr(vs->err, POSENC_EFORMAT,
+                                   "'%s': dataset '/%.200s' has chunks that do not fit its "
+                                   "shape", path, name);
+            rc = -1;
+        } else if (H5Dget_num_chunks(d, space, &nchunks) < 0) {
             vs->st = h5_fail(vs->err, POSENC_EFORMAT, path, "cannot read a dataset's chunks");
             rc = -1;
         } else if (stored > vs->fsize) {

@@ -407,8 +407,8 @@ static void test_h5py_reads(void **state)
 
 /* Declared sizes against the file's size: a 1,400-byte file declaring 2^40 unwritten elements,
  * a chunked one with one chunk written, a contiguous dataset past a (patched) end of file, an
- * uncompressed chunk stored short and compact data shorter than the extent (both read past
- * their buffers by libhdf5) are refused with one line when the file is opened; small unwritten
+ * uncompressed chunk stored short, compact data shorter than the extent and chunks larger than
+ * a fixed extent (the last three read past their buffers by libhdf5) are refused with one line when the file is opened; small unwritten
  * datasets, zeros compressed by gzip and compact data are read; external storage is not
  * listed. */
 static void test_declared_sizes(void **state)
@@ -461,7 +461,19 @@ static void test_declared_sizes(void **state)
         "b[i:i + 8] = struct.pack('<Q', 1000)\n"
         "open(D + '/compact.h5', 'wb').write(b)\n"
         "with h5py.File(D + '/compact.h5', 'r') as f:\n"
-        "    assert f['x'].shape == (1000,)\n");
+        "    assert f['x'].shape == (1000,)\n"
+        "# a chunk larger than the fixed extent: the layout's chunk dims patched (4, 16) -> (4, 1040)\n"
+        "with h5py.File(D + '/bigchunk.h5', 'w') as f:\n"
+        "    f.create_dataset('x', data=np.arange(64, dtype='<f4').reshape(4, 16), chunks=(4, 16),\n"
+        "                     compression='gzip')\n"
+        "b = bytearray(open(D + '/bigchunk.h5', 'rb').read())\n"
+        "dims = struct.pack('<III', 4, 16, 4)\n"
+        "assert b.count(dims) == 1\n"
+        "i = b.index(dims)\n"
+        "b[i:i + 12] = struct.pack('<III', 4, 1040, 4)\n"
+        "open(D + '/bigchunk.h5', 'wb').write(b)\n"
+        "with h5py.File(D + '/bigchunk.h5', 'r') as f:\n"
+        "    assert f['x'].chunks == (4, 1040)\n");
     char want[800];
     snprintf(want, sizeof want, "'%s': dataset '/x' declares 8796093022208 bytes, but the file ",
              fmt_path("huge.h5"));
@@ -477,6 +489,8 @@ static void test_declared_sizes(void **state)
                "dataset '/x' stores 197 bytes in 4 uncompressed chunks of 64 bytes");
     expect_bad(fmt_path("compact.h5"), 0, POSENC_EFORMAT,
                "dataset '/x' declares 8000 bytes but its compact storage holds 80");
+    expect_bad(fmt_path("bigchunk.h5"), 0, POSENC_EFORMAT,
+               "dataset '/x' has chunks that do not fit its shape");
 
     posenc_container *c = NULL;
     posenc_error err = { 0 };
