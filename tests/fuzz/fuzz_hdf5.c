@@ -10,6 +10,10 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,12 +42,32 @@ static void remove_tmp(void)
         unlink(path);
 }
 
+/* The temporary is fuzz_hdf5.PID.h5: a run that dies in libhdf5 (or under -fork) cannot
+ * remove its own, so each run removes those whose process is gone. */
+static void remove_stale(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        int pid, n = 0;
+        if (sscanf(e->d_name, "fuzz_hdf5.%d.h5%n", &pid, &n) == 1 && e->d_name[n] == '\0' &&
+            pid > 0 && kill(pid, 0) != 0 && errno == ESRCH) {
+            char p[4096];
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            unlink(p);
+        }
+    }
+    if (d)
+        closedir(d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (fd < 0) {
         const char *dir = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-        snprintf(path, sizeof path, "%s/fuzz_hdf5.XXXXXX.h5", dir);
-        if ((fd = mkstemps(path, 3)) < 0)
+        remove_stale(dir);
+        snprintf(path, sizeof path, "%s/fuzz_hdf5.%d.h5", dir, (int)getpid());
+        if ((fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
             abort();
         atexit(remove_tmp);
     }
