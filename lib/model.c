@@ -934,6 +934,25 @@ static posenc_status setup_generic(ctx *c, struct pe_ropesrc *base)
     return POSENC_OK;
 }
 
+/* dict.update(rope_scaling), as the configs that merge a legacy rope_scaling into one layer
+ * type's parameters do: a new object (caller frees with cJSON_Delete), or NULL without memory. */
+static cJSON *merge_scaling(const cJSON *dict, const cJSON *rs)
+{
+    cJSON *merged = dict ? cJSON_Duplicate(dict, 1) : cJSON_CreateObject();
+    for (const cJSON *e = rs ? rs->child : NULL; merged && e; e = e->next) {
+        cJSON *dup = cJSON_Duplicate(e, 1);
+        if (!dup) {
+            cJSON_Delete(merged);
+            return NULL;
+        }
+        if (cJSON_GetObjectItemCaseSensitive(merged, e->string))
+            cJSON_ReplaceItemInObjectCaseSensitive(merged, e->string, dup);
+        else
+            cJSON_AddItemToObject(merged, e->string, dup);
+    }
+    return merged;
+}
+
 /* Gemma 3: full_attention gets rope_theta (1e6) + legacy rope_scaling, sliding_attention gets
  * rope_local_base_freq (1e4). */
 static posenc_status hook_gemma3(ctx *c, struct pe_ropesrc *base, int *done)
@@ -949,23 +968,8 @@ static posenc_status hook_gemma3(ctx *c, struct pe_ropesrc *base, int *done)
             full = rp; /* a flat dict: the global layers' parameters */
     }
     cJSON *merged = NULL;
-    if (!obj_empty(rs)) {
-        /* full_attention.update(rope_scaling) */
-        merged = full ? cJSON_Duplicate(full, 1) : cJSON_CreateObject();
-        if (!merged)
-            return cfgerr(c, POSENC_ENOMEM, "out of memory");
-        for (const cJSON *e = rs->child; e; e = e->next) {
-            cJSON *dup = cJSON_Duplicate(e, 1);
-            if (!dup) {
-                cJSON_Delete(merged);
-                return cfgerr(c, POSENC_ENOMEM, "out of memory");
-            }
-            if (cJSON_GetObjectItemCaseSensitive(merged, e->string))
-                cJSON_ReplaceItemInObjectCaseSensitive(merged, e->string, dup);
-            else
-                cJSON_AddItemToObject(merged, e->string, dup);
-        }
-    }
+    if (!obj_empty(rs) && !(merged = merge_scaling(full, rs))) /* full_attention.update() */
+        return cfgerr(c, POSENC_ENOMEM, "out of memory");
     struct pe_ropesrc s = *base;
     s.dict = merged ? merged : full;
     s.per_layer = 1;
@@ -1280,20 +1284,8 @@ static posenc_status hook_modernbert(ctx *c, struct pe_ropesrc *base, int *done)
     for (int i = 0; i < 2; i++) {
         struct pe_ropesrc s = *base;
         cJSON *merged = NULL;
-        if (!obj_empty(rs)) {
-            merged = dicts[i] ? cJSON_Duplicate(dicts[i], 1) : cJSON_CreateObject();
-            for (const cJSON *e = rs->child; merged && e; e = e->next) {
-                cJSON *dup = cJSON_Duplicate(e, 1);
-                if (!dup)
-                    break;
-                if (cJSON_GetObjectItemCaseSensitive(merged, e->string))
-                    cJSON_ReplaceItemInObjectCaseSensitive(merged, e->string, dup);
-                else
-                    cJSON_AddItemToObject(merged, e->string, dup);
-            }
-            if (!merged)
-                return cfgerr(c, POSENC_ENOMEM, "out of memory");
-        }
+        if (!obj_empty(rs) && !(merged = merge_scaling(dicts[i], rs)))
+            return cfgerr(c, POSENC_ENOMEM, "out of memory");
         s.dict = merged ? merged : dicts[i];
         s.per_layer = 1;
         s.theta_key = keys[i];
