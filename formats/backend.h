@@ -79,6 +79,10 @@ extern const posenc_backend posenc_backend_gguf;
 
 /* ---- helpers shared by backends (formats/fileutil.c) ---- */
 
+/* The raw format's data and sidecar paths for path (either one, or a stem): X.bin and X.json;
+ * both malloc'd (formats/raw.c). */
+posenc_status posenc_raw_paths(const char *path, char **bin, char **json, posenc_error *err);
+
 /* Open path for reading. regular_only refuses anything but a regular file (a FIFO, a socket, a
  * device) before open(2) could block on it: the files a reader opens by a derived name (a raw
  * sidecar and data file, meta.json, a directory member). A path the user named may be a FIFO. A

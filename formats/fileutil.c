@@ -218,24 +218,27 @@ posenc_status posenc_output_check(const char *path, posenc_error *err)
         return POSENC_OK;
     if (input_of(path, in, sizeof in))
         return refuse_input(path, in, err);
-    /* the files a writer derives from the name: a raw sidecar, a directory's meta.json */
+    /* the files a writer derives from the name: the raw pair, a directory's meta.json */
+    char *bin = NULL, *json = NULL;
+    posenc_status st = posenc_raw_paths(path, &bin, &json, err);
+    if (st != POSENC_OK)
+        return st;
+    if (input_of(bin, in, sizeof in))
+        st = refuse_input(bin, in, err);
+    else if (input_of(json, in, sizeof in))
+        st = refuse_input(json, in, err);
+    free(bin);
+    free(json);
     size_t n = strlen(path);
-    char *alt = malloc(n + sizeof "/meta.json");
-    if (!alt)
+    char *meta = st == POSENC_OK ? malloc(n + sizeof "/meta.json") : NULL;
+    if (st == POSENC_OK && !meta)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    posenc_status st = POSENC_OK;
-    if (n > 4 && strcmp(path + n - 4, ".bin") == 0)
-        snprintf(alt, n + sizeof "/meta.json", "%.*s.json", (int)(n - 4), path);
-    else if (n > 5 && strcmp(path + n - 5, ".json") == 0)
-        snprintf(alt, n + sizeof "/meta.json", "%.*s.bin", (int)(n - 5), path);
-    else
-        snprintf(alt, n + sizeof "/meta.json", "%s.json", path);
-    if (input_of(alt, in, sizeof in))
-        st = refuse_input(alt, in, err);
-    snprintf(alt, n + sizeof "/meta.json", "%s/meta.json", path);
-    if (st == POSENC_OK && input_of(alt, in, sizeof in))
-        st = refuse_input(alt, in, err);
-    free(alt);
+    if (meta) {
+        snprintf(meta, n + sizeof "/meta.json", "%s/meta.json", path);
+        if (input_of(meta, in, sizeof in))
+            st = refuse_input(meta, in, err);
+        free(meta);
+    }
     return st;
 }
 

@@ -49,7 +49,7 @@ static char *concat(const char *a, size_t alen, const char *b)
 }
 
 /* The data and sidecar paths for path (either one); both malloc'd. */
-static posenc_status raw_paths(const char *path, char **bin, char **json, posenc_error *err)
+posenc_status posenc_raw_paths(const char *path, char **bin, char **json, posenc_error *err)
 {
     size_t n = strlen(path);
     if (ends_with(path, ".json")) {
@@ -171,7 +171,7 @@ static posenc_status raw_open(posenc_container *c, posenc_error *err)
     FILE *fp = NULL;
     size_t n = 0;
 
-    if ((st = raw_paths(c->path, &bin, &json, err)) != POSENC_OK)
+    if ((st = posenc_raw_paths(c->path, &bin, &json, err)) != POSENC_OK)
         return st;
     posenc_input_add(bin); /* opened later by the reader; never an output of this run */
     posenc_error oe = { 0 };
@@ -375,7 +375,7 @@ static posenc_status raw_w_start(posenc_writer *w, posenc_error *err)
     if (!rw)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     w->impl = rw;
-    if ((st = raw_paths(w->path, &rw->bin, &rw->json, err)) != POSENC_OK)
+    if ((st = posenc_raw_paths(w->path, &rw->bin, &rw->json, err)) != POSENC_OK)
         goto fail;
     rw->offsets = malloc((w->n ? w->n : 1) * sizeof *rw->offsets);
     if (!rw->offsets) {

@@ -1221,6 +1221,7 @@ static posenc_status setup_none(ctx *c)
 
 static posenc_status setup_rope(ctx *c);
 static posenc_status setup_row(ctx *c);
+static posenc_status add_nope(ctx *c, int64_t i);
 
 /* ESM (models/esm/modeling_esm.py EsmEmbeddings, EsmRotaryEmbedding): position_embedding_type
  * rotary (ESM-2: rotate_half over head_dim, rope_theta) or absolute (a learned table with
@@ -1456,13 +1457,8 @@ static posenc_status post_recurrent_gemma(ctx *c, struct pe_ropesrc *base, int *
         v = 26;
     m->n_layers = v;
     for (int64_t i = 0; i < v; i++)
-        if (strcmp(types[i % nt], "attention") != 0) {
-            int64_t *n = realloc(m->nope, (m->n_nope + 1) * sizeof *n);
-            if (!n)
-                return cfgerr(c, POSENC_ENOMEM, "out of memory");
-            m->nope = n;
-            m->nope[m->n_nope++] = i;
-        }
+        if (strcmp(types[i % nt], "attention") != 0)
+            TRY(add_nope(c, i));
     note(c, "only the attention blocks of block_types use RoPE; the %zu recurrent layers have no "
             "attention", m->n_nope);
     return POSENC_OK;
