@@ -13,6 +13,7 @@
 #include "posenc/bias.h"
 #include "posenc/apply.h"
 #include "posenc/verify.h"
+#include "posenc/llamacpp.h"
 
 /* Static version string, e.g. "0.1.0". */
 const char *posenc_version(void);

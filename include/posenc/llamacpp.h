@@ -1,0 +1,124 @@
+/* posenc/llamacpp.h: RoPE as llama.cpp sees it.
+ *
+ * Three steps, each its own function, so that a GGUF file can be checked against a config at
+ * every step:
+ *   config  -> posenc_gguf_rope   what convert_hf_to_gguf.py writes for the config (the RoPE keys
+ *                                 and tensors of a GGUF file), posenc_gguf_rope_from_model;
+ *   GGUF    -> posenc_gguf_rope   what a file holds (formats/: posenc_gguf_read_rope);
+ *   posenc_gguf_rope -> posenc_ggml_rope
+ *                                 the ggml_rope_ext arguments llama.cpp derives from those keys
+ *                                 (src/llama-model.cpp load_hparams and llama_model_rope_type,
+ *                                 src/llama-context.cpp's cparams), posenc_ggml_rope_from_gguf;
+ *   posenc_ggml_rope -> cos/sin   ggml's CPU numerics (ggml/src/ggml-cpu/ops.cpp
+ *                                 ggml_rope_cache_init, rope_yarn; ggml/src/ggml.c
+ *                                 ggml_rope_yarn_corr_dims), posenc_ggml_rope_cossin.
+ * All in ggml-org/llama.cpp. */
+#ifndef POSENC_LLAMACPP_H
+#define POSENC_LLAMACPP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "posenc/error.h"
+#include "posenc/model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ggml's rope modes (ggml.h GGML_ROPE_TYPE_*); -1 when llama.cpp applies no RoPE. */
+typedef enum posenc_ggml_mode {
+    POSENC_GGML_ROPE_NONE = -1,
+    POSENC_GGML_ROPE_NORM = 0,
+    POSENC_GGML_ROPE_NEOX = 2,
+    POSENC_GGML_ROPE_MROPE = 8,
+    POSENC_GGML_ROPE_VISION = 24,
+    POSENC_GGML_ROPE_IMROPE = 40
+} posenc_ggml_mode;
+const char *posenc_ggml_mode_name(posenc_ggml_mode m); /* "norm", "neox", ... */
+
+/* Which keys of posenc_gguf_rope are present (bits of .has). */
+enum {
+    POSENC_GGUF_FREQ_BASE = 1u << 0,
+    POSENC_GGUF_DIMENSION_COUNT = 1u << 1,
+    POSENC_GGUF_DIMENSION_SECTIONS = 1u << 2,
+    POSENC_GGUF_SCALING_TYPE = 1u << 3,
+    POSENC_GGUF_SCALING_FACTOR = 1u << 4,
+    POSENC_GGUF_ORIG_CTX = 1u << 5,
+    POSENC_GGUF_YARN_EXT_FACTOR = 1u << 6,
+    POSENC_GGUF_YARN_ATTN_FACTOR = 1u << 7,
+    POSENC_GGUF_YARN_BETA_FAST = 1u << 8,
+    POSENC_GGUF_YARN_BETA_SLOW = 1u << 9,
+    POSENC_GGUF_YARN_LOG_MUL = 1u << 10,
+    POSENC_GGUF_ATTN_FACTOR = 1u << 11,     /* {arch}.rope.scaling.attn_factor */
+    POSENC_GGUF_CONTEXT_LENGTH = 1u << 12,
+    POSENC_GGUF_KEY_LENGTH = 1u << 13,      /* {arch}.attention.key_length */
+    POSENC_GGUF_HEAD_COUNT = 1u << 14,
+    POSENC_GGUF_EMBEDDING_LENGTH = 1u << 15,
+    POSENC_GGUF_FREQ_BASE_SWA = 1u << 16,
+    POSENC_GGUF_SCALE_LINEAR = 1u << 17     /* the old {arch}.rope.scale_linear */
+};
+
+#define POSENC_GGUF_ARCH_MAX 64
+
+/* The RoPE-relevant contents of a GGUF file (value type). Keys are {arch}.rope.* unless noted;
+ * a field is meaningful when its bit is set in .has; tensors are present when n_* > 0. */
+typedef struct posenc_gguf_rope {
+    char arch[POSENC_GGUF_ARCH_MAX];  /* general.architecture */
+    unsigned has;
+    double freq_base;                 /* rope.freq_base (f32 in the file) */
+    double freq_base_swa;
+    int64_t dimension_count;          /* rope.dimension_count */
+    int n_sections;
+    int32_t sections[4];              /* rope.dimension_sections */
+    char scaling_type[16];            /* rope.scaling.type: none, linear, yarn, longrope */
+    double scaling_factor;            /* rope.scaling.factor (or scale_linear) */
+    int64_t original_context_length;  /* rope.scaling.original_context_length */
+    double yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow, yarn_log_multiplier;
+    double attn_factor;               /* rope.scaling.attn_factor */
+    int64_t context_length;           /* {arch}.context_length */
+    int64_t key_length;               /* {arch}.attention.key_length */
+    int64_t head_count;               /* {arch}.attention.head_count */
+    int64_t embedding_length;         /* {arch}.embedding_length */
+    int n_rope_freqs;                 /* rope_freqs.weight (llama3, Phi-3 style factors) */
+    float rope_freqs[POSENC_MAX_FREQ];
+    int n_factors_long;               /* rope_factors_long.weight (LongRoPE) */
+    float factors_long[POSENC_MAX_FREQ];
+    int n_factors_short;              /* rope_factors_short.weight */
+    float factors_short[POSENC_MAX_FREQ];
+} posenc_gguf_rope;
+
+/* The arguments of ggml_rope_ext for one model and context (value type). */
+typedef struct posenc_ggml_rope {
+    posenc_ggml_mode mode;
+    int n_dims;                       /* rotated dims (n_rot) */
+    int head_dim;                     /* n_embd_head_k */
+    int n_ctx_orig;                   /* n_ctx_orig_yarn */
+    float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
+    int sections[4];                  /* mrope/imrope/vision */
+    int n_freq_factors;               /* 0, or n_dims / 2 factors dividing theta (rope_freqs) */
+    float freq_factors[POSENC_MAX_FREQ];
+    double kq_scale;                  /* softmax scale llama.cpp uses (1/sqrt(head_dim) unless the
+                                         model's graph changes it) */
+} posenc_ggml_rope;
+
+/* What convert_hf_to_gguf.py writes for the model (layer_type as posenc_model_rope).
+ * POSENC_EUNSUPPORTED with a one-line reason when the converter has no rule for the model. */
+posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *layer_type,
+                                          posenc_gguf_rope *out, posenc_error *err);
+
+/* What llama.cpp passes to ggml_rope_ext for a file holding g, with context n_ctx (0: the
+ * file's context_length). */
+posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ctx,
+                                         posenc_ggml_rope *out, posenc_error *err);
+
+/* cos and sin of frequency i at position pos as ggml's CPU backend computes them (float32,
+ * attn_factor applied), for i < n_dims / 2, written as doubles. Three-axis positions for
+ * mrope/imrope/vision in pos3 (pos3[0] for the others). */
+void posenc_ggml_rope_cossin(const posenc_ggml_rope *r, const int64_t pos3[3], double *cos_f,
+                             double *sin_f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
