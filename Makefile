@@ -97,9 +97,14 @@ $(B)/$(SO_REAL): $(PIC_OBJ) $(B)/libposenc.map
 	  -Wl,-z,defs -o $@ $(PIC_OBJ) $(LDLIBS)
 	ln -sf $(SO_REAL) $(B)/$(SONAME) && ln -sf $(SONAME) $(B)/libposenc.so
 
-$(B)/tests/%: tests/unit/%.c $(B)/libposenc.a tests/unit/testutil.h
+# every unit test links tests/unit/testutil.c (scratch directory, files, Python snippets)
+$(B)/tests/testutil.o: tests/unit/testutil.c tests/unit/testutil.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -c -o $@ $<
+
+$(B)/tests/%: tests/unit/%.c $(B)/tests/testutil.o $(B)/libposenc.a tests/unit/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/tests/testutil.o $(B)/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
 
 # ---- sanitizers ----
 $(S)/%.o: %.c
@@ -112,9 +117,13 @@ $(S)/libposenc.a: $(SAN_LIB_OBJ)
 $(S)/posenc: $(SAN_CMD_OBJ) $(S)/libposenc.a
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $(SAN_CMD_OBJ) $(S)/libposenc.a $(LDLIBS)
 
-$(S)/tests/%: tests/unit/%.c $(S)/libposenc.a tests/unit/testutil.h
+$(S)/tests/testutil.o: tests/unit/testutil.c tests/unit/testutil.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< $(S)/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -c -o $@ $<
+
+$(S)/tests/%: tests/unit/%.c $(S)/tests/testutil.o $(S)/libposenc.a tests/unit/testutil.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< $(S)/tests/testutil.o $(S)/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
 
 $(S)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c tests/fuzz/fuzzutil.h $(S)/libposenc.a
 	@mkdir -p $(@D)

@@ -1,100 +1,17 @@
 /* fmtutil.h: helpers for the format backend tests (test_hdf5, test_safetensors,
- * test_cheader_raw). They drive a backend through formats/backend.h the way io.c does, so each
- * backend is tested on its own; a scratch directory per test binary; Python (Debian's
- * /usr/bin/python3 with numpy/h5py) for interop. */
+ * test_cheader_raw): array descriptions, and writing through the public writer API
+ * (posenc/io.h) with the backend's format forced, in pieces that stay within one array. The
+ * scratch directory and Python runner are testutil.h's. */
 #ifndef POSENC_TEST_FMTUTIL_H
 #define POSENC_TEST_FMTUTIL_H
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "testutil.h"
 #include "backend.h"
-
-#define FMT_PY "/usr/bin/python3"
-
-static char fmt_dir[256];
-
-/* Create the scratch directory; call from a group setup. */
-static inline int fmt_setup(void **state)
-{
-    (void)state;
-    snprintf(fmt_dir, sizeof fmt_dir, "%s/posenc-fmt.XXXXXX",
-             getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    return mkdtemp(fmt_dir) ? 0 : -1;
-}
-
-static inline int fmt_teardown(void **state)
-{
-    (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", fmt_dir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-/* Path of a file in the scratch directory (static buffer rotation of 8). */
-static inline const char *fmt_path(const char *name)
-{
-    static char bufs[8][512];
-    static int k;
-    char *b = bufs[k++ % 8];
-    snprintf(b, 512, "%s/%s", fmt_dir, name);
-    return b;
-}
-
-static inline int fmt_exists(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0;
-}
-
-/* 1 when a temporary file (name containing "posenc-tmp") is left in the scratch directory. */
-static inline int fmt_tmp_left(void)
-{
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -q posenc-tmp", fmt_dir);
-    return system(cmd) == 0;
-}
-
-static inline void fmt_write_bytes(const char *path, const void *data, size_t n)
-{
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    assert_int_equal(fwrite(data, 1, n, fp), n);
-    assert_int_equal(fclose(fp), 0);
-}
-
-/* Run a Python snippet with Debian's python3 after importing `modules` (comma separated); the
- * snippet gets D = the scratch directory. Skips the calling test when python3 or a module is
- * missing; otherwise returns the exit status (0 = the snippet's assertions held). */
-#define fmt_python(modules, code)                                                           \
-    do {                                                                                     \
-        int rc_ = fmt_python_run((modules), (code));                                         \
-        if (rc_ == 77)                                                                       \
-            skip();                                                                          \
-        assert_int_equal(rc_, 0);                                                            \
-    } while (0)
-
-static inline int fmt_python_run(const char *modules, const char *code)
-{
-    if (access(FMT_PY, X_OK) != 0)
-        return 77;
-    char script[600];
-    snprintf(script, sizeof script, "%s/snippet.py", fmt_dir);
-    FILE *fp = fopen(script, "w");
-    if (!fp)
-        return -1;
-    fprintf(fp, "import sys\ntry:\n    import %s\nexcept ImportError:\n    sys.exit(77)\n", modules);
-    fprintf(fp, "D = '%s'\n%s\n", fmt_dir, code);
-    fclose(fp);
-    char cmd[800];
-    snprintf(cmd, sizeof cmd, FMT_PY " '%s'", script);
-    int rc = system(cmd);
-    return rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
+#include "posenc/io.h"
 
 static inline posenc_array_info fmt_info(const char *name, posenc_dtype dt, int ndim, ...)
 {
@@ -119,125 +36,72 @@ static inline uint64_t fmt_nelem(const posenc_array_info *a)
     return n;
 }
 
-/* ---- writing through a backend the way io.c does ---- */
+/* ---- writing through the public writer API ---- */
 
-/* Build a writer; the caller then sets meta and calls fmt_write_all or drives it. */
+/* Open a writer for path in be's format and declare the arrays; the caller may add metadata
+ * (fmt_writer_meta) and then calls fmt_write_all, or writes and commits or aborts itself. */
 static inline posenc_writer *fmt_writer(const posenc_backend *be, const char *path, int compress,
                                         const posenc_array_info *arrays, size_t n)
 {
-    posenc_writer *w = calloc(1, sizeof *w);
-    assert_non_null(w);
-    w->be = be;
-    w->path = strdup(path);
-    w->opts.format = be->format;
-    w->opts.compress = compress;
-    w->n = w->cap = n;
-    w->arrays = calloc(n ? n : 1, sizeof *w->arrays);
-    w->nelem = calloc(n ? n : 1, sizeof *w->nelem);
-    for (size_t i = 0; i < n; i++) {
-        w->arrays[i] = arrays[i];
-        w->nelem[i] = fmt_nelem(&arrays[i]);
-    }
+    posenc_write_opts o = { .format = be->format, .compress = compress };
+    posenc_writer *w = NULL;
+    posenc_error err = { 0 };
+    if (posenc_writer_open(path, &o, &w, &err) != POSENC_OK)
+        fail_msg("posenc_writer_open: %s", err.msg);
+    for (size_t i = 0; i < n; i++)
+        if (posenc_writer_declare(w, &arrays[i], &err) != POSENC_OK)
+            fail_msg("posenc_writer_declare: %s", err.msg);
     return w;
 }
 
 static inline void fmt_writer_meta(posenc_writer *w, const char *key, const char *val)
 {
-    w->meta_keys = realloc(w->meta_keys, (w->nmeta + 1) * sizeof *w->meta_keys);
-    w->meta_vals = realloc(w->meta_vals, (w->nmeta + 1) * sizeof *w->meta_vals);
-    w->meta_keys[w->nmeta] = strdup(key);
-    w->meta_vals[w->nmeta] = strdup(val);
-    w->nmeta++;
+    posenc_error err = { 0 };
+    if (posenc_writer_meta(w, key, val, &err) != POSENC_OK)
+        fail_msg("posenc_writer_meta: %s", err.msg);
 }
 
-static inline void fmt_writer_free(posenc_writer *w)
-{
-    for (size_t i = 0; i < w->nmeta; i++) {
-        free(w->meta_keys[i]);
-        free(w->meta_vals[i]);
-    }
-    free(w->meta_keys);
-    free(w->meta_vals);
-    free(w->arrays);
-    free(w->nelem);
-    free(w->path);
-    free(w);
-}
-
-/* Write every array (data[i] in the declared dtype) in pieces of `piece` elements that cross
- * array boundaries the way io.c may pass them: each w_write call stays within one array. Commits
- * and frees w; returns the commit status (or the first failure). */
-static inline posenc_status fmt_write_all(posenc_writer *w, const void *const *data, uint64_t piece,
+/* Write every array (data[i] in the declared dtype) in pieces of at most `piece` elements, each
+ * within one array, then commit. w is freed; returns the first failure or the commit status. */
+static inline posenc_status fmt_write_all(posenc_writer *w, const posenc_array_info *arrays,
+                                          size_t n, const void *const *data, uint64_t piece,
                                           posenc_error *err)
 {
-    posenc_status st = w->be->w_start(w, err);
-    if (st != POSENC_OK) {
-        fmt_writer_free(w);
-        return st;
-    }
-    w->started = 1;
-    for (size_t i = 0; i < w->n; i++) {
-        w->cur = i;
-        w->done = 0;
-        size_t es = posenc_dtype_size(w->arrays[i].dtype);
-        while (w->done < w->nelem[i]) {
-            uint64_t k = w->nelem[i] - w->done < piece ? w->nelem[i] - w->done : piece;
-            st = w->be->w_write(w, (const char *)data[i] + w->done * es, k, err);
+    for (size_t i = 0; i < n; i++) {
+        size_t es = posenc_dtype_size(arrays[i].dtype);
+        uint64_t total = fmt_nelem(&arrays[i]);
+        for (uint64_t done = 0; done < total;) {
+            uint64_t k = total - done < piece ? total - done : piece;
+            posenc_status st = posenc_writer_write(w, (const char *)data[i] + done * es, k, err);
             if (st != POSENC_OK) {
-                w->be->w_abort(w);
-                fmt_writer_free(w);
+                posenc_writer_abort(w);
                 return st;
             }
-            w->done += k;
+            done += k;
         }
     }
-    st = w->be->w_commit(w, err);
-    if (st != POSENC_OK)
-        w->be->w_abort(w);
-    fmt_writer_free(w);
-    return st;
+    return posenc_writer_commit(w, err);
 }
 
-/* ---- reading through a backend ---- */
+/* ---- reading through the public container and reader API, the backend's format forced ---- */
 
 static inline posenc_status fmt_open(const posenc_backend *be, const char *path, int assume_bf16,
                                      posenc_container **out, posenc_error *err)
 {
-    posenc_container *c = calloc(1, sizeof *c);
-    assert_non_null(c);
-    c->be = be;
-    c->path = strdup(path);
-    c->opts.format = be->format;
-    c->opts.assume_bf16 = assume_bf16;
-    posenc_status st = be->open(c, err);
-    if (st != POSENC_OK) {
-        be->close(c);
-        free(c->arrays);
-        free(c->meta);
-        free(c->path);
-        free(c);
-        return st;
-    }
-    *out = c;
-    return POSENC_OK;
+    posenc_read_opts o = { .assume_bf16 = assume_bf16, .format = be->format };
+    return posenc_container_open(path, &o, out, err);
 }
 
 static inline void fmt_close(posenc_container *c)
 {
-    if (!c)
-        return;
-    c->be->close(c);
-    free(c->arrays);
-    free(c->meta);
-    free(c->path);
-    free(c);
+    posenc_container_close(c);
 }
 
 /* Index of the array named name, or -1. */
 static inline int fmt_find(const posenc_container *c, const char *name)
 {
-    for (size_t i = 0; i < c->n; i++)
-        if (strcmp(c->arrays[i].name, name) == 0)
+    for (size_t i = 0; i < posenc_container_count(c); i++)
+        if (strcmp(posenc_container_array(c, i)->name, name) == 0)
             return (int)i;
     return -1;
 }
@@ -246,28 +110,21 @@ static inline int fmt_find(const posenc_container *c, const char *name)
 static inline posenc_status fmt_read(posenc_container *c, size_t i, uint64_t piece, void **data,
                                      posenc_error *err)
 {
-    posenc_reader r;
-    memset(&r, 0, sizeof r);
-    r.c = c;
-    r.index = i;
-    r.info = c->arrays[i];
-    r.nelem = fmt_nelem(&r.info);
-    size_t es = posenc_dtype_size(r.info.dtype);
-    char *buf = malloc(r.nelem * es + 1);
-    assert_non_null(buf);
-    posenc_status st = c->be->reader_open(&r, err);
-    if (st != POSENC_OK) {
-        free(buf);
+    posenc_reader *r = NULL;
+    posenc_status st = posenc_reader_open_index(c, i, &r, err);
+    if (st != POSENC_OK)
         return st;
+    const posenc_array_info *info = posenc_reader_info(r);
+    uint64_t n = fmt_nelem(info);
+    size_t es = posenc_dtype_size(info->dtype);
+    char *buf = malloc(n * es + 1);
+    assert_non_null(buf);
+    for (uint64_t done = 0; done < n && st == POSENC_OK;) {
+        uint64_t k = n - done < piece ? n - done : piece;
+        st = posenc_reader_read(r, buf + done * es, k, err);
+        done += k;
     }
-    while (r.pos < r.nelem) {
-        uint64_t k = r.nelem - r.pos < piece ? r.nelem - r.pos : piece;
-        st = c->be->read(&r, buf + r.pos * es, k, err);
-        if (st != POSENC_OK)
-            break;
-        r.pos += k;
-    }
-    c->be->reader_close(&r);
+    posenc_reader_close(r);
     if (st != POSENC_OK) {
         free(buf);
         return st;

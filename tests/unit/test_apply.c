@@ -12,36 +12,6 @@
 
 #define THETA 10000.0
 
-static posenc_rope_config base_cfg(int head_dim, int rotary_dim, posenc_style style)
-{
-    posenc_rope_config c;
-    memset(&c, 0, sizeof c);
-    c.type = POSENC_ROPE_DEFAULT;
-    c.theta = THETA;
-    snprintf(c.theta_source, sizeof c.theta_source, "test");
-    c.head_dim = head_dim;
-    c.rotary_dim = rotary_dim;
-    c.exponent_dim = rotary_dim;
-    c.partial_rotary_factor = (double)rotary_dim / head_dim;
-    c.style = style;
-    c.max_position_embeddings = 4096;
-    c.original_max_position_embeddings = 4096;
-    c.factor = 1.0;
-    c.beta_fast = 32;
-    c.beta_slow = 1;
-    c.truncate = 1;
-    return c;
-}
-
-static posenc_rope_params params_for(const posenc_rope_config *c)
-{
-    posenc_rope_params p;
-    posenc_error err = { 0 };
-    if (posenc_rope_params_compute(c, 0, &p, &err) != POSENC_OK)
-        fail_msg("posenc_rope_params_compute: %s", err.msg);
-    return p;
-}
-
 /* deterministic pseudo-random doubles in [-2, 2) */
 static uint64_t rng_state = 88172645463325252ull;
 static double rnd(void)
@@ -114,8 +84,8 @@ static void run_case(const struct case_ *k)
     int64_t Bn = sh.batch, Hn = sh.heads;
     size_t nvec = (size_t)posenc_apply_shape_vectors(&sh), n = nvec * (size_t)D;
 
-    posenc_rope_config cfg = base_cfg(k->head_dim, k->rotary_dim, k->style);
-    posenc_rope_params p = params_for(&cfg);
+    posenc_rope_config cfg = tu_rope_cfg(THETA, k->head_dim, k->rotary_dim, k->style);
+    posenc_rope_params p = tu_rope_params(&cfg);
 
     /* positions */
     int64_t posv[2 * 5];
@@ -237,8 +207,8 @@ static void test_dtype_change(void **state)
 static void test_conversions(void **state)
 {
     (void)state;
-    posenc_rope_config cfg = base_cfg(64, 2, POSENC_STYLE_NEOX);
-    posenc_rope_params p = params_for(&cfg);
+    posenc_rope_config cfg = tu_rope_cfg(THETA, 64, 2, POSENC_STYLE_NEOX);
+    posenc_rope_params p = tu_rope_params(&cfg);
     posenc_apply_positions ap = { NULL, 0, 1, 1 };
     posenc_error err = { 0 };
     const size_t D = 64, nvec = 1024, n = D * nvec; /* 65536 elements */
@@ -319,8 +289,8 @@ static void test_hf_narrow(void **state)
     posenc_error err = { 0 };
     for (int dt = POSENC_DT_F16; dt <= POSENC_DT_F32; dt++)
         for (int st = 0; st < 2; st++) {
-            posenc_rope_config cfg = base_cfg(16, 16, (posenc_style)st);
-            posenc_rope_params p = params_for(&cfg);
+            posenc_rope_config cfg = tu_rope_cfg(THETA, 16, 16, (posenc_style)st);
+            posenc_rope_params p = tu_rope_params(&cfg);
             const int64_t S = 40, D = 16;
             int64_t shape[2] = { S, D };
             posenc_apply_shape sh;
@@ -369,13 +339,13 @@ static void test_mrope_interleaved(void **state)
 {
     (void)state;
     posenc_error err = { 0 };
-    posenc_rope_config cfg = base_cfg(256, 64, POSENC_STYLE_NEOX);
+    posenc_rope_config cfg = tu_rope_cfg(THETA, 256, 64, POSENC_STYLE_NEOX);
     cfg.n_mrope_section = 3;
     cfg.mrope_section[0] = 11;
     cfg.mrope_section[1] = 11;
     cfg.mrope_section[2] = 10;
     cfg.mrope_interleaved = 1;
-    posenc_rope_params p = params_for(&cfg);
+    posenc_rope_params p = tu_rope_params(&cfg);
     assert_int_equal(p.mrope, 1);
     const int64_t S = 6, D = 256;
     int64_t shape[2] = { S, D };
@@ -407,8 +377,8 @@ static void test_mrope_interleaved(void **state)
     posenc_apply_free(a);
 
     /* 3-axis positions on a config without mrope are refused */
-    posenc_rope_config plain = base_cfg(64, 64, POSENC_STYLE_NEOX);
-    posenc_rope_params pp = params_for(&plain);
+    posenc_rope_config plain = tu_rope_cfg(THETA, 64, 64, POSENC_STYLE_NEOX);
+    posenc_rope_params pp = tu_rope_params(&plain);
     assert_int_equal(posenc_apply_new(&pp, &o, &ap, S, 1, &a, &err), POSENC_EINVAL);
 }
 
@@ -416,8 +386,8 @@ static void test_inverse_roundtrip(void **state)
 {
     (void)state;
     posenc_error err = { 0 };
-    posenc_rope_config cfg = base_cfg(128, 128, POSENC_STYLE_NEOX);
-    posenc_rope_params p = params_for(&cfg);
+    posenc_rope_config cfg = tu_rope_cfg(THETA, 128, 128, POSENC_STYLE_NEOX);
+    posenc_rope_params p = tu_rope_params(&cfg);
     const int64_t S = 64, D = 128;
     int64_t shape[2] = { S, D };
     posenc_apply_shape sh;
@@ -453,8 +423,8 @@ static void test_errors(void **state)
     assert_int_equal(l, POSENC_APPLY_BSHD);
     assert_int_equal(posenc_apply_layout_parse("bsdh", &l, &err), POSENC_EINVAL);
 
-    posenc_rope_config cfg = base_cfg(8, 8, POSENC_STYLE_NEOX);
-    posenc_rope_params p = params_for(&cfg);
+    posenc_rope_config cfg = tu_rope_cfg(THETA, 8, 8, POSENC_STYLE_NEOX);
+    posenc_rope_params p = tu_rope_params(&cfg);
     posenc_apply_opts o = { POSENC_PREC_EXACT, 0, POSENC_DT_F32 };
     posenc_apply *a = NULL;
     int64_t bad[2] = { 0, -1 };
@@ -472,7 +442,7 @@ static void test_errors(void **state)
     assert_non_null(strstr(err.msg, "odd"));
 
     /* head_dim / seq / batch mismatch */
-    p = params_for(&cfg);
+    p = tu_rope_params(&cfg);
     posenc_apply_positions two = { NULL, 0, 1, 1 };
     assert_int_equal(posenc_apply_new(&p, &o, &two, 4, 1, &a, &err), POSENC_OK);
     int64_t s4[4] = { 1, 2, 4, 16 };

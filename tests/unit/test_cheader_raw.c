@@ -9,27 +9,6 @@
 
 /* ---------------------------------------------------------------- C header */
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *fp = fopen(path, "rb");
-    if (!fp)
-        return NULL;
-    fseek(fp, 0, SEEK_END);
-    long n = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    char *b = malloc((size_t)n + 1);
-    if (fread(b, 1, (size_t)n, fp) != (size_t)n) {
-        fclose(fp);
-        free(b);
-        return NULL;
-    }
-    b[n] = '\0';
-    fclose(fp);
-    if (len)
-        *len = (size_t)n;
-    return b;
-}
-
 static void test_cheader(void **state)
 {
     (void)state;
@@ -62,7 +41,7 @@ static void test_cheader(void **state)
     float scale = 1.2345678f;
     float *big = fmt_data(POSENC_DT_F32, 1000, 9);
     const void *data[] = { cosv, sinv, q, bq, idx, i64, u8, &scale, NULL, big };
-    const char *path = fmt_path("rope.h");
+    const char *path = tu_path("rope.h");
     posenc_writer *w = fmt_writer(be, path, 0, a, sizeof a / sizeof a[0]);
     fmt_writer_meta(w, "theta", "500000");
     fmt_writer_meta(w, "attention_scaling", "1.0");
@@ -75,10 +54,10 @@ static void test_cheader(void **state)
     fmt_writer_meta(w, "rotary-dim", "65");   /* same macro as rotary_dim: stays a comment */
     fmt_writer_meta(w, "cos_dim0", "99");     /* would redefine POSENC_ROPE_COS_DIM0 */
     posenc_error err = { 0 };
-    assert_int_equal(fmt_write_all(w, data, 5, &err), POSENC_OK);
-    assert_false(fmt_tmp_left());
+    assert_int_equal(fmt_write_all(w, a, sizeof a / sizeof a[0], data, 5, &err), POSENC_OK);
+    assert_false(tu_tmp_left());
 
-    char *text = slurp(path, NULL);
+    char *text = (char *)tu_slurp(path, &(size_t){ 0 });
     assert_non_null(text);
     assert_non_null(strstr(text, "#ifndef POSENC_ROPE_H"));
     assert_non_null(strstr(text, "#include <stdint.h>"));
@@ -99,7 +78,7 @@ static void test_cheader(void **state)
     free(text);
 
     /* compile with -Werror, then a program that dumps every array's bytes */
-    FILE *fp = fopen(fmt_path("check.c"), "w");
+    FILE *fp = fopen(tu_path("check.c"), "w");
     assert_non_null(fp);
     fprintf(fp,
             "#include <stdio.h>\n#include <math.h>\n#include \"rope.h\"\n#include \"rope.h\"\n"
@@ -121,10 +100,10 @@ static void test_cheader(void **state)
              "cd '%s' && cc -std=c11 -Wall -Wextra -Wpedantic -Werror -c check.c -o check.o && "
              "cc -std=c11 -Wall -Wextra -Wpedantic -Werror -O2 check.c -o check -lm && "
              "./check dump.bin",
-             fmt_dir);
+             tu_dir);
     assert_int_equal(system(cmd), 0);
     size_t len;
-    unsigned char *dump = (unsigned char *)slurp(fmt_path("dump.bin"), &len);
+    unsigned char *dump = (unsigned char *)(char *)tu_slurp(tu_path("dump.bin"), &len);
     assert_non_null(dump);
     size_t off = 0;
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
@@ -146,25 +125,23 @@ static void test_cheader_empty_abort(void **state)
 {
     (void)state;
     const posenc_backend *be = &posenc_backend_cheader;
-    posenc_writer *w = fmt_writer(be, fmt_path("none.h"), 0, NULL, 0);
+    posenc_writer *w = fmt_writer(be, tu_path("none.h"), 0, NULL, 0);
     posenc_error err = { 0 };
-    assert_int_equal(fmt_write_all(w, NULL, 1, &err), POSENC_OK);
+    assert_int_equal(fmt_write_all(w, NULL, 0, NULL, 1, &err), POSENC_OK);
     char cmd[700];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && printf '#include \"none.h\"\\nint x;\\n' > n.c && "
              "cc -std=c11 -Wall -Wextra -Wpedantic -Werror -c n.c -o n.o",
-             fmt_dir);
+             tu_dir);
     assert_int_equal(system(cmd), 0);
 
     posenc_array_info a = fmt_info("x", POSENC_DT_F32, 1, (int64_t)100);
-    w = fmt_writer(be, fmt_path("abort.h"), 0, &a, 1);
-    assert_int_equal(be->w_start(w, &err), POSENC_OK);
-    float v[10] = { 0 };
-    assert_int_equal(be->w_write(w, v, 10, &err), POSENC_OK);
-    be->w_abort(w);
-    fmt_writer_free(w);
-    assert_false(fmt_exists(fmt_path("abort.h")));
-    assert_false(fmt_tmp_left());
+    w = fmt_writer(be, tu_path("abort.h"), 0, &a, 1);
+        float v[10] = { 0 };
+    assert_int_equal(posenc_writer_write(w, v, 10, &err), POSENC_OK);
+    posenc_writer_abort(w);
+    assert_false(tu_exists(tu_path("abort.h")));
+    assert_false(tu_tmp_left());
 }
 
 /* ---------------------------------------------------------------- raw */
@@ -189,17 +166,17 @@ static void test_raw_roundtrip(void **state)
     void *data[sizeof a / sizeof a[0]];
     for (size_t i = 0; i < n; i++)
         data[i] = fmt_data(a[i].dtype, fmt_nelem(&a[i]), (unsigned)i + 21);
-    posenc_writer *w = fmt_writer(raw, fmt_path("t.bin"), 0, a, n);
+    posenc_writer *w = fmt_writer(raw, tu_path("t.bin"), 0, a, n);
     fmt_writer_meta(w, "theta", "10000");
     fmt_writer_meta(w, "style", "\"gptj\"");
     posenc_error err = { 0 };
-    assert_int_equal(fmt_write_all(w, (const void *const *)data, 6, &err), POSENC_OK);
-    assert_true(fmt_exists(fmt_path("t.json")));
-    assert_false(fmt_tmp_left());
+    assert_int_equal(fmt_write_all(w, a, n, (const void *const *)data, 6, &err), POSENC_OK);
+    assert_true(tu_exists(tu_path("t.json")));
+    assert_false(tu_tmp_left());
     static const char *opens[] = { "t.bin", "t.json" };
     for (int o = 0; o < 2; o++) {
         posenc_container *c = NULL;
-        assert_int_equal(fmt_open(raw, fmt_path(opens[o]), 0, &c, &err), POSENC_OK);
+        assert_int_equal(fmt_open(raw, tu_path(opens[o]), 0, &c, &err), POSENC_OK);
         assert_int_equal(c->n, n);
         assert_non_null(strstr(c->meta, "\"theta\":10000"));
         assert_non_null(strstr(c->meta, "\"style\":\"gptj\""));
@@ -217,7 +194,7 @@ static void test_raw_roundtrip(void **state)
     for (size_t i = 0; i < n; i++)
         free(data[i]);
     /* numpy reads it from the sidecar alone; offsets are 64-byte aligned */
-    fmt_python("numpy",
+    tu_python("numpy",
         "import json, numpy as np\n"
         "j = json.load(open(D + '/t.json'))\n"
         "assert j['format'] == 'posenc-raw' and j['version'] == 1\n"
@@ -236,13 +213,13 @@ static void test_raw_roundtrip(void **state)
 
 static void raw_bad(const char *sidecar, size_t binsize, posenc_status code, const char *substr)
 {
-    fmt_write_bytes(fmt_path("bad.json"), sidecar, strlen(sidecar));
+    tu_write_file(tu_path("bad.json"), sidecar, strlen(sidecar));
     unsigned char *z = calloc(1, binsize + 1);
-    fmt_write_bytes(fmt_path("bad.bin"), z, binsize);
+    tu_write_file(tu_path("bad.bin"), z, binsize);
     free(z);
     posenc_container *c = NULL;
     posenc_error err = { 0 };
-    posenc_status st = fmt_open(raw, fmt_path("bad.bin"), 0, &c, &err);
+    posenc_status st = fmt_open(raw, tu_path("bad.bin"), 0, &c, &err);
     if (st == POSENC_OK)
         fmt_close(c);
     if (st != code || !strstr(err.msg, substr))
@@ -280,11 +257,11 @@ static void test_raw_bad(void **state)
             "not a list");
     posenc_container *c = NULL;
     posenc_error err = { 0 };
-    assert_int_equal(fmt_open(raw, fmt_path("nothing.bin"), 0, &c, &err), POSENC_EIO);
+    assert_int_equal(fmt_open(raw, tu_path("nothing.bin"), 0, &c, &err), POSENC_EIO);
     assert_non_null(strstr(err.msg, "nothing.json"));
     raw_bad(RAW_HEAD RAW_A "]}", 8, POSENC_OK, "");
-    unlink(fmt_path("bad.bin"));
-    assert_int_equal(fmt_open(raw, fmt_path("bad.json"), 0, &c, &err), POSENC_EIO);
+    unlink(tu_path("bad.bin"));
+    assert_int_equal(fmt_open(raw, tu_path("bad.json"), 0, &c, &err), POSENC_EIO);
     assert_non_null(strstr(err.msg, "bad.bin"));
 }
 
@@ -292,16 +269,14 @@ static void test_raw_abort(void **state)
 {
     (void)state;
     posenc_array_info a = fmt_info("x", POSENC_DT_F32, 1, (int64_t)100);
-    posenc_writer *w = fmt_writer(raw, fmt_path("ab.bin"), 0, &a, 1);
+    posenc_writer *w = fmt_writer(raw, tu_path("ab.bin"), 0, &a, 1);
     posenc_error err = { 0 };
-    assert_int_equal(raw->w_start(w, &err), POSENC_OK);
-    float v[10] = { 0 };
-    assert_int_equal(raw->w_write(w, v, 10, &err), POSENC_OK);
-    raw->w_abort(w);
-    fmt_writer_free(w);
-    assert_false(fmt_exists(fmt_path("ab.bin")));
-    assert_false(fmt_exists(fmt_path("ab.json")));
-    assert_false(fmt_tmp_left());
+        float v[10] = { 0 };
+    assert_int_equal(posenc_writer_write(w, v, 10, &err), POSENC_OK);
+    posenc_writer_abort(w);
+    assert_false(tu_exists(tu_path("ab.bin")));
+    assert_false(tu_exists(tu_path("ab.json")));
+    assert_false(tu_tmp_left());
 }
 
 int main(void)
@@ -313,5 +288,5 @@ int main(void)
         cmocka_unit_test(test_raw_bad),
         cmocka_unit_test(test_raw_abort),
     };
-    return cmocka_run_group_tests_name("cheader_raw", tests, fmt_setup, fmt_teardown);
+    return cmocka_run_group_tests_name("cheader_raw", tests, tu_setup, tu_teardown);
 }

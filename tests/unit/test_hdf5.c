@@ -35,14 +35,14 @@ static void roundtrip(int compress)
     void *data[sizeof a / sizeof a[0]];
     for (size_t i = 0; i < n; i++)
         data[i] = fmt_data(a[i].dtype, fmt_nelem(&a[i]), (unsigned)i + 11);
-    const char *path = fmt_path(compress ? "rtz.h5" : "rt.h5");
+    const char *path = tu_path(compress ? "rtz.h5" : "rt.h5");
     posenc_writer *w = fmt_writer(be, path, compress, a, n);
     fmt_writer_meta(w, "theta", "500000");
     fmt_writer_meta(w, "layout", "\"half\"");
     fmt_writer_meta(w, "factors", "[1, 2.5]");
     posenc_error err = { 0 };
-    assert_int_equal(fmt_write_all(w, (const void *const *)data, 7777, &err), POSENC_OK);
-    assert_false(fmt_tmp_left());
+    assert_int_equal(fmt_write_all(w, a, n, (const void *const *)data, 7777, &err), POSENC_OK);
+    assert_false(tu_tmp_left());
 
     posenc_container *c = NULL;
     assert_int_equal(fmt_open(be, path, 0, &c, &err), POSENC_OK);
@@ -92,17 +92,15 @@ static void test_abort(void **state)
 {
     (void)state;
     posenc_array_info a = fmt_info("x", POSENC_DT_F32, 1, (int64_t)100);
-    const char *path = fmt_path("abort.h5");
+    const char *path = tu_path("abort.h5");
     posenc_writer *w = fmt_writer(be, path, 0, &a, 1);
     posenc_error err = { 0 };
-    assert_int_equal(be->w_start(w, &err), POSENC_OK);
-    float v[10] = { 0 };
-    assert_int_equal(be->w_write(w, v, 10, &err), POSENC_OK);
-    assert_true(fmt_tmp_left());
-    be->w_abort(w);
-    fmt_writer_free(w);
-    assert_false(fmt_exists(path));
-    assert_false(fmt_tmp_left());
+        float v[10] = { 0 };
+    assert_int_equal(posenc_writer_write(w, v, 10, &err), POSENC_OK);
+    assert_true(tu_tmp_left());
+    posenc_writer_abort(w);
+    assert_false(tu_exists(path));
+    assert_false(tu_tmp_left());
 }
 
 /* a dataset and a group of the same name cannot both exist: a clean error, no file */
@@ -111,15 +109,15 @@ static void test_name_clash(void **state)
     (void)state;
     posenc_array_info a[] = { fmt_info("a", POSENC_DT_F32, 1, (int64_t)2),
                               fmt_info("a/b", POSENC_DT_F32, 1, (int64_t)2) };
-    const char *path = fmt_path("clash.h5");
+    const char *path = tu_path("clash.h5");
     posenc_writer *w = fmt_writer(be, path, 0, a, 2);
     float v[2] = { 1, 2 };
     const void *data[] = { v, v };
     posenc_error err = { 0 };
-    assert_int_equal(fmt_write_all(w, data, 2, &err), POSENC_EIO);
+    assert_int_equal(fmt_write_all(w, a, 2, data, 2, &err), POSENC_EIO);
     assert_non_null(strstr(err.msg, "cannot create dataset 'a/b'"));
-    assert_false(fmt_exists(path));
-    assert_false(fmt_tmp_left());
+    assert_false(tu_exists(path));
+    assert_false(tu_tmp_left());
 }
 
 static void expect_bad(const char *path, int assume_bf16, posenc_status code, const char *substr)
@@ -138,23 +136,23 @@ static void expect_bad(const char *path, int assume_bf16, posenc_status code, co
 static void test_bad(void **state)
 {
     (void)state;
-    fmt_write_bytes(fmt_path("text.h5"), "hello, this is not HDF5\n", 24);
-    expect_bad(fmt_path("text.h5"), 0, POSENC_EFORMAT, "not an HDF5 file");
-    fmt_write_bytes(fmt_path("empty.h5"), "", 0);
-    expect_bad(fmt_path("empty.h5"), 0, POSENC_EFORMAT, "not an HDF5 file");
-    expect_bad(fmt_path("missing.h5"), 0, POSENC_EIO, "No such file");
+    tu_write_file(tu_path("text.h5"), "hello, this is not HDF5\n", 24);
+    expect_bad(tu_path("text.h5"), 0, POSENC_EFORMAT, "not an HDF5 file");
+    tu_write_file(tu_path("empty.h5"), "", 0);
+    expect_bad(tu_path("empty.h5"), 0, POSENC_EFORMAT, "not an HDF5 file");
+    expect_bad(tu_path("missing.h5"), 0, POSENC_EIO, "No such file");
 
     /* truncated: a valid file cut in half either fails to open or fails to read */
     posenc_array_info a = fmt_info("x", POSENC_DT_F64, 1, (int64_t)4096);
     double *v = fmt_data(POSENC_DT_F64, 4096, 3);
     const void *data[] = { v };
-    posenc_writer *w = fmt_writer(be, fmt_path("trunc.h5"), 0, &a, 1);
+    posenc_writer *w = fmt_writer(be, tu_path("trunc.h5"), 0, &a, 1);
     posenc_error err = { 0 };
-    assert_int_equal(fmt_write_all(w, data, 4096, &err), POSENC_OK);
+    assert_int_equal(fmt_write_all(w, &a, 1, data, 4096, &err), POSENC_OK);
     free(v);
-    assert_int_equal(truncate(fmt_path("trunc.h5"), 20000), 0);
+    assert_int_equal(truncate(tu_path("trunc.h5"), 20000), 0);
     posenc_container *c = NULL;
-    posenc_status st = fmt_open(be, fmt_path("trunc.h5"), 0, &c, &err);
+    posenc_status st = fmt_open(be, tu_path("trunc.h5"), 0, &c, &err);
     if (st == POSENC_OK) {
         void *d = NULL;
         st = fmt_read(c, 0, 4096, &d, &err);
@@ -174,21 +172,21 @@ static void test_public_api(void **state)
     double v[3] = { 1.5, -2, 1e300 };
     const void *data[] = { v };
     posenc_error err = { 0 };
-    assert_int_equal(fmt_write_all(fmt_writer(be, fmt_path("one.h5"), 0, a, 1), data, 3, &err),
+    assert_int_equal(fmt_write_all(fmt_writer(be, tu_path("one.h5"), 0, a, 1), a, 1, data, 3, &err),
                      POSENC_OK);
     posenc_array_info info;
     void *d = NULL;
-    assert_int_equal(posenc_read_all(fmt_path("one.h5"), NULL, POSENC_DT_F64, 1000, &info, &d, &err),
+    assert_int_equal(posenc_read_all(tu_path("one.h5"), NULL, POSENC_DT_F64, 1000, &info, &d, &err),
                      POSENC_OK);
     assert_string_equal(info.name, "/g/x");
     assert_memory_equal(d, v, sizeof v);
     free(d);
     char spec[600];
-    snprintf(spec, sizeof spec, "%s:g/x", fmt_path("one.h5"));
+    snprintf(spec, sizeof spec, "%s:g/x", tu_path("one.h5"));
     assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F32, 1000, &info, &d, &err), POSENC_OK);
     assert_true(((float *)d)[1] == -2.0f);
     free(d);
-    snprintf(spec, sizeof spec, "%s:/a/b", fmt_path("one.h5"));
+    snprintf(spec, sizeof spec, "%s:/a/b", tu_path("one.h5"));
     assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F64, 1000, &info, &d, &err),
                      POSENC_ENOTFOUND);
     assert_non_null(strstr(err.msg, "'/a/b'"));
@@ -214,7 +212,7 @@ static void *read_thread(void *arg)
 static void test_h5py_files(void **state)
 {
     (void)state;
-    fmt_python("numpy, h5py",
+    tu_python("numpy, h5py",
         "import numpy as np, h5py\n"
         "with h5py.File(D + '/py.h5', 'w') as f:\n"
         "    f['half'] = (np.arange(12, dtype='f2') / 8).reshape(3, 4)\n"
@@ -243,7 +241,7 @@ static void test_h5py_files(void **state)
         "    f['x'] = np.arange(3, dtype='<i2')\n");
     posenc_container *c = NULL;
     posenc_error err = { 0 };
-    assert_int_equal(fmt_open(be, fmt_path("py.h5"), 0, &c, &err), POSENC_OK);
+    assert_int_equal(fmt_open(be, tu_path("py.h5"), 0, &c, &err), POSENC_OK);
     /* opaque, i16 and strings are not listed without --assume-bf16 */
     assert_int_equal(c->n, 10);
     assert_int_equal(fmt_find(c, "/opaque"), -1);
@@ -321,7 +319,7 @@ static void test_h5py_files(void **state)
     struct thread_read tr = { c, (size_t)k, POSENC_OK, { 0 } };
     fflush(stderr);
     int saved = dup(2);
-    FILE *errf = fopen(fmt_path("stderr.txt"), "w+");
+    FILE *errf = fopen(tu_path("stderr.txt"), "w+");
     assert_non_null(errf);
     dup2(fileno(errf), 2);
     pthread_t tid;
@@ -342,7 +340,7 @@ static void test_h5py_files(void **state)
     fmt_close(c);
 
     /* the opaque dataset is bf16 only when asked */
-    assert_int_equal(fmt_open(be, fmt_path("py.h5"), 1, &c, &err), POSENC_OK);
+    assert_int_equal(fmt_open(be, tu_path("py.h5"), 1, &c, &err), POSENC_OK);
     k = fmt_find(c, "/opaque");
     assert_true(k >= 0);
     assert_int_equal(c->arrays[k].dtype, POSENC_DT_BF16);
@@ -351,8 +349,8 @@ static void test_h5py_files(void **state)
     assert_true(posenc_bf16_to_f32(((uint16_t *)d)[1]) == 2.0f);
     free(d);
     fmt_close(c);
-    expect_bad(fmt_path("opaque.h5"), 0, POSENC_EUNSUPPORTED, "--assume-bf16");
-    expect_bad(fmt_path("i16.h5"), 0, POSENC_EUNSUPPORTED, "signed 16-bit integers");
+    expect_bad(tu_path("opaque.h5"), 0, POSENC_EUNSUPPORTED, "--assume-bf16");
+    expect_bad(tu_path("i16.h5"), 0, POSENC_EUNSUPPORTED, "signed 16-bit integers");
 }
 
 /* posenc's files read by h5py: values, the half type, filters, attributes. */
@@ -375,14 +373,14 @@ static void test_h5py_reads(void **state)
     int64_t pos[3] = { -1, 0, 1LL << 50 };
     const void *data[] = { f, g, h, bb, pos };
     for (int z = 0; z < 2; z++) {
-        posenc_writer *w = fmt_writer(be, fmt_path(z ? "cz.h5" : "c.h5"), z, a, 5);
+        posenc_writer *w = fmt_writer(be, tu_path(z ? "cz.h5" : "c.h5"), z, a, 5);
         fmt_writer_meta(w, "rope_theta", "10000");
         fmt_writer_meta(w, "style", "\"neox\"");
         posenc_error err = { 0 };
-        assert_int_equal(fmt_write_all(w, data, 100003, &err), POSENC_OK);
+        assert_int_equal(fmt_write_all(w, a, 5, data, 100003, &err), POSENC_OK);
     }
     free(f);
-    fmt_python("numpy, h5py",
+    tu_python("numpy, h5py",
         "import numpy as np, h5py\n"
         "for name, z in (('c.h5', False), ('cz.h5', True)):\n"
         "    with h5py.File(D + '/' + name, 'r') as f:\n"
@@ -414,7 +412,7 @@ static void test_h5py_reads(void **state)
 static void test_declared_sizes(void **state)
 {
     (void)state;
-    fmt_python("numpy, h5py",
+    tu_python("numpy, h5py",
         "import numpy as np, h5py, os, struct\n"
         "with h5py.File(D + '/huge.h5', 'w') as f:\n"
         "    f.create_dataset('x', shape=(2**40,), dtype='f8')\n"
@@ -476,25 +474,25 @@ static void test_declared_sizes(void **state)
         "    assert f['x'].chunks == (4, 1040)\n");
     char want[800];
     snprintf(want, sizeof want, "'%s': dataset '/x' declares 8796093022208 bytes, but the file ",
-             fmt_path("huge.h5"));
-    expect_bad(fmt_path("huge.h5"), 0, POSENC_EFORMAT, want);
-    expect_bad(fmt_path("huge.h5"), 0, POSENC_EFORMAT, "holds at most 0 of them");
-    expect_bad(fmt_path("hugec.h5"), 0, POSENC_EFORMAT, "holds at most 8192 of them");
+             tu_path("huge.h5"));
+    expect_bad(tu_path("huge.h5"), 0, POSENC_EFORMAT, want);
+    expect_bad(tu_path("huge.h5"), 0, POSENC_EFORMAT, "holds at most 0 of them");
+    expect_bad(tu_path("hugec.h5"), 0, POSENC_EFORMAT, "holds at most 8192 of them");
     snprintf(want, sizeof want, "'%s': dataset '/x' needs 1048576 bytes at offset 2048, past the "
-             "end of the file (6144 bytes)", fmt_path("cut.h5"));
-    expect_bad(fmt_path("cut.h5"), 0, POSENC_EFORMAT, want);
-    expect_bad(fmt_path("ext.h5"), 0, POSENC_EUNSUPPORTED, "dataset '/x' has its data in external "
+             "end of the file (6144 bytes)", tu_path("cut.h5"));
+    expect_bad(tu_path("cut.h5"), 0, POSENC_EFORMAT, want);
+    expect_bad(tu_path("ext.h5"), 0, POSENC_EUNSUPPORTED, "dataset '/x' has its data in external "
                                                            "files");
-    expect_bad(fmt_path("short.h5"), 0, POSENC_EFORMAT,
+    expect_bad(tu_path("short.h5"), 0, POSENC_EFORMAT,
                "dataset '/x' stores 197 bytes in 4 uncompressed chunks of 64 bytes");
-    expect_bad(fmt_path("compact.h5"), 0, POSENC_EFORMAT,
+    expect_bad(tu_path("compact.h5"), 0, POSENC_EFORMAT,
                "dataset '/x' declares 8000 bytes but its compact storage holds 80");
-    expect_bad(fmt_path("bigchunk.h5"), 0, POSENC_EFORMAT,
+    expect_bad(tu_path("bigchunk.h5"), 0, POSENC_EFORMAT,
                "dataset '/x' has chunks that do not fit its shape");
 
     posenc_container *c = NULL;
     posenc_error err = { 0 };
-    assert_int_equal(fmt_open(be, fmt_path("fine.h5"), 0, &c, &err), POSENC_OK);
+    assert_int_equal(fmt_open(be, tu_path("fine.h5"), 0, &c, &err), POSENC_OK);
     assert_int_equal(c->n, 4); /* not /ext */
     assert_int_equal(fmt_find(c, "/ext"), -1);
     void *d = NULL;
@@ -534,7 +532,7 @@ static void write_failures(int compress)
     void *data[sizeof a / sizeof a[0]];
     for (size_t i = 0; i < n; i++)
         data[i] = fmt_data(a[i].dtype, fmt_nelem(&a[i]), (unsigned)i + 3);
-    const char *path = fmt_path(compress ? "limitz.h5" : "limit.h5");
+    const char *path = tu_path(compress ? "limitz.h5" : "limit.h5");
     struct rlimit saved;
     assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
     void (*old)(int) = signal(SIGXFSZ, SIG_IGN);
@@ -550,7 +548,7 @@ static void write_failures(int compress)
         struct rlimit rl = { limit < saved.rlim_max ? limit : saved.rlim_max, saved.rlim_max };
         assert_int_equal(setrlimit(RLIMIT_FSIZE, &rl), 0);
         posenc_error err = { 0 };
-        posenc_status st = fmt_write_all(w, (const void *const *)data, 1000, &err);
+        posenc_status st = fmt_write_all(w, a, n, (const void *const *)data, 1000, &err);
         assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
         if (st == POSENC_OK) {
             passed++;
@@ -560,9 +558,9 @@ static void write_failures(int compress)
             snprintf(want, sizeof want, "cannot write '%s': %s", path, strerror(EFBIG));
             if (st != POSENC_EIO || strcmp(err.msg, want) != 0)
                 fail_msg("limit %lu: status %d, '%s'", (unsigned long)limit, st, err.msg);
-            assert_false(fmt_exists(path));
+            assert_false(tu_exists(path));
         }
-        assert_false(fmt_tmp_left());
+        assert_false(tu_tmp_left());
         assert_int_equal(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
         unlink(path);
     }
@@ -572,7 +570,7 @@ static void write_failures(int compress)
     /* the library still works: write and read back */
     posenc_writer *w = fmt_writer(be, path, compress, a, n);
     posenc_error err = { 0 };
-    assert_int_equal(fmt_write_all(w, (const void *const *)data, 777, &err), POSENC_OK);
+    assert_int_equal(fmt_write_all(w, a, n, (const void *const *)data, 777, &err), POSENC_OK);
     posenc_container *c = NULL;
     assert_int_equal(fmt_open(be, path, 0, &c, &err), POSENC_OK);
     assert_int_equal(c->n, n);
@@ -604,15 +602,21 @@ static void test_write_failures_gzip(void **state)
 static void expect_refused(const char *path, const char *substr)
 {
     posenc_array_info a = fmt_info("x", POSENC_DT_F32, 1, (int64_t)4);
-    posenc_writer *w = fmt_writer(be, path, 0, &a, 1);
+    posenc_write_opts o = { .format = be->format };
+    posenc_writer *w = NULL;
     float v[4] = { 1, 2, 3, 4 };
     const void *data[] = { v };
     posenc_error err = { 0 };
-    posenc_status st = fmt_write_all(w, data, 4, &err);
+    /* refused when the writer opens (io.c) or when the backend starts (hdf5.c) */
+    posenc_status st = posenc_writer_open(path, &o, &w, &err);
+    if (st == POSENC_OK && (st = posenc_writer_declare(w, &a, &err)) != POSENC_OK)
+        posenc_writer_abort(w);
+    else if (st == POSENC_OK)
+        st = fmt_write_all(w, &a, 1, data, 4, &err);
     if (st != POSENC_EINVAL || !strstr(err.msg, substr))
         fail_msg("'%s': status %d, '%s' (want '%s')", path, st, err.msg, substr);
     assert_null(strchr(err.msg, '\n'));
-    assert_false(fmt_tmp_left());
+    assert_false(tu_tmp_left());
     assert_int_equal(H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL), 0);
 }
 
@@ -620,25 +624,25 @@ static void test_unseekable_targets(void **state)
 {
     (void)state;
     char want[600];
-    const char *fifo = fmt_path("fifo.h5");
+    const char *fifo = tu_path("fifo.h5");
     assert_int_equal(mkfifo(fifo, 0600), 0);
     snprintf(want, sizeof want, "'%s': HDF5 output needs a seekable regular file, not a pipe",
              fifo);
     expect_refused(fifo, want);
     expect_refused("/dev/null", "'/dev/null': HDF5 output needs a seekable regular file, not a "
                                 "character device");
-    expect_refused(fmt_dir, "HDF5 output needs a seekable regular file, not a directory");
-    expect_refused("-", "'-': HDF5 output needs a seekable regular file, not standard output");
+    expect_refused(tu_dir, "HDF5 output needs a seekable regular file, not a directory");
+    expect_refused("-", "standard output takes one array as NPY, not hdf5");
     unlink(fifo);
 
-    const char *real = fmt_path("real.h5"), *link = fmt_path("link.h5");
-    fmt_write_bytes(real, "old", 3);
+    const char *real = tu_path("real.h5"), *link = tu_path("link.h5");
+    tu_write_file(real, "old", 3);
     assert_int_equal(symlink("real.h5", link), 0);
     posenc_array_info a = fmt_info("x", POSENC_DT_F32, 1, (int64_t)4);
     float v[4] = { 1, 2, 3, 4 };
     const void *data[] = { v };
     posenc_error err = { 0 };
-    assert_int_equal(fmt_write_all(fmt_writer(be, link, 0, &a, 1), data, 4, &err), POSENC_OK);
+    assert_int_equal(fmt_write_all(fmt_writer(be, link, 0, &a, 1), &a, 1, data, 4, &err), POSENC_OK);
     struct stat sb;
     assert_int_equal(lstat(link, &sb), 0);
     assert_true(S_ISLNK(sb.st_mode));
@@ -646,7 +650,7 @@ static void test_unseekable_targets(void **state)
     assert_int_equal(fmt_open(be, real, 0, &c, &err), POSENC_OK);
     assert_int_equal(c->n, 1);
     fmt_close(c);
-    assert_false(fmt_tmp_left());
+    assert_false(tu_tmp_left());
     unlink(link);
     unlink(real);
 }
@@ -667,5 +671,5 @@ int main(void)
         cmocka_unit_test(test_write_failures_gzip),
         cmocka_unit_test(test_unseekable_targets),
     };
-    return cmocka_run_group_tests_name("hdf5", tests, fmt_setup, fmt_teardown);
+    return cmocka_run_group_tests_name("hdf5", tests, tu_setup, tu_teardown);
 }

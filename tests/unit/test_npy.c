@@ -15,56 +15,6 @@
 #include "testutil.h"
 #include "posenc/io.h"
 
-static char tmpdir[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "%s/posenc-npy.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *tpath(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
-}
-
-static void write_file(const char *path, const void *data, size_t n)
-{
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    assert_int_equal(fwrite(data, 1, n, fp), n);
-    assert_int_equal(fclose(fp), 0);
-}
-
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    long len = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    unsigned char *p = malloc((size_t)len + 1);
-    assert_non_null(p);
-    assert_int_equal(fread(p, 1, (size_t)len, fp), (size_t)len);
-    fclose(fp);
-    *n = (size_t)len;
-    return p;
-}
-
 /* An NPY file: version, dict text (padded by the caller or not), then data. */
 static size_t make_npy(unsigned char *out, int major, const char *dict, const void *data,
                        size_t nd)
@@ -90,7 +40,7 @@ static size_t make_npy(unsigned char *out, int major, const char *dict, const vo
     return p + hl + nd;
 }
 
-/* Number of directory entries in tmpdir whose name contains s. */
+/* Number of directory entries in tu_dir whose name contains s. */
 static int count_entries(const char *dir, const char *s)
 {
     DIR *d = opendir(dir);
@@ -159,7 +109,7 @@ static void test_roundtrip_dtypes(void **state)
         unsigned char *in = malloc(n * es), *out = malloc(n * es);
         fill(a.dtype, in, n);
         posenc_error err = { 0 };
-        const char *p = tpath("rt.npy");
+        const char *p = tu_path("rt.npy");
         assert_int_equal(write_one(p, &a, in, n, &err), POSENC_OK);
         posenc_read_opts o = { .assume_bf16 = dt == POSENC_DT_BF16 };
         posenc_reader *r;
@@ -179,7 +129,7 @@ static void test_roundtrip_dtypes(void **state)
         posenc_reader_close(r);
         /* data starts at a multiple of 64 */
         size_t len;
-        unsigned char *f = slurp(p, &len);
+        unsigned char *f = tu_slurp(p, &len);
         assert_int_equal((len - n * es) % 64, 0);
         assert_int_equal(f[len - n * es - 1], '\n');
         free(f);
@@ -196,9 +146,9 @@ static void test_header_bytes(void **state)
     for (int i = 0; i < 12; i++)
         v[i] = (float)i;
     posenc_array_info a = { .dtype = POSENC_DT_F32, .ndim = 2, .shape = { 3, 4 } };
-    assert_int_equal(write_one(tpath("h.npy"), &a, v, 12, NULL), POSENC_OK);
+    assert_int_equal(write_one(tu_path("h.npy"), &a, v, 12, NULL), POSENC_OK);
     size_t len;
-    unsigned char *f = slurp(tpath("h.npy"), &len);
+    unsigned char *f = tu_slurp(tu_path("h.npy"), &len);
     const char *want = "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }";
     assert_int_equal(len, 128 + 48);
     assert_memory_equal(f, "\x93NUMPY\x01\x00\x76\x00", 10);
@@ -211,20 +161,20 @@ static void test_header_bytes(void **state)
     /* 1-D and 0-D shapes are "(5,)" and "()" */
     posenc_array_info b = { .dtype = POSENC_DT_I64, .ndim = 1, .shape = { 5 } };
     int64_t iv[5] = { 1, 2, 3, 4, 5 };
-    assert_int_equal(write_one(tpath("h1.npy"), &b, iv, 5, NULL), POSENC_OK);
-    f = slurp(tpath("h1.npy"), &len);
+    assert_int_equal(write_one(tu_path("h1.npy"), &b, iv, 5, NULL), POSENC_OK);
+    f = tu_slurp(tu_path("h1.npy"), &len);
     assert_non_null(strstr((char *)f + 10, "'shape': (5,), }"));
     free(f);
     posenc_array_info c = { .dtype = POSENC_DT_F64, .ndim = 0 };
     double d = 2.5;
-    assert_int_equal(write_one(tpath("h0.npy"), &c, &d, 1, NULL), POSENC_OK);
-    f = slurp(tpath("h0.npy"), &len);
+    assert_int_equal(write_one(tu_path("h0.npy"), &c, &d, 1, NULL), POSENC_OK);
+    f = tu_slurp(tu_path("h0.npy"), &len);
     assert_non_null(strstr((char *)f + 10, "'shape': (), }"));
     assert_int_equal(len, 128 + 8); /* 60-byte dict + '\n' does not fit in 64 */
     free(f);
     posenc_array_info info;
     double *back;
-    assert_int_equal(posenc_read_all(tpath("h0.npy"), NULL, POSENC_DT_F64, 64, &info,
+    assert_int_equal(posenc_read_all(tu_path("h0.npy"), NULL, POSENC_DT_F64, 64, &info,
                                      (void **)&back, NULL), POSENC_OK);
     assert_int_equal(info.ndim, 0);
     assert_true(back[0] == 2.5);
@@ -243,8 +193,8 @@ static void test_versions(void **state)
     const char *dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }  \n";
     for (int major = 1; major <= 3; major++) {
         size_t n = make_npy(buf, major, dict, v, sizeof v);
-        write_file(tpath("v.npy"), buf, n);
-        assert_int_equal(posenc_read_all(tpath("v.npy"), NULL, POSENC_DT_F32, 1024, &info,
+        tu_write_file(tu_path("v.npy"), buf, n);
+        assert_int_equal(posenc_read_all(tu_path("v.npy"), NULL, POSENC_DT_F32, 1024, &info,
                                          (void **)&out, &err), POSENC_OK);
         assert_memory_equal(out, v, sizeof v);
         free(out);
@@ -259,8 +209,8 @@ static void test_versions(void **state)
     d2[big] = '\0';
     unsigned char *b2 = malloc(big + 64);
     size_t n = make_npy(b2, 2, d2, v, sizeof v);
-    write_file(tpath("v2big.npy"), b2, n);
-    assert_int_equal(posenc_read_all(tpath("v2big.npy"), NULL, POSENC_DT_F64, 1024, &info,
+    tu_write_file(tu_path("v2big.npy"), b2, n);
+    assert_int_equal(posenc_read_all(tu_path("v2big.npy"), NULL, POSENC_DT_F64, 1024, &info,
                                      (void **)&out, &err), POSENC_OK);
     assert_true(((double *)(void *)out)[2] == 3.25);
     free(out);
@@ -269,8 +219,8 @@ static void test_versions(void **state)
     /* version 4 does not exist */
     n = make_npy(buf, 2, dict, v, sizeof v);
     buf[6] = 4;
-    write_file(tpath("v4.npy"), buf, n);
-    expect_open_error(tpath("v4.npy"), NULL, POSENC_EUNSUPPORTED, "version 4.0");
+    tu_write_file(tu_path("v4.npy"), buf, n);
+    expect_open_error(tu_path("v4.npy"), NULL, POSENC_EUNSUPPORTED, "version 4.0");
 }
 
 static void test_tolerant_parser(void **state)
@@ -299,10 +249,10 @@ static void test_tolerant_parser(void **state)
         buf[9] = 0;
         memcpy(buf + 10, ok[i].dict, dl);
         memcpy(buf + 10 + dl, v, sizeof v);
-        write_file(tpath("tol.npy"), buf, 10 + dl + sizeof v);
+        tu_write_file(tu_path("tol.npy"), buf, 10 + dl + sizeof v);
         posenc_container *c;
         posenc_error err = { 0 };
-        if (posenc_container_open(tpath("tol.npy"), NULL, &c, &err) != POSENC_OK)
+        if (posenc_container_open(tu_path("tol.npy"), NULL, &c, &err) != POSENC_OK)
             fail_msg("dict %zu: %s", i, err.msg);
         assert_int_equal(posenc_container_count(c), 1);
         assert_int_equal(posenc_container_array(c, 0)->ndim, ok[i].ndim);
@@ -324,32 +274,32 @@ static void test_big_endian(void **state)
     memcpy(data, f8, 16);
     size_t n = make_npy(buf, 1, "{'descr': '>f8', 'fortran_order': False, 'shape': (2,), }",
                         data, 16);
-    write_file(tpath("be.npy"), buf, n);
+    tu_write_file(tu_path("be.npy"), buf, n);
     double *d;
     posenc_array_info info;
-    assert_int_equal(posenc_read_all(tpath("be.npy"), NULL, POSENC_DT_F64, 64, &info,
+    assert_int_equal(posenc_read_all(tu_path("be.npy"), NULL, POSENC_DT_F64, 64, &info,
                                      (void **)&d, NULL), POSENC_OK);
     assert_true(d[0] == 1.0 && d[1] == -2.5);
     free(d);
     n = make_npy(buf, 1, "{'descr': '>i4', 'fortran_order': False, 'shape': (2,), }", i4, 8);
-    write_file(tpath("be.npy"), buf, n);
+    tu_write_file(tu_path("be.npy"), buf, n);
     int32_t *iv;
-    assert_int_equal(posenc_read_all(tpath("be.npy"), NULL, POSENC_DT_I32, 64, &info,
+    assert_int_equal(posenc_read_all(tu_path("be.npy"), NULL, POSENC_DT_I32, 64, &info,
                                      (void **)&iv, NULL), POSENC_OK);
     assert_int_equal(info.dtype, POSENC_DT_I32);
     assert_true(iv[0] == 1 && iv[1] == -2);
     free(iv);
     static const unsigned char f2[2] = { 0x3c, 0x00 }, f4[4] = { 0x3f, 0, 0, 0 };
     n = make_npy(buf, 1, "{'descr': '>f2', 'fortran_order': False, 'shape': (), }", f2, 2);
-    write_file(tpath("be.npy"), buf, n);
+    tu_write_file(tu_path("be.npy"), buf, n);
     float *fv;
-    assert_int_equal(posenc_read_all(tpath("be.npy"), NULL, POSENC_DT_F32, 64, &info,
+    assert_int_equal(posenc_read_all(tu_path("be.npy"), NULL, POSENC_DT_F32, 64, &info,
                                      (void **)&fv, NULL), POSENC_OK);
     assert_true(fv[0] == 1.0f);
     free(fv);
     n = make_npy(buf, 1, "{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", f4, 4);
-    write_file(tpath("be.npy"), buf, n);
-    assert_int_equal(posenc_read_all(tpath("be.npy"), NULL, POSENC_DT_F32, 64, &info,
+    tu_write_file(tu_path("be.npy"), buf, n);
+    assert_int_equal(posenc_read_all(tu_path("be.npy"), NULL, POSENC_DT_F32, 64, &info,
                                      (void **)&fv, NULL), POSENC_OK);
     assert_true(fv[0] == 0.5f);
     free(fv);
@@ -367,10 +317,10 @@ static void test_fortran(void **state)
     unsigned char buf[512];
     size_t n = make_npy(buf, 1, "{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3, 4), }",
                         f, sizeof f);
-    write_file(tpath("f.npy"), buf, n);
+    tu_write_file(tu_path("f.npy"), buf, n);
     posenc_reader *r;
     posenc_error err = { 0 };
-    assert_int_equal(posenc_reader_open(tpath("f.npy"), NULL, &r, &err), POSENC_OK);
+    assert_int_equal(posenc_reader_open(tu_path("f.npy"), NULL, &r, &err), POSENC_OK);
     int32_t c[24];
     assert_int_equal(posenc_reader_read(r, c, 5, &err), POSENC_OK);
     assert_int_equal(posenc_reader_read(r, c + 5, 19, &err), POSENC_OK);
@@ -394,9 +344,9 @@ static void test_fortran(void **state)
         }
     n = make_npy(buf, 1, "{'descr': '>f8', 'fortran_order': True, 'shape': (2, 3), }", bf,
                  sizeof bf);
-    write_file(tpath("f.npy"), buf, n);
+    tu_write_file(tu_path("f.npy"), buf, n);
     double *d;
-    assert_int_equal(posenc_read_all(tpath("f.npy"), NULL, POSENC_DT_F64, 1024, NULL,
+    assert_int_equal(posenc_read_all(tu_path("f.npy"), NULL, POSENC_DT_F64, 1024, NULL,
                                      (void **)&d, &err), POSENC_OK);
     for (int i = 0; i < 2; i++)
         for (int j = 0; j < 3; j++)
@@ -405,8 +355,8 @@ static void test_fortran(void **state)
     /* a Fortran array over 1 GiB is refused before any allocation */
     n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (20000, 20000), }",
                  NULL, 0);
-    write_file(tpath("f.npy"), buf, n);
-    expect_open_error(tpath("f.npy"), NULL, POSENC_ERANGE, "at most 1 GiB");
+    tu_write_file(tu_path("f.npy"), buf, n);
+    expect_open_error(tu_path("f.npy"), NULL, POSENC_ERANGE, "at most 1 GiB");
 }
 
 static void test_dtypes_descr(void **state)
@@ -416,35 +366,35 @@ static void test_dtypes_descr(void **state)
     size_t n;
     /* '<V2' is opaque unless the caller says it is bf16 */
     n = make_npy(buf, 1, "{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }", data, 4);
-    write_file(tpath("v2.npy"), buf, n);
-    expect_open_error(tpath("v2.npy"), NULL, POSENC_EUNSUPPORTED,
+    tu_write_file(tu_path("v2.npy"), buf, n);
+    expect_open_error(tu_path("v2.npy"), NULL, POSENC_EUNSUPPORTED,
                       "dtype '<V2' is opaque; pass --dtype bf16 if it is bfloat16");
     posenc_read_opts o = { .assume_bf16 = 1 };
     float *f;
     posenc_array_info info;
-    assert_int_equal(posenc_read_all(tpath("v2.npy"), &o, POSENC_DT_F32, 64, &info, (void **)&f,
+    assert_int_equal(posenc_read_all(tu_path("v2.npy"), &o, POSENC_DT_F32, 64, &info, (void **)&f,
                                      NULL), POSENC_OK);
     assert_int_equal(info.dtype, POSENC_DT_BF16);
     assert_true(f[0] == 1.0f && f[1] == 2.0f);
     free(f);
     n = make_npy(buf, 1, "{'descr': '|V2', 'fortran_order': False, 'shape': (2,), }", data, 4);
-    write_file(tpath("v2.npy"), buf, n);
-    assert_int_equal(posenc_read_all(tpath("v2.npy"), &o, POSENC_DT_F32, 64, &info, (void **)&f,
+    tu_write_file(tu_path("v2.npy"), buf, n);
+    assert_int_equal(posenc_read_all(tu_path("v2.npy"), &o, POSENC_DT_F32, 64, &info, (void **)&f,
                                      NULL), POSENC_OK);
     free(f);
     /* the literal 'bfloat16' needs no flag */
     n = make_npy(buf, 1, "{'descr': 'bfloat16', 'fortran_order': False, 'shape': (2,), }",
                  data, 4);
-    write_file(tpath("v2.npy"), buf, n);
-    assert_int_equal(posenc_read_all(tpath("v2.npy"), NULL, POSENC_DT_F32, 64, &info,
+    tu_write_file(tu_path("v2.npy"), buf, n);
+    assert_int_equal(posenc_read_all(tu_path("v2.npy"), NULL, POSENC_DT_F32, 64, &info,
                                      (void **)&f, NULL), POSENC_OK);
     assert_true(f[1] == 2.0f);
     free(f);
     /* u1 */
     n = make_npy(buf, 1, "{'descr': '|u1', 'fortran_order': False, 'shape': (3,), }", data, 3);
-    write_file(tpath("u.npy"), buf, n);
+    tu_write_file(tu_path("u.npy"), buf, n);
     int64_t *iv;
-    assert_int_equal(posenc_read_all(tpath("u.npy"), NULL, POSENC_DT_I64, 64, &info,
+    assert_int_equal(posenc_read_all(tu_path("u.npy"), NULL, POSENC_DT_I64, 64, &info,
                                      (void **)&iv, NULL), POSENC_OK);
     assert_true(iv[0] == 0x80 && iv[1] == 0x3f && iv[2] == 0);
     free(iv);
@@ -487,8 +437,8 @@ static void test_dtypes_descr(void **state)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         n = make_npy(buf, 1, bad[i].dict, data, 8);
-        write_file(tpath("bad.npy"), buf, n);
-        expect_open_error(tpath("bad.npy"), NULL, bad[i].code, bad[i].msg);
+        tu_write_file(tu_path("bad.npy"), buf, n);
+        expect_open_error(tu_path("bad.npy"), NULL, bad[i].code, bad[i].msg);
     }
 }
 
@@ -499,48 +449,48 @@ static void test_malformed_files(void **state)
     const float v[4] = { 1, 2, 3, 4 };
     const char *dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }";
     /* not NPY at all (forced format) */
-    write_file(tpath("junk.npy"), "hello world, not numpy", 22);
+    tu_write_file(tu_path("junk.npy"), "hello world, not numpy", 22);
     posenc_read_opts npy = { 0, POSENC_FMT_NPY };
-    expect_open_error(tpath("junk.npy"), &npy, POSENC_EFORMAT, "not an NPY file");
+    expect_open_error(tu_path("junk.npy"), &npy, POSENC_EFORMAT, "not an NPY file");
     /* sniffing: .npy goes to the NPY reader, an unknown name is an unknown format */
-    expect_open_error(tpath("junk.npy"), NULL, POSENC_EFORMAT, "not an NPY file");
-    write_file(tpath("junk.dat"), "hello world, not numpy", 22);
-    expect_open_error(tpath("junk.dat"), NULL, POSENC_EFORMAT, "unknown file format");
+    expect_open_error(tu_path("junk.npy"), NULL, POSENC_EFORMAT, "not an NPY file");
+    tu_write_file(tu_path("junk.dat"), "hello world, not numpy", 22);
+    expect_open_error(tu_path("junk.dat"), NULL, POSENC_EFORMAT, "unknown file format");
     /* magic only */
-    write_file(tpath("m.npy"), "\x93NUMPY\x01", 7);
-    expect_open_error(tpath("m.npy"), NULL, POSENC_EFORMAT, "truncated");
+    tu_write_file(tu_path("m.npy"), "\x93NUMPY\x01", 7);
+    expect_open_error(tu_path("m.npy"), NULL, POSENC_EFORMAT, "truncated");
     /* header length past the end of the file */
     size_t n = make_npy(buf, 1, dict, NULL, 0);
     buf[8] = 0xff;
     buf[9] = 0x7f;
-    write_file(tpath("hl.npy"), buf, n);
-    expect_open_error(tpath("hl.npy"), NULL, POSENC_EFORMAT, "truncated");
+    tu_write_file(tu_path("hl.npy"), buf, n);
+    expect_open_error(tu_path("hl.npy"), NULL, POSENC_EFORMAT, "truncated");
     /* header over 1 MiB (version 2) */
     n = make_npy(buf, 2, dict, NULL, 0);
     buf[10] = 0x20; /* 0x00200000 + len */
-    write_file(tpath("hbig.npy"), buf, n);
-    expect_open_error(tpath("hbig.npy"), NULL, POSENC_EFORMAT, "too large (at most 1 MiB)");
+    tu_write_file(tu_path("hbig.npy"), buf, n);
+    expect_open_error(tu_path("hbig.npy"), NULL, POSENC_EFORMAT, "too large (at most 1 MiB)");
     /* data shorter than the shape says: caught at open for a regular file */
     n = make_npy(buf, 1, dict, v, 12);
-    write_file(tpath("short.npy"), buf, n);
-    expect_open_error(tpath("short.npy"), NULL, POSENC_EFORMAT,
+    tu_write_file(tu_path("short.npy"), buf, n);
+    expect_open_error(tu_path("short.npy"), NULL, POSENC_EFORMAT,
                       "truncated data: shape (4,) of f32 needs 16 bytes, the file holds 12");
     /* trailing bytes after the data are ignored, as numpy does */
     n = make_npy(buf, 1, dict, v, 16);
     memcpy(buf + n, "xyz", 3);
-    write_file(tpath("long.npy"), buf, n + 3);
+    tu_write_file(tu_path("long.npy"), buf, n + 3);
     float *f;
-    assert_int_equal(posenc_read_all(tpath("long.npy"), NULL, POSENC_DT_F32, 64, NULL,
+    assert_int_equal(posenc_read_all(tu_path("long.npy"), NULL, POSENC_DT_F32, 64, NULL,
                                      (void **)&f, NULL), POSENC_OK);
     assert_memory_equal(f, v, 16);
     free(f);
     /* a missing file and a directory named .npy */
-    expect_open_error(tpath("none.npy"), NULL, POSENC_EIO, "No such file or directory");
+    expect_open_error(tu_path("none.npy"), NULL, POSENC_EIO, "No such file or directory");
     /* a member name on a single-array file that does not match */
     posenc_reader *r;
     posenc_error err = { 0 };
     /* read_all refuses arrays over max_bytes */
-    assert_int_equal(posenc_read_all(tpath("long.npy"), NULL, POSENC_DT_F64, 16, NULL,
+    assert_int_equal(posenc_read_all(tu_path("long.npy"), NULL, POSENC_DT_F64, 16, NULL,
                                      (void **)&f, &err), POSENC_ERANGE);
     assert_non_null(strstr(err.msg, "larger than 16 bytes"));
     (void)r;
@@ -550,7 +500,7 @@ static void test_malformed_files(void **state)
 static posenc_status read_through_fifo(const unsigned char *bytes, size_t n, float *out,
                                        size_t nelem, int use_stdin, posenc_error *err)
 {
-    const char *fifo = tpath("pipe.npy");
+    const char *fifo = tu_path("pipe.npy");
     int pfd[2] = { -1, -1 };
     unlink(fifo);
     if (use_stdin)
@@ -643,7 +593,7 @@ static void test_writer_checks(void **state)
     posenc_array_info a = { .name = "a", .dtype = POSENC_DT_F32, .ndim = 1, .shape = { 4 } };
     float v[8] = { 0 };
     /* NPY holds one array */
-    assert_int_equal(posenc_writer_open(tpath("w.npy"), NULL, &w, &err), POSENC_OK);
+    assert_int_equal(posenc_writer_open(tu_path("w.npy"), NULL, &w, &err), POSENC_OK);
     assert_int_equal(posenc_writer_declare(w, &a, &err), POSENC_OK);
     assert_int_equal(posenc_writer_declare(w, &a, &err), POSENC_EINVAL);
     assert_non_null(strstr(err.msg, "holds one array"));
@@ -652,24 +602,24 @@ static void test_writer_checks(void **state)
     assert_non_null(strstr(err.msg, "past the declared arrays"));
     assert_int_equal(posenc_writer_write(w, v, 3, &err), POSENC_OK);
     /* a temporary lives beside the target until commit */
-    assert_int_equal(count_entries(tmpdir, ".posenc-tmp-"), 1);
-    assert_int_equal(count_entries(tmpdir, "-w.npy"), 1);
+    assert_int_equal(count_entries(tu_dir, ".posenc-tmp-"), 1);
+    assert_int_equal(count_entries(tu_dir, "-w.npy"), 1);
     /* declare after data */
     assert_int_equal(posenc_writer_declare(w, &a, &err), POSENC_EINVAL);
     assert_non_null(strstr(err.msg, "before writing"));
     /* commit with an incomplete array fails and leaves nothing */
     assert_int_equal(posenc_writer_commit(w, &err), POSENC_EINVAL);
     assert_non_null(strstr(err.msg, "incomplete (3 of 4"));
-    assert_int_equal(count_entries(tmpdir, "w.npy"), 0);
+    assert_int_equal(count_entries(tu_dir, "w.npy"), 0);
     /* abort leaves nothing */
-    assert_int_equal(posenc_writer_open(tpath("w.npy"), NULL, &w, &err), POSENC_OK);
+    assert_int_equal(posenc_writer_open(tu_path("w.npy"), NULL, &w, &err), POSENC_OK);
     assert_int_equal(posenc_writer_declare(w, &a, &err), POSENC_OK);
     assert_int_equal(posenc_writer_write(w, v, 2, &err), POSENC_OK);
     posenc_writer_abort(w);
-    assert_int_equal(count_entries(tmpdir, "w.npy"), 0);
+    assert_int_equal(count_entries(tu_dir, "w.npy"), 0);
     posenc_writer_abort(NULL);
     /* a failed commit leaves no file: the target directory vanished */
-    const char *sub = tpath("gone");
+    const char *sub = tu_path("gone");
     assert_int_equal(mkdir(sub, 0777), 0);
     char target[600];
     snprintf(target, sizeof target, "%s/x.npy", sub);
@@ -690,7 +640,7 @@ static void test_writer_checks(void **state)
     assert_int_equal(system(cmd), 0);
     assert_int_equal(count_entries(sub, ".posenc-tmp-"), 0);
     /* invalid shapes and names */
-    assert_int_equal(posenc_writer_open(tpath("w.npz"), NULL, &w, &err), POSENC_OK);
+    assert_int_equal(posenc_writer_open(tu_path("w.npz"), NULL, &w, &err), POSENC_OK);
     posenc_array_info neg = { .name = "n", .dtype = POSENC_DT_F32, .ndim = 1, .shape = { -1 } };
     assert_int_equal(posenc_writer_declare(w, &neg, &err), POSENC_EINVAL);
     assert_non_null(strstr(err.msg, "negative dimension"));
@@ -703,7 +653,7 @@ static void test_writer_checks(void **state)
     assert_int_equal(posenc_writer_meta(w, "k", "{bad json", &err), POSENC_EINVAL);
     posenc_writer_abort(w);
     /* unknown extension; stdout takes NPY only */
-    assert_int_equal(posenc_writer_open(tpath("w.xyz"), NULL, &w, &err), POSENC_EINVAL);
+    assert_int_equal(posenc_writer_open(tu_path("w.xyz"), NULL, &w, &err), POSENC_EINVAL);
     assert_non_null(strstr(err.msg, "cannot tell the format"));
     posenc_write_opts zo = { POSENC_FMT_NPZ, 0 };
     assert_int_equal(posenc_writer_open("-", &zo, &w, &err), POSENC_EINVAL);
@@ -727,16 +677,16 @@ static void test_writer_checks(void **state)
         mode_t old = umask(022);
         posenc_array_info ma = { .dtype = POSENC_DT_U8, .ndim = 0 };
         uint8_t b = 1;
-        assert_int_equal(write_one(tpath("mode.npy"), &ma, &b, 1, &err), POSENC_OK);
+        assert_int_equal(write_one(tu_path("mode.npy"), &ma, &b, 1, &err), POSENC_OK);
         umask(old);
         struct stat sb;
-        assert_int_equal(stat(tpath("mode.npy"), &sb), 0);
+        assert_int_equal(stat(tu_path("mode.npy"), &sb), 0);
         assert_int_equal(sb.st_mode & 0777, 0644);
     }
     /* NPY commit without an array */
-    assert_int_equal(posenc_writer_open(tpath("empty0.npy"), NULL, &w, &err), POSENC_OK);
+    assert_int_equal(posenc_writer_open(tu_path("empty0.npy"), NULL, &w, &err), POSENC_OK);
     assert_int_equal(posenc_writer_commit(w, &err), POSENC_EINVAL);
-    assert_int_equal(count_entries(tmpdir, "empty0"), 0);
+    assert_int_equal(count_entries(tu_dir, "empty0"), 0);
 }
 
 static void test_writer_stdout(void **state)
@@ -745,7 +695,7 @@ static void test_writer_stdout(void **state)
     /* "-" writes NPY on stdout: redirect fd 1 to a file */
     fflush(stdout);
     int saved = dup(1);
-    int fd = open(tpath("stdout.npy"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int fd = open(tu_path("stdout.npy"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
     assert_true(fd >= 0);
     dup2(fd, 1);
     close(fd);
@@ -757,7 +707,7 @@ static void test_writer_stdout(void **state)
     close(saved);
     assert_int_equal(st, POSENC_OK);
     int32_t *back;
-    assert_int_equal(posenc_read_all(tpath("stdout.npy"), NULL, POSENC_DT_I32, 64, NULL,
+    assert_int_equal(posenc_read_all(tu_path("stdout.npy"), NULL, POSENC_DT_I32, 64, NULL,
                                      (void **)&back, NULL), POSENC_OK);
     assert_memory_equal(back, v, sizeof v);
     free(back);
@@ -767,7 +717,7 @@ static void test_writer_stdout(void **state)
 static void test_dir_format(void **state)
 {
     (void)state;
-    const char *d = tpath("tables");
+    const char *d = tu_path("tables");
     posenc_writer *w;
     posenc_error err = { 0 };
     posenc_write_opts o = { POSENC_FMT_DIR, 0 };
@@ -822,13 +772,13 @@ static void test_dir_format(void **state)
     assert_int_equal(posenc_reader_open(d, NULL, &r, &err), POSENC_EINVAL);
     assert_non_null(strstr(err.msg, "4 arrays (cos, empty, half, sin)"));
     /* names that cannot be file names */
-    assert_int_equal(posenc_writer_open(tpath("t2"), &o, &w, &err), POSENC_OK);
+    assert_int_equal(posenc_writer_open(tu_path("t2"), &o, &w, &err), POSENC_OK);
     posenc_array_info bad = { .name = "a/b", .dtype = POSENC_DT_U8, .ndim = 0 };
     assert_int_equal(posenc_writer_declare(w, &bad, &err), POSENC_OK);
     assert_int_equal(posenc_writer_write(w, v, 1, &err), POSENC_EINVAL);
     assert_non_null(strstr(err.msg, "cannot be a file name"));
     posenc_writer_abort(w);
-    assert_int_not_equal(stat(tpath("t2"), &sb), 0);
+    assert_int_not_equal(stat(tu_path("t2"), &sb), 0);
 }
 
 /* ---- NumPy interop ---- */
@@ -876,7 +826,7 @@ static void test_numpy_interop(void **state)
         skip();
     char cmd[2048];
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' make '%s'", script("npy_interop.py"),
-             tmpdir);
+             tu_dir);
     assert_int_equal(system(cmd), 0);
     /* numpy-written files read exactly */
     static const struct {
@@ -891,7 +841,7 @@ static void test_numpy_interop(void **state)
         { "np_big.npy", 300000 },
     };
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
-        expect_pattern(tpath(files[i].file), POSENC_DT_F64, files[i].n, files[i].file);
+        expect_pattern(tu_path(files[i].file), POSENC_DT_F64, files[i].n, files[i].file);
     /* numpy reads what posenc writes, bit-identically, and np.save writes the same bytes */
     for (int dt = 0; dt < POSENC_DT_COUNT; dt++) {
         posenc_array_info a = { .dtype = (posenc_dtype)dt, .ndim = 2, .shape = { 4, 15 } };
@@ -899,15 +849,15 @@ static void test_numpy_interop(void **state)
         fill(a.dtype, buf, 60);
         char name[64];
         snprintf(name, sizeof name, "pe_%s.npy", posenc_dtype_name(a.dtype));
-        assert_int_equal(write_one(tpath(name), &a, buf, 60, NULL), POSENC_OK);
+        assert_int_equal(write_one(tu_path(name), &a, buf, 60, NULL), POSENC_OK);
     }
     posenc_array_info big = { .dtype = POSENC_DT_F32, .ndim = 3, .shape = { 3, 1000, 7 } };
     float *bv = malloc(21000 * sizeof *bv);
     fill(POSENC_DT_F32, bv, 21000);
-    assert_int_equal(write_one(tpath("pe_big.npy"), &big, bv, 21000, NULL), POSENC_OK);
+    assert_int_equal(write_one(tu_path("pe_big.npy"), &big, bv, 21000, NULL), POSENC_OK);
     free(bv);
     snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' check '%s'", script("npy_interop.py"),
-             tmpdir);
+             tu_dir);
     assert_int_equal(system(cmd), 0);
 }
 
@@ -922,5 +872,5 @@ int main(void)
         cmocka_unit_test(test_writer_stdout),    cmocka_unit_test(test_dir_format),
         cmocka_unit_test(test_numpy_interop),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

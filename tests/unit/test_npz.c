@@ -15,56 +15,6 @@
 #include "posenc/io.h"
 #include "zip.h"
 
-static char tmpdir[256];
-
-static int setup(void **state)
-{
-    (void)state;
-    snprintf(tmpdir, sizeof tmpdir, "%s/posenc-npz.XXXXXX",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
-}
-
-static const char *tpath(const char *name)
-{
-    static char buf[4][512];
-    static int k;
-    k = (k + 1) % 4;
-    snprintf(buf[k], sizeof buf[k], "%s/%s", tmpdir, name);
-    return buf[k];
-}
-
-static void write_file(const char *path, const void *data, size_t n)
-{
-    FILE *fp = fopen(path, "wb");
-    assert_non_null(fp);
-    assert_int_equal(fwrite(data, 1, n, fp), n);
-    assert_int_equal(fclose(fp), 0);
-}
-
-static unsigned char *slurp(const char *path, size_t *n)
-{
-    FILE *fp = fopen(path, "rb");
-    assert_non_null(fp);
-    fseek(fp, 0, SEEK_END);
-    long len = ftell(fp);
-    fseek(fp, 0, SEEK_SET);
-    unsigned char *p = malloc((size_t)len + 1);
-    assert_non_null(p);
-    assert_int_equal(fread(p, 1, (size_t)len, fp), (size_t)len);
-    fclose(fp);
-    *n = (size_t)len;
-    return p;
-}
-
 static int count_entries(const char *dir, const char *s)
 {
     DIR *d = opendir(dir);
@@ -190,19 +140,19 @@ static void check_all_dtypes(const char *path)
 static void test_roundtrip_stored(void **state)
 {
     (void)state;
-    write_all_dtypes(tpath("s.npz"), 0);
-    check_all_dtypes(tpath("s.npz"));
-    assert_int_equal(count_entries(tmpdir, ".posenc-tmp"), 0);
+    write_all_dtypes(tu_path("s.npz"), 0);
+    check_all_dtypes(tu_path("s.npz"));
+    assert_int_equal(count_entries(tu_dir, ".posenc-tmp"), 0);
 }
 
 static void test_roundtrip_deflated(void **state)
 {
     (void)state;
-    write_all_dtypes(tpath("d.npz"), 1);
-    check_all_dtypes(tpath("d.npz"));
+    write_all_dtypes(tu_path("d.npz"), 1);
+    check_all_dtypes(tu_path("d.npz"));
     struct stat a, b;
-    assert_int_equal(stat(tpath("s.npz"), &a), 0);
-    assert_int_equal(stat(tpath("d.npz"), &b), 0);
+    assert_int_equal(stat(tu_path("s.npz"), &a), 0);
+    assert_int_equal(stat(tu_path("d.npz"), &b), 0);
     assert_true(b.st_size < a.st_size); /* really compressed */
 }
 
@@ -212,7 +162,7 @@ static void test_interleaved_readers(void **state)
     (void)state;
     posenc_container *c;
     posenc_error err = { 0 };
-    assert_int_equal(posenc_container_open(tpath("d.npz"), NULL, &c, &err), POSENC_OK);
+    assert_int_equal(posenc_container_open(tu_path("d.npz"), NULL, &c, &err), POSENC_OK);
     posenc_reader *r1, *r2;
     assert_int_equal(posenc_reader_open_index(c, 2, &r1, &err), POSENC_OK); /* f32 */
     assert_int_equal(posenc_reader_open_index(c, 3, &r2, &err), POSENC_OK); /* f64 */
@@ -237,20 +187,20 @@ static void test_member_specs(void **state)
     posenc_error err = { 0 };
     float f[2050], fw[2050];
     fill(POSENC_DT_F32, fw, 2050, 2);
-    assert_int_equal(read_member(tpath("s.npz:a_f32"), f, 2050, &err), POSENC_OK);
+    assert_int_equal(read_member(tu_path("s.npz:a_f32"), f, 2050, &err), POSENC_OK);
     assert_memory_equal(f, fw, sizeof f);
     /* several arrays need a name */
-    assert_int_equal(read_member(tpath("s.npz"), f, 1, &err), POSENC_EINVAL);
+    assert_int_equal(read_member(tu_path("s.npz"), f, 1, &err), POSENC_EINVAL);
     assert_non_null(strstr(err.msg, "8 arrays (a_f16, a_bf16, a_f32, a_f64, a_i32, a_i64, a_u8, "
                                     "empty); name one as '"));
     assert_non_null(strstr(err.msg, "s.npz:NAME'"));
     /* a missing member is ENOTFOUND naming it */
-    assert_int_equal(read_member(tpath("s.npz:nope"), f, 1, &err), POSENC_ENOTFOUND);
+    assert_int_equal(read_member(tu_path("s.npz:nope"), f, 1, &err), POSENC_ENOTFOUND);
     assert_non_null(strstr(err.msg, "no array 'nope'"));
     /* read_all converts */
     double *d;
     posenc_array_info info;
-    assert_int_equal(posenc_read_all(tpath("d.npz:a_f32"), NULL, POSENC_DT_F64, 1 << 20, &info,
+    assert_int_equal(posenc_read_all(tu_path("d.npz:a_f32"), NULL, POSENC_DT_F64, 1 << 20, &info,
                                      (void **)&d, &err), POSENC_OK);
     for (int i = 0; i < 2050; i++)
         assert_true(d[i] == (double)fw[i]);
@@ -270,7 +220,7 @@ static void test_zip64_local_headers(void **state)
 {
     (void)state;
     size_t n;
-    unsigned char *z = slurp(tpath("d.npz"), &n);
+    unsigned char *z = tu_slurp(tu_path("d.npz"), &n);
     size_t off = 0;
     int members = 0;
     /* walk the local headers: each has a ZIP64 extra with the real sizes */
@@ -481,7 +431,7 @@ static void build_zip(const char *path, struct zm *m, size_t nm, int zip64_end,
     put16(&b, (uint16_t)cl);
     if (cl)
         put(&b, comment, cl);
-    write_file(path, b.p, b.n);
+    tu_write_file(path, b.p, b.n);
     free(b.p);
     free(cd.p);
 }
@@ -533,28 +483,28 @@ static void test_handmade_archives(void **state)
         { .name = "meta.json", .data = (const unsigned char *)"{\"k\": [1, 2]}", .n = 13,
           .usize = -1 },
     };
-    build_zip(tpath("h.npz"), m, 4, 1, "a comment with PK\x05\x06 inside");
+    build_zip(tu_path("h.npz"), m, 4, 1, "a comment with PK\x05\x06 inside");
     posenc_container *c;
     posenc_error err = { 0 };
-    if (posenc_container_open(tpath("h.npz"), NULL, &c, &err))
+    if (posenc_container_open(tu_path("h.npz"), NULL, &c, &err))
         fail_msg("%s", err.msg);
     assert_int_equal(posenc_container_count(c), 2); /* notes.txt is not an array */
     assert_string_equal(posenc_container_meta(c), "{\"k\": [1, 2]}");
     posenc_container_close(c);
-    check_floats(tpath("h.npz:a"), 1000);
-    check_floats(tpath("h.npz:b"), 3);
+    check_floats(tu_path("h.npz:a"), 1000);
+    check_floats(tu_path("h.npz:b"), 3);
     /* a deflated member with a data descriptor */
     m[0].cd_zip64 = 0;
     m[0].descriptor = 1;
-    build_zip(tpath("h2.npz"), m, 2, 0, NULL);
-    check_floats(tpath("h2.npz:a"), 1000);
+    build_zip(tu_path("h2.npz"), m, 2, 0, NULL);
+    check_floats(tu_path("h2.npz:a"), 1000);
     /* an empty archive (PK\5\6 only) */
-    build_zip(tpath("empty.npz"), m, 0, 0, NULL);
-    assert_int_equal(posenc_container_open(tpath("empty.npz"), NULL, &c, &err), POSENC_OK);
+    build_zip(tu_path("empty.npz"), m, 0, 0, NULL);
+    assert_int_equal(posenc_container_open(tu_path("empty.npz"), NULL, &c, &err), POSENC_OK);
     assert_int_equal(posenc_container_count(c), 0);
     posenc_container_close(c);
     posenc_reader *r;
-    assert_int_equal(posenc_reader_open(tpath("empty.npz"), NULL, &r, &err), POSENC_ENOTFOUND);
+    assert_int_equal(posenc_reader_open(tu_path("empty.npz"), NULL, &r, &err), POSENC_ENOTFOUND);
     free(a);
     free(b);
 }
@@ -569,30 +519,30 @@ static void test_bad_archives(void **state)
     struct zm m = { .name = "a.npy", .data = a, .n = la, .usize = -1 };
     /* no end of central directory */
     static const char noeocd[] = "PK\x03\x04 and nothing else, really nothing at all";
-    write_file(tpath("x.npz"), noeocd, sizeof noeocd - 1);
-    expect_open_error(tpath("x.npz"), NULL, POSENC_EFORMAT, "no end of central directory");
-    write_file(tpath("x.npz"), "PK\x03\x04", 4);
-    expect_open_error(tpath("x.npz"), NULL, POSENC_EFORMAT, "too short");
+    tu_write_file(tu_path("x.npz"), noeocd, sizeof noeocd - 1);
+    expect_open_error(tu_path("x.npz"), NULL, POSENC_EFORMAT, "no end of central directory");
+    tu_write_file(tu_path("x.npz"), "PK\x03\x04", 4);
+    expect_open_error(tu_path("x.npz"), NULL, POSENC_EFORMAT, "too short");
     /* CRC mismatch: stored and deflated, found when the member has been read to its end */
     for (int def = 0; def <= 1; def++) {
         m.deflate = def;
         m.crc_xor = 0x10;
-        build_zip(tpath("crc.npz"), &m, 1, 0, NULL);
-        assert_int_equal(read_member(tpath("crc.npz"), buf, 999, &err), POSENC_OK);
-        assert_int_equal(read_member(tpath("crc.npz"), buf, 1000, &err), POSENC_EFORMAT);
+        build_zip(tu_path("crc.npz"), &m, 1, 0, NULL);
+        assert_int_equal(read_member(tu_path("crc.npz"), buf, 999, &err), POSENC_OK);
+        assert_int_equal(read_member(tu_path("crc.npz"), buf, 1000, &err), POSENC_EFORMAT);
         assert_non_null(strstr(err.msg, "fails its CRC-32 check"));
         m.crc_xor = 0;
     }
     /* flipped data bytes in a stored member: CRC */
-    build_zip(tpath("flip.npz"), &m, 1, 0, NULL);
+    build_zip(tu_path("flip.npz"), &m, 1, 0, NULL);
     {
         size_t n;
-        unsigned char *z = slurp(tpath("flip.npz"), &n);
+        unsigned char *z = tu_slurp(tu_path("flip.npz"), &n);
         z[30 + 5 + 4 + 500] ^= 1;
-        write_file(tpath("flip.npz"), z, n);
+        tu_write_file(tu_path("flip.npz"), z, n);
         free(z);
     }
-    assert_int_equal(read_member(tpath("flip.npz"), buf, 1000, &err), POSENC_EFORMAT);
+    assert_int_equal(read_member(tu_path("flip.npz"), buf, 1000, &err), POSENC_EFORMAT);
     assert_non_null(strstr(err.msg, "CRC-32"));
     /* corrupt deflate data */
     size_t cn;
@@ -603,14 +553,14 @@ static void test_bad_archives(void **state)
         bad[i] = 0xff;
     struct zm d = { .name = "a.npy", .data = a, .n = la, .deflate = 1, .comp = bad, .ncomp = cn,
                     .usize = -1 };
-    build_zip(tpath("cor.npz"), &d, 1, 0, NULL);
-    posenc_status st = read_member(tpath("cor.npz"), buf, 1000, &err);
+    build_zip(tu_path("cor.npz"), &d, 1, 0, NULL);
+    posenc_status st = read_member(tu_path("cor.npz"), buf, 1000, &err);
     assert_int_equal(st, POSENC_EFORMAT);
     /* truncated deflate data (the archive itself is consistent) */
     d.comp = comp;
     d.ncomp = cn / 2;
-    build_zip(tpath("tr.npz"), &d, 1, 0, NULL);
-    assert_int_equal(read_member(tpath("tr.npz"), buf, 1000, &err), POSENC_EFORMAT);
+    build_zip(tu_path("tr.npz"), &d, 1, 0, NULL);
+    assert_int_equal(read_member(tu_path("tr.npz"), buf, 1000, &err), POSENC_EFORMAT);
     assert_non_null(strstr(err.msg, "truncated"));
     /* a zip bomb: the stream inflates to more than declared */
     {
@@ -620,29 +570,29 @@ static void test_bad_archives(void **state)
         unsigned char *bc = raw_deflate(bomb, big, &bn);
         struct zm zb = { .name = "a.npy", .data = a, .n = la, .deflate = 1, .comp = bc,
                          .ncomp = bn, .usize = -1 };
-        build_zip(tpath("bomb.npz"), &zb, 1, 0, NULL);
-        assert_int_equal(read_member(tpath("bomb.npz"), buf, 1000, &err), POSENC_EFORMAT);
+        build_zip(tu_path("bomb.npz"), &zb, 1, 0, NULL);
+        assert_int_equal(read_member(tu_path("bomb.npz"), buf, 1000, &err), POSENC_EFORMAT);
         assert_non_null(strstr(err.msg, "inflates to more than its declared"));
         free(bomb);
         free(bc);
     }
     /* declared size disagrees with the NPY header's shape */
     m.usize = (int64_t)la + 4000;
-    build_zip(tpath("sz.npz"), &m, 1, 0, NULL);
-    expect_open_error(tpath("sz.npz"), NULL, POSENC_EFORMAT, "but its NPY header needs");
+    build_zip(tu_path("sz.npz"), &m, 1, 0, NULL);
+    expect_open_error(tu_path("sz.npz"), NULL, POSENC_EFORMAT, "but its NPY header needs");
     m.usize = -1;
     /* the local header offset points past the central directory */
     m.offset_add = 1u << 20;
-    build_zip(tpath("off.npz"), &m, 1, 0, NULL);
-    expect_open_error(tpath("off.npz"), NULL, POSENC_EFORMAT, "lies outside the file");
+    build_zip(tu_path("off.npz"), &m, 1, 0, NULL);
+    expect_open_error(tu_path("off.npz"), NULL, POSENC_EFORMAT, "lies outside the file");
     m.offset_add = 3; /* a bogus local header */
-    build_zip(tpath("off.npz"), &m, 1, 0, NULL);
-    expect_open_error(tpath("off.npz"), NULL, POSENC_EFORMAT, "no local header");
+    build_zip(tu_path("off.npz"), &m, 1, 0, NULL);
+    expect_open_error(tu_path("off.npz"), NULL, POSENC_EFORMAT, "no local header");
     m.offset_add = 0;
     /* unsupported compression method */
     m.method = 12;
-    build_zip(tpath("bz.npz"), &m, 1, 0, NULL);
-    expect_open_error(tpath("bz.npz"), NULL, POSENC_EUNSUPPORTED, "compression method 12");
+    build_zip(tu_path("bz.npz"), &m, 1, 0, NULL);
+    expect_open_error(tu_path("bz.npz"), NULL, POSENC_EUNSUPPORTED, "compression method 12");
     m.method = 0;
     /* '<V2' without a sidecar, then with meta.json naming it bf16 */
     static const char bf16_meta[] = "{\"posenc_dtypes\":{\"h\":\"bf16\"}}";
@@ -654,42 +604,42 @@ static void test_bad_archives(void **state)
         { .name = "meta.json", .data = (const unsigned char *)bf16_meta,
           .n = sizeof bf16_meta - 1, .usize = -1 },
     };
-    build_zip(tpath("v2.npz"), vm, 1, 0, NULL);
-    expect_open_error(tpath("v2.npz"), NULL, POSENC_EUNSUPPORTED,
+    build_zip(tu_path("v2.npz"), vm, 1, 0, NULL);
+    expect_open_error(tu_path("v2.npz"), NULL, POSENC_EUNSUPPORTED,
                       "'<V2' is opaque; pass --dtype bf16");
-    build_zip(tpath("v2.npz"), vm, 2, 0, NULL);
+    build_zip(tu_path("v2.npz"), vm, 2, 0, NULL);
     posenc_container *c;
-    if (posenc_container_open(tpath("v2.npz"), NULL, &c, &err))
+    if (posenc_container_open(tu_path("v2.npz"), NULL, &c, &err))
         fail_msg("%s", err.msg);
     assert_int_equal(posenc_container_array(c, 0)->dtype, POSENC_DT_BF16);
     posenc_container_close(c);
     /* meta.json that is not a JSON object */
     vm[1].data = (const unsigned char *)"[1, 2, 3]";
     vm[1].n = 9;
-    build_zip(tpath("mj.npz"), vm, 2, 0, NULL);
-    expect_open_error(tpath("mj.npz"), NULL, POSENC_EFORMAT, "meta.json is not a JSON object");
+    build_zip(tu_path("mj.npz"), vm, 2, 0, NULL);
+    expect_open_error(tu_path("mj.npz"), NULL, POSENC_EFORMAT, "meta.json is not a JSON object");
     free(v);
     /* a malformed NPY header inside a member names the member */
     static const char junk[] = "\x93NUMPY\x01\x00\x28\x00"
                                "{'descr': '<q7', 'fortran_order': False}";
     struct zm jm = { .name = "j.npy", .data = (const unsigned char *)junk,
                      .n = sizeof junk - 1, .usize = -1 };
-    build_zip(tpath("j.npz"), &jm, 1, 0, NULL);
-    expect_open_error(tpath("j.npz"), NULL, POSENC_EFORMAT, "j.npz:j'");
+    build_zip(tu_path("j.npz"), &jm, 1, 0, NULL);
+    expect_open_error(tu_path("j.npz"), NULL, POSENC_EFORMAT, "j.npz:j'");
     /* member count cap and central directory bounds: patch the end record */
-    build_zip(tpath("cap.npz"), &m, 1, 1, NULL);
+    build_zip(tu_path("cap.npz"), &m, 1, 1, NULL);
     {
         size_t n;
-        unsigned char *z = slurp(tpath("cap.npz"), &n);
+        unsigned char *z = tu_slurp(tu_path("cap.npz"), &n);
         unsigned char *rec = z + n - 22 - 20 - 56;
         assert_int_equal(rd32(rec), 0x06064b50u);
         rec[32 + 2] = 0x10; /* 1 + 0x100000 members */
-        write_file(tpath("cap.npz"), z, n);
-        expect_open_error(tpath("cap.npz"), NULL, POSENC_ERANGE, "zip members (at most 65536)");
+        tu_write_file(tu_path("cap.npz"), z, n);
+        expect_open_error(tu_path("cap.npz"), NULL, POSENC_ERANGE, "zip members (at most 65536)");
         rec[32 + 2] = 0;
         rec[48 + 3] = 0x40; /* central directory offset far past the end */
-        write_file(tpath("cap.npz"), z, n);
-        expect_open_error(tpath("cap.npz"), NULL, POSENC_EFORMAT,
+        tu_write_file(tu_path("cap.npz"), z, n);
+        expect_open_error(tu_path("cap.npz"), NULL, POSENC_EFORMAT,
                           "central directory lies outside");
         free(z);
     }
@@ -699,21 +649,21 @@ static void test_bad_archives(void **state)
         memset(longname, 'n', 5000);
         memcpy(longname + 4996, ".npy", 5);
         struct zm ln = { .name = longname, .data = a, .n = la, .usize = -1 };
-        build_zip(tpath("ln.npz"), &ln, 1, 0, NULL);
-        expect_open_error(tpath("ln.npz"), NULL, POSENC_EFORMAT, "too long");
+        build_zip(tu_path("ln.npz"), &ln, 1, 0, NULL);
+        expect_open_error(tu_path("ln.npz"), NULL, POSENC_EFORMAT, "too long");
         free(longname);
     }
     /* the central directory truncated: claimed entry count exceeds its size */
     {
         struct zm two[2] = { m, m };
         two[1].name = "b.npy";
-        build_zip(tpath("cd.npz"), two, 2, 0, NULL);
+        build_zip(tu_path("cd.npz"), two, 2, 0, NULL);
         size_t n;
-        unsigned char *z = slurp(tpath("cd.npz"), &n);
+        unsigned char *z = tu_slurp(tu_path("cd.npz"), &n);
         z[n - 22 + 8] = 3;
         z[n - 22 + 10] = 3;
-        write_file(tpath("cd.npz"), z, n);
-        expect_open_error(tpath("cd.npz"), NULL, POSENC_EFORMAT, "central directory");
+        tu_write_file(tu_path("cd.npz"), z, n);
+        expect_open_error(tu_path("cd.npz"), NULL, POSENC_EFORMAT, "central directory");
         free(z);
     }
     free(comp);
@@ -731,36 +681,36 @@ static void test_writer_no_partial(void **state)
     double v[100] = { 0 };
     for (int compress = 0; compress <= 1; compress++) {
         posenc_write_opts o = { POSENC_FMT_NPZ, compress };
-        assert_int_equal(posenc_writer_open(tpath("partial.npz"), &o, &w, &err), POSENC_OK);
+        assert_int_equal(posenc_writer_open(tu_path("partial.npz"), &o, &w, &err), POSENC_OK);
         assert_int_equal(posenc_writer_declare(w, &a, &err), POSENC_OK);
         assert_int_equal(posenc_writer_write(w, v, 50, &err), POSENC_OK);
-        assert_int_equal(count_entries(tmpdir, ".posenc-tmp-"), 1);
-        assert_int_equal(count_entries(tmpdir, "-partial.npz"), 1);
+        assert_int_equal(count_entries(tu_dir, ".posenc-tmp-"), 1);
+        assert_int_equal(count_entries(tu_dir, "-partial.npz"), 1);
         posenc_writer_abort(w);
-        assert_int_equal(count_entries(tmpdir, "partial.npz"), 0);
+        assert_int_equal(count_entries(tu_dir, "partial.npz"), 0);
         /* incomplete at commit */
-        assert_int_equal(posenc_writer_open(tpath("partial.npz"), &o, &w, &err), POSENC_OK);
+        assert_int_equal(posenc_writer_open(tu_path("partial.npz"), &o, &w, &err), POSENC_OK);
         assert_int_equal(posenc_writer_declare(w, &a, &err), POSENC_OK);
         assert_int_equal(posenc_writer_write(w, v, 99, &err), POSENC_OK);
         assert_int_equal(posenc_writer_commit(w, &err), POSENC_EINVAL);
-        assert_int_equal(count_entries(tmpdir, "partial.npz"), 0);
+        assert_int_equal(count_entries(tu_dir, "partial.npz"), 0);
     }
     /* an existing file is replaced only by a complete one */
-    write_file(tpath("keep.npz"), "old", 3);
-    assert_int_equal(posenc_writer_open(tpath("keep.npz"), NULL, &w, &err), POSENC_OK);
+    tu_write_file(tu_path("keep.npz"), "old", 3);
+    assert_int_equal(posenc_writer_open(tu_path("keep.npz"), NULL, &w, &err), POSENC_OK);
     assert_int_equal(posenc_writer_declare(w, &a, &err), POSENC_OK);
     assert_int_equal(posenc_writer_write(w, v, 10, &err), POSENC_OK);
     posenc_writer_abort(w);
     size_t n;
-    unsigned char *k = slurp(tpath("keep.npz"), &n);
+    unsigned char *k = tu_slurp(tu_path("keep.npz"), &n);
     assert_int_equal(n, 3);
     free(k);
     /* an archive with only metadata (no arrays) is valid */
-    assert_int_equal(posenc_writer_open(tpath("m.npz"), NULL, &w, &err), POSENC_OK);
+    assert_int_equal(posenc_writer_open(tu_path("m.npz"), NULL, &w, &err), POSENC_OK);
     assert_int_equal(posenc_writer_meta(w, "only", "true", &err), POSENC_OK);
     assert_int_equal(posenc_writer_commit(w, &err), POSENC_OK);
     posenc_container *c;
-    assert_int_equal(posenc_container_open(tpath("m.npz"), NULL, &c, &err), POSENC_OK);
+    assert_int_equal(posenc_container_open(tu_path("m.npz"), NULL, &c, &err), POSENC_OK);
     assert_int_equal(posenc_container_count(c), 0);
     assert_string_equal(posenc_container_meta(c), "{\"only\":true}");
     posenc_container_close(c);
@@ -772,7 +722,7 @@ static void test_zip64_end_records(void **state)
 {
     (void)state;
     posenc_error err = { 0 };
-    FILE *fp = fopen(tpath("z64.npz"), "wb");
+    FILE *fp = fopen(tu_path("z64.npz"), "wb");
     assert_non_null(fp);
     posenc_zipw *zw;
     assert_int_equal(posenc_zipw_new(fp, "z64.npz", &zw, &err), POSENC_OK);
@@ -792,16 +742,16 @@ static void test_zip64_end_records(void **state)
     posenc_zipw_free(zw);
     assert_int_equal(fclose(fp), 0);
     size_t n;
-    unsigned char *z = slurp(tpath("z64.npz"), &n);
+    unsigned char *z = tu_slurp(tu_path("z64.npz"), &n);
     assert_int_equal(rd32(z + n - 22), 0x06054b50u);
     assert_int_equal(rd32(z + n - 22 - 20), 0x07064b50u);
     const unsigned char *rec = z + rd64(z + n - 22 - 20 + 8);
     assert_int_equal(rd32(rec), 0x06064b50u);
     assert_int_equal(rd64(rec + 32), 3);
     free(z);
-    check_floats(tpath("z64.npz:m0"), 100);
-    check_floats(tpath("z64.npz:m1"), 200);
-    check_floats(tpath("z64.npz:m2"), 300);
+    check_floats(tu_path("z64.npz:m0"), 100);
+    check_floats(tu_path("z64.npz:m1"), 200);
+    check_floats(tu_path("z64.npz:m2"), 300);
 }
 
 /* ---- NumPy interop ---- */
@@ -825,21 +775,21 @@ static void test_numpy_interop(void **state)
     if (!have_numpy())
         skip();
     char cmd[2048];
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' make '%s'", script(), tmpdir);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' make '%s'", script(), tu_dir);
     assert_int_equal(system(cmd), 0);
     /* np.savez and np.savez_compressed: every array exactly (npz_interop.py's values) */
     static const char *files[] = { "np_savez.npz", "np_savez_compressed.npz" };
     for (int f = 0; f < 2; f++) {
         posenc_container *c;
         posenc_error err = { 0 };
-        if (posenc_container_open(tpath(files[f]), NULL, &c, &err))
+        if (posenc_container_open(tu_path(files[f]), NULL, &c, &err))
             fail_msg("%s: %s", files[f], err.msg);
         assert_int_equal(posenc_container_count(c), 5);
         posenc_container_close(c);
         char spec[600];
         double *d;
         posenc_array_info info;
-        snprintf(spec, sizeof spec, "%s:cos", tpath(files[f]));
+        snprintf(spec, sizeof spec, "%s:cos", tu_path(files[f]));
         assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F64, 1 << 26, &info, (void **)&d,
                                          &err), POSENC_OK);
         assert_int_equal(info.dtype, POSENC_DT_F32);
@@ -847,26 +797,26 @@ static void test_numpy_interop(void **state)
         for (int i = 0; i < 1000 * 64; i++)
             assert_true(d[i] == (double)(float)((double)(i % 997) * 0.001));
         free(d);
-        snprintf(spec, sizeof spec, "%s:pos", tpath(files[f]));
+        snprintf(spec, sizeof spec, "%s:pos", tu_path(files[f]));
         assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F64, 1 << 20, &info, (void **)&d,
                                          &err), POSENC_OK);
         assert_int_equal(info.dtype, POSENC_DT_I64);
         for (int i = 0; i < 100; i++)
             assert_true(d[i] == 3.0 * i - 50);
         free(d);
-        snprintf(spec, sizeof spec, "%s:be", tpath(files[f]));
+        snprintf(spec, sizeof spec, "%s:be", tu_path(files[f]));
         assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F64, 1 << 20, &info, (void **)&d,
                                          &err), POSENC_OK);
         for (int i = 0; i < 24; i++)
             assert_true(d[i] == i * 0.25);
         free(d);
-        snprintf(spec, sizeof spec, "%s:fort", tpath(files[f]));
+        snprintf(spec, sizeof spec, "%s:fort", tu_path(files[f]));
         assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F64, 1 << 20, &info, (void **)&d,
                                          &err), POSENC_OK);
         for (int i = 0; i < 24; i++)
             assert_true(d[i] == i * 1.5);
         free(d);
-        snprintf(spec, sizeof spec, "%s:h", tpath(files[f]));
+        snprintf(spec, sizeof spec, "%s:h", tu_path(files[f]));
         assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F64, 1 << 20, &info, (void **)&d,
                                          &err), POSENC_OK);
         assert_int_equal(info.dtype, POSENC_DT_F16);
@@ -875,9 +825,9 @@ static void test_numpy_interop(void **state)
         free(d);
     }
     /* numpy reads posenc's archives (s.npz, d.npz from the round trips; written again here) */
-    write_all_dtypes(tpath("pe_stored.npz"), 0);
-    write_all_dtypes(tpath("pe_deflated.npz"), 1);
-    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' check '%s'", script(), tmpdir);
+    write_all_dtypes(tu_path("pe_stored.npz"), 0);
+    write_all_dtypes(tu_path("pe_deflated.npz"), 1);
+    snprintf(cmd, sizeof cmd, "/usr/bin/python3 '%s' check '%s'", script(), tu_dir);
     assert_int_equal(system(cmd), 0);
 }
 
@@ -890,5 +840,5 @@ int main(void)
         cmocka_unit_test(test_bad_archives),        cmocka_unit_test(test_writer_no_partial),
         cmocka_unit_test(test_zip64_end_records),   cmocka_unit_test(test_numpy_interop),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

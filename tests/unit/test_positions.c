@@ -297,10 +297,10 @@ static void test_files(void **state)
     const uint8_t v8[] = { 255, 0 };
     const int64_t s1[] = { 4 }, s23[] = { 2, 3 }, s2[] = { 2 };
     char p64[512], p32[512], p8[512], pz[512], spec[600];
-    snprintf(p64, sizeof p64, "%s", fmt_path("p64.npy"));
-    snprintf(p32, sizeof p32, "%s", fmt_path("p32.npy"));
-    snprintf(p8, sizeof p8, "%s", fmt_path("p8.npy"));
-    snprintf(pz, sizeof pz, "%s", fmt_path("p.npz"));
+    snprintf(p64, sizeof p64, "%s", tu_path("p64.npy"));
+    snprintf(p32, sizeof p32, "%s", tu_path("p32.npy"));
+    snprintf(p8, sizeof p8, "%s", tu_path("p8.npy"));
+    snprintf(pz, sizeof pz, "%s", tu_path("p.npz"));
     write_array(p64, "", POSENC_DT_I64, 1, s1, v64, 4);
     write_array(p32, "", POSENC_DT_I32, 2, s23, v32, 6);
     write_array(p8, "", POSENC_DT_U8, 1, s2, v8, 2);
@@ -343,23 +343,23 @@ static void test_files(void **state)
     const int64_t vneg[] = { 0, 3, -1 };
     const int64_t s0[] = { 0 }, s3[] = { 3 };
     char pf[512], pn[512], pe[512];
-    snprintf(pf, sizeof pf, "%s", fmt_path("f.npy"));
-    snprintf(pn, sizeof pn, "%s", fmt_path("neg.npy"));
-    snprintf(pe, sizeof pe, "%s", fmt_path("empty.npy"));
+    snprintf(pf, sizeof pf, "%s", tu_path("f.npy"));
+    snprintf(pn, sizeof pn, "%s", tu_path("neg.npy"));
+    snprintf(pe, sizeof pe, "%s", tu_path("empty.npy"));
     write_array(pf, "", POSENC_DT_F32, 1, s2, vf, 2);
     write_array(pn, "", POSENC_DT_I64, 1, s3, vneg, 3);
     write_array(pe, "", POSENC_DT_I64, 1, s0, vneg, 0);
     read_err(pf, P48, UINT64_MAX, POSENC_EFORMAT, "f.npy': positions must be integers, not f32");
     read_err(pn, P48, UINT64_MAX, POSENC_ERANGE, "neg.npy': position -1 at index 2 is outside");
     read_err(pe, P48, UINT64_MAX, POSENC_EFORMAT, "empty.npy': no positions");
-    read_err(fmt_path("absent.npy"), P48, UINT64_MAX, POSENC_EIO, "absent.npy");
+    read_err(tu_path("absent.npy"), P48, UINT64_MAX, POSENC_EIO, "absent.npy");
     snprintf(spec, sizeof spec, "%s:q", pz);
     read_err(spec, P48, UINT64_MAX, POSENC_ENOTFOUND, "no array 'q'");
 
     /* a header that declares 2^29 positions over 24 bytes of data: refused, and memory never
      * follows the declaration */
     char lie[512];
-    snprintf(lie, sizeof lie, "%s", fmt_path("lie.npy"));
+    snprintf(lie, sizeof lie, "%s", tu_path("lie.npy"));
     {
         char h[128];
         int hl = snprintf(h, sizeof h, "{'descr': '<i8', 'fortran_order': False, 'shape': (%d,), }",
@@ -373,7 +373,7 @@ static void test_files(void **state)
         buf[9] = (unsigned char)(hl >> 8);
         memcpy(buf + 10, h, (size_t)hl);
         memset(buf + 10 + hl, 0, 24);
-        fmt_write_bytes(lie, buf, (size_t)(10 + hl + 24));
+        tu_write_file(lie, buf, (size_t)(10 + hl + 24));
     }
     read_err(lie, P48, UINT64_MAX, POSENC_EFORMAT, "lie.npy");
 
@@ -381,9 +381,9 @@ static void test_files(void **state)
     assert_int_equal(pe_positions_is_file(p64), 1);
     snprintf(spec, sizeof spec, "%s:p", pz);
     assert_int_equal(pe_positions_is_file(spec), 1);
-    snprintf(spec, sizeof spec, "%s:p", fmt_path("absent.npz"));
+    snprintf(spec, sizeof spec, "%s:p", tu_path("absent.npz"));
     assert_int_equal(pe_positions_is_file(spec), 0);
-    assert_int_equal(pe_positions_is_file(fmt_dir), 0); /* a directory is not a positions file */
+    assert_int_equal(pe_positions_is_file(tu_dir), 0); /* a directory is not a positions file */
     assert_int_equal(pe_positions_is_file("0,1,8-15"), 0);
     assert_int_equal(pe_positions_is_file(""), 0);
 }
@@ -398,5 +398,5 @@ int main(void)
         cmocka_unit_test(test_range_str),
         cmocka_unit_test(test_files),
     };
-    return cmocka_run_group_tests(tests, fmt_setup, fmt_teardown);
+    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }

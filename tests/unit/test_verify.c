@@ -9,38 +9,6 @@
 #include "posenc/posenc.h"
 #include "posenc/verify.h"
 
-static posenc_rope_config plain_cfg(double theta, int head_dim, int rotary_dim, posenc_style st)
-{
-    posenc_rope_config c;
-    memset(&c, 0, sizeof c);
-    c.type = POSENC_ROPE_DEFAULT;
-    c.theta = theta;
-    snprintf(c.theta_source, sizeof c.theta_source, "test");
-    c.head_dim = head_dim;
-    c.rotary_dim = rotary_dim;
-    c.exponent_dim = rotary_dim;
-    c.partial_rotary_factor = (double)rotary_dim / head_dim;
-    c.style = st;
-    c.max_position_embeddings = 4096;
-    c.original_max_position_embeddings = 4096;
-    c.factor = 1.0;
-    c.beta_fast = 32;
-    c.beta_slow = 1;
-    c.truncate = 1;
-    return c;
-}
-
-static posenc_rope_params params_of(const posenc_rope_config *c)
-{
-    posenc_rope_params p;
-    posenc_error err = { 0 };
-    posenc_status st = posenc_rope_params_compute(c, 0, &p, &err);
-    if (st != POSENC_OK)
-        print_error("params: %s\n", err.msg);
-    assert_int_equal(st, POSENC_OK);
-    return p;
-}
-
 static void test_rng(void **state)
 {
     (void)state;
@@ -149,8 +117,8 @@ static void test_scores_closed_form(void **state)
 {
     (void)state;
     for (int style = 0; style < 2; style++) {
-        posenc_rope_config c = plain_cfg(10000, 64, 32, (posenc_style)style);
-        posenc_rope_params p = params_of(&c);
+        posenc_rope_config c = tu_rope_cfg(10000, 64, 32, (posenc_style)style);
+        posenc_rope_params p = tu_rope_params(&c);
         posenc_verify_rng r;
         posenc_verify_rng_seed(&r, 9);
         double q[64], k[64], qr[64], kr[64], cq[32], sq[32], ck[32], sk[32];
@@ -184,8 +152,8 @@ static void test_invariance_reference(void **state)
 {
     (void)state;
     /* the reference: head_dim 128, theta 5e5, unit-normal q and k */
-    posenc_rope_config c = plain_cfg(500000, 128, 128, POSENC_STYLE_NEOX);
-    posenc_rope_params p = params_of(&c);
+    posenc_rope_config c = tu_rope_cfg(500000, 128, 128, POSENC_STYLE_NEOX);
+    posenc_rope_params p = tu_rope_params(&c);
     posenc_invariance_result *res = malloc(sizeof *res);
     posenc_error err = { 0 };
     assert_int_equal(posenc_verify_rope_config(&p, 1100000, 7, 4, res, &err), POSENC_OK);
@@ -221,8 +189,8 @@ static void test_invariance_reference(void **state)
 static void test_invariance_input_errors(void **state)
 {
     (void)state;
-    posenc_rope_config c = plain_cfg(10000, 8, 8, POSENC_STYLE_NEOX);
-    posenc_rope_params p = params_of(&c);
+    posenc_rope_config c = tu_rope_cfg(10000, 8, 8, POSENC_STYLE_NEOX);
+    posenc_rope_params p = tu_rope_params(&c);
     double q[8] = { 1, 0, 0, 0, 0, 0, 0, 0 }, k[8] = { 0, 0, 0, 0, 1, 0, 0, 0 };
     int64_t m = 3, n = 0;
     posenc_invariance_result *res = malloc(sizeof *res);
@@ -243,8 +211,8 @@ static void test_invariance_input_errors(void **state)
 static void test_row_error(void **state)
 {
     (void)state;
-    posenc_rope_config c = plain_cfg(10000, 16, 16, POSENC_STYLE_NEOX);
-    posenc_rope_params p = params_of(&c);
+    posenc_rope_config c = tu_rope_cfg(10000, 16, 16, POSENC_STYLE_NEOX);
+    posenc_rope_params p = tu_rope_params(&c);
     posenc_verify_recipe r;
     posenc_verify_recipe_init(&r, &p);
     posenc_verify_tolerance t = { 1e-6, POSENC_VERIFY_ANGLE_SLACK };
@@ -358,13 +326,13 @@ static void test_diagnose(void **state)
 {
     (void)state;
     posenc_diagnosis *d = malloc(sizeof *d);
-    posenc_rope_config cfg = plain_cfg(500000, 64, 64, POSENC_STYLE_NEOX);
+    posenc_rope_config cfg = tu_rope_cfg(500000, 64, 64, POSENC_STYLE_NEOX);
     posenc_verify_recipe rr;
 
     /* pairing swapped */
     posenc_rope_config w = cfg;
     w.style = POSENC_STYLE_GPTJ;
-    posenc_rope_params p = params_of(&w);
+    posenc_rope_params p = tu_rope_params(&w);
     posenc_verify_recipe_init(&rr, &p);
     diagnose_case(&cfg, &rr, 0, "style_swapped", d);
     assert_non_null(strstr(d->explanation, "k matches with --style gptj"));
@@ -373,35 +341,35 @@ static void test_diagnose(void **state)
     /* wrong theta: estimated from the angles at position 1 */
     w = cfg;
     w.theta = 10000;
-    p = params_of(&w);
+    p = tu_rope_params(&w);
     posenc_verify_recipe_init(&rr, &p);
     diagnose_case(&cfg, &rr, 0, "theta", d);
     assert_close(d->theta_estimate, 10000, 1e-3, 0);
     assert_non_null(strstr(d->explanation, "theta 10000"));
 
     /* position shift of +37 */
-    p = params_of(&cfg);
+    p = tu_rope_params(&cfg);
     posenc_verify_recipe_init(&rr, &p);
     rr.shift = 37;
     diagnose_case(&cfg, &rr, 0, "offset", d);
     assert_true(d->shift_valid && d->shift_estimate == 37);
 
     /* partial config (rotary 32 of 64), runtime rotates all 64 */
-    posenc_rope_config part = plain_cfg(10000, 64, 32, POSENC_STYLE_NEOX);
-    w = plain_cfg(10000, 64, 64, POSENC_STYLE_NEOX);
-    p = params_of(&w);
+    posenc_rope_config part = tu_rope_cfg(10000, 64, 32, POSENC_STYLE_NEOX);
+    w = tu_rope_cfg(10000, 64, 64, POSENC_STYLE_NEOX);
+    p = tu_rope_params(&w);
     posenc_verify_recipe_init(&rr, &p);
     diagnose_case(&part, &rr, 0, "rotary_dim_full", d);
 
     /* full config, runtime rotates half */
-    w = plain_cfg(10000, 64, 32, POSENC_STYLE_NEOX);
-    p = params_of(&w);
+    w = tu_rope_cfg(10000, 64, 32, POSENC_STYLE_NEOX);
+    p = tu_rope_params(&w);
     posenc_verify_recipe_init(&rr, &p);
-    posenc_rope_config full = plain_cfg(10000, 64, 64, POSENC_STYLE_NEOX);
+    posenc_rope_config full = tu_rope_cfg(10000, 64, 64, POSENC_STYLE_NEOX);
     diagnose_case(&full, &rr, 0, "rotary_dim_partial", d);
 
     /* constant magnitude factor 0.5 */
-    p = params_of(&cfg);
+    p = tu_rope_params(&cfg);
     posenc_verify_recipe_init(&rr, &p);
     rr.scale = 0.5;
     diagnose_case(&cfg, &rr, 0, "magnitude", d);

@@ -1,4 +1,5 @@
-/* testutil.h: what every cmocka unit test shares. */
+/* testutil.h: what every cmocka unit test shares (the functions are in testutil.c, linked into
+ * every test binary). */
 #ifndef POSENC_TESTUTIL_H
 #define POSENC_TESTUTIL_H
 
@@ -9,6 +10,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <cmocka.h>
+
+#include "posenc/rope.h"
 
 /* Fail unless |a - b| <= atol + rtol * |b| (NaN equals NaN; infinities must match). */
 #define assert_close(a, b, rtol, atol) \
@@ -37,5 +40,41 @@ static inline const char *posenc_test_data(void)
     const char *d = getenv("POSENC_TEST_DATA");
     return d && *d ? d : "tests/data";
 }
+
+/* ---- a scratch directory per test binary (tests/unit/testutil.c) ---- */
+
+#define TU_PY "/usr/bin/python3" /* Debian's python3, with numpy and h5py */
+
+extern char tu_dir[256];
+/* Create / remove the scratch directory; use as the group setup and teardown. */
+int tu_setup(void **state);
+int tu_teardown(void **state);
+/* Path of name in the scratch directory (a rotation of 8 static buffers). */
+const char *tu_path(const char *name);
+int tu_exists(const char *path);
+/* 1 when a temporary (a name containing "posenc-tmp") is left in the scratch directory. */
+int tu_tmp_left(void);
+void tu_write_file(const char *path, const void *data, size_t n);
+/* The whole file, NUL-terminated; *n = its length. Caller frees. */
+unsigned char *tu_slurp(const char *path, size_t *n);
+/* Run a Python snippet after importing `modules` (comma separated); the snippet gets D = the
+ * scratch directory. 77 when python3 or a module is missing, else the exit status. */
+int tu_python_run(const char *modules, const char *code);
+/* The same, skipping the calling test on 77 and failing it on any other non-zero status. */
+#define tu_python(modules, code)                                                            \
+    do {                                                                                     \
+        int rc_ = tu_python_run((modules), (code));                                          \
+        if (rc_ == 77)                                                                       \
+            skip();                                                                          \
+        assert_int_equal(rc_, 0);                                                            \
+    } while (0)
+
+/* ---- RoPE fixtures ---- */
+
+/* A default-RoPE config: theta, head_dim, rotary_dim (exponent over rotary_dim), pairing style,
+ * 4096 positions, yarn defaults (beta 32/1, truncate). */
+posenc_rope_config tu_rope_cfg(double theta, int head_dim, int rotary_dim, posenc_style style);
+/* posenc_rope_params_compute(c, 0): fails the test when it fails. */
+posenc_rope_params tu_rope_params(const posenc_rope_config *c);
 
 #endif

@@ -1,0 +1,122 @@
+/* testutil.c: the helpers every unit test binary links (declared in testutil.h): a scratch
+ * directory per binary, files in it, running a Python snippet with Debian's python3. */
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+char tu_dir[256];
+
+int tu_setup(void **state)
+{
+    (void)state;
+    const char *t = getenv("TMPDIR");
+    snprintf(tu_dir, sizeof tu_dir, "%s/posenc-test.XXXXXX", t && *t ? t : "/tmp");
+    return mkdtemp(tu_dir) ? 0 : -1;
+}
+
+int tu_teardown(void **state)
+{
+    (void)state;
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tu_dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+const char *tu_path(const char *name)
+{
+    static char bufs[8][512];
+    static int k;
+    char *b = bufs[k++ % 8];
+    snprintf(b, 512, "%s/%s", tu_dir, name);
+    return b;
+}
+
+int tu_exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+int tu_tmp_left(void)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "ls -a '%s' | grep -q posenc-tmp", tu_dir);
+    return system(cmd) == 0;
+}
+
+void tu_write_file(const char *path, const void *data, size_t n)
+{
+    FILE *fp = fopen(path, "wb");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(data, 1, n, fp), n);
+    assert_int_equal(fclose(fp), 0);
+}
+
+unsigned char *tu_slurp(const char *path, size_t *n)
+{
+    FILE *fp = fopen(path, "rb");
+    assert_non_null(fp);
+    assert_int_equal(fseek(fp, 0, SEEK_END), 0);
+    long len = ftell(fp);
+    assert_true(len >= 0);
+    assert_int_equal(fseek(fp, 0, SEEK_SET), 0);
+    unsigned char *p = malloc((size_t)len + 1);
+    assert_non_null(p);
+    assert_int_equal(fread(p, 1, (size_t)len, fp), (size_t)len);
+    p[len] = 0;
+    fclose(fp);
+    *n = (size_t)len;
+    return p;
+}
+
+int tu_python_run(const char *modules, const char *code)
+{
+    if (access(TU_PY, X_OK) != 0)
+        return 77;
+    char script[600];
+    snprintf(script, sizeof script, "%s/snippet.py", tu_dir);
+    FILE *fp = fopen(script, "w");
+    if (!fp)
+        return -1;
+    fprintf(fp, "import sys\ntry:\n    import %s\nexcept ImportError:\n    sys.exit(77)\n", modules);
+    fprintf(fp, "D = '%s'\n%s\n", tu_dir, code);
+    fclose(fp);
+    char cmd[800];
+    snprintf(cmd, sizeof cmd, TU_PY " '%s'", script);
+    int rc = system(cmd);
+    return rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+posenc_rope_config tu_rope_cfg(double theta, int head_dim, int rotary_dim, posenc_style style)
+{
+    posenc_rope_config c;
+    memset(&c, 0, sizeof c);
+    c.type = POSENC_ROPE_DEFAULT;
+    c.theta = theta;
+    snprintf(c.theta_source, sizeof c.theta_source, "test");
+    c.head_dim = head_dim;
+    c.rotary_dim = rotary_dim;
+    c.exponent_dim = rotary_dim;
+    c.partial_rotary_factor = (double)rotary_dim / head_dim;
+    c.style = style;
+    c.max_position_embeddings = 4096;
+    c.original_max_position_embeddings = 4096;
+    c.factor = 1.0;
+    c.beta_fast = 32;
+    c.beta_slow = 1;
+    c.truncate = 1;
+    return c;
+}
+
+posenc_rope_params tu_rope_params(const posenc_rope_config *c)
+{
+    posenc_rope_params p;
+    posenc_error err = { 0 };
+    if (posenc_rope_params_compute(c, 0, &p, &err) != POSENC_OK)
+        fail_msg("posenc_rope_params_compute: %s", err.msg);
+    return p;
+}
