@@ -104,6 +104,22 @@ void posenc_tmp_discard(FILE *fp, const char *tmp_path);
  * NULL on allocation failure. */
 char *posenc_writer_meta_json(const posenc_writer *w);
 
+/* 1 on a little-endian host. */
+int posenc_host_is_le(void);
+
+/* Readers of little-endian elements stored one after another from an offset of a file
+ * (safetensors tensors, GGUF tensors, raw data): posenc_span_open opens data_path (a regular file
+ * only: a reader reopens the file it indexed, and a FIFO would block or hold other data),
+ * seeks to offset and keeps the stream in r->impl; posenc_span_read reads exactly nelem
+ * elements of r->info.dtype (byteswapped on big-endian hosts), naming `what` ("tensor",
+ * "array") when the file is truncated; posenc_span_close releases it (a failed open has
+ * released it already). */
+posenc_status posenc_span_open(posenc_reader *r, const char *data_path, uint64_t offset,
+                               posenc_error *err);
+posenc_status posenc_span_read(posenc_reader *r, void *buf, uint64_t nelem, const char *what,
+                               posenc_error *err);
+void posenc_span_close(posenc_reader *r);
+
 /* fread exactly n bytes or fail with "'path': truncated ..." (EFORMAT) or EIO. */
 posenc_status posenc_read_exact(FILE *fp, void *buf, size_t n, const char *path, const char *what,
                                 posenc_error *err);

@@ -441,3 +441,68 @@ posenc_status posenc_write_exact(FILE *fp, const void *buf, size_t n, const char
                              strerror(errno ? errno : EIO));
     return POSENC_OK;
 }
+
+/* ---------------------------------------------------------------------------------------------
+ * little-endian spans of a file */
+
+int posenc_host_is_le(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+typedef struct span_reader {
+    FILE *fp;
+    char *path;
+} span_reader;
+
+posenc_status posenc_span_open(posenc_reader *r, const char *data_path, uint64_t offset,
+                               posenc_error *err)
+{
+    span_reader *sr = calloc(1, sizeof *sr);
+    if (!sr || !(sr->path = strdup(data_path))) {
+        free(sr);
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    }
+    r->impl = sr;
+    posenc_status st = posenc_open_input(data_path, 1, &sr->fp, err);
+    if (st == POSENC_OK && (offset > (uint64_t)INT64_MAX ||
+                            fseeko(sr->fp, (off_t)offset, SEEK_SET) != 0))
+        st = posenc_seterr(err, POSENC_EIO, "'%s': seek failed: %s", data_path,
+                           strerror(errno ? errno : EINVAL));
+    if (st != POSENC_OK)
+        posenc_span_close(r);
+    return st;
+}
+
+posenc_status posenc_span_read(posenc_reader *r, void *buf, uint64_t nelem, const char *what,
+                               posenc_error *err)
+{
+    span_reader *sr = r->impl;
+    size_t es = posenc_dtype_size(r->info.dtype);
+    if (nelem > SIZE_MAX / es)
+        return posenc_seterr(err, POSENC_ERANGE, "'%s': read too large", sr->path);
+    size_t nb = (size_t)nelem * es;
+    if (fread(buf, 1, nb, sr->fp) != nb) {
+        if (ferror(sr->fp))
+            return posenc_seterr(err, POSENC_EIO, "'%s': read error: %s", sr->path,
+                                 strerror(errno));
+        return posenc_seterr(err, POSENC_EFORMAT, "'%s': %s '%s' is truncated", sr->path, what,
+                             r->info.name);
+    }
+    if (!posenc_host_is_le() && es > 1)
+        posenc_byteswap(buf, es, (size_t)nelem);
+    return POSENC_OK;
+}
+
+void posenc_span_close(posenc_reader *r)
+{
+    span_reader *sr = r->impl;
+    if (sr) {
+        if (sr->fp)
+            fclose(sr->fp);
+        free(sr->path);
+        free(sr);
+    }
+    r->impl = NULL;
+}

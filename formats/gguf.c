@@ -72,12 +72,6 @@ static const struct {
 };
 #define N_GGML_TYPES (sizeof ggml_types / sizeof ggml_types[0])
 
-static int host_is_le(void)
-{
-    const uint16_t one = 1;
-    return *(const unsigned char *)&one == 1;
-}
-
 typedef struct gguf_tensor {
     uint64_t offset;  /* absolute */
     uint64_t nbytes;
@@ -702,10 +696,6 @@ static const char *gguf_array_type(const posenc_container *c, size_t i, uint64_t
     return ggml_types[t->type].name;
 }
 
-typedef struct gguf_reader {
-    FILE *fp;
-} gguf_reader;
-
 static posenc_status gguf_reader_open(posenc_reader *r, posenc_error *err)
 {
     const gguf_file *gf = r->c->impl;
@@ -716,56 +706,12 @@ static posenc_status gguf_reader_open(posenc_reader *r, posenc_error *err)
                              "'%s': tensor '%s' is %s; posenc reads F32, F16, BF16, F64, I32 and "
                              "I64 GGUF tensors, not quantized or 8/16-bit integer data",
                              r->c->path, r->info.name, tn);
-    gguf_reader *gr = calloc(1, sizeof *gr);
-    if (!gr)
-        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    gr->fp = fopen(r->c->path, "rb");
-    if (!gr->fp) {
-        posenc_status st =
-            posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", r->c->path, strerror(errno));
-        free(gr);
-        return st;
-    }
-    if (fseeko(gr->fp, (off_t)t->offset, SEEK_SET) != 0) {
-        posenc_status st = posenc_seterr(err, POSENC_EIO, "'%s': seek failed: %s", r->c->path,
-                                         strerror(errno));
-        fclose(gr->fp);
-        free(gr);
-        return st;
-    }
-    r->impl = gr;
-    return POSENC_OK;
+    return posenc_span_open(r, r->c->path, t->offset, err);
 }
 
 static posenc_status gguf_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err)
 {
-    gguf_reader *gr = r->impl;
-    size_t es = posenc_dtype_size(r->info.dtype);
-    if (nelem > SIZE_MAX / es)
-        return posenc_seterr(err, POSENC_ERANGE, "read too large");
-    size_t nb = (size_t)nelem * es;
-    size_t got = fread(buf, 1, nb, gr->fp);
-    if (got != nb) {
-        if (ferror(gr->fp))
-            return posenc_seterr(err, POSENC_EIO, "'%s': read error: %s", r->c->path,
-                                 strerror(errno));
-        return posenc_seterr(err, POSENC_EFORMAT, "'%s': tensor '%s' is truncated", r->c->path,
-                             r->info.name);
-    }
-    if (!host_is_le() && es > 1)
-        posenc_byteswap(buf, es, (size_t)nelem);
-    return POSENC_OK;
-}
-
-static void gguf_reader_close(posenc_reader *r)
-{
-    gguf_reader *gr = r->impl;
-    if (gr) {
-        if (gr->fp)
-            fclose(gr->fp);
-        free(gr);
-    }
-    r->impl = NULL;
+    return posenc_span_read(r, buf, nelem, "tensor", err);
 }
 
 const posenc_backend posenc_backend_gguf = {
@@ -773,7 +719,7 @@ const posenc_backend posenc_backend_gguf = {
     .open = gguf_open,
     .reader_open = gguf_reader_open,
     .read = gguf_read,
-    .reader_close = gguf_reader_close,
+    .reader_close = posenc_span_close,
     .close = gguf_close,
     .array_type = gguf_array_type,
 };

@@ -25,12 +25,6 @@
 #define RAW_EXACT_MAX 9007199254740992.0 /* 2^53 */
 #define RAW_SWAP_BLOCK (1u << 20)
 
-static int host_is_le(void)
-{
-    const uint16_t one = 1;
-    return *(const unsigned char *)&one == 1;
-}
-
 static int ends_with(const char *s, const char *ext)
 {
     size_t n = strlen(s), m = strlen(ext);
@@ -77,10 +71,6 @@ typedef struct raw_file {
     char *bin;
     uint64_t *offsets;
 } raw_file;
-
-typedef struct raw_reader {
-    FILE *fp;
-} raw_reader;
 
 static int get_u53(const cJSON *item, uint64_t *out)
 {
@@ -288,55 +278,12 @@ out:
 static posenc_status raw_reader_open(posenc_reader *r, posenc_error *err)
 {
     raw_file *rf = r->c->impl;
-    raw_reader *rr = calloc(1, sizeof *rr);
-    if (!rr)
-        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    posenc_status ost = posenc_open_input(rf->bin, 1, &rr->fp, err);
-    if (ost != POSENC_OK) {
-        free(rr);
-        return ost;
-    }
-    if (!rr->fp || fseeko(rr->fp, (off_t)rf->offsets[r->index], SEEK_SET) != 0) {
-        posenc_status st =
-            posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", rf->bin, strerror(errno));
-        if (rr->fp)
-            fclose(rr->fp);
-        free(rr);
-        return st;
-    }
-    r->impl = rr;
-    return POSENC_OK;
+    return posenc_span_open(r, rf->bin, rf->offsets[r->index], err);
 }
 
 static posenc_status raw_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err)
 {
-    raw_reader *rr = r->impl;
-    raw_file *rf = r->c->impl;
-    size_t es = posenc_dtype_size(r->info.dtype);
-    if (nelem > SIZE_MAX / es)
-        return posenc_seterr(err, POSENC_ERANGE, "read too large");
-    size_t nb = (size_t)nelem * es;
-    if (fread(buf, 1, nb, rr->fp) != nb) {
-        if (ferror(rr->fp))
-            return posenc_seterr(err, POSENC_EIO, "'%s': read error: %s", rf->bin,
-                                 strerror(errno));
-        return posenc_seterr(err, POSENC_EFORMAT, "'%s': array '%s' is truncated", rf->bin,
-                             r->info.name);
-    }
-    if (!host_is_le() && es > 1)
-        posenc_byteswap(buf, es, (size_t)nelem);
-    return POSENC_OK;
-}
-
-static void raw_reader_close(posenc_reader *r)
-{
-    raw_reader *rr = r->impl;
-    if (rr) {
-        if (rr->fp)
-            fclose(rr->fp);
-        free(rr);
-    }
-    r->impl = NULL;
+    return posenc_span_read(r, buf, nelem, "array", err);
 }
 
 /* ---------------------------------------------------------------- writing */
@@ -438,7 +385,7 @@ static posenc_status raw_w_write(posenc_writer *w, const void *data, uint64_t ne
         if (take > nelem)
             take = nelem;
         size_t es = posenc_dtype_size(w->arrays[i].dtype);
-        if (host_is_le() || es == 1) {
+        if (posenc_host_is_le() || es == 1) {
             if ((st = posenc_write_exact(rw->fp, p, (size_t)(take * es), rw->bin, err)) !=
                 POSENC_OK)
                 return st;
@@ -572,7 +519,7 @@ const posenc_backend posenc_backend_raw = {
     .open = raw_open,
     .reader_open = raw_reader_open,
     .read = raw_read,
-    .reader_close = raw_reader_close,
+    .reader_close = posenc_span_close,
     .close = raw_close,
     .w_start = raw_w_start,
     .w_write = raw_w_write,

@@ -22,12 +22,6 @@
 #define ST_EXACT_MAX 9007199254740992.0 /* 2^53: JSON numbers are exact up to here */
 #define ST_IO_BLOCK (4u << 20)
 
-static int host_is_le(void)
-{
-    const uint16_t one = 1;
-    return *(const unsigned char *)&one == 1;
-}
-
 static const struct {
     const char *name;
     int dtype; /* posenc_dtype, or -1 when the spec knows it but posenc does not */
@@ -61,10 +55,6 @@ typedef struct st_file {
     uint64_t data_start; /* absolute offset of the byte buffer */
     uint64_t *offsets;   /* absolute offset of each array, indexed like c->arrays */
 } st_file;
-
-typedef struct st_reader {
-    FILE *fp;
-} st_reader;
 
 /* A JSON number that must be an integer in [0, 2^53]. */
 static int get_u53(const cJSON *item, uint64_t *out)
@@ -429,56 +419,12 @@ static void st_close(posenc_container *c)
 static posenc_status st_reader_open(posenc_reader *r, posenc_error *err)
 {
     st_file *sf = r->c->impl;
-    st_reader *sr = calloc(1, sizeof *sr);
-    if (!sr)
-        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    sr->fp = fopen(r->c->path, "rb");
-    if (!sr->fp) {
-        posenc_status st =
-            posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", r->c->path, strerror(errno));
-        free(sr);
-        return st;
-    }
-    if (fseeko(sr->fp, (off_t)sf->offsets[r->index], SEEK_SET) != 0) {
-        posenc_status st = posenc_seterr(err, POSENC_EIO, "'%s': seek failed: %s", r->c->path,
-                                         strerror(errno));
-        fclose(sr->fp);
-        free(sr);
-        return st;
-    }
-    r->impl = sr;
-    return POSENC_OK;
+    return posenc_span_open(r, r->c->path, sf->offsets[r->index], err);
 }
 
 static posenc_status st_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err)
 {
-    st_reader *sr = r->impl;
-    size_t es = posenc_dtype_size(r->info.dtype);
-    if (nelem > SIZE_MAX / es)
-        return posenc_seterr(err, POSENC_ERANGE, "read too large");
-    size_t nb = (size_t)nelem * es;
-    size_t got = fread(buf, 1, nb, sr->fp);
-    if (got != nb) {
-        if (ferror(sr->fp))
-            return posenc_seterr(err, POSENC_EIO, "'%s': read error: %s", r->c->path,
-                                 strerror(errno));
-        return posenc_seterr(err, POSENC_EFORMAT, "'%s': tensor '%s' is truncated", r->c->path,
-                             r->info.name);
-    }
-    if (!host_is_le() && es > 1)
-        posenc_byteswap(buf, es, (size_t)nelem);
-    return POSENC_OK;
-}
-
-static void st_reader_close(posenc_reader *r)
-{
-    st_reader *sr = r->impl;
-    if (sr) {
-        if (sr->fp)
-            fclose(sr->fp);
-        free(sr);
-    }
-    r->impl = NULL;
+    return posenc_span_read(r, buf, nelem, "tensor", err);
 }
 
 /* ---------------------------------------------------------------- writing */
@@ -601,7 +547,7 @@ static posenc_status st_w_write(posenc_writer *w, const void *data, uint64_t nel
         if (take > nelem)
             take = nelem;
         size_t es = posenc_dtype_size(w->arrays[sw->cur].dtype);
-        if (host_is_le() || es == 1) {
+        if (posenc_host_is_le() || es == 1) {
             posenc_status st = posenc_write_exact(sw->fp, p, (size_t)(take * es), w->path, err);
             if (st != POSENC_OK)
                 return st;
@@ -646,7 +592,7 @@ const posenc_backend posenc_backend_safetensors = {
     .open = st_open,
     .reader_open = st_reader_open,
     .read = st_read,
-    .reader_close = st_reader_close,
+    .reader_close = posenc_span_close,
     .close = st_close,
     .w_start = st_w_start,
     .w_write = st_w_write,
