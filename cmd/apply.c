@@ -707,7 +707,7 @@ int cmd_apply(int argc, char **argv)
             }
         }
         int narr = outp ? nin : 1;
-        if (narr == 2 && wo.format == POSENC_FMT_NPY) {
+        if (narr == 2 && posenc_format_one_array(wo.format)) {
             posenc_seterr(&err, POSENC_EINVAL, "'%s': an NPY file holds one array; write Q and K "
                           "to an .npz, .h5, .safetensors or a directory", outpaths[w]);
             goto fail;
@@ -719,7 +719,7 @@ int cmd_apply(int argc, char **argv)
         }
         if (posenc_writer_open(outpaths[w], &wo, &writers[w], &err) != POSENC_OK)
             goto fail;
-        if (wo.format != POSENC_FMT_NPY) {
+        if (!posenc_format_one_array(wo.format)) {
             char cj[4200];
             json_str(config, cj, sizeof cj);
             const char *kv[][2] = {
@@ -743,13 +743,14 @@ int cmd_apply(int argc, char **argv)
         }
     }
 
-    /* HDF5 is not thread-safe: keep its reads and writes on one thread */
+    /* a library that is not thread-safe (HDF5's) keeps its reads and writes on one thread; the
+     * readers know their format from the bytes, whatever the files are called */
     int threaded = posenc_nthreads() > 1;
     for (int i = 0; i < nin; i++)
-        if (posenc_format_guess(inpath[i]) == POSENC_FMT_HDF5)
+        if (!posenc_format_thread_safe(posenc_reader_format(jobs[i].r)))
             threaded = 0;
     for (int w = 0; w < nwriters; w++)
-        if (posenc_format_guess(outpaths[w]) == POSENC_FMT_HDF5 || wopts.format == POSENC_FMT_HDF5)
+        if (!posenc_format_thread_safe(posenc_writer_format(writers[w])))
             threaded = 0;
     if (run_jobs(jobs, (size_t)nin, threaded, &err) != POSENC_OK)
         goto fail;

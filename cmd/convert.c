@@ -159,7 +159,7 @@ int cmd_convert(int argc, char **argv)
                                            "pass --format or end it in .npz, .npy, .h5, "
                                            ".safetensors, .h, .bin or /", out);
     }
-    if (strcmp(out, "-") == 0 && wo.format != POSENC_FMT_NPY)
+    if (strcmp(out, "-") == 0 && !posenc_format_to_stdout(wo.format))
         return posenc_usage_error(CMD, "- writes NPY only, not %s", posenc_format_name(wo.format));
     {
         const char *ins[] = { path }, *outs[] = { out };
@@ -197,7 +197,7 @@ int cmd_convert(int argc, char **argv)
         posenc_msg(CMD, "'%s': holds no arrays", path);
         goto out;
     }
-    if (wo.format == POSENC_FMT_NPY && count > 1) {
+    if (posenc_format_one_array(wo.format) && count > 1) {
         rc = posenc_usage_error(CMD, "'%s' holds %zu arrays and NPY holds one: name one as "
                                      "%s:NAME or write a container", path, count, path);
         goto out;

@@ -870,7 +870,7 @@ static int run(struct job *j, const char *hint)
         return posenc_usage_error(CMD, "--array: %s tables hold %s, not '%s'", j->enc, names,
                                   a->array);
     }
-    if (a->wopts.format == POSENC_FMT_NPY && nwant > 1) {
+    if (posenc_format_one_array(a->wopts.format) && nwant > 1) {
         char names[256] = "";
         for (int i = 0; i < j->narr; i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
@@ -1732,7 +1732,7 @@ int cmd_gen(int argc, char **argv)
                                            "pass --format or end it in .npz, .npy, .h5, "
                                            ".safetensors, .h, .bin or /", a.out);
     }
-    if (strcmp(a.out, "-") == 0 && a.wopts.format != POSENC_FMT_NPY)
+    if (strcmp(a.out, "-") == 0 && !posenc_format_to_stdout(a.wopts.format))
         return posenc_usage_error(CMD, "-o - writes NPY only, not %s",
                                   posenc_format_name(a.wopts.format));
     if (a.encoding_forced && a.encoding != POSENC_ENC_ROPE && (given & ROPE_ONLY))
@@ -1788,7 +1788,7 @@ int cmd_gen(int argc, char **argv)
                                      "cos, sin or inv_freq)", a.array);
         goto out;
     }
-    if (a.wopts.format == POSENC_FMT_NPY && !a.array) {
+    if (posenc_format_one_array(a.wopts.format) && !a.array) {
         rc = posenc_usage_error(CMD, "%s holds one array: pass --array cos, sin or inv_freq",
                                 strcmp(a.out, "-") == 0 ? "-o -" : "an NPY file");
         goto out;

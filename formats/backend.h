@@ -77,6 +77,14 @@ extern const posenc_backend posenc_backend_cheader;
 extern const posenc_backend posenc_backend_raw;
 extern const posenc_backend posenc_backend_gguf;
 
+/* ---- the format table (formats/registry.c) ---- */
+
+/* The backend of format f; NULL for POSENC_FMT_AUTO. */
+const posenc_backend *posenc_backend_for(posenc_format f);
+/* Which format the file at path is, from its first bytes, then its name ("-" is NPY; a pipe or
+ * device goes by its name, since peeking would consume it). */
+posenc_status posenc_format_sniff(const char *path, posenc_format *out, posenc_error *err);
+
 /* ---- helpers shared by backends (formats/fileutil.c) ---- */
 
 /* The raw format's data and sidecar paths for path (either one, or a stem): X.bin and X.json;

@@ -10,79 +10,6 @@
 
 #include "backend.h"
 
-static const posenc_backend *backend_for(posenc_format f)
-{
-    switch (f) {
-    case POSENC_FMT_NPY: return &posenc_backend_npy;
-    case POSENC_FMT_NPZ: return &posenc_backend_npz;
-    case POSENC_FMT_DIR: return &posenc_backend_dir;
-    case POSENC_FMT_HDF5: return &posenc_backend_hdf5;
-    case POSENC_FMT_SAFETENSORS: return &posenc_backend_safetensors;
-    case POSENC_FMT_CHEADER: return &posenc_backend_cheader;
-    case POSENC_FMT_RAW: return &posenc_backend_raw;
-    case POSENC_FMT_GGUF: return &posenc_backend_gguf;
-    case POSENC_FMT_AUTO: break;
-    }
-    return NULL;
-}
-
-static int ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcasecmp(s + n - m, suffix) == 0;
-}
-
-/* Which format the file at path is, from its first bytes (then its name). */
-static posenc_status sniff(const char *path, posenc_format *out, posenc_error *err)
-{
-    if (strcmp(path, "-") == 0) {
-        *out = POSENC_FMT_NPY;
-        return POSENC_OK;
-    }
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(errno));
-    if (S_ISDIR(st.st_mode)) {
-        *out = POSENC_FMT_DIR;
-        return POSENC_OK;
-    }
-    unsigned char m[16] = { 0 };
-    size_t got = 0;
-    if (S_ISREG(st.st_mode)) {
-        FILE *fp = fopen(path, "rb");
-        if (!fp)
-            return posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(errno));
-        got = fread(m, 1, sizeof m, fp);
-        fclose(fp);
-    } else {
-        /* a pipe or device cannot be peeked at without consuming it: go by the name */
-        posenc_format g = posenc_format_guess(path);
-        *out = g == POSENC_FMT_AUTO ? POSENC_FMT_NPY : g;
-        return POSENC_OK;
-    }
-    if (got >= 6 && memcmp(m, "\x93NUMPY", 6) == 0)
-        *out = POSENC_FMT_NPY;
-    else if (got >= 4 && (memcmp(m, "PK\x03\x04", 4) == 0 || memcmp(m, "PK\x05\x06", 4) == 0))
-        *out = POSENC_FMT_NPZ;
-    else if (got >= 4 && memcmp(m, "GGUF", 4) == 0)
-        *out = POSENC_FMT_GGUF;
-    else if (got >= 8 && memcmp(m, "\x89HDF\r\n\x1a\n", 8) == 0)
-        *out = POSENC_FMT_HDF5;
-    else if (got >= 9 && m[8] == '{' && m[6] == 0 && m[7] == 0)
-        *out = POSENC_FMT_SAFETENSORS; /* 8-byte little-endian header length, then '{' */
-    else if (ends_with(path, ".json") || ends_with(path, ".bin"))
-        *out = POSENC_FMT_RAW;
-    else {
-        posenc_format g = posenc_format_guess(path);
-        if (g == POSENC_FMT_AUTO || g == POSENC_FMT_CHEADER)
-            return posenc_seterr(err, POSENC_EFORMAT,
-                                 "'%s': unknown file format (not NPY, NPZ, HDF5, safetensors, GGUF "
-                                 "or raw)", path);
-        *out = g; /* the backend will say what is wrong with it */
-    }
-    return POSENC_OK;
-}
-
 /* ---- containers ---- */
 
 posenc_status posenc_container_open(const char *path, const posenc_read_opts *opts,
@@ -93,13 +20,13 @@ posenc_status posenc_container_open(const char *path, const posenc_read_opts *op
         o = *opts;
     posenc_format f = o.format;
     posenc_status st;
-    if (f == POSENC_FMT_AUTO && (st = sniff(path, &f, err)))
+    if (f == POSENC_FMT_AUTO && (st = posenc_format_sniff(path, &f, err)))
         return st;
-    const posenc_backend *be = backend_for(f);
+    const posenc_backend *be = posenc_backend_for(f);
     if (!be || !be->open)
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': cannot read %s files%s", path,
                              posenc_format_name(f), be ? "" : " (not built in)");
-    if (strcmp(path, "-") == 0 && f != POSENC_FMT_NPY)
+    if (strcmp(path, "-") == 0 && !posenc_format_to_stdout(f))
         return posenc_seterr(err, POSENC_EINVAL, "standard input can only be read as NPY");
     posenc_container *c = calloc(1, sizeof *c);
     if (!c || !(c->path = strdup(path))) {
@@ -125,6 +52,10 @@ posenc_status posenc_container_open(const char *path, const posenc_read_opts *op
 }
 
 posenc_format posenc_container_format(const posenc_container *c) { return c->be->format; }
+
+posenc_format posenc_reader_format(const posenc_reader *r) { return r->c->be->format; }
+
+posenc_format posenc_writer_format(const posenc_writer *w) { return w->be->format; }
 
 size_t posenc_container_count(const posenc_container *c) { return c->n; }
 
@@ -361,11 +292,11 @@ posenc_status posenc_writer_open(const char *path, const posenc_write_opts *opts
     if (o.format == POSENC_FMT_AUTO)
         return posenc_seterr(err, POSENC_EINVAL,
                              "'%s': cannot tell the format from the name; pass --format", path);
-    if (strcmp(path, "-") == 0 && o.format != POSENC_FMT_NPY)
+    if (strcmp(path, "-") == 0 && !posenc_format_to_stdout(o.format))
         return posenc_seterr(err, POSENC_EINVAL,
                              "standard output takes one array as NPY, not %s",
                              posenc_format_name(o.format));
-    const posenc_backend *be = backend_for(o.format);
+    const posenc_backend *be = posenc_backend_for(o.format);
     if (!be || !be->w_start)
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': cannot write %s files%s", path,
                              posenc_format_name(o.format), be ? "" : " (not built in)");
@@ -455,7 +386,7 @@ posenc_status posenc_writer_declare(posenc_writer *w, const posenc_array_info *a
     if ((st = posenc_shape_size(a->ndim, a->shape, a->dtype, &n, NULL, &e2)))
         return posenc_seterr(err, st == POSENC_EFORMAT ? POSENC_EINVAL : st,
                              "'%s': array '%s': %s", w->path, a->name, e2.msg);
-    if (w->opts.format == POSENC_FMT_NPY) {
+    if (posenc_format_one_array(w->opts.format)) {
         if (w->n >= 1)
             return posenc_seterr(err, POSENC_EINVAL,
                                  "'%s': an NPY file holds one array; write several to .npz, "
@@ -507,7 +438,7 @@ static posenc_status writer_start(posenc_writer *w, posenc_error *err)
 {
     if (w->started)
         return POSENC_OK;
-    if (w->n == 0 && w->opts.format == POSENC_FMT_NPY)
+    if (w->n == 0 && posenc_format_one_array(w->opts.format))
         return posenc_seterr(err, POSENC_EINVAL, "'%s': no array to write", w->path);
     if (w->n > DUP_LINEAR) {
         const posenc_array_info **s = malloc(w->n * sizeof *s);

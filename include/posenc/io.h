@@ -36,6 +36,12 @@ const char *posenc_format_name(posenc_format f);
  * .gguf); "-" is NPY; an existing
  * directory or a path ending in '/' is DIR. POSENC_FMT_AUTO when nothing matches. */
 posenc_format posenc_format_guess(const char *path);
+/* 1 when format f's library may be called beside other threads (0 for HDF5). */
+int posenc_format_thread_safe(posenc_format f);
+/* 1 when a file of format f holds exactly one array (NPY). */
+int posenc_format_one_array(posenc_format f);
+/* 1 when "-" (standard input or output, one array) can be format f (NPY only). */
+int posenc_format_to_stdout(posenc_format f);
 
 /* Split "file.npz:q" / "file.h5:/a/b" / "file.safetensors:name" into path and member. The member
  * part is recognised only after a known container extension, so "C:\x" or "a:b.npy" stay whole.
@@ -88,6 +94,8 @@ posenc_status posenc_reader_open_index(posenc_container *c, size_t i, posenc_rea
                                        posenc_error *err);
 /* Borrowed; valid until the reader is closed. */
 const posenc_array_info *posenc_reader_info(const posenc_reader *r);
+/* The format of the file the reader reads (detected from its bytes when it was opened). */
+posenc_format posenc_reader_format(const posenc_reader *r);
 /* Read the next nelem elements in C order, native byte order, in the array's own dtype.
  * Reading past the end, or a file shorter than its header says, is POSENC_EFORMAT. */
 posenc_status posenc_reader_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err);
@@ -126,6 +134,8 @@ posenc_status posenc_writer_write(posenc_writer *w, const void *data, uint64_t n
 posenc_status posenc_writer_commit(posenc_writer *w, posenc_error *err);
 /* Remove the temporary file and free w. NULL is fine. */
 void posenc_writer_abort(posenc_writer *w);
+/* The format the writer writes. */
+posenc_format posenc_writer_format(const posenc_writer *w);
 
 /* ---- inputs are never overwritten ----
  * Every file a run reads is recorded by device and inode (the readers do it; a program adds
