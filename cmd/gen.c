@@ -71,12 +71,16 @@ static void usage(FILE *fp)
             "                           max(position)+1 as the sequence length\n"
             "                           (default: 0..max_position_embeddings-1)\n"
             "RoPE tables:\n"
-            "      --precision P        exact (default: correctly rounded values) or hf\n"
-            "                           (transformers' float32 pipeline)\n"
+            "      --precision P        exact (default: correctly rounded values), hf\n"
+            "                           (transformers' float32 pipeline) or vllm (vLLM's\n"
+            "                           cos_sin_cache; rows default to the cache's length)\n"
+            "      --max-model-len N    vllm: the runtime's max_model_len, which picks LongRoPE's\n"
+            "                           factors (default: max_position_embeddings)\n"
             "      --layout L           hf (default: cat(freqs, freqs), rotary_dim wide), half\n"
-            "                           (rotary_dim/2 wide) or interleaved (each frequency twice)\n"
-            "      --array NAME         write only this array: cos, sin or inv_freq (required for\n"
-            "                           .npy output and -o -)\n"
+            "                           (rotary_dim/2 wide), interleaved (each frequency twice)\n"
+            "                           or vllm (one array cos_sin_cache = cat(cos half, sin half))\n"
+            "      --array NAME         write only this array: cos, sin, cos_sin_cache (--layout\n"
+            "                           vllm) or inv_freq (required for .npy output and -o -)\n"
             "output:\n"
             "  -o, --output OUT         OUT.npz, a directory (OUT/), OUT.npy, OUT.h5,\n"
             "                           OUT.safetensors, OUT.h, OUT.bin, or - for NPY on stdout\n"
@@ -106,7 +110,7 @@ enum {
     OPT_CONFIG = 256, OPT_FORMAT, OPT_DTYPE, OPT_SEQ_LEN, OPT_POSITIONS, OPT_LAYER_TYPE,
     OPT_PRECISION, OPT_LAYOUT, OPT_ARRAY, OPT_COMPRESS, OPT_FORCE, OPT_ENCODING, OPT_HEADS,
     OPT_D_MODEL, OPT_NUM_BUCKETS, OPT_MAX_DISTANCE, OPT_MAX_REL, OPT_CONVENTION, OPT_VARIANT,
-    OPT_WEIGHTS, OPT_TENSOR, OPT_DECODER, OPT_BROADCAST, OPT_FAMILY
+    OPT_WEIGHTS, OPT_TENSOR, OPT_DECODER, OPT_BROADCAST, OPT_FAMILY, OPT_MAX_MODEL_LEN
 };
 
 static const struct option long_opts[] = {
@@ -120,6 +124,7 @@ static const struct option long_opts[] = {
     { "layer-type", required_argument, NULL, OPT_LAYER_TYPE },
     { "precision", required_argument, NULL, OPT_PRECISION },
     { "layout", required_argument, NULL, OPT_LAYOUT },
+    { "max-model-len", required_argument, NULL, OPT_MAX_MODEL_LEN },
     { "array", required_argument, NULL, OPT_ARRAY },
     { "compress", no_argument, NULL, OPT_COMPRESS },
     { "force", no_argument, NULL, OPT_FORCE },
@@ -145,6 +150,7 @@ struct rope_opts {
     posenc_precision precision;
     posenc_layout layout;
     int precision_set, layout_set;
+    int64_t max_model_len;         /* --max-model-len (vllm precision), 0 when not given */
 };
 
 /* ---- helpers ---- */
@@ -387,8 +393,8 @@ static int rope_fail(posenc_writer *w, const posenc_error *err)
 
 static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, const posenc_model *m,
                           const posenc_rope_config *c, const posenc_rope_params *p,
-                          const struct rope_opts *ro, int64_t seq_len, int64_t first,
-                          int64_t last)
+                          const struct rope_opts *ro, const posenc_vllm_info *vi,
+                          int64_t seq_len, int64_t first, int64_t last)
 {
     posenc_meta_str(mt, "posenc_version", posenc_version());
     posenc_meta_str(mt, "model_type", posenc_model_type(m));
@@ -420,8 +426,18 @@ static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, cons
     posenc_meta_str(mt, "precision", posenc_precision_name(ro->precision));
     posenc_meta_str(mt, "dtype", posenc_dtype_name(a->dtype));
     posenc_meta_num(mt, "attention_scaling",
-             ro->precision == POSENC_PREC_HF ? (double)p->attention_scaling_f32
-                                             : p->attention_scaling);
+             ro->precision != POSENC_PREC_EXACT ? (double)p->attention_scaling_f32
+                                                : p->attention_scaling);
+    if (ro->precision == POSENC_PREC_VLLM) {
+        posenc_meta_str(mt, "vllm_class", vi->cls);
+        posenc_meta_str(mt, "vllm_source", vi->source);
+        posenc_meta_int(mt, "max_model_len", vi->max_model_len);
+        posenc_meta_int(mt, "vllm_cache_len", vi->cache_len);
+        posenc_meta_int(mt, "vllm_cache_rows", vi->cache_rows);
+        posenc_meta_int(mt, "vllm_cache_offset", vi->cache_offset);
+        posenc_meta_num(mt, "vllm_base", vi->base);
+        posenc_meta_num(mt, "vllm_mscale", vi->mscale);
+    }
     posenc_meta_num(mt, "softmax_scale", p->softmax_scale);
     posenc_meta_int(mt, "max_position_embeddings", c->max_position_embeddings);
     posenc_meta_int(mt, "original_max_position_embeddings", c->original_max_position_embeddings);
@@ -475,7 +491,15 @@ static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, cons
     }
     char t[256];
     t[0] = '\0';
-    if (c->type == POSENC_ROPE_DYNAMIC)
+    if (ro->precision == POSENC_PREC_VLLM) {
+        if (c->type == POSENC_ROPE_LONGROPE)
+            snprintf(t, sizeof t, "vllm: %s factors for every position (max_model_len %" PRId64
+                     " %s original_max_position_embeddings %" PRId64 ")",
+                     vi->long_factors ? "long" : "short", vi->max_model_len,
+                     vi->long_factors ? ">" : "<=", c->original_max_position_embeddings);
+        else if (c->type == POSENC_ROPE_DYNAMIC)
+            snprintf(t, sizeof t, "vllm: dynamic NTK base fixed at load: %.17g", vi->base);
+    } else if (c->type == POSENC_ROPE_DYNAMIC)
         snprintf(t, sizeof t,
                  "dynamic: base for seq_len %" PRId64 " (scaled only past "
                  "max_position_embeddings %" PRId64 ")",
@@ -491,11 +515,22 @@ static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, cons
             posenc_strbuf_puts(&b, ", ");
         posenc_strbuf_json_string(&b, t);
     }
+    if (vi->note[0]) {
+        if (any++)
+            posenc_strbuf_puts(&b, ", ");
+        posenc_strbuf_json_string(&b, vi->note);
+    }
     if (ro->precision == POSENC_PREC_EXACT) {
         if (any++)
             posenc_strbuf_puts(&b, ", ");
         posenc_strbuf_json_string(&b, "exact: correctly rounded values of the real-number formula; transformers' "
                         "float32 tables drift from them by up to ~1e-2 at large positions");
+    } else if (ro->precision == POSENC_PREC_VLLM) {
+        if (any++)
+            posenc_strbuf_puts(&b, ", ");
+        posenc_strbuf_json_string(&b, "vllm: the float32 cos_sin_cache vLLM's class builds at load, "
+                        "with correctly rounded pow/cos/sin where torch's are faithful; cast to "
+                        "the model dtype with --dtype");
     } else {
         if (any++)
             posenc_strbuf_puts(&b, ", ");
@@ -576,8 +611,27 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         last = seq_len - 1;
     }
 
-    if (posenc_rope_params_compute(&cfg, seq_len, &p, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
+    posenc_vllm_info vi;
+    if (posenc_rope_params_for(&cfg, ro->precision, posenc_model_family(m), seq_len,
+                               ro->max_model_len, &p, &vi, &err) != POSENC_OK) {
+        posenc_msg(CMD, "'%s': %s", cfgname, err.msg);
+        return POSENC_EXIT_ERROR;
+    }
+    if (ro->precision == POSENC_PREC_VLLM) {
+        /* vLLM indexes its cache: rows default to the cache, positions must lie inside it */
+        if (!a->positions && a->seq_len <= 0) {
+            seq_len = n_pos = vi.cache_len;
+            last = seq_len - 1;
+        }
+        if (last >= vi.cache_len || (a->positions && a->positions->max >= vi.cache_len)) {
+            posenc_msg(CMD, "'%s': position %" PRId64 " is past vLLM's cos_sin_cache "
+                            "(%s: %" PRId64 " rows)", cfgname,
+                       a->positions ? a->positions->max : last, vi.cls, vi.cache_len);
+            return POSENC_EXIT_ERROR;
+        }
+        if (vi.note[0])
+            posenc_msg(CMD, "'%s': %s", cfgname, vi.note);
+    }
     int width = posenc_rope_table_width(&p, ro->layout);
     if (width <= 0 || p.n_freq <= 0 || p.n_freq > POSENC_MAX_FREQ) {
         posenc_msg(CMD, "'%s': RoPE parameters give an empty table (rotary_dim %d)", cfgname,
@@ -587,14 +641,18 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
 
     /* which arrays, and the size check */
     int want[ARR_N] = { 1, 1, 1 };
+    int vl = ro->layout == POSENC_LAYOUT_VLLM; /* one array cos_sin_cache in cos's place */
     if (a->array)
         for (int i = 0; i < ARR_N; i++)
-            want[i] = strcmp(a->array, arr_names[i]) == 0; /* checked by cmd_gen */
+            want[i] = strcmp(a->array, vl && i == ARR_COS ? "cos_sin_cache" : arr_names[i]) == 0;
+    if (vl)
+        want[ARR_SIN] = 0;
     posenc_array_info info[ARR_N];
     uint64_t total = 0, nbytes[ARR_N] = { 0 };
     for (int i = 0; i < ARR_N; i++) {
         memset(&info[i], 0, sizeof info[i]);
-        snprintf(info[i].name, sizeof info[i].name, "%s", arr_names[i]);
+        snprintf(info[i].name, sizeof info[i].name, "%s",
+                 vl && i == ARR_COS ? "cos_sin_cache" : arr_names[i]);
         info[i].dtype = a->dtype;
         if (i == ARR_INV) {
             info[i].ndim = 1;
@@ -621,7 +679,7 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         return POSENC_EXIT_ERROR;
     }
 
-    add_rope_meta(&mt, a, m, &cfg, &p, ro, seq_len, first, last);
+    add_rope_meta(&mt, a, m, &cfg, &p, ro, &vi, seq_len, first, last);
     if (mt.oom) {
         posenc_meta_free(&mt);
         posenc_msg(CMD, "out of memory");
@@ -688,7 +746,7 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
     if (want[ARR_INV]) {
         unsigned char *o = obuf;
         for (int i = 0; i < p.n_freq; i++) {
-            if (ro->precision == POSENC_PREC_HF) {
+            if (ro->precision != POSENC_PREC_EXACT) {
                 float f = p.inv_freq_f32[i];
                 posenc_dtype_convert(o + (size_t)i * es, a->dtype, &f, POSENC_DT_F32, 1);
             } else {
@@ -724,7 +782,7 @@ enum {
     G_LAYER_TYPE = 1 << 0, G_PRECISION = 1 << 1, G_LAYOUT = 1 << 2,
     G_HEADS = 1 << 3, G_D_MODEL = 1 << 4, G_NUM_BUCKETS = 1 << 5, G_MAX_DISTANCE = 1 << 6,
     G_MAX_REL = 1 << 7, G_CONVENTION = 1 << 8, G_VARIANT = 1 << 9, G_WEIGHTS = 1 << 10,
-    G_TENSOR = 1 << 11, G_DECODER = 1 << 12, G_BROADCAST = 1 << 13
+    G_TENSOR = 1 << 11, G_DECODER = 1 << 12, G_BROADCAST = 1 << 13, G_MAX_MODEL_LEN = 1 << 14
 };
 static const struct {
     unsigned bit;
@@ -735,8 +793,9 @@ static const struct {
     { G_MAX_DISTANCE, "--max-distance" }, { G_MAX_REL, "--max-relative-position" },
     { G_CONVENTION, "--convention" }, { G_VARIANT, "--variant" }, { G_WEIGHTS, "--weights" },
     { G_TENSOR, "--tensor" }, { G_DECODER, "--decoder" }, { G_BROADCAST, "--broadcast" },
+    { G_MAX_MODEL_LEN, "--max-model-len" },
 };
-#define ROPE_ONLY (G_LAYER_TYPE | G_PRECISION | G_LAYOUT)
+#define ROPE_ONLY (G_LAYER_TYPE | G_PRECISION | G_LAYOUT | G_MAX_MODEL_LEN)
 
 static const char *first_given(unsigned mask)
 {
@@ -1610,7 +1669,7 @@ static int gen_nonrope(const struct gen_args *a, const posenc_model *m)
 int cmd_gen(int argc, char **argv)
 {
     struct gen_args a;
-    struct rope_opts ro = { NULL, POSENC_PREC_EXACT, POSENC_LAYOUT_HF, 0, 0 };
+    struct rope_opts ro = { NULL, POSENC_PREC_EXACT, POSENC_LAYOUT_HF, 0, 0, 0 };
     posenc_error err = { 0 };
     posenc_model *m = NULL;
     pe_positions *positions = NULL;
@@ -1660,6 +1719,12 @@ int cmd_gen(int argc, char **argv)
             if (posenc_layout_parse(optarg, &ro.layout, &err) != POSENC_OK)
                 return posenc_usage_error(CMD, "--layout: %s", err.msg);
             given |= G_LAYOUT;
+            break;
+        case OPT_MAX_MODEL_LEN:
+            if ((rc = posenc_parse_i64(CMD, "--max-model-len", optarg, 1, POS_MAX,
+                                       &ro.max_model_len)))
+                return rc;
+            given |= G_MAX_MODEL_LEN;
             break;
         case OPT_ARRAY:
             if (!*optarg)
@@ -1782,16 +1847,27 @@ int cmd_gen(int argc, char **argv)
         rc = posenc_usage_error(CMD, "missing --config FILE (RoPE tables need a model config)");
         goto out;
     }
-    if (a.array && strcmp(a.array, "cos") != 0 && strcmp(a.array, "sin") != 0 &&
-        strcmp(a.array, "inv_freq") != 0) {
-        rc = posenc_usage_error(CMD, "--array: '%s' is not an array of a RoPE table (expected "
-                                     "cos, sin or inv_freq)", a.array);
+    if ((given & G_MAX_MODEL_LEN) && ro.precision != POSENC_PREC_VLLM) {
+        rc = posenc_usage_error(CMD, "--max-model-len applies only to --precision vllm");
         goto out;
     }
-    if (posenc_format_one_array(a.wopts.format) && !a.array) {
-        rc = posenc_usage_error(CMD, "%s holds one array: pass --array cos, sin or inv_freq",
-                                strcmp(a.out, "-") == 0 ? "-o -" : "an NPY file");
-        goto out;
+    {
+        int vl = ro.layout == POSENC_LAYOUT_VLLM;
+        const char *tab1 = vl ? "cos_sin_cache" : "cos", *tab2 = vl ? NULL : "sin";
+        if (a.array && strcmp(a.array, tab1) != 0 && (!tab2 || strcmp(a.array, tab2) != 0) &&
+            strcmp(a.array, "inv_freq") != 0) {
+            rc = posenc_usage_error(CMD, "--array: '%s' is not an array of a RoPE table with "
+                                         "--layout %s (expected %s%s%s or inv_freq)", a.array,
+                                    posenc_layout_name(ro.layout), tab1, tab2 ? ", " : "",
+                                    tab2 ? tab2 : "");
+            goto out;
+        }
+        if (posenc_format_one_array(a.wopts.format) && !a.array) {
+            rc = posenc_usage_error(CMD, "%s holds one array: pass --array %s%s%s or inv_freq",
+                                    strcmp(a.out, "-") == 0 ? "-o -" : "an NPY file", tab1,
+                                    tab2 ? ", " : "", tab2 ? tab2 : "");
+            goto out;
+        }
     }
     rc = gen_rope(&a, m, &ro);
 out:

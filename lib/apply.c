@@ -366,7 +366,7 @@ posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_o
     a->nf = nf;
     a->seq = seq;
     a->rows = pos->rows;
-    a->narrow = opts->precision == POSENC_PREC_HF &&
+    a->narrow = (opts->precision == POSENC_PREC_HF || opts->precision == POSENC_PREC_VLLM) &&
                 (opts->dtype == POSENC_DT_BF16 || opts->dtype == POSENC_DT_F16);
     uint64_t nrows = (uint64_t)pos->rows * (uint64_t)seq;
     size_t es = opts->dtype == POSENC_DT_F64 ? 8 : 4;

@@ -50,6 +50,7 @@ const char *posenc_precision_name(posenc_precision p)
     switch (p) {
     case POSENC_PREC_EXACT: return "exact";
     case POSENC_PREC_HF: return "hf";
+    case POSENC_PREC_VLLM: return "vllm";
     }
     return "?";
 }
@@ -60,9 +61,11 @@ posenc_status posenc_precision_parse(const char *s, posenc_precision *out, posen
         *out = POSENC_PREC_EXACT;
     } else if (s && (strcmp(s, "hf") == 0 || strcmp(s, "transformers") == 0)) {
         *out = POSENC_PREC_HF;
+    } else if (s && strcmp(s, "vllm") == 0) {
+        *out = POSENC_PREC_VLLM;
     } else {
-        return posenc_seterr(err, POSENC_EINVAL, "unknown precision '%s' (expected exact or hf)",
-                             s ? s : "");
+        return posenc_seterr(err, POSENC_EINVAL,
+                             "unknown precision '%s' (expected exact, hf or vllm)", s ? s : "");
     }
     return POSENC_OK;
 }
@@ -73,6 +76,7 @@ const char *posenc_layout_name(posenc_layout l)
     case POSENC_LAYOUT_HF: return "hf";
     case POSENC_LAYOUT_HALF: return "half";
     case POSENC_LAYOUT_INTERLEAVED: return "interleaved";
+    case POSENC_LAYOUT_VLLM: return "vllm";
     }
     return "?";
 }
@@ -84,7 +88,7 @@ posenc_status posenc_layout_parse(const char *s, posenc_layout *out, posenc_erro
         posenc_layout l;
     } names[] = {
         { "hf", POSENC_LAYOUT_HF },     { "half", POSENC_LAYOUT_HALF },
-        { "interleaved", POSENC_LAYOUT_INTERLEAVED },
+        { "interleaved", POSENC_LAYOUT_INTERLEAVED }, { "vllm", POSENC_LAYOUT_VLLM },
     };
     for (size_t i = 0; s && i < sizeof names / sizeof names[0]; i++) {
         if (strcmp(s, names[i].name) == 0) {
@@ -93,7 +97,8 @@ posenc_status posenc_layout_parse(const char *s, posenc_layout *out, posenc_erro
         }
     }
     return posenc_seterr(err, POSENC_EINVAL,
-                         "unknown layout '%s' (expected hf, half or interleaved)", s ? s : "");
+                         "unknown layout '%s' (expected hf, half, interleaved or vllm)",
+                         s ? s : "");
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -591,7 +596,8 @@ int posenc_rope_table_width(const posenc_rope_params *p, posenc_layout layout)
         return 0;
     switch (layout) {
     case POSENC_LAYOUT_HF:
-    case POSENC_LAYOUT_INTERLEAVED: return 2 * p->n_freq;
+    case POSENC_LAYOUT_INTERLEAVED:
+    case POSENC_LAYOUT_VLLM: return 2 * p->n_freq;
     case POSENC_LAYOUT_HALF: return p->n_freq;
     }
     return 0;
@@ -635,7 +641,7 @@ static void cossin_exact(const posenc_rope_params *p, int64_t pos, double *c, do
 void posenc_rope_cossin(const posenc_rope_params *p, posenc_precision prec, int64_t pos,
                         double *cos_f, double *sin_f)
 {
-    if (prec == POSENC_PREC_HF)
+    if (prec == POSENC_PREC_HF || prec == POSENC_PREC_VLLM) /* same float32 steps */
         cossin_hf(p, pos, cos_f, sin_f);
     else
         cossin_exact(p, pos, cos_f, sin_f);
@@ -693,6 +699,10 @@ static void table_rows(const struct table_job *j)
             memcpy(c + n, c, (size_t)n * sizeof *c);
             memcpy(s + n, s, (size_t)n * sizeof *s);
             break;
+        case POSENC_LAYOUT_VLLM: /* cos_sin_cache row: cat(cos, sin), in both outputs */
+            posenc_rope_cossin(j->p, j->prec, j->positions[r], c, c + n);
+            memcpy(s, c, 2 * (size_t)n * sizeof *s);
+            break;
         case POSENC_LAYOUT_INTERLEAVED: /* f0 f0 f1 f1 ... */
             posenc_rope_cossin(j->p, j->prec, j->positions[r], tc, ts);
             for (int i = 0; i < n; i++) {
@@ -721,7 +731,7 @@ posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision pr
         return posenc_seterr(err, POSENC_EINVAL, "no RoPE parameters given");
     if (p->n_freq <= 0 || p->n_freq > POSENC_MAX_FREQ || p->rotary_dim != 2 * p->n_freq)
         return posenc_seterr(err, POSENC_EINVAL, "RoPE parameters have %d frequencies", p->n_freq);
-    if (prec != POSENC_PREC_EXACT && prec != POSENC_PREC_HF)
+    if (prec != POSENC_PREC_EXACT && prec != POSENC_PREC_HF && prec != POSENC_PREC_VLLM)
         return posenc_seterr(err, POSENC_EINVAL, "unknown precision %d", (int)prec);
     int width = posenc_rope_table_width(p, layout);
     if (width <= 0)

@@ -8,6 +8,7 @@
 #include "posenc/dtype.h"
 #include "posenc/model.h"
 #include "posenc/rope.h"
+#include "posenc/vllm.h"
 #include "posenc/io.h"
 #include "posenc/config.h"
 #include "posenc/bias.h"

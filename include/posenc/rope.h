@@ -4,7 +4,9 @@
  * returns it accurate enough (a double within ~1e-16) that rounding once to f32/f16/bf16 gives
  * the correctly rounded result. POSENC_PREC_HF reproduces transformers' float32 pipeline step by
  * step (f32 exponent, f32 pow and reciprocal, f32 angle product, cos/sin of the f32 angle, f32
- * attention scaling), with correctly rounded pow/cos/sin where torch uses faithful ones. */
+ * attention scaling), with correctly rounded pow/cos/sin where torch uses faithful ones.
+ * POSENC_PREC_VLLM evaluates the float32 steps the same way on the parameters vLLM computes
+ * (posenc/vllm.h posenc_vllm_rope: its inv_freq, base and mscale). */
 #ifndef POSENC_ROPE_H
 #define POSENC_ROPE_H
 
@@ -18,16 +20,19 @@
 extern "C" {
 #endif
 
-typedef enum posenc_precision { POSENC_PREC_EXACT = 0, POSENC_PREC_HF = 1 } posenc_precision;
+typedef enum posenc_precision { POSENC_PREC_EXACT = 0, POSENC_PREC_HF = 1, POSENC_PREC_VLLM = 2 } posenc_precision;
 const char *posenc_precision_name(posenc_precision p);
 posenc_status posenc_precision_parse(const char *s, posenc_precision *out, posenc_error *err);
 
 /* Table layouts: hf = cat(freqs, freqs) (width rotary_dim); half = one copy (width rotary_dim/2,
- * vLLM, FlashAttention); interleaved = each frequency twice side by side (GPT-J, ggml NORM). */
+ * vLLM, FlashAttention); interleaved = each frequency twice side by side (GPT-J, ggml NORM);
+ * vllm = vLLM's cos_sin_cache row cat(cos half, sin half) (width rotary_dim): posenc_rope_table
+ * writes that row to cos_out and the same row to sin_out. */
 typedef enum posenc_layout {
     POSENC_LAYOUT_HF = 0,
     POSENC_LAYOUT_HALF = 1,
-    POSENC_LAYOUT_INTERLEAVED = 2
+    POSENC_LAYOUT_INTERLEAVED = 2,
+    POSENC_LAYOUT_VLLM = 3
 } posenc_layout;
 const char *posenc_layout_name(posenc_layout l);
 posenc_status posenc_layout_parse(const char *s, posenc_layout *out, posenc_error *err);
@@ -63,7 +68,7 @@ posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t 
 int posenc_rope_table_width(const posenc_rope_params *p, posenc_layout layout);
 
 /* Per-frequency cos and sin (n_freq values each, attention_scaling applied) at position pos.
- * exact: accurate doubles; hf: the float32 values transformers computes, as doubles. */
+ * exact: accurate doubles; hf and vllm: the float32 values of that pipeline, as doubles. */
 void posenc_rope_cossin(const posenc_rope_params *p, posenc_precision prec, int64_t pos,
                         double *cos_f, double *sin_f);
 /* Same for 3-axis (t, h, w) multimodal positions; equals posenc_rope_cossin when p->mrope is 0
