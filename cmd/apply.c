@@ -14,6 +14,7 @@
 
 #include "common.h"
 #include "posenc/apply.h"
+#include "posenc/vllm.h"
 
 #define CMD "apply"
 #ifndef CHUNK_BYTES
@@ -39,8 +40,12 @@ static void usage(FILE *fp)
             "      --format FMT        output format: npy, npz, dir, hdf5, safetensors\n"
             "      --layout L          bhsd (default), bshd, shd, hsd, sd\n"
             "      --style S           neox or gptj (default: from the config)\n"
-            "      --precision P       exact (default) or hf (transformers' float32 tables;\n"
-            "                          f16/bf16 arithmetic rounded as torch does)\n"
+            "      --precision P       exact (default), hf (transformers' float32 tables;\n"
+            "                          f16/bf16 arithmetic rounded as torch does) or vllm\n"
+            "                          (vLLM's cos_sin_cache, cast to an f16/bf16 dump's dtype\n"
+            "                          and rotated in it, as forward_native does)\n"
+            "      --max-model-len N   vllm: the runtime's max_model_len (LongRoPE's factors;\n"
+            "                          default: max_position_embeddings)\n"
             "      --layer-type NAME   RoPE parameters of this layer type\n"
             "      --family NAME       resolve the config as this model family (posenc info --models)\n"
             "      --seq-len N         sequence length for dynamic/longrope selection\n"
@@ -410,7 +415,8 @@ enum {
     OPT_INVERSE,
     OPT_DTYPE,
     OPT_ASSUME_BF16,
-    OPT_FORCE
+    OPT_FORCE,
+    OPT_MAX_MODEL_LEN
 };
 
 /* "'FILE': " before a message that does not name a file yet */
@@ -440,6 +446,7 @@ int cmd_apply(int argc, char **argv)
         { "dtype", required_argument, NULL, OPT_DTYPE },
         { "assume-bf16", no_argument, NULL, OPT_ASSUME_BF16 },
         { "force", no_argument, NULL, OPT_FORCE },
+        { "max-model-len", required_argument, NULL, OPT_MAX_MODEL_LEN },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -449,7 +456,7 @@ int cmd_apply(int argc, char **argv)
     posenc_style style = POSENC_STYLE_NEOX;
     int style_set = 0, inverse = 0, dtype_set = 0, offset_set = 0, force = 0;
     posenc_precision prec = POSENC_PREC_EXACT;
-    int64_t seq_len = 0, offset = 0;
+    int64_t seq_len = 0, offset = 0, max_model_len = 0;
     posenc_dtype out_dtype = POSENC_DT_F32;
     posenc_read_opts ropts = { 0, POSENC_FMT_AUTO };
     posenc_write_opts wopts = { POSENC_FMT_AUTO, 0 };
@@ -491,6 +498,11 @@ int cmd_apply(int argc, char **argv)
             offset_set = 1;
             break;
         case OPT_POSITIONS: positions_arg = optarg; break;
+        case OPT_MAX_MODEL_LEN:
+            if (posenc_parse_i64(CMD, "--max-model-len", optarg, 1, INT64_C(1) << 48,
+                                 &max_model_len))
+                return POSENC_EXIT_USAGE;
+            break;
         case OPT_INVERSE: inverse = 1; break;
         case OPT_DTYPE:
             if (posenc_dtype_parse(optarg, &out_dtype, &err) != POSENC_OK)
@@ -511,6 +523,8 @@ int cmd_apply(int argc, char **argv)
             return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
         }
     }
+    if (max_model_len && prec != POSENC_PREC_VLLM)
+        return posenc_usage_error(CMD, "--max-model-len applies only to --precision vllm");
     int nin = argc - optind;
     if (nin < 1 || nin > 2)
         return posenc_usage_error(CMD, nin < 1 ? "need Q and K dumps (or one dump X)"
@@ -613,11 +627,21 @@ int cmd_apply(int argc, char **argv)
         goto out;
     rc = POSENC_EXIT_ERROR;
     posenc_rope_params params;
-    if (posenc_rope_params_compute(&rcfg, seq_len ? seq_len : pos.max + 1, &params, &err) !=
-        POSENC_OK) {
+    posenc_vllm_info vi;
+    if (posenc_rope_params_for(&rcfg, prec, posenc_model_family(model),
+                               seq_len ? seq_len : pos.max + 1, max_model_len, &params, &vi,
+                               &err) != POSENC_OK) {
         prefix_file(&err, config);
         goto fail;
     }
+    if (prec == POSENC_PREC_VLLM && pos.max >= vi.cache_len) {
+        posenc_seterr(&err, POSENC_ERANGE, "'%s': position %" PRId64 " is past vLLM's "
+                      "cos_sin_cache (%s: %" PRId64 " rows)", config, pos.max, vi.cls,
+                      vi.cache_len);
+        goto fail;
+    }
+    if (prec == POSENC_PREC_VLLM && vi.note[0])
+        posenc_msg(CMD, "'%s': %s", config, vi.note);
     if (pos.naxes == 3 && !params.mrope) {
         posenc_seterr(&err, POSENC_EINVAL, "'%s': 3-axis positions need a multimodal (mrope) "
                       "RoPE config, and '%s' has none", positions_arg, config);
@@ -725,7 +749,9 @@ int cmd_apply(int argc, char **argv)
             const char *kv[][2] = {
                 { "posenc_apply_config", cj },
                 { "posenc_apply_style", params.style == POSENC_STYLE_GPTJ ? "\"gptj\"" : "\"neox\"" },
-                { "posenc_apply_precision", prec == POSENC_PREC_HF ? "\"hf\"" : "\"exact\"" },
+                { "posenc_apply_precision", prec == POSENC_PREC_HF     ? "\"hf\""
+                                            : prec == POSENC_PREC_VLLM ? "\"vllm\""
+                                                                       : "\"exact\"" },
                 { "posenc_apply_inverse", inverse ? "true" : "false" },
             };
             for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)

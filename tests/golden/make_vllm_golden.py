@@ -31,7 +31,8 @@ cos/sin/pow change (stats_*), measured by running the same classes with torch's 
 
 For each case: inv_freq (float32), the cache length, mscale, and cache rows at sampled positions
 (including the last row, up to position 2^20 - 1 for Qwen3.5's 4 x 262144-row mrope cache) as
-float32 and bfloat16 bit patterns.
+float32 and bfloat16 bit patterns. For four cases (APPLY) also a random query dump in the model
+dtype and its rotation by RotaryEmbedding.forward_native with the cache cast to that dtype.
 """
 import json
 import math
@@ -434,6 +435,48 @@ SAMPLE = [0, 1, 2, 3, 100, 1000, 4095, 4096, 8191, 32767, 65535, 131071, 163839,
           524287, 1048575]
 
 
+def apply_rotary_emb_torch(x, cos, sin, is_neox_style):
+    """common.py @ 002d181 (ApplyRotaryEmb.forward_static with enable_fp32_compute False, as
+    base.py @ 072d10a constructs it, is the same): cos/sin cast to x's dtype, every product and
+    sum in that dtype."""
+    cos = cos.unsqueeze(-2).to(x.dtype)
+    sin = sin.unsqueeze(-2).to(x.dtype)
+    if is_neox_style:
+        x1, x2 = torch.chunk(x, 2, dim=-1)
+    else:
+        x1 = x[..., ::2]
+        x2 = x[..., 1::2]
+    o1 = x1 * cos - x2 * sin
+    o2 = x2 * cos + x1 * sin
+    if is_neox_style:
+        return torch.cat((o1, o2), dim=-1)
+    return torch.stack((o1, o2), dim=-1).flatten(-2)
+
+
+def forward_native(rot, cache, positions, query):
+    """RotaryEmbedding.forward_native (base.py): index the cache (already in the model dtype),
+    rotate the first rotary_dim dims of each head, pass the rest through."""
+    positions = positions.flatten()
+    num_tokens = positions.shape[0]
+    cos_sin = cache.index_select(0, positions)
+    cos, sin = cos_sin.chunk(2, dim=-1)
+    query_shape = query.shape
+    query = query.view(num_tokens, -1, rot.head_size)
+    query_rot = query[..., :rot.rotary_dim]
+    query_pass = query[..., rot.rotary_dim:]
+    query_rot = apply_rotary_emb_torch(query_rot, cos, sin, rot.is_neox_style)
+    return torch.cat((query_rot, query_pass), dim=-1).reshape(query_shape)
+
+
+# forward cases: (case, model dtype, positions); the query dump is [tokens, 2 heads, head_size]
+APPLY = [
+    ("qwen35", torch.bfloat16, [0, 1, 7, 4096, 262143, 1000000, 1048575]),
+    ("llama31", torch.bfloat16, [0, 5, 8191, 8192, 65536, 131071]),
+    ("gpt_oss", torch.float32, [0, 3, 4095, 4096, 100000, 131071]),
+    ("llama2", torch.float16, [0, 1, 2, 1000, 4095]),
+]
+
+
 def cache_of(rot):
     if isinstance(rot, Phi3LongRoPEScaledRotaryEmbedding):
         return rot.cache_len, rot.rows
@@ -481,6 +524,19 @@ def main():
                           stats_max_ulp=int(u.max()), stats_max_abs=dev,
                           stats_inv_differ=int((rot.inv_freq != ref.inv_freq).sum()))
         print(name, meta[name])
+    for name, dt, pos in APPLY:
+        make = [c for c in CASES if c[0] == name][0][2]
+        rot = make(CR)
+        cache = rot.cos_sin_cache.to(dt)  # RotaryEmbeddingBase.__init__: cache.to(dtype)
+        g = torch.Generator().manual_seed(len(pos))
+        q = torch.randn(len(pos), 2, rot.head_size, generator=g).to(dt)
+        y = forward_native(rot, cache, torch.tensor(pos), q)
+        bits = np.uint32 if dt == torch.float32 else np.uint16
+        view = torch.int32 if dt == torch.float32 else torch.int16
+        out["apply_%s_positions" % name] = np.array(pos, dtype=np.int64)
+        out["apply_%s_q" % name] = q.view(view).numpy().view(bits)
+        out["apply_%s_out" % name] = y.view(view).numpy().view(bits)
+        meta[name]["apply_dtype"] = str(dt).replace("torch.", "")
     out["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     np.savez_compressed(OUT, **out)
     print("wrote", OUT)
