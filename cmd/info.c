@@ -11,12 +11,15 @@
 #include <cjson/cJSON.h>
 
 #include "common.h"
+#include "posenc/vllm.h"
 
 static void usage(FILE *fp)
 {
     fputs("usage: posenc info --config FILE [--layer-type T] [--seq-len N]\n"
-          "                   [--precision exact|hf] [--family NAME] [--json]\n"
+          "                   [--precision exact|hf|vllm] [--max-model-len N] [--family NAME]\n"
+          "                   [--json]\n"
           "       posenc info --models [--json]\n"
+          "       posenc info --runtimes [--config FILE [--layer-type T]] [--json]\n"
           "\n"
           "Resolve a Hugging Face config.json the way transformers does and report the position\n"
           "encoding: RoPE type, theta and where it came from, head and rotary dims, pairing style,\n"
@@ -28,8 +31,14 @@ static void usage(FILE *fp)
           "  -l, --layer-type T      report only layer type T (Gemma 3/4, MiMo full/sliding)\n"
           "  -n, --seq-len N         parameters at sequence length N (dynamic, longrope);\n"
           "                          default: what transformers computes at load time\n"
-          "  -p, --precision P       inv_freq values: hf (transformers' float32, default) or\n"
-          "                          exact (double)\n"
+          "  -p, --precision P       inv_freq values: hf (transformers' float32, default),\n"
+          "                          exact (double) or vllm (vLLM's float32, with its class,\n"
+          "                          cache length, base and mscale)\n"
+          "      --max-model-len N   vllm: the runtime's max_model_len (LongRoPE's factors;\n"
+          "                          default: max_position_embeddings)\n"
+          "      --runtimes          where transformers, vLLM and llama.cpp differ in\n"
+          "                          definition; with --config, each precision's drift from\n"
+          "                          exact math at 4096, 131072 and 1048576 positions\n"
           "      --family NAME       resolve the config as this registry row, whatever its\n"
           "                          model_type says\n"
           "      --models            list the model-family registry (model_type, encoding,\n"
@@ -51,6 +60,8 @@ struct info_opts {
     int json;
     const char *family;
     int models;
+    int runtimes;
+    int64_t max_model_len;
 };
 
 /* ---- JSON helpers ---- */
@@ -104,6 +115,7 @@ static cJSON *num_array(const double *v, int n, const char *fmt)
 struct rope_report {
     posenc_rope_config cfg;
     posenc_rope_params par;
+    posenc_vllm_info vi;
     double inv[POSENC_MAX_FREQ];
     double att;
 };
@@ -114,23 +126,26 @@ static int compute_rope(const struct info_opts *o, const posenc_model *m, const 
     posenc_error err = { 0 };
     if (posenc_model_rope(m, lt, &r->cfg, &err) != POSENC_OK)
         return cmd_rope_fail("info", m, &err);
-    if (posenc_rope_params_compute(&r->cfg, o->seq_len, &r->par, &err) != POSENC_OK)
-        return posenc_fail("info", &err);
+    if (posenc_rope_params_for(&r->cfg, o->prec, posenc_model_family(m), o->seq_len,
+                               o->max_model_len, &r->par, &r->vi, &err) != POSENC_OK) {
+        posenc_msg("info", "'%s': %s", o->config, err.msg);
+        return POSENC_EXIT_ERROR;
+    }
     int n = r->par.n_freq;
     if (n < 0 || n > POSENC_MAX_FREQ)
         n = 0;
     r->par.n_freq = n;
     for (int i = 0; i < n; i++)
-        r->inv[i] = o->prec == POSENC_PREC_HF ? (double)r->par.inv_freq_f32[i]
-                                              : r->par.inv_hi[i] + r->par.inv_lo[i];
-    r->att = o->prec == POSENC_PREC_HF ? (double)r->par.attention_scaling_f32
-                                       : r->par.attention_scaling;
+        r->inv[i] = o->prec != POSENC_PREC_EXACT ? (double)r->par.inv_freq_f32[i]
+                                                 : r->par.inv_hi[i] + r->par.inv_lo[i];
+    r->att = o->prec != POSENC_PREC_EXACT ? (double)r->par.attention_scaling_f32
+                                          : r->par.attention_scaling;
     return 0;
 }
 
 static const char *inv_fmt(const struct info_opts *o)
 {
-    return o->prec == POSENC_PREC_HF ? "%.9g" : "%.17g";
+    return o->prec != POSENC_PREC_EXACT ? "%.9g" : "%.17g";
 }
 
 static cJSON *rope_json(const struct info_opts *o, const struct rope_report *r)
@@ -185,8 +200,24 @@ static cJSON *rope_json(const struct info_opts *o, const struct rope_report *r)
     add_int(j, "n_freq", p->n_freq);
     cJSON_AddItemToObject(j, "inv_freq", num_array(r->inv, p->n_freq, inv_fmt(o)));
     cJSON_AddItemToObject(j, "attention_scaling",
-                          num_raw(r->att, o->prec == POSENC_PREC_HF ? "%.9g" : "%.17g"));
+                          num_raw(r->att, inv_fmt(o)));
     add_num(j, "softmax_scale", p->softmax_scale);
+    if (o->prec == POSENC_PREC_VLLM) {
+        const posenc_vllm_info *v = &r->vi;
+        cJSON *vj = cJSON_AddObjectToObject(j, "vllm");
+        cJSON_AddStringToObject(vj, "class", v->cls);
+        cJSON_AddStringToObject(vj, "source", v->source);
+        add_int(vj, "max_model_len", v->max_model_len);
+        add_int(vj, "cache_len", v->cache_len);
+        add_int(vj, "cache_rows", v->cache_rows);
+        add_int(vj, "cache_offset", v->cache_offset);
+        add_num(vj, "base", v->base);
+        add_num(vj, "mscale", v->mscale);
+        cJSON_AddBoolToObject(vj, "long_factors", v->long_factors);
+        cJSON_AddBoolToObject(vj, "truncate", v->truncate);
+        if (v->note[0])
+            cJSON_AddStringToObject(vj, "note", v->note);
+    }
     return j;
 }
 
@@ -251,7 +282,19 @@ static void rope_text(const struct info_opts *o, const struct rope_report *r, co
         F("mrope_section"); fprintf(g_out, "[%d, %d, %d]%s\n", c->mrope_section[0], c->mrope_section[1],
                                    c->mrope_section[2], c->mrope_interleaved ? " interleaved" : "");
     }
-    F("attention_scaling"); fprintf(g_out, o->prec == POSENC_PREC_HF ? "%.9g\n" : "%.17g\n", r->att);
+    F("attention_scaling"); fprintf(g_out, inv_fmt(o), r->att); fputc('\n', g_out);
+    if (o->prec == POSENC_PREC_VLLM) {
+        const posenc_vllm_info *v = &r->vi;
+        F("vllm_class"); fprintf(g_out, "%s (%s)\n", v->cls, v->source);
+        F("max_model_len"); fprintf(g_out, "%" PRId64 "\n", v->max_model_len);
+        F("vllm_cache"); fprintf(g_out, "%" PRId64 " rows for positions 0..%" PRId64 "\n",
+                                 v->cache_rows, v->cache_len - 1);
+        F("vllm_base"); fprintf(g_out, "%s\n", D(v->base));
+        F("vllm_mscale"); fprintf(g_out, "%s\n", D(v->mscale));
+        if (v->note[0]) {
+            F("vllm_note"); fprintf(g_out, "%s\n", v->note);
+        }
+    }
     F("softmax_scale"); fprintf(g_out, "%s\n", D(p->softmax_scale));
     F("seq_len"); fprintf(g_out, "%" PRId64 "%s\n", o->seq_len, o->seq_len ? "" : " (load time)");
     F("inv_freq"); fprintf(g_out, "(%d, %s) ", p->n_freq, posenc_precision_name(o->prec));
@@ -546,14 +589,106 @@ nomem:
     return POSENC_EXIT_ERROR;
 }
 
+/* ---- --runtimes: the table of differences in definition, and each precision's drift ---- */
+
+static const int64_t DRIFT_LEN[] = { 4096, 131072, 1048576 };
+#define N_DRIFT (sizeof DRIFT_LEN / sizeof DRIFT_LEN[0])
+#define GGML_NA "not available: the ggml precision is not in this build"
+
+static int runtimes_report(const struct info_opts *o, const posenc_model *m)
+{
+    posenc_error err = { 0 };
+    cJSON *j = o->json ? cJSON_CreateObject() : NULL, *rows = NULL;
+    if (o->json && !(j && (rows = cJSON_AddArrayToObject(j, "runtimes"))))
+        goto nomem;
+    for (size_t i = 0; i < posenc_runtime_diff_count(); i++) {
+        posenc_runtime_diff d;
+        if (posenc_runtime_diff_get(i, &d, &err) != POSENC_OK)
+            break;
+        if (j) {
+            cJSON *r = cJSON_CreateObject();
+            cJSON_AddStringToObject(r, "topic", d.topic);
+            cJSON_AddStringToObject(r, "transformers", d.transformers);
+            cJSON_AddStringToObject(r, "vllm", d.vllm);
+            cJSON_AddStringToObject(r, "llamacpp", d.llamacpp);
+            cJSON_AddItemToArray(rows, r);
+        } else {
+            fprintf(g_out, "%s\n  %-13s%s\n  %-13s%s\n  %-13s%s\n", d.topic, "transformers",
+                    d.transformers, "vllm", d.vllm, "llama.cpp", d.llamacpp);
+        }
+    }
+    if (m) {
+        posenc_rope_config cfg;
+        if (posenc_model_rope(m, o->layer_type, &cfg, &err) != POSENC_OK) {
+            cJSON_Delete(j);
+            return cmd_rope_fail("info", m, &err);
+        }
+        static const posenc_precision profs[] = { POSENC_PREC_HF, POSENC_PREC_VLLM };
+        cJSON *dj = j ? cJSON_AddObjectToObject(j, "drift") : NULL;
+        if (j) {
+            cJSON_AddStringToObject(dj, "config", o->config);
+            cJSON *pl = cJSON_AddArrayToObject(dj, "positions");
+            for (size_t k = 0; k < N_DRIFT; k++)
+                cJSON_AddItemToArray(pl, cJSON_CreateNumber((double)(DRIFT_LEN[k] - 1)));
+        } else {
+            fprintf(g_out, "drift from exact math (max |cos, sin error|) at positions");
+            for (size_t k = 0; k < N_DRIFT; k++)
+                fprintf(g_out, " %" PRId64, DRIFT_LEN[k] - 1);
+            fputc('\n', g_out);
+        }
+        for (size_t p = 0; p < sizeof profs / sizeof profs[0]; p++) {
+            cJSON *arr = j ? cJSON_AddArrayToObject(dj, posenc_precision_name(profs[p])) : NULL;
+            if (!j)
+                fprintf(g_out, "  %-13s", posenc_precision_name(profs[p]));
+            for (size_t k = 0; k < N_DRIFT; k++) {
+                double dr = 0.0;
+                posenc_status st = posenc_rope_drift(&cfg, posenc_model_family(m), profs[p],
+                                                     o->max_model_len, DRIFT_LEN[k] - 1, &dr,
+                                                     &err);
+                const char *why = st == POSENC_ERANGE ? "past the cache"
+                                  : st == POSENC_EUNSUPPORTED ? "not reproduced"
+                                                              : "error";
+                if (j)
+                    cJSON_AddItemToArray(arr, st == POSENC_OK ? cJSON_CreateNumber(dr)
+                                                              : cJSON_CreateString(why));
+                else if (st == POSENC_OK)
+                    fprintf(g_out, " %-10.3g", dr);
+                else
+                    fprintf(g_out, " %-10s", why);
+            }
+            if (!j)
+                fputc('\n', g_out);
+        }
+        if (j)
+            cJSON_AddStringToObject(dj, "llamacpp", GGML_NA);
+        else
+            fprintf(g_out, "  %-13s %s\n", "llama.cpp", GGML_NA);
+    }
+    if (j) {
+        char *txt = cJSON_Print(j);
+        cJSON_Delete(j);
+        if (!txt)
+            goto nomem;
+        fprintf(g_out, "%s\n", txt);
+        cJSON_free(txt);
+    }
+    return 0;
+nomem:
+    cJSON_Delete(j);
+    posenc_msg("info", "out of memory");
+    return POSENC_EXIT_ERROR;
+}
+
 int cmd_info(int argc, char **argv)
 {
-    enum { OPT_JSON = 'j', OPT_FAMILY = 256, OPT_MODELS };
+    enum { OPT_JSON = 'j', OPT_FAMILY = 256, OPT_MODELS, OPT_RUNTIMES, OPT_MAX_MODEL_LEN };
     static const struct option longopts[] = {
         { "config", required_argument, NULL, 'c' },
         { "layer-type", required_argument, NULL, 'l' },
         { "family", required_argument, NULL, OPT_FAMILY },
         { "models", no_argument, NULL, OPT_MODELS },
+        { "runtimes", no_argument, NULL, OPT_RUNTIMES },
+        { "max-model-len", required_argument, NULL, OPT_MAX_MODEL_LEN },
         { "seq-len", required_argument, NULL, 'n' },
         { "precision", required_argument, NULL, 'p' },
         { "json", no_argument, NULL, OPT_JSON },
@@ -562,7 +697,7 @@ int cmd_info(int argc, char **argv)
     };
     struct info_opts o = { .prec = POSENC_PREC_HF };
     posenc_error err = { 0 };
-    int c;
+    int c, prec_given = 0;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, ":c:l:n:p:jh", longopts, NULL)) != -1) {
@@ -571,6 +706,12 @@ int cmd_info(int argc, char **argv)
         case 'l': o.layer_type = optarg; break;
         case OPT_FAMILY: o.family = optarg; break;
         case OPT_MODELS: o.models = 1; break;
+        case OPT_RUNTIMES: o.runtimes = 1; break;
+        case OPT_MAX_MODEL_LEN:
+            if (posenc_parse_i64("info", "--max-model-len", optarg, 1, (int64_t)1 << 48,
+                                 &o.max_model_len))
+                return POSENC_EXIT_USAGE;
+            break;
         case 'n':
             if (posenc_parse_i64("info", "--seq-len", optarg, 1, (int64_t)1 << 53, &o.seq_len))
                 return POSENC_EXIT_USAGE;
@@ -578,6 +719,7 @@ int cmd_info(int argc, char **argv)
         case 'p':
             if (posenc_precision_parse(optarg, &o.prec, &err) != POSENC_OK)
                 return posenc_usage_error("info", "--precision: %s", err.msg);
+            prec_given = 1;
             break;
         case OPT_JSON: o.json = 1; break;
         case 'h': usage(stdout); return POSENC_EXIT_OK;
@@ -592,10 +734,18 @@ int cmd_info(int argc, char **argv)
     if (o.models && (o.config || o.family || o.layer_type || o.seq_len))
         return posenc_usage_error("info", "--models lists the registry: it takes no config "
                                           "options (only --json)");
-    if (!o.config && !o.models)
+    if (o.runtimes && (o.models || o.seq_len || prec_given))
+        return posenc_usage_error("info", "--runtimes takes only --config, --layer-type, "
+                                          "--family, --max-model-len and --json");
+    if (o.max_model_len && o.prec != POSENC_PREC_VLLM && !o.runtimes)
+        return posenc_usage_error("info", "--max-model-len applies only to --precision vllm "
+                                          "and --runtimes");
+    if (!o.config && !o.models && !o.runtimes)
         return posenc_usage_error("info", "--config FILE is required");
+    if (o.runtimes && !o.config && (o.layer_type || o.family))
+        return posenc_usage_error("info", "--layer-type and --family need --config");
     posenc_model *m = NULL;
-    if (!o.models) {
+    if (!o.models && o.config) {
         int lrc = cmd_load_config("info", o.config, o.family, &m);
         if (lrc)
             return lrc;
@@ -608,9 +758,10 @@ int cmd_info(int argc, char **argv)
         posenc_msg("info", "out of memory");
         return POSENC_EXIT_ERROR;
     }
-    int rc = o.models ? (models_report(&o) ? (posenc_msg("info", "out of memory"),
-                                              POSENC_EXIT_ERROR) : 0)
-                      : report(&o, m);
+    int rc = o.models     ? (models_report(&o) ? (posenc_msg("info", "out of memory"),
+                                                  POSENC_EXIT_ERROR) : 0)
+             : o.runtimes ? runtimes_report(&o, m)
+                          : report(&o, m);
     posenc_model_free(m);
     if (fclose(g_out) != 0 && rc == 0) {
         posenc_msg("info", "out of memory");

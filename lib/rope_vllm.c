@@ -31,6 +31,7 @@
  * (`freqs.cos() * self.mscale`: a python float against a float32 tensor computes in float32). */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mathx.h"
@@ -297,6 +298,66 @@ posenc_status posenc_rope_params_for(const posenc_rope_config *cfg, posenc_preci
     if (info)
         memset(info, 0, sizeof *info);
     return posenc_rope_params_compute(cfg, seq_len, out, err);
+}
+
+static double max_diff(const double *a, const double *b, int n)
+{
+    double m = 0.0;
+    for (int i = 0; i < n; i++) {
+        double d = fabs(a[i] - b[i]);
+        if (d > m || isnan(d))
+            m = d;
+    }
+    return m;
+}
+
+posenc_status posenc_rope_drift(const posenc_rope_config *cfg, const char *family,
+                                posenc_precision prec, int64_t max_model_len, int64_t pos,
+                                double *drift, posenc_error *err)
+{
+    if (!cfg || !drift || pos < 0)
+        return posenc_seterr(err, POSENC_EINVAL, "no configuration or a negative position");
+    /* about 40 KB: off small thread stacks */
+    struct work {
+        posenc_rope_params p, x;
+        double c[POSENC_MAX_FREQ], s[POSENC_MAX_FREQ], cx[POSENC_MAX_FREQ], sx[POSENC_MAX_FREQ];
+    } *w = malloc(sizeof *w);
+    if (!w)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    posenc_status st;
+    if (prec == POSENC_PREC_VLLM) {
+        posenc_vllm_info v;
+        st = posenc_vllm_rope(cfg, family, max_model_len, &w->p, &v, err);
+        if (st == POSENC_OK && pos >= v.cache_len)
+            st = posenc_seterr(err, POSENC_ERANGE, "position %lld is past vLLM's cos_sin_cache "
+                               "(%s: %lld rows)", (long long)pos, v.cls, (long long)v.cache_len);
+        if (st == POSENC_OK) {
+            /* the exact math of vLLM's definition: dynamic's base is transformers' at sequence
+             * length max_position * factor; LongRoPE's factors as max_model_len chose them */
+            int64_t L = 0;
+            if (cfg->type == POSENC_ROPE_DYNAMIC)
+                L = arange_len((double)cfg->max_position_embeddings * cfg->factor);
+            else if (cfg->type == POSENC_ROPE_LONGROPE)
+                L = v.long_factors ? cfg->original_max_position_embeddings + 1 : 1;
+            posenc_rope_config c = *cfg;
+            if (cfg->type == POSENC_ROPE_YARN)
+                c.truncate = v.truncate;
+            st = posenc_rope_params_compute(&c, L, &w->x, err);
+            w->x.attention_scaling = v.mscale;
+        }
+    } else {
+        st = posenc_rope_params_compute(cfg, pos + 1, &w->p, err);
+        if (st == POSENC_OK)
+            w->x = w->p;
+    }
+    if (st == POSENC_OK) {
+        posenc_rope_cossin(&w->p, prec, pos, w->c, w->s);
+        posenc_rope_cossin(&w->x, POSENC_PREC_EXACT, pos, w->cx, w->sx);
+        double a = max_diff(w->c, w->cx, w->p.n_freq), b = max_diff(w->s, w->sx, w->p.n_freq);
+        *drift = a > b ? a : b;
+    }
+    free(w);
+    return st;
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -63,6 +63,15 @@ typedef struct posenc_runtime_diff {
     const char *llamacpp;     /* ggml-org/llama.cpp */
 } posenc_runtime_diff;
 
+/* How far a precision's cos/sin drift from the exact values of the same definition at position
+ * pos: the largest |difference| over the frequencies of cos and sin (attention scaling included).
+ * hf: transformers' parameters at sequence length pos + 1 against the exact formula at the same
+ * length; vllm: vLLM's cache row against the exact values of vLLM's definition (its base, its
+ * LongRoPE factors, its mscale). POSENC_ERANGE when pos is past vLLM's cache. */
+posenc_status posenc_rope_drift(const posenc_rope_config *cfg, const char *family,
+                                posenc_precision prec, int64_t max_model_len, int64_t pos,
+                                double *drift, posenc_error *err);
+
 size_t posenc_runtime_diff_count(void);
 /* Row i (0 <= i < posenc_runtime_diff_count()); POSENC_EINVAL past the end. */
 posenc_status posenc_runtime_diff_get(size_t i, posenc_runtime_diff *out, posenc_error *err);
