@@ -13,6 +13,12 @@ expect_ok "$P" info --config gemma3.json --json
 "$PY" -c "import json; d=json.load(open('out.stdout')); assert set(d['layers']) == {'full_attention', 'sliding_attention'}"
 expect_ok "$P" info --config gemma3.json --layer-type sliding_attention
 expect_ok "$P" info --config phi3.json --seq-len 8192
+expect_ok "$P" info --config phi3.json --precision vllm --max-model-len 4096
+grep -q '^vllm_class          Phi3LongRoPEScaledRotaryEmbedding' out.stdout
+expect_ok "$P" info --runtimes --config config.json
+grep -q '^drift from exact math' out.stdout
+expect_ok "$P" gen --config config.json --precision vllm --layout vllm --dtype bf16 -o cache.npz
+"$PY" -c "import numpy as np; assert np.load('cache.npz')['cos_sin_cache'].shape == (131072, 128)"
 expect_ok "$P" gen --config config.json -o rope.npz --seq-len 4096
 expect_ok "$P" gen --config config.json -o rope.safetensors --dtype bf16 --layout half --seq-len 512
 expect_ok "$P" gen --config config.json -o rope.h --seq-len 64
