@@ -1,6 +1,7 @@
 # posenc apply --precision vllm: RotaryEmbedding.forward_native with the cache cast to the model
 # dtype, bit for bit against the port in tests/golden/make_vllm_golden.py: Qwen3.5 (bf16, 64 of
-# 256 dims rotated, positions to 2^20 - 1), Llama-3.1 (bf16), gpt-oss (f32), Llama-2 shape (f16).
+# 256 dims rotated, positions to 2^20 - 1, and 3-axis mrope positions), Llama-3.1 (bf16), gpt-oss
+# (f32), Llama-2 shape (f16).
 . "$SRC/tests/cli/lib.sh"
 cat > llama2.json <<'JSON'
 {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
@@ -36,6 +37,17 @@ for name, m in sorted(meta.items()):
     assert nd == 0, (name, dt, nd, "elements differ from vLLM's forward_native")
     n += 1
 assert n == 4, n
+
+# Qwen3.5 with (t, h, w) positions [3, seq]: MRotaryEmbedding's interleaved sections
+np.save("q.npy", G["apply3_qwen35_q"].view("V2"))
+np.save("p.npy", G["apply3_qwen35_positions"])
+r = subprocess.run([os.environ["POSENC"], "apply", "q.npy", "--config",
+                    os.path.join(D, "configs", "qwen3.5-27b.json"), "--precision", "vllm",
+                    "--layout", "shd", "--positions", "p.npy", "--assume-bf16", "-o", "o.npy"],
+                   capture_output=True, text=True)
+assert r.returncode == 0, r.stderr
+got = np.load("o.npy").view(np.uint16)
+assert (got == G["apply3_qwen35_out"]).all(), int((got != G["apply3_qwen35_out"]).sum())
 PYEOF
 "$PY" -c "import numpy as np; np.save('q.npy', np.ones((2, 1, 64), np.float32)); np.save('p.npy', np.array([0, 131072]))"
 expect_fail 3 "position 131072 is past vLLM's cos_sin_cache (YaRNScalingRotaryEmbedding: 131072 rows)" \

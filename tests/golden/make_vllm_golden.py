@@ -468,6 +468,33 @@ def forward_native(rot, cache, positions, query):
     return torch.cat((query_rot, query_pass), dim=-1).reshape(query_shape)
 
 
+def apply_interleaved_rope(x, mrope_section):
+    """mrope.py: frequencies 1:3*h:3 from the h axis, 2:3*w:3 from the w axis, the rest from t."""
+    x_t = x[0].clone()
+    x_t[..., 1:mrope_section[1] * 3:3] = x[1, ..., 1:mrope_section[1] * 3:3]
+    x_t[..., 2:mrope_section[2] * 3:3] = x[2, ..., 2:mrope_section[2] * 3:3]
+    return x_t
+
+
+def mrope_forward_native(rot, cache, positions, query):
+    """MRotaryEmbedding.forward_native with [3, num_tokens] (t, h, w) positions."""
+    num_tokens = positions.shape[-1]
+    cos_sin = cache[positions]
+    cos, sin = cos_sin.chunk(2, dim=-1)
+    if rot.mrope_interleaved:
+        cos = apply_interleaved_rope(cos, rot.mrope_section)
+        sin = apply_interleaved_rope(sin, rot.mrope_section)
+    else:
+        cos = torch.cat([m[i] for i, m in enumerate(cos.split(rot.mrope_section, dim=-1))], -1)
+        sin = torch.cat([m[i] for i, m in enumerate(sin.split(rot.mrope_section, dim=-1))], -1)
+    query_shape = query.shape
+    query = query.view(num_tokens, -1, rot.head_size)
+    query_rot = query[..., :rot.rotary_dim]
+    query_pass = query[..., rot.rotary_dim:]
+    query_rot = apply_rotary_emb_torch(query_rot, cos, sin, rot.is_neox_style)
+    return torch.cat((query_rot, query_pass), dim=-1).reshape(query_shape)
+
+
 # forward cases: (case, model dtype, positions); the query dump is [tokens, 2 heads, head_size]
 APPLY = [
     ("qwen35", torch.bfloat16, [0, 1, 7, 4096, 262143, 1000000, 1048575]),
@@ -537,6 +564,16 @@ def main():
         out["apply_%s_q" % name] = q.view(view).numpy().view(bits)
         out["apply_%s_out" % name] = y.view(view).numpy().view(bits)
         meta[name]["apply_dtype"] = str(dt).replace("torch.", "")
+    # Qwen3.5 with image-like (t, h, w) positions: the interleaved section selection
+    rot = case_qwen35(CR)
+    cache = rot.cos_sin_cache.to(torch.bfloat16)
+    pos3 = torch.tensor([[5, 5, 5, 5, 9, 1048575], [5, 6, 7, 8, 9, 3], [5, 8, 6, 7, 9, 1000000]])
+    g = torch.Generator().manual_seed(3)
+    q = torch.randn(pos3.shape[1], 2, rot.head_size, generator=g).to(torch.bfloat16)
+    y = mrope_forward_native(rot, cache, pos3, q)
+    out["apply3_qwen35_positions"] = pos3.numpy().astype(np.int64)
+    out["apply3_qwen35_q"] = q.view(torch.int16).numpy().view(np.uint16)
+    out["apply3_qwen35_out"] = y.view(torch.int16).numpy().view(np.uint16)
     out["meta"] = np.frombuffer(json.dumps(meta, sort_keys=True).encode(), dtype=np.uint8)
     np.savez_compressed(OUT, **out)
     print("wrote", OUT)
