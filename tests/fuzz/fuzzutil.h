@@ -79,7 +79,7 @@ static void fz_check_msg(const posenc_error *err)
 
 /* Read every element of r in chunks, stopping at cap bytes (a small input may declare far more
  * than it holds) or at the first error. Returns 0 when every element was read. */
-static int fz_drain(posenc_reader *r, uint64_t cap)
+static inline int fz_drain(posenc_reader *r, uint64_t cap)
 {
     static unsigned char buf[1 << 16];
     const posenc_array_info *a = posenc_reader_info(r);
