@@ -370,11 +370,19 @@ void posenc_verify_recipe_init(posenc_verify_recipe *r, const posenc_rope_params
     r->shift = 0;
     r->table_dtype = -1;
     r->scale = 1.0;
+    r->no_rotation = 0;
 }
 
 void posenc_verify_recipe_cossin(const posenc_verify_recipe *r, int64_t pos, double *cos_f,
                                  double *sin_f)
 {
+    if (r->no_rotation) { /* the identity: what a runtime that skipped RoPE hands on */
+        for (int i = 0; i < r->params.n_freq; i++) {
+            cos_f[i] = 1.0;
+            sin_f[i] = 0.0;
+        }
+        return;
+    }
     int64_t q = pos + r->shift;
     if (q < 0)
         q = 0;
@@ -419,7 +427,7 @@ void posenc_verify_row_error(const posenc_verify_recipe *r, const posenc_verify_
     }
     /* one pass: rotate, scale, and collect |expected| max, per-pair errors and pair norms */
     double rowmax = 0, refmax = 0, maxe = 0, sc = r->scale;
-    double slack = t->angle_slack * fabs((double)(pos + r->shift));
+    double slack = r->no_rotation ? 0 : t->angle_slack * fabs((double)(pos + r->shift));
     int gptj = p->style == POSENC_STYLE_GPTJ;
     /* scratch[2i] = max pair error, scratch[2i + 1] = angle allowance of the pair */
     for (int i = 0; i < n; i++) {
@@ -604,6 +612,388 @@ static double estimate_position(const posenc_rope_params *p, const double *pre,
     return est;
 }
 
+/* What a candidate's mutation sees: the config, its parameters, the recipe posenc checks with,
+ * the sampled rows and what has been measured and tried so far. */
+struct diag_env {
+    const posenc_rope_config *cfg;
+    int64_t seq_len;
+    const posenc_rope_params *bp;
+    const posenc_verify_recipe *base;
+    const posenc_verify_sample *rows;
+    size_t n_rows;
+    const posenc_diagnosis *d;
+    const char *what;
+};
+
+enum { CAND_END = -1, CAND_SKIP = 0, CAND_TRY = 1 };
+
+/* A hypothesised mistake: variant v (0, 1, ...) of the mutation fills the recipe that builds the
+ * expected rows under that mistake and its description; CAND_SKIP when the variant does not
+ * apply to this config, CAND_END after the last variant. */
+typedef int (*cand_mutate)(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                           size_t len);
+/* The one-line explanation when the candidate is the best explanation. */
+typedef void (*cand_explain)(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
+                             size_t len);
+
+static const char *style_word(posenc_style s) { return s == POSENC_STYLE_GPTJ ? "gptj" : "neox"; }
+
+static int found_explaining(const posenc_diagnosis *d, const char *name)
+{
+    for (int i = 0; i < d->n_cand; i++)
+        if (d->cand[i].explains && strcmp(d->cand[i].name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The config with another rotary width. Positions are one-dimensional in a dump, where mrope
+ * (all of t, h, w equal) is plain RoPE with the same frequencies (transformers
+ * models/qwen2_vl/modeling_qwen2_vl.py apply_multimodal_rotary_pos_emb, qwen3_vl
+ * apply_interleaved_mrope): its sections, which must sum to rotary_dim / 2, are dropped. */
+static int width_recipe(const struct diag_env *e, int rotary_dim, int exponent_dim,
+                        posenc_verify_recipe *r)
+{
+    posenc_rope_config cc = *e->cfg;
+    cc.rotary_dim = rotary_dim;
+    cc.exponent_dim = exponent_dim;
+    cc.partial_rotary_factor = (double)rotary_dim / cc.head_dim;
+    cc.n_mrope_section = 0;
+    cc.mrope_interleaved = 0;
+    return cfg_recipe(&cc, e->seq_len, r);
+}
+
+static int mut_not_rotated(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                           size_t len)
+{
+    if (v > 0)
+        return CAND_END;
+    *r = *e->base;
+    r->no_rotation = 1;
+    snprintf(desc, len, "not rotated (the rows equal the pre-RoPE rows)");
+    return CAND_TRY;
+}
+
+static int mut_style(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                     size_t len)
+{
+    if (v > 0)
+        return CAND_END;
+    *r = *e->base;
+    r->params.style = e->bp->style == POSENC_STYLE_GPTJ ? POSENC_STYLE_NEOX : POSENC_STYLE_GPTJ;
+    snprintf(desc, len, "--style %s", style_word(r->params.style));
+    return CAND_TRY;
+}
+
+static int mut_full_head(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                         size_t len)
+{
+    const posenc_rope_config *c = e->cfg;
+    if (v > 0 || c->rotary_dim >= c->head_dim)
+        return CAND_END;
+    if (!width_recipe(e, c->head_dim, c->head_dim, r))
+        return CAND_SKIP;
+    snprintf(desc, len, "full-head rotation (rotary_dim %d instead of %d)", c->head_dim,
+             c->rotary_dim);
+    return CAND_TRY;
+}
+
+static int mut_exponent(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                        size_t len)
+{
+    const posenc_rope_config *c = e->cfg;
+    if (v > 0 || c->rotary_dim >= c->head_dim || c->exponent_dim == c->head_dim)
+        return CAND_END;
+    if (!width_recipe(e, c->rotary_dim, c->head_dim, r))
+        return CAND_SKIP;
+    snprintf(desc, len, "exponent over head_dim (theta^(-2i/%d)) on rotary_dim %d", c->head_dim,
+             c->rotary_dim);
+    return CAND_TRY;
+}
+
+static int mut_partial(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                       size_t len)
+{
+    const posenc_rope_config *c = e->cfg;
+    int div = 2 << v; /* a half, then a quarter of the head */
+    if (c->rotary_dim < c->head_dim || div > 4)
+        return CAND_END;
+    if (c->head_dim % (2 * div) || !width_recipe(e, c->head_dim / div, c->head_dim / div, r))
+        return CAND_SKIP;
+    snprintf(desc, len, "partial rotary applied (rotary_dim %d of %d)", c->head_dim / div,
+             c->head_dim);
+    return CAND_TRY;
+}
+
+static int mut_theta(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                     size_t len)
+{
+    static const double common[] = { 1e4, 1e5, 5e5, 1e6, 5e6, 1e7 };
+    const int nc = (int)(sizeof common / sizeof common[0]);
+    double est = e->d->theta_estimate > 1.0 ? round_sig(e->d->theta_estimate, 3) : 0;
+    /* variant 0: the estimate; 1..nc: the common values */
+    if (v > nc)
+        return CAND_END;
+    double th = v == 0 ? est : common[v - 1];
+    if (!(th > 0) || fabs(th - e->cfg->theta) <= 1e-9 * e->cfg->theta || (v > 0 && th == est))
+        return CAND_SKIP;
+    posenc_rope_config cc = *e->cfg;
+    cc.theta = th;
+    if (!cfg_recipe(&cc, e->seq_len, r))
+        return CAND_SKIP;
+    if (v == 0)
+        snprintf(desc, len, "theta %.6g (estimated %.6g from per-pair angles)", th,
+                 e->d->theta_estimate);
+    else
+        snprintf(desc, len, "theta %.6g", th);
+    return CAND_TRY;
+}
+
+/* Positions off by a constant: only when no rotation at all and no full-head rotation explains
+ * the rows (either makes the angle-based estimate meaningless: a row that was not rotated looks
+ * like position 0, i.e. "shifted by -pos"), and only when every shifted position exists. */
+static int mut_offset(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                      size_t len)
+{
+    if (v > 0 || !e->d->shift_valid || e->d->shift_estimate == 0)
+        return CAND_END;
+    if (found_explaining(e->d, "not_rotated") || found_explaining(e->d, "rotary_dim_full"))
+        return CAND_END;
+    for (size_t s = 0; s < e->n_rows; s++)
+        if (e->rows[s].pos + e->d->shift_estimate < 0)
+            return CAND_END;
+    *r = *e->base;
+    r->shift = e->d->shift_estimate;
+    snprintf(desc, len, "positions shifted by %+lld", (long long)r->shift);
+    return CAND_TRY;
+}
+
+static int mut_scaling_ignored(const struct diag_env *e, int v, posenc_verify_recipe *r,
+                               char *desc, size_t len)
+{
+    const posenc_rope_config *c = e->cfg;
+    if (v > 0 || c->type == POSENC_ROPE_DEFAULT)
+        return CAND_END;
+    posenc_rope_config cc = *c;
+    cc.type = POSENC_ROPE_DEFAULT;
+    cc.factor = 1.0;
+    cc.has_attention_factor = 0;
+    cc.mscale = cc.mscale_all_dim = 0;
+    if (!cfg_recipe(&cc, e->seq_len, r))
+        return CAND_SKIP;
+    snprintf(desc, len, "plain RoPE (rope_type default, theta %.6g): %s scaling ignored", c->theta,
+             posenc_rope_type_name(c->type));
+    return CAND_TRY;
+}
+
+static int mut_longrope(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                        size_t len)
+{
+    const posenc_rope_config *c = e->cfg;
+    if (v > 0 || c->type != POSENC_ROPE_LONGROPE)
+        return CAND_END;
+    /* the other factor set: short ones at length 0, long ones past original_max */
+    int64_t other = e->bp->long_factors ? 0 : c->original_max_position_embeddings + 1;
+    if (!cfg_recipe(c, other, r))
+        return CAND_SKIP;
+    snprintf(desc, len, "longrope %s factors", e->bp->long_factors ? "short" : "long");
+    return CAND_TRY;
+}
+
+static int mut_dynamic_base(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                            size_t len)
+{
+    const posenc_rope_config *c = e->cfg;
+    if (v > 0 || c->type != POSENC_ROPE_DYNAMIC || e->seq_len <= 0)
+        return CAND_END;
+    if (!cfg_recipe(c, 0, r))
+        return CAND_SKIP;
+    snprintf(desc, len, "dynamic NTK base of the original length (theta %.6g)", c->theta);
+    return CAND_TRY;
+}
+
+static int mut_attention_missing(const struct diag_env *e, int v, posenc_verify_recipe *r,
+                                 char *desc, size_t len)
+{
+    double a = e->bp->attention_scaling;
+    if (v > 0 || fabs(a - 1.0) <= 1e-9)
+        return CAND_END;
+    *r = *e->base;
+    r->scale = 1.0 / a;
+    snprintf(desc, len, "attention scaling %.6g missing", a);
+    return CAND_TRY;
+}
+
+static int mut_magnitude(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                         size_t len)
+{
+    double a = e->bp->attention_scaling, m = e->d->scale_estimate;
+    if (v > 0 || !(m > 0) || !(a > 0))
+        return CAND_END;
+    double f = m / a;
+    /* a constant factor that is not just the missing attention scaling */
+    if (!(fabs(f - 1.0) > 1e-4 && (fabs(a - 1.0) <= 1e-9 || fabs(m - 1.0) > 1e-4)))
+        return CAND_END;
+    *r = *e->base;
+    r->scale = f;
+    snprintf(desc, len, "magnitudes off by a constant factor %.6g", f);
+    return CAND_TRY;
+}
+
+static int mut_tables16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                        size_t len, posenc_dtype dt)
+{
+    if (v > 0)
+        return CAND_END;
+    *r = *e->base;
+    r->table_dtype = dt;
+    snprintf(desc, len, "cos/sin tables rounded to %s", posenc_dtype_name(dt));
+    return CAND_TRY;
+}
+
+static int mut_bf16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                    size_t len)
+{
+    return mut_tables16(e, v, r, desc, len, POSENC_DT_BF16);
+}
+
+static int mut_f16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                   size_t len)
+{
+    return mut_tables16(e, v, r, desc, len, POSENC_DT_F16);
+}
+
+/* ---- explanations ---- */
+
+static void exp_not_rotated(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
+                            size_t len)
+{
+    snprintf(out, len,
+             "%s is not rotated: it equals the pre-RoPE rows (max rel err %.3g); the config "
+             "implies %s RoPE on %d of %d dims",
+             e->what, b->max_rel_err, style_word(e->bp->style), 2 * e->bp->n_freq,
+             e->cfg->head_dim);
+}
+
+static void exp_style(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
+                      size_t len)
+{
+    snprintf(out, len, "%s matches with %s (max rel err %.3g); the config implies %s", e->what,
+             b->description, b->max_rel_err, style_word(e->bp->style));
+}
+
+static void exp_full_head(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
+                          size_t len)
+{
+    snprintf(out, len,
+             "%s matches with a full-head rotation (all %d dims, max rel err %.3g); the config "
+             "implies partial rotary: rotary_dim %d of head_dim %d",
+             e->what, e->cfg->head_dim, b->max_rel_err, e->cfg->rotary_dim, e->cfg->head_dim);
+}
+
+static void exp_width(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
+                      size_t len)
+{
+    snprintf(out, len,
+             "%s matches with the %s (max rel err %.3g); the config implies rotary_dim %d of "
+             "head_dim %d",
+             e->what, b->description, b->max_rel_err, e->cfg->rotary_dim, e->cfg->head_dim);
+}
+
+static void exp_theta(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
+                      size_t len)
+{
+    snprintf(out, len, "%s matches with %s (max rel err %.3g); the config implies theta %.6g",
+             e->what, b->description, b->max_rel_err, e->cfg->theta);
+}
+
+static void exp_offset(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
+                       size_t len)
+{
+    snprintf(out, len,
+             "%s matches with positions shifted by %+lld (max rel err %.3g); the dump's "
+             "positions are off by that much (see --offset, --positions)",
+             e->what, (long long)e->d->shift_estimate, b->max_rel_err);
+}
+
+static void exp_scaling(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
+                        size_t len)
+{
+    snprintf(out, len, "%s matches with %s (max rel err %.3g); the config implies %s", e->what,
+             b->description, b->max_rel_err, posenc_rope_type_name(e->cfg->type));
+}
+
+static void exp_magnitude(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
+                          size_t len)
+{
+    snprintf(out, len,
+             "%s matches with %s (max rel err %.3g); the config implies %s with its attention "
+             "scaling",
+             e->what, b->description, b->max_rel_err, posenc_rope_type_name(e->cfg->type));
+}
+
+static void exp_tables(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
+                       size_t len)
+{
+    snprintf(out, len,
+             "%s matches with %s (max rel err %.3g); the config implies %s with float32 tables",
+             e->what, b->description, b->max_rel_err, posenc_rope_type_name(e->cfg->type));
+}
+
+/* The usual mistakes, tried in this order; on equal fit the earlier one is named, so "not
+ * rotated" (the simplest) comes first. */
+static const struct diag_rule {
+    const char *name;
+    cand_mutate mutate;
+    cand_explain explain;
+} diag_rules[] = {
+    { "not_rotated", mut_not_rotated, exp_not_rotated },
+    { "style_swapped", mut_style, exp_style },
+    { "rotary_dim_full", mut_full_head, exp_full_head },
+    { "rotary_dim_exponent", mut_exponent, exp_width },
+    { "rotary_dim_partial", mut_partial, exp_width },
+    { "theta", mut_theta, exp_theta },
+    { "offset", mut_offset, exp_offset },
+    { "scaling_ignored", mut_scaling_ignored, exp_scaling },
+    { "longrope_factors", mut_longrope, exp_scaling },
+    { "dynamic_base", mut_dynamic_base, exp_scaling },
+    { "attention_scaling_missing", mut_attention_missing, exp_magnitude },
+    { "magnitude", mut_magnitude, exp_magnitude },
+    { "tables_bf16", mut_bf16, exp_tables },
+    { "tables_f16", mut_f16, exp_tables },
+};
+
+/* The most common position shift over the rows, when it covers at least half of them (and two
+ * rows when there are two or more): a row that was not rotated at all implies position 0, a
+ * different "shift" per row, which is no shift. */
+static void estimate_shift(const posenc_rope_params *bp, const posenc_verify_sample *rows,
+                           size_t n_rows, int64_t *shifts, posenc_diagnosis *out)
+{
+    size_t ns = 0;
+    for (size_t s = 0; s < n_rows; s++) {
+        double e = estimate_position(bp, rows[s].pre, rows[s].expected);
+        if (e >= 0)
+            shifts[ns++] = (int64_t)llround(e) - rows[s].pos;
+    }
+    if (!ns)
+        return;
+    qsort(shifts, ns, sizeof *shifts, cmp_i64);
+    size_t bi = 0, bl = 0;
+    for (size_t i = 0; i < ns;) {
+        size_t j = i;
+        while (j < ns && shifts[j] == shifts[i])
+            j++;
+        if (j - i > bl) {
+            bl = j - i;
+            bi = i;
+        }
+        i = j;
+    }
+    if (2 * bl >= n_rows && (bl >= 2 || n_rows == 1)) {
+        out->shift_estimate = shifts[bi];
+        out->shift_valid = 1;
+    }
+}
+
 posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_len,
                                      const posenc_verify_tolerance *t,
                                      const posenc_verify_sample *rows, size_t n_rows,
@@ -631,11 +1021,6 @@ posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_
     }
     struct diag_ctx c = { t, rows, n_rows, scratch };
     eval_recipe(&c, &base, &out->config_rel_err, &out->config_ratio);
-    const char *style_name = bp.style == POSENC_STYLE_GPTJ ? "gptj" : "neox";
-    const char *other_style = bp.style == POSENC_STYLE_GPTJ ? "neox" : "gptj";
-    char desc[200];
-    posenc_verify_recipe r;
-    posenc_rope_config cc;
 
     /* magnitude: |expected| / |pre| over the rotated dims, median over rows */
     size_t nm = 0;
@@ -676,165 +1061,28 @@ posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_
         int ed = cfg->exponent_dim > 0 ? cfg->exponent_dim : rd;
         out->theta_estimate = posenc_verify_fit_theta(inv, ok, n, ed);
     }
+    estimate_shift(&bp, rows, n_rows, shifts, out);
 
-    /* position shift: the most common over rows */
-    size_t ns = 0;
-    for (size_t s = 0; s < n_rows; s++) {
-        double e = estimate_position(&bp, rows[s].pre, rows[s].expected);
-        if (e >= 0)
-            shifts[ns++] = (int64_t)llround(e) - rows[s].pos;
-    }
-    if (ns) {
-        qsort(shifts, ns, sizeof *shifts, cmp_i64);
-        size_t bi = 0, bl = 0;
-        for (size_t i = 0; i < ns;) {
-            size_t j = i;
-            while (j < ns && shifts[j] == shifts[i])
-                j++;
-            if (j - i > bl) {
-                bl = j - i;
-                bi = i;
-            }
-            i = j;
-        }
-        out->shift_estimate = shifts[bi];
-        out->shift_valid = 1;
-    }
-
-    /* 1. pairing swapped */
-    r = base;
-    r.params.style = bp.style == POSENC_STYLE_GPTJ ? POSENC_STYLE_NEOX : POSENC_STYLE_GPTJ;
-    snprintf(desc, sizeof desc, "--style %s", other_style);
-    add_cand(out, &c, &r, "style_swapped", desc);
-
-    /* 2. rotary width */
-    if (cfg->rotary_dim < cfg->head_dim) {
-        cc = *cfg;
-        cc.rotary_dim = cfg->head_dim;
-        cc.exponent_dim = cfg->head_dim;
-        cc.partial_rotary_factor = 1.0;
-        if (cfg_recipe(&cc, seq_len, &r)) {
-            snprintf(desc, sizeof desc, "full head rotated (rotary_dim %d instead of %d)",
-                     cfg->head_dim, cfg->rotary_dim);
-            add_cand(out, &c, &r, "rotary_dim_full", desc);
-        }
-        if (cfg->exponent_dim != cfg->head_dim) {
-            cc = *cfg;
-            cc.exponent_dim = cfg->head_dim;
-            if (cfg_recipe(&cc, seq_len, &r)) {
-                snprintf(desc, sizeof desc,
-                         "exponent over head_dim (theta^(-2i/%d)) on rotary_dim %d", cfg->head_dim,
-                         cfg->rotary_dim);
-                add_cand(out, &c, &r, "rotary_dim_exponent", desc);
-            }
-        }
-    } else {
-        for (int div = 2; div <= 4; div *= 2) {
-            if (cfg->head_dim % (2 * div))
+    /* every rule's variants, in table order */
+    struct diag_env env = { cfg, seq_len, &bp, &base, rows, n_rows, out, what };
+    int rule_of[POSENC_VERIFY_MAX_CANDIDATES];
+    for (size_t ri = 0; ri < sizeof diag_rules / sizeof diag_rules[0]; ri++) {
+        for (int v = 0;; v++) {
+            posenc_verify_recipe r;
+            char desc[200];
+            int k = diag_rules[ri].mutate(&env, v, &r, desc, sizeof desc);
+            if (k == CAND_END)
+                break;
+            if (k == CAND_SKIP)
                 continue;
-            cc = *cfg;
-            cc.rotary_dim = cfg->head_dim / div;
-            cc.exponent_dim = cc.rotary_dim;
-            cc.partial_rotary_factor = 1.0 / div;
-            if (cfg_recipe(&cc, seq_len, &r)) {
-                snprintf(desc, sizeof desc, "partial rotary applied (rotary_dim %d of %d)",
-                         cc.rotary_dim, cfg->head_dim);
-                add_cand(out, &c, &r, "rotary_dim_partial", desc);
-            }
+            int idx = add_cand(out, &c, &r, diag_rules[ri].name, desc);
+            if (idx < 0)
+                break;
+            rule_of[idx] = (int)ri;
         }
     }
 
-    /* 3. theta: the estimate and common values */
-    {
-        static const double common[] = { 1e4, 1e5, 5e5, 1e6, 5e6, 1e7 };
-        double tried[16];
-        int nt = 0;
-        if (out->theta_estimate > 1.0)
-            tried[nt++] = round_sig(out->theta_estimate, 3);
-        for (size_t i = 0; i < sizeof common / sizeof common[0]; i++)
-            tried[nt++] = common[i];
-        for (int i = 0; i < nt; i++) {
-            int dup = fabs(tried[i] - cfg->theta) <= 1e-9 * cfg->theta;
-            for (int j = 0; j < i && !dup; j++)
-                dup = tried[j] == tried[i];
-            if (dup)
-                continue;
-            cc = *cfg;
-            cc.theta = tried[i];
-            if (!cfg_recipe(&cc, seq_len, &r))
-                continue;
-            if (i == 0 && out->theta_estimate > 1.0)
-                snprintf(desc, sizeof desc, "theta %.6g (estimated %.6g from per-pair angles)",
-                         tried[i], out->theta_estimate);
-            else
-                snprintf(desc, sizeof desc, "theta %.6g", tried[i]);
-            add_cand(out, &c, &r, "theta", desc);
-        }
-    }
-
-    /* 4. position shift */
-    if (out->shift_valid && out->shift_estimate != 0) {
-        r = base;
-        r.shift = out->shift_estimate;
-        snprintf(desc, sizeof desc, "positions shifted by %+lld", (long long)r.shift);
-        add_cand(out, &c, &r, "offset", desc);
-    }
-
-    /* 5. scaling ignored / longrope short-long */
-    if (cfg->type != POSENC_ROPE_DEFAULT) {
-        cc = *cfg;
-        cc.type = POSENC_ROPE_DEFAULT;
-        cc.factor = 1.0;
-        cc.has_attention_factor = 0;
-        cc.mscale = cc.mscale_all_dim = 0;
-        if (cfg_recipe(&cc, seq_len, &r)) {
-            snprintf(desc, sizeof desc, "plain RoPE (rope_type default, theta %.6g): %s scaling ignored",
-                     cfg->theta, posenc_rope_type_name(cfg->type));
-            add_cand(out, &c, &r, "scaling_ignored", desc);
-        }
-        if (cfg->type == POSENC_ROPE_LONGROPE) {
-            int64_t m0 = cfg->original_max_position_embeddings;
-            int64_t other = bp.long_factors ? 0 : m0 + 1;
-            if (cfg_recipe(cfg, other, &r)) {
-                snprintf(desc, sizeof desc, "longrope %s factors", bp.long_factors ? "short" : "long");
-                add_cand(out, &c, &r, "longrope_factors", desc);
-            }
-        }
-        if (cfg->type == POSENC_ROPE_DYNAMIC && seq_len > 0) {
-            if (cfg_recipe(cfg, 0, &r)) {
-                snprintf(desc, sizeof desc, "dynamic NTK base of the original length (theta %.6g)",
-                         cfg->theta);
-                add_cand(out, &c, &r, "dynamic_base", desc);
-            }
-        }
-    }
-
-    /* 6. magnitudes: attention scaling missing, or a constant factor */
-    if (fabs(bp.attention_scaling - 1.0) > 1e-9) {
-        r = base;
-        r.scale = 1.0 / bp.attention_scaling;
-        snprintf(desc, sizeof desc, "attention scaling %.6g missing", bp.attention_scaling);
-        add_cand(out, &c, &r, "attention_scaling_missing", desc);
-    }
-    if (out->scale_estimate > 0 && bp.attention_scaling > 0) {
-        double f = out->scale_estimate / bp.attention_scaling;
-        if (fabs(f - 1.0) > 1e-4 &&
-            (fabs(bp.attention_scaling - 1.0) <= 1e-9 || fabs(out->scale_estimate - 1.0) > 1e-4)) {
-            r = base;
-            r.scale = f;
-            snprintf(desc, sizeof desc, "magnitudes off by a constant factor %.6g", f);
-            add_cand(out, &c, &r, "magnitude", desc);
-        }
-    }
-
-    /* 7. tables rounded to 16 bits */
-    r = base;
-    r.table_dtype = POSENC_DT_BF16;
-    add_cand(out, &c, &r, "tables_bf16", "cos/sin tables rounded to bf16");
-    r.table_dtype = POSENC_DT_F16;
-    add_cand(out, &c, &r, "tables_f16", "cos/sin tables rounded to f16");
-
-    /* pick */
+    /* pick: the lowest allowance ratio, the earlier rule on a tie */
     for (int i = 0; i < out->n_cand; i++)
         if (out->best < 0 || out->cand[i].ratio < out->cand[out->best].ratio)
             out->best = i;
@@ -845,7 +1093,7 @@ posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_
     int len = snprintf(ev, sizeof ev,
                        "the config's rotation (%s, rotary_dim %d, theta %.6g) misses %s by max rel "
                        "err %.3g over %zu sampled rows",
-                       style_name, rd, cfg->theta, what, out->config_rel_err, n_rows);
+                       style_word(bp.style), rd, cfg->theta, what, out->config_rel_err, n_rows);
     if (out->theta_estimate > 0 && len < (int)sizeof ev)
         len += snprintf(ev + len, sizeof ev - (size_t)len, "; per-pair angles imply theta %.6g",
                         out->theta_estimate);
@@ -857,37 +1105,14 @@ posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_
                  b->description, b->max_rel_err);
     snprintf(out->evidence, sizeof out->evidence, "%s", ev);
 
-    if (!out->found) {
+    if (out->found)
+        diag_rules[rule_of[out->best]].explain(&env, b, out->explanation,
+                                               sizeof out->explanation);
+    else
         snprintf(out->explanation, sizeof out->explanation,
                  "%s differs from the config's rotation (max rel err %.3g) and no single usual "
                  "mistake explains it",
                  what, out->config_rel_err);
-    } else if (strcmp(b->name, "style_swapped") == 0) {
-        snprintf(out->explanation, sizeof out->explanation,
-                 "%s matches with --style %s (max rel err %.3g); the config implies %s", what,
-                 other_style, b->max_rel_err, style_name);
-    } else if (strcmp(b->name, "theta") == 0) {
-        snprintf(out->explanation, sizeof out->explanation,
-                 "%s matches with %s (max rel err %.3g); the config implies theta %.6g", what,
-                 b->description, b->max_rel_err, cfg->theta);
-    } else if (strcmp(b->name, "offset") == 0) {
-        snprintf(out->explanation, sizeof out->explanation,
-                 "%s matches with positions shifted by %+lld (max rel err %.3g); the dump's "
-                 "positions are off by that much (see --offset, --positions)",
-                 what, (long long)out->shift_estimate, b->max_rel_err);
-    } else if (strncmp(b->name, "rotary_dim", 10) == 0) {
-        snprintf(out->explanation, sizeof out->explanation,
-                 "%s matches with the %s (max rel err %.3g); the config implies rotary_dim %d of "
-                 "head_dim %d",
-                 what, b->description, b->max_rel_err, cfg->rotary_dim, cfg->head_dim);
-    } else {
-        snprintf(out->explanation, sizeof out->explanation,
-                 "%s matches with %s (max rel err %.3g); the config implies %s%s", what,
-                 b->description, b->max_rel_err, posenc_rope_type_name(cfg->type),
-                 strcmp(b->name, "magnitude") == 0 || strncmp(b->name, "attention", 9) == 0
-                     ? " with its attention scaling"
-                     : strncmp(b->name, "tables", 6) == 0 ? " with float32 tables" : "");
-    }
     free(scratch);
     free(tmp);
     free(shifts);

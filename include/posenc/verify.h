@@ -127,9 +127,10 @@ typedef struct posenc_verify_recipe {
     int64_t shift;          /* added to every position */
     int table_dtype;        /* -1, or POSENC_DT_BF16 / POSENC_DT_F16: cos and sin rounded so */
     double scale;           /* multiplies the rotated vector (1 = none) */
+    int no_rotation;        /* 1: cos 1, sin 0 at every position (RoPE skipped) */
 } posenc_verify_recipe;
 
-/* Set a recipe from p: hf precision, no shift, no rounding, scale 1. */
+/* Set a recipe from p: hf precision, no shift, no rounding, scale 1, rotating. */
 void posenc_verify_recipe_init(posenc_verify_recipe *r, const posenc_rope_params *p);
 /* cos and sin at position pos (before r->shift is added) as the recipe makes them. */
 void posenc_verify_recipe_cossin(const posenc_verify_recipe *r, int64_t pos, double *cos_f,
@@ -198,11 +199,14 @@ typedef struct posenc_diagnosis {
 
 /* Try the usual mistakes on the sampled rows of one tensor (`what` is "q" or "k" for the
  * text) and name the best explanation. cfg is the config's resolved layer; seq_len as for
- * posenc_rope_params_compute. Candidates: pairing swapped; full head rotated although partial
- * (and partial although full); theta as estimated from the dumps and common values; a position
- * shift; the scaling ignored (default RoPE with the same theta), longrope short/long swapped;
- * attention scaling missing or a constant magnitude factor; tables rounded to bf16 or f16;
- * exact instead of float32 tables. */
+ * posenc_rope_params_compute. Candidates (one table in lib/verify.c, tried in this order, the
+ * earlier named on equal fit): not rotated at all (the rows equal the pre-RoPE rows); pairing
+ * swapped; full head rotated although partial (mrope configs included), the exponent over
+ * head_dim, partial although full; theta as estimated from the dumps and common values; a
+ * position shift (only when neither "not rotated" nor the full head explains the rows, and only
+ * a shift every row's position survives); the scaling ignored (default RoPE with the same
+ * theta), longrope short/long swapped, dynamic NTK's original base; attention scaling missing
+ * or a constant magnitude factor; tables rounded to bf16 or f16. */
 posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_len,
                                      const posenc_verify_tolerance *t,
                                      const posenc_verify_sample *rows, size_t n_rows,

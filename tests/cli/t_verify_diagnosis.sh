@@ -8,10 +8,13 @@ FX="$SRC/tests/cli/verify_fixtures.py"
     "default bf16 --mistake bf16" "gptj gptjstyle --mistake style" \
     "default rotary_partial --mistake rotary_partial" "linear linscale --mistake scaling" \
     "yarn yarnscale --mistake scaling --offset 1000" "longrope lrshort --mistake longrope_short --offset 600" \
-    "llama3 f16 --mistake f16 --offset 100"
+    "llama3 f16 --mistake f16 --offset 100" \
+    "qwen3.5 qwenfull --mistake rotary_full" "qwen3.5 none0 --mistake none --seq 256" \
+    "qwen3.5 none4096 --mistake none --seq 256 --offset 4096" \
+    "qwen3.5 decode5000 --mistake none --seq 1 --offset 5000" "default nonefull --mistake none"
 
-diag() { # DIR OFFSET BEST 'text'
-    d=$1; off=$2; best=$3; text=$4
+diag() { # DIR OFFSET BEST 'text after "k matches with "' ['whole explanation instead']
+    d=$1; off=$2; best=$3; text="k matches with $4"; [ $# -lt 5 ] || text=$5
     set +e
     "$POSENC" verify --config "$d/config.json" --q "$d/q.npy" --k "$d/k.npy" \
         --expect-q "$d/eq.npy" --expect-k "$d/ek.npy" --offset "$off" \
@@ -20,8 +23,8 @@ diag() { # DIR OFFSET BEST 'text'
     set -e
     [ "$rc" -eq 1 ] || { echo "$d: expected exit 1, got $rc"; cat out.stdout out.stderr; exit 1; }
     grep -q '^FAIL  expect_k ' out.stdout
-    grep -qF "diagnosis: k matches with $text" out.stdout || { echo "$d: no diagnosis '$text'"; cat out.stdout; exit 1; }
-    grep -qF "k matches with $text" "$d.md"
+    grep -qF "diagnosis: $text" out.stdout || { echo "$d: no diagnosis '$text'"; cat out.stdout; exit 1; }
+    grep -qF "$text" "$d.md"
     "$PY" - "$d.json" "$best" <<'PYEOF'
 import json, sys
 r = json.load(open(sys.argv[1]))
@@ -42,7 +45,7 @@ PYEOF
 }
 diag style 0 style_swapped "--style gptj (max rel err"
 diag gptjstyle 0 style_swapped "--style neox (max rel err"
-diag rotary_full 0 rotary_dim_full "the full head rotated (rotary_dim 64 instead of 32)"
+diag rotary_full 0 rotary_dim_full "a full-head rotation (all 64 dims, max rel err"
 diag theta 0 theta "theta 10000 (estimated"
 diag offset 0 offset "positions shifted by +5"
 diag scaling 700 scaling_ignored "plain RoPE (rope_type default, theta 500000): llama3 scaling ignored"
@@ -53,6 +56,21 @@ diag rotary_partial 0 rotary_dim_partial "the partial rotary applied (rotary_dim
 diag linscale 0 scaling_ignored "plain RoPE (rope_type default, theta 10000): linear scaling ignored"
 diag yarnscale 1000 scaling_ignored "plain RoPE (rope_type default, theta 10000): yarn scaling ignored"
 diag lrshort 600 longrope_factors "longrope short factors"
+# Qwen3.5 (interleaved mrope, 64 of 256 dims): a runtime that rotates all 256 dims
+diag qwenfull 0 rotary_dim_full "a full-head rotation (all 256 dims, max rel err"
+grep -qF 'full-head rotation (rotary_dim 256 instead of 64)' qwenfull.md
+# a runtime that did not rotate at all is "not rotated", never "positions shifted by -pos"
+diag none0 0 not_rotated "" 'k is not rotated: it equals the pre-RoPE rows (max rel err 0); the config implies neox RoPE on 64 of 256 dims'
+diag none4096 4096 not_rotated "" 'k is not rotated: it equals the pre-RoPE rows (max rel err 0)'
+diag decode5000 5000 not_rotated "" 'k is not rotated: it equals the pre-RoPE rows (max rel err 0)'
+diag nonefull 0 not_rotated "" 'k is not rotated: it equals the pre-RoPE rows (max rel err 0); the config implies neox RoPE on 64 of 64 dims'
+for d in none0 none4096 decode5000 nonefull; do
+    ! grep -q 'shifted by' "$d.md" || { echo "$d: a shift is offered although nothing was rotated"; exit 1; }
+    "$PY" -c 'import json, sys
+for c in json.load(open(sys.argv[1]))["checks"]:
+    d = c["diagnosis"]
+    assert d is None or "offset" not in [k["name"] for k in d["candidates"]], (c["name"], d)' "$d.json"
+done
 
 # the implied theta is in the report
 "$PY" -c 'import json; d=[c for c in json.load(open("theta.json"))["checks"] if c["name"]=="expect_k"][0]["diagnosis"]; assert abs(d["theta_estimate"]-1e4) < 10, d["theta_estimate"]'

@@ -5,8 +5,10 @@ transformers' rope init functions and apply_rotary_pos_emb, float32 as torch com
 
 usage: verify_fixtures.py 'KIND OUTDIR [--mistake M] [--rotated] [--offset N] [--seq S] [--layout L]' ...
 (one quoted spec per fixture, so one torch start-up serves a whole test)
-KIND: default linear dynamic yarn longrope llama3 partial gptj
+KIND: default linear dynamic yarn longrope llama3 partial gptj theta5e5 qwen3.5 (the bundled
+Qwen3.5-27B config: head_dim 256, rotary_dim 64, interleaved mrope, theta 1e7)
 M: style rotary_full rotary_partial theta offset scaling attn bf16 f16 longrope_short
+   none (the runtime did not rotate: eq/ek are q/k as they are)
 Writes OUTDIR/config.json, q.npy, k.npy, eq.npy, ek.npy (eq/ek = the runtime's rotated dumps;
 with --rotated, q.npy/k.npy are rotated dumps of position-independent content)."""
 import argparse
@@ -17,12 +19,16 @@ import os
 import numpy as np
 import torch
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 HD = 64
 BASE = {"hidden_size": 256, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": HD,
         "max_position_embeddings": 2048}
 
 
 def config_for(kind):
+    if kind == "qwen3.5":
+        with open(os.path.join(HERE, "..", "data", "configs", "qwen3.5-27b.json")) as f:
+            return json.load(f)
     c = dict(BASE, model_type="llama", rope_theta=10000.0)
     if kind == "linear":
         c["rope_scaling"] = {"rope_type": "linear", "factor": 4.0}
@@ -57,8 +63,22 @@ def base_inv(theta, d):
     return 1.0 / (torch.tensor(theta, dtype=torch.float32) ** e)
 
 
+def head_dim(kind, c):
+    return c["text_config"]["head_dim"] if kind == "qwen3.5" else HD
+
+
+def theta_of(kind, c):
+    return c["text_config"]["rope_parameters"]["rope_theta"] if kind == "qwen3.5" else c["rope_theta"]
+
+
 def rope_inv(kind, c, seq_len):
     """inv_freq (float32), attention scaling, rotary dim, style."""
+    if kind == "qwen3.5":
+        # Qwen3.5 text positions: mrope with t = h = w, i.e. plain RoPE on the rotary dims
+        # (transformers qwen3_5 apply_interleaved_mrope picks each frequency from one axis)
+        rp = c["text_config"]["rope_parameters"]
+        d = int(head_dim(kind, c) * rp["partial_rotary_factor"])
+        return base_inv(float(rp["rope_theta"]), d), 1.0, d, "neox"
     if kind == "gptj":
         d = c["rotary_dim"]
         return 1.0 / (10000 ** (torch.arange(0, d, 2, dtype=torch.int64) / d)).float(), 1.0, d, "gptj"
@@ -154,6 +174,7 @@ def make(argv):
         json.dump(c, f)
     g = torch.Generator().manual_seed(1234)
     S, H, HK = a.seq, 4, 2
+    HD = head_dim(a.kind, c)
     if a.rotated:  # position-independent content: one vector per head, repeated
         q = torch.randn(1, H, 1, HD, generator=g).expand(1, H, S, HD).contiguous()
         k = torch.randn(1, HK, 1, HD, generator=g).expand(1, HK, S, HD).contiguous()
@@ -171,7 +192,7 @@ def make(argv):
     if m == "style":
         style = "gptj" if style == "neox" else "neox"
     elif m == "rotary_full":
-        inv, d = base_inv(c["rope_theta"], HD), HD
+        inv, d = base_inv(theta_of(kind, c), HD), HD
     elif m == "rotary_partial":  # a partial rotary applied to a full-head model
         d = HD // 2
         inv = base_inv(c["rope_theta"], d)
@@ -187,10 +208,13 @@ def make(argv):
         attn = 1.0
     elif m in ("bf16", "f16"):
         bf16 = m
-    elif m:
+    elif m and m != "none":
         raise SystemExit("unknown mistake " + m)
-    eq = rotate(q, rpos, inv, attn, d, style, bf16)
-    ek = rotate(k, rpos, inv, attn, d, style, bf16)
+    if m == "none":
+        eq, ek = q.clone(), k.clone()
+    else:
+        eq = rotate(q, rpos, inv, attn, d, style, bf16)
+        ek = rotate(k, rpos, inv, attn, d, style, bf16)
     dt = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "bfloat16": None}[a.dtype]
 
     def save(name, t):

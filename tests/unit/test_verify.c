@@ -361,6 +361,31 @@ static void test_diagnose(void **state)
     posenc_verify_recipe_init(&rr, &p);
     diagnose_case(&part, &rr, 0, "rotary_dim_full", d);
 
+    /* the same with interleaved mrope (Qwen3.5: 64 of 256 dims, sections 11, 11, 10): the
+     * full-head hypothesis drops the sections, which cannot sum to 128 */
+    posenc_rope_config mr = tu_rope_cfg(1e7, 256, 64, POSENC_STYLE_NEOX);
+    mr.n_mrope_section = 3;
+    mr.mrope_section[0] = 11;
+    mr.mrope_section[1] = 11;
+    mr.mrope_section[2] = 10;
+    mr.mrope_interleaved = 1;
+    w = tu_rope_cfg(1e7, 256, 256, POSENC_STYLE_NEOX);
+    p = tu_rope_params(&w);
+    posenc_verify_recipe_init(&rr, &p);
+    diagnose_case(&mr, &rr, 0, "rotary_dim_full", d);
+    assert_non_null(strstr(d->explanation, "full-head rotation (all 256 dims"));
+
+    /* no rotation at all, at positions 0.. and 4096..: "not rotated", and no shift offered */
+    for (int64_t first = 0; first <= 4096; first += 4096) {
+        p = tu_rope_params(&mr);
+        posenc_verify_recipe_init(&rr, &p);
+        rr.no_rotation = 1;
+        diagnose_case(&mr, &rr, first, "not_rotated", d);
+        assert_non_null(strstr(d->explanation, "k is not rotated"));
+        for (int i = 0; i < d->n_cand; i++)
+            assert_string_not_equal(d->cand[i].name, "offset");
+    }
+
     /* full config, runtime rotates half */
     w = tu_rope_cfg(10000, 64, 32, POSENC_STYLE_NEOX);
     p = tu_rope_params(&w);
