@@ -1139,7 +1139,8 @@ static posenc_status setup_t5(ctx *c)
                       m->bias.max_distance, e.msg);
     if (!m->bias.is_decoder)
         note(c, "is_decoder is false: encoder (bidirectional) buckets; the decoder stack of an "
-                "encoder-decoder model uses causal buckets (--decoder)");
+                "encoder-decoder model uses causal buckets (posenc gen --decoder writes them; "
+                "posenc verify checks both)");
     return POSENC_OK;
 }
 

@@ -90,6 +90,10 @@ printf '{"model_type":"t5","d_model":512,"num_heads":8,"d_kv":64,"relative_atten
 expect_ok "$POSENC" verify --config t5.json
 grep -q '^ok    t5_bidirectional ' out.stdout
 grep -q '^ok    t5_causal ' out.stdout
+# the note names the option where it exists (gen), not as if verify took it
+grep -qF 'causal buckets (posenc gen --decoder writes them; posenc verify checks both)' out.stdout
+expect_fail 2 "unknown option '--decoder'" "$POSENC" verify --config t5.json --decoder
+expect_ok "$POSENC" gen --config t5.json --decoder --seq-len 8 -o t5dec.npz
 
 # NoPE: nothing to check, exit 0
 expect_ok "$POSENC" verify --config "$C/nemotron-h-56b-base-8k.json"
