@@ -56,7 +56,8 @@ static void usage(FILE *fp)
             "      --expect-q FILE     the runtime's rotated q to compare with posenc's rotation\n"
             "      --expect-k FILE     the runtime's rotated k\n"
             "      --variant V         sinusoidal variant: vaswani, t2t, fairseq, marian, cos_sin\n"
-            "      --report FILE       write a report (.json, .md or .html; repeatable)\n"
+            "      --report FILE       write a report (.json, .md or .html; repeatable);\n"
+            "                          - writes the JSON report to stdout instead of the summary\n"
             "  -q, --quiet             no summary on stdout\n"
             "  -h, --help              show this help\n");
 }
@@ -73,128 +74,27 @@ struct opts {
     int64_t max_position, offset;
     uint64_t seed;
     int samples, quiet, rotated, has_tol, has_hf_tol, has_style, assume_bf16;
+    int report_stdout;     /* --report -: the JSON report is stdout, the summary is not printed */
     double tol, hf_tol;
     posenc_style style;
     enum layout layout;
 };
 
-/* ---- report tree helpers ---- */
+/* ---- report state: the tree (formats/report_tree.c) and the failure count ---- */
 struct vstate {
-    cJSON *root, *checks, *notes;
+    cJSON *root;
     int failed, n_checks;
 };
 
-static cJSON *num_or_null(double v)
-{
-    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
-}
+#define num_or_null posenc_report_number
 
 static cJSON *add_check(struct vstate *v, const char *name, int ok, int info, double abs_err,
                         double rel_err, double tol, const char *summary, cJSON *details)
 {
-    cJSON *c = cJSON_CreateObject();
-    cJSON_AddStringToObject(c, "name", name);
-    cJSON_AddBoolToObject(c, "ok", ok);
-    cJSON_AddBoolToObject(c, "info", info);
-    cJSON_AddStringToObject(c, "summary", summary);
-    cJSON_AddItemToObject(c, "max_abs_err", num_or_null(abs_err));
-    cJSON_AddItemToObject(c, "max_rel_err", num_or_null(rel_err));
-    cJSON_AddItemToObject(c, "tolerance", num_or_null(tol));
-    cJSON_AddItemToObject(c, "details", details ? details : cJSON_CreateObject());
-    cJSON_AddNullToObject(c, "diagnosis");
-    cJSON_AddItemToArray(v->checks, c);
     v->n_checks++;
-    if (!ok)
-        v->failed++;
-    return c;
-}
-
-static void add_note(struct vstate *v, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
-#endif
-    ;
-static void add_note(struct vstate *v, const char *fmt, ...)
-{
-    char buf[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    cJSON_AddItemToArray(v->notes, cJSON_CreateString(buf));
-}
-
-static cJSON *num_array(const double *x, int n)
-{
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < n; i++)
-        cJSON_AddItemToArray(a, num_or_null(x[i]));
-    return a;
-}
-
-static cJSON *series(const char *label, const double *x, const double *y, int n)
-{
-    cJSON *s = cJSON_CreateObject();
-    cJSON_AddStringToObject(s, "label", label);
-    cJSON_AddItemToObject(s, "x", num_array(x, n));
-    cJSON_AddItemToObject(s, "y", num_array(y, n));
-    return s;
-}
-
-static cJSON *plot(const char *title, const char *xl, const char *yl)
-{
-    cJSON *p = cJSON_CreateObject();
-    cJSON_AddStringToObject(p, "title", title);
-    cJSON_AddStringToObject(p, "x_label", xl);
-    cJSON_AddStringToObject(p, "y_label", yl);
-    cJSON_AddItemToObject(p, "series", cJSON_CreateArray());
-    return p;
-}
-
-static cJSON *rope_json(const posenc_rope_config *c, const posenc_rope_params *p)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "rope_type", posenc_rope_type_name(c->type));
-    cJSON_AddNumberToObject(o, "theta", c->theta);
-    cJSON_AddStringToObject(o, "theta_source", c->theta_source);
-    cJSON_AddNumberToObject(o, "head_dim", c->head_dim);
-    cJSON_AddNumberToObject(o, "rotary_dim", c->rotary_dim);
-    cJSON_AddNumberToObject(o, "exponent_dim", c->exponent_dim);
-    cJSON_AddNumberToObject(o, "partial_rotary_factor", c->partial_rotary_factor);
-    cJSON_AddStringToObject(o, "style", posenc_style_name(c->style));
-    cJSON_AddNumberToObject(o, "max_position_embeddings", (double)c->max_position_embeddings);
-    cJSON_AddNumberToObject(o, "original_max_position_embeddings",
-                            (double)c->original_max_position_embeddings);
-    cJSON_AddNumberToObject(o, "factor", c->factor);
-    if (c->type == POSENC_ROPE_LLAMA3) {
-        cJSON_AddNumberToObject(o, "low_freq_factor", c->low_freq_factor);
-        cJSON_AddNumberToObject(o, "high_freq_factor", c->high_freq_factor);
-    }
-    if (c->type == POSENC_ROPE_YARN) {
-        cJSON_AddNumberToObject(o, "beta_fast", c->beta_fast);
-        cJSON_AddNumberToObject(o, "beta_slow", c->beta_slow);
-        cJSON_AddBoolToObject(o, "truncate", c->truncate);
-        cJSON_AddNumberToObject(o, "mscale", c->mscale);
-        cJSON_AddNumberToObject(o, "mscale_all_dim", c->mscale_all_dim);
-    }
-    if (c->has_attention_factor)
-        cJSON_AddNumberToObject(o, "attention_factor", c->attention_factor);
-    if (c->n_mrope_section) {
-        cJSON *a = cJSON_CreateArray();
-        for (int i = 0; i < c->n_mrope_section; i++)
-            cJSON_AddItemToArray(a, cJSON_CreateNumber(c->mrope_section[i]));
-        cJSON_AddItemToObject(o, "mrope_section", a);
-        cJSON_AddBoolToObject(o, "mrope_interleaved", c->mrope_interleaved);
-    }
-    if (p) {
-        cJSON_AddNumberToObject(o, "seq_len", (double)p->seq_len);
-        cJSON_AddNumberToObject(o, "theta_used", p->theta_used);
-        cJSON_AddNumberToObject(o, "attention_scaling", p->attention_scaling);
-        cJSON_AddNumberToObject(o, "softmax_scale", p->softmax_scale);
-        if (c->type == POSENC_ROPE_LONGROPE)
-            cJSON_AddStringToObject(o, "longrope_factors", p->long_factors ? "long" : "short");
-    }
-    return o;
+    v->failed += !ok;
+    return posenc_report_add_check(v->root, name, ok, info, abs_err, rel_err, tol, summary,
+                                   details);
 }
 
 /* ---- dumps ---- */
@@ -508,48 +408,6 @@ static void pass_free(struct pass *p)
     }
 }
 
-static cJSON *diagnosis_json(const posenc_diagnosis *d)
-{
-    cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "explanation", d->explanation);
-    cJSON_AddStringToObject(o, "evidence", d->evidence);
-    cJSON_AddBoolToObject(o, "explained", d->found);
-    cJSON_AddStringToObject(o, "best", d->best >= 0 ? d->cand[d->best].name : "");
-    if (d->theta_estimate > 0)
-        cJSON_AddNumberToObject(o, "theta_estimate", d->theta_estimate);
-    else
-        cJSON_AddNullToObject(o, "theta_estimate");
-    cJSON_AddNumberToObject(o, "magnitude_ratio", d->scale_estimate);
-    if (d->shift_valid)
-        cJSON_AddNumberToObject(o, "position_shift_estimate", (double)d->shift_estimate);
-    else
-        cJSON_AddNullToObject(o, "position_shift_estimate");
-    cJSON_AddItemToObject(o, "config_max_rel_err", num_or_null(d->config_rel_err));
-    /* candidates, best first */
-    int order[POSENC_VERIFY_MAX_CANDIDATES];
-    for (int i = 0; i < d->n_cand; i++)
-        order[i] = i;
-    for (int i = 1; i < d->n_cand; i++)
-        for (int j = i; j > 0 && d->cand[order[j]].ratio < d->cand[order[j - 1]].ratio; j--) {
-            int t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
-    cJSON *a = cJSON_CreateArray();
-    for (int i = 0; i < d->n_cand; i++) {
-        const posenc_diag_candidate *c = &d->cand[order[i]];
-        cJSON *k = cJSON_CreateObject();
-        cJSON_AddStringToObject(k, "name", c->name);
-        cJSON_AddStringToObject(k, "description", c->description);
-        cJSON_AddItemToObject(k, "max_rel_err", num_or_null(c->max_rel_err));
-        cJSON_AddItemToObject(k, "ratio", num_or_null(c->ratio));
-        cJSON_AddBoolToObject(k, "explains", c->explains);
-        cJSON_AddItemToArray(a, k);
-    }
-    cJSON_AddItemToObject(o, "candidates", a);
-    return o;
-}
-
 /* The comparison check of one pass (expect_q / rotated_k ...), with its diagnosis. */
 static int compare_check(struct vstate *v, struct pass *p, const char *kind,
                          const posenc_rope_config *cfg, int64_t seq_len)
@@ -612,10 +470,11 @@ static int compare_check(struct vstate *v, struct pass *p, const char *kind,
     cJSON *plots = cJSON_CreateArray();
     char title[96];
     snprintf(title, sizeof title, "%s: error against position", p->what);
-    cJSON *pl = plot(title, "position range end + 1", "max error");
+    cJSON *pl = posenc_report_plot(title, "position range end + 1", "max error", p->tol.tol,
+                                   "rel tolerance");
     cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
-    cJSON_AddItemToArray(ser, series("max rel err", xs, yr, np));
-    cJSON_AddItemToArray(ser, series("max abs err", xs, ya, np));
+    cJSON_AddItemToArray(ser, posenc_report_series("max rel err", xs, yr, np));
+    cJSON_AddItemToArray(ser, posenc_report_series("max abs err", xs, ya, np));
     cJSON_AddItemToArray(plots, pl);
     cJSON_AddItemToObject(det, "plots", plots);
     cJSON *c = add_check(v, name, ok, 0, st->max_abs, st->max_rel, p->tol.tol, summary, det);
@@ -645,7 +504,7 @@ static int compare_check(struct vstate *v, struct pass *p, const char *kind,
         free(d);
         return posenc_fail(CMD, &err);
     }
-    cJSON_ReplaceItemInObjectCaseSensitive(c, "diagnosis", diagnosis_json(d));
+    cJSON_ReplaceItemInObjectCaseSensitive(c, "diagnosis", posenc_report_diagnosis(d));
     free(d);
     return 0;
 }
@@ -704,27 +563,30 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
         cJSON_AddItemToObject(det, "max_table_err", num_or_null(m->max_table_err));
         cJSON *plots = cJSON_CreateArray();
         if (mode == 0) {
-            cJSON *pl = plot("score deviation against offset", "offset", "max |s(o) - s(0)| / (|q||k|/sqrt d)");
+            cJSON *pl = posenc_report_plot("score deviation against offset", "offset",
+                                           "max |s(o) - s(0)| / (|q||k|/sqrt d)", tol,
+                                           "tolerance");
             cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
-            cJSON_AddItemToArray(ser, series("exact tables (f32)", x, res->exact.dev, n));
-            cJSON_AddItemToArray(ser, series("transformers f32 tables", x, res->hf.dev, n));
+            cJSON_AddItemToArray(ser, posenc_report_series("exact tables (f32)", x, res->exact.dev, n));
+            cJSON_AddItemToArray(ser, posenc_report_series("transformers f32 tables", x, res->hf.dev, n));
             cJSON_AddItemToArray(plots, pl);
-            pl = plot("table error against long double", "offset", "max |cos, sin - exact|");
+            pl = posenc_report_plot("table error against long double", "offset",
+                                    "max |cos, sin - exact|", NAN, NULL);
             ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
-            cJSON_AddItemToArray(ser, series("exact tables (f32)", x, res->exact.table_err, n));
-            cJSON_AddItemToArray(ser, series("transformers f32 tables", x, res->hf.table_err, n));
+            cJSON_AddItemToArray(ser, posenc_report_series("exact tables (f32)", x, res->exact.table_err, n));
+            cJSON_AddItemToArray(ser, posenc_report_series("transformers f32 tables", x, res->hf.table_err, n));
             cJSON_AddItemToArray(plots, pl);
         }
-        cJSON *pl = plot(mode == 0 ? "per frequency band, exact tables"
-                                   : "per frequency band, transformers f32 tables",
-                         "offset", "normalised deviation");
+        cJSON *pl = posenc_report_plot(mode == 0 ? "per frequency band, exact tables"
+                                                 : "per frequency band, transformers f32 tables",
+                                       "offset", "normalised deviation", NAN, NULL);
         cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
         static const char *bn[3] = { "high frequencies", "mid frequencies", "low frequencies" };
         for (int b = 0; b < 3; b++) {
             double y[POSENC_VERIFY_MAX_OFFSETS];
             for (int i = 0; i < n; i++)
                 y[i] = m->band[i][b];
-            cJSON_AddItemToArray(ser, series(bn[b], x, y, n));
+            cJSON_AddItemToArray(ser, posenc_report_series(bn[b], x, y, n));
         }
         cJSON_AddItemToArray(plots, pl);
         cJSON_AddItemToObject(det, "plots", plots);
@@ -999,7 +861,7 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_rop
         goto out;
     }
     cJSON *cj = cJSON_GetObjectItemCaseSensitive(v->root, "config");
-    cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", rope_json(cfg, &params));
+    cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", posenc_report_rope(cfg, &params));
     posenc_verify_recipe rec;
     posenc_verify_recipe_init(&rec, &params);
 
@@ -1022,6 +884,26 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_rop
     }
     keep[S - 1] = 1;
 
+    {
+        posenc_report_pair pair = { NULL, 0, { { 0 } } };
+        const struct { const char *role, *spec; const struct dump *d; } ds[] = {
+            { "q", o->q, &dq }, { "k", o->k, &dk }, { "expect_q", o->eq, &deq }, { "expect_k", o->ek, &dek },
+        };
+        for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++)
+            if (ds[i].spec)
+                pair.dumps[pair.n_dumps++] = (posenc_report_dump){
+                    ds[i].role, ds[i].spec, posenc_dtype_name(ds[i].d->info.dtype),
+                    ds[i].d->info.ndim, ds[i].d->info.shape };
+        posenc_report_header h = { o->config, o->layer_type, NULL, layout_names[o->layout],
+                                   o->positions_spec, o->offset, positions[0], positions[S - 1],
+                                   1, &pair };
+        h.precision = o->rotated
+                          ? "hf: transformers' float32 tables; the first row of each head undone "
+                            "with them, every row compared with posenc's rotation of it"
+                          : "hf: posenc's rotation of the pre-RoPE rows with transformers' "
+                            "float32 tables, compared in double";
+        posenc_report_set_header(v->root, &h);
+    }
     cJSON_AddStringToObject(inputs, "q", o->q);
     cJSON_AddStringToObject(inputs, "k", o->k);
     if (o->eq)
@@ -1105,7 +987,7 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_rop
     if (pk.cmp && (rc = compare_check(v, &pk, kind, cfg, seq_len)))
         goto out;
     if (cfg->type == POSENC_ROPE_DYNAMIC)
-        add_note(v, "dynamic NTK: the base depends on the sequence length (theta %.6g used for "
+        posenc_report_add_note(v->root, "dynamic NTK: the base depends on the sequence length (theta %.6g used for "
                     "length %" PRId64 "); scores are relative within one length, but a key "
                     "cached under one base and a query rotated under another are not",
                  params.theta_used, seq_len);
@@ -1136,9 +1018,9 @@ static int verify_rope_config(struct vstate *v, const struct opts *o, const pose
     cJSON *cj = cJSON_GetObjectItemCaseSensitive(v->root, "config");
     if (layer)
         cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(cj, "rope"), layer,
-                                               rope_json(cfg, &params));
+                                               posenc_report_rope(cfg, &params));
     else
-        cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", rope_json(cfg, &params));
+        cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", posenc_report_rope(cfg, &params));
     posenc_invariance_result *res = malloc(sizeof *res);
     if (!res) {
         posenc_msg(CMD, "out of memory");
@@ -1158,14 +1040,14 @@ static int verify_rope_config(struct vstate *v, const struct opts *o, const pose
         double t0 = cfg->theta;
         if (posenc_rope_params_compute(cfg, 0, &p0, NULL) == POSENC_OK)
             t0 = p0.theta_used;
-        add_note(v, "dynamic NTK breaks invariance across lengths: the base is %.6g up to "
+        posenc_report_add_note(v->root, "dynamic NTK breaks invariance across lengths: the base is %.6g up to "
                     "max_position_embeddings %" PRId64 " and %.6g at length %" PRId64 "; the checks "
                     "hold within one length only, so a key cached at one length and a query "
                     "rotated at another do not score relatively",
                  t0, cfg->max_position_embeddings, params.theta_used, maxp);
     }
     if (cfg->type == POSENC_ROPE_LONGROPE)
-        add_note(v, "longrope: the checked table uses the %s factors (length %" PRId64 " %s "
+        posenc_report_add_note(v->root, "longrope: the checked table uses the %s factors (length %" PRId64 " %s "
                     "original_max_position_embeddings %" PRId64 ")",
                  params.long_factors ? "long" : "short", maxp, params.long_factors ? ">" : "<=",
                  cfg->original_max_position_embeddings);
@@ -1179,7 +1061,7 @@ static void print_summary(const struct vstate *v)
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(v->root, "config");
     printf("posenc verify: %s (%s)\n", cJSON_GetObjectItemCaseSensitive(cfg, "path")->valuestring,
            cJSON_GetObjectItemCaseSensitive(cfg, "encoding")->valuestring);
-    cJSON_ArrayForEach(c, v->checks)
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(v->root, "checks"))
     {
         const char *w = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "info")) ? "info"
                         : cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "ok")) ? "ok"
@@ -1191,7 +1073,8 @@ static void print_summary(const struct vstate *v)
             printf("      diagnosis: %s\n",
                    cJSON_GetObjectItemCaseSensitive(d, "explanation")->valuestring);
     }
-    cJSON_ArrayForEach(c, v->notes) printf("note: %s\n", c->valuestring);
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(v->root, "notes"))
+        printf("note: %s\n", c->valuestring);
     if (v->failed)
         printf("result: FAIL (%d of %d checks failed)\n", v->failed, v->n_checks);
     else
@@ -1308,6 +1191,11 @@ int cmd_verify(int argc, char **argv)
                 return posenc_usage_error(CMD, "--report: at most %d reports", MAX_REPORTS);
             if (posenc_report_kind_of(optarg, &kind, &err) != POSENC_OK)
                 return posenc_usage_error(CMD, "--report: %s", err.msg);
+            if (strcmp(optarg, "-") == 0) {
+                if (o.report_stdout)
+                    return posenc_usage_error(CMD, "--report: '-' given twice");
+                o.report_stdout = 1;
+            }
             o.reports[o.n_reports++] = optarg;
             break;
         }
@@ -1344,14 +1232,23 @@ int cmd_verify(int argc, char **argv)
     if (lrc)
         return lrc;
     struct vstate v = { 0 };
-    v.root = cJSON_CreateObject();
-    cJSON_AddBoolToObject(v.root, "ok", 1);
-    cJSON_AddStringToObject(v.root, "posenc_version", posenc_version());
-    cJSON *cfgj = cJSON_AddObjectToObject(v.root, "config");
-    cJSON *inputs = cJSON_AddObjectToObject(v.root, "inputs");
-    v.notes = cJSON_AddArrayToObject(v.root, "notes");
-    v.checks = cJSON_AddArrayToObject(v.root, "checks");
     posenc_encoding enc = posenc_model_encoding(m);
+    if (!(v.root = posenc_report_new(posenc_version()))) {
+        posenc_model_free(m);
+        posenc_msg(CMD, "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+    cJSON *cfgj = cJSON_GetObjectItemCaseSensitive(v.root, "config");
+    cJSON *inputs = cJSON_GetObjectItemCaseSensitive(v.root, "inputs");
+    {
+        /* what a config alone is checked with; verify_dumps replaces it with its pairs */
+        posenc_report_header h = { o.config, o.layer_type, NULL, NULL, NULL, 0, 0, 0, 0, NULL };
+        h.precision = enc == POSENC_ENC_ROPE
+                          ? "invariance: posenc's exact tables rounded once to float32 and "
+                            "transformers' float32 tables, rotation in float32, scores in double"
+                          : "posenc's tables in double against independent evaluations";
+        posenc_report_set_header(v.root, &h);
+    }
     cJSON_AddStringToObject(cfgj, "path", o.config);
     cJSON_AddStringToObject(cfgj, "model_type", posenc_model_type(m) ? posenc_model_type(m) : "");
     cJSON_AddStringToObject(cfgj, "encoding", posenc_encoding_name(enc));
@@ -1368,7 +1265,7 @@ int cmd_verify(int argc, char **argv)
     if (o.layer_type)
         cJSON_AddStringToObject(cfgj, "layer_type", o.layer_type);
     for (size_t i = 0; i < posenc_model_note_count(m); i++)
-        add_note(&v, "%s", posenc_model_note(m, i));
+        posenc_report_add_note(v.root, "%s", posenc_model_note(m, i));
     cJSON_AddNumberToObject(inputs, "seed", (double)o.seed);
     cJSON_AddNumberToObject(inputs, "samples", o.samples);
     int rc = 0;
@@ -1384,7 +1281,7 @@ int cmd_verify(int argc, char **argv)
             }
             if (o.has_style)
                 cfg.style = o.style;
-            cJSON_AddItemToObject(ropes, lt, rope_json(&cfg, NULL));
+            cJSON_AddItemToObject(ropes, lt, posenc_report_rope(&cfg, NULL));
             rc = verify_rope_config(&v, &o, &cfg, lt);
         }
     } else if (enc == POSENC_ENC_ROPE) {
@@ -1395,7 +1292,7 @@ int cmd_verify(int argc, char **argv)
         }
         if (o.has_style)
             cfg.style = o.style;
-        cJSON_AddItemToObject(cfgj, "rope", rope_json(&cfg, NULL));
+        cJSON_AddItemToObject(cfgj, "rope", posenc_report_rope(&cfg, NULL));
         rc = o.q ? verify_dumps(&v, &o, &cfg, inputs) : verify_rope_config(&v, &o, &cfg, NULL);
     } else {
         if (o.q) {
@@ -1413,7 +1310,7 @@ int cmd_verify(int argc, char **argv)
             rc = posenc_fail(CMD, &err);
             goto out;
         }
-    if (!o.quiet)
+    if (!o.quiet && !o.report_stdout)
         print_summary(&v);
     rc = v.failed ? POSENC_EXIT_CHECK : POSENC_EXIT_OK;
 out:

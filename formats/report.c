@@ -59,6 +59,92 @@ char *posenc_report_json(const cJSON *report)
     return t;
 }
 
+/* ---- the verdict and the header (what was verified) ---- */
+static const char *report_config(const cJSON *report)
+{
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(report, "header");
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(report, "config");
+    return jstr(h, "config", jstr(c, "path", "?"));
+}
+
+/* "PASS (5 checks)" or "FAIL (2 of 5 checks failed)" */
+static void verdict(const cJSON *report, char *buf, size_t len)
+{
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks"), *c;
+    int n = cJSON_GetArraySize(checks), failed = 0;
+    cJSON_ArrayForEach(c, checks) failed += !jbool(c, "ok");
+    if (jbool(report, "ok"))
+        snprintf(buf, len, "PASS (%d check%s)", n, n == 1 ? "" : "s");
+    else
+        snprintf(buf, len, "FAIL (%d of %d check%s failed)", failed, n, n == 1 ? "" : "s");
+}
+
+struct header_row {
+    char key[32];
+    char value[1024];
+};
+
+/* The header's lines other than the config: layer type, layout, positions, precision. */
+static int header_rows(const cJSON *report, struct header_row *rows, int cap)
+{
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(report, "header");
+    int n = 0;
+    if (!cJSON_IsObject(h))
+        return 0;
+    const char *lt = jstr(h, "layer_type", NULL);
+    if (lt && n < cap) {
+        snprintf(rows[n].key, sizeof rows[n].key, "layer type");
+        snprintf(rows[n++].value, sizeof rows[0].value, "%s", lt);
+    }
+    if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(h, "pairs")) > 0) {
+        const cJSON *off = cJSON_GetObjectItemCaseSensitive(h, "offset");
+        const cJSON *f = cJSON_GetObjectItemCaseSensitive(h, "first_position");
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(h, "last_position");
+        double fp = cJSON_IsNumber(f) ? f->valuedouble : 0, lp = cJSON_IsNumber(l) ? l->valuedouble : 0;
+        if (n < cap) {
+            snprintf(rows[n].key, sizeof rows[n].key, "layout");
+            snprintf(rows[n++].value, sizeof rows[0].value, "%s", jstr(h, "layout", "?"));
+        }
+        if (n < cap) {
+            snprintf(rows[n].key, sizeof rows[n].key, "positions");
+            if (cJSON_IsNumber(off))
+                snprintf(rows[n++].value, sizeof rows[0].value,
+                         "--offset %.0f: token s at position %.0f + s (%.0f to %.0f)",
+                         off->valuedouble, off->valuedouble, fp, lp);
+            else
+                snprintf(rows[n++].value, sizeof rows[0].value, "--positions %s (%.0f to %.0f)",
+                         jstr(h, "positions", "?"), fp, lp);
+        }
+    }
+    if (n < cap && jstr(h, "precision", "")[0]) {
+        snprintf(rows[n].key, sizeof rows[n].key, "precision");
+        snprintf(rows[n++].value, sizeof rows[0].value, "%s", jstr(h, "precision", ""));
+    }
+    return n;
+}
+
+/* The cells of one dump row: pair, role, file, member, dtype, shape. */
+static void dump_cells(const cJSON *pair, int pi, const cJSON *d, char cells[6][1024])
+{
+    const char *label = jstr(pair, "label", NULL);
+    if (label)
+        snprintf(cells[0], 1024, "%s", label);
+    else
+        snprintf(cells[0], 1024, "%d", pi + 1);
+    snprintf(cells[1], 1024, "%s", jstr(d, "role", "?"));
+    snprintf(cells[2], 1024, "%s", jstr(d, "file", "?"));
+    snprintf(cells[3], 1024, "%s", jstr(d, "member", "-"));
+    snprintf(cells[4], 1024, "%s", jstr(d, "dtype", "?"));
+    size_t m = 0;
+    const cJSON *e;
+    cells[5][0] = '\0';
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(d, "shape"))
+        if (m < 1000)
+            m += (size_t)snprintf(cells[5] + m, 1024 - m, "%s%.0f", m ? "x" : "", e->valuedouble);
+}
+
+static const char *const dump_heads[6] = { "pair", "dump", "file", "member", "dtype", "shape" };
+
 /* ---- Markdown ---- */
 static void md_text(posenc_strbuf *b, const char *s)
 {
@@ -83,8 +169,45 @@ char *posenc_report_markdown(const cJSON *report)
     int n = cJSON_GetArraySize(checks), failed = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, checks) if (!jbool(c, "ok")) failed++;
-    posenc_strbuf_printf(&b, "## posenc verify: %s\n\n", jbool(report, "ok") ? "PASS" : "FAIL");
+    char vd[96];
+    verdict(report, vd, sizeof vd);
+    posenc_strbuf_printf(&b, "## posenc verify: %s: `", vd);
+    md_text(&b, report_config(report));
+    posenc_strbuf_puts(&b, "`\n\n");
     config_line(&b, report, 0);
+    struct header_row hr[8];
+    int nh = header_rows(report, hr, 8);
+    for (int i = 0; i < nh; i++) {
+        posenc_strbuf_printf(&b, "%s**%s**: ", i ? "" : "\n", hr[i].key);
+        md_text(&b, hr[i].value);
+        posenc_strbuf_puts(&b, "  \n");
+    }
+    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, "header"), "pairs");
+    if (cJSON_GetArraySize(pairs) > 0) {
+        posenc_strbuf_puts(&b, "\n| pair | dump | file | member | dtype | shape |\n|---|---|---|---|---|---|\n");
+        const cJSON *pr;
+        int pi = 0;
+        cJSON_ArrayForEach(pr, pairs)
+        {
+            const cJSON *d;
+            cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(pr, "dumps"))
+            {
+                char cells[6][1024];
+                dump_cells(pr, pi, d, cells);
+                for (int k = 0; k < 6; k++) {
+                    posenc_strbuf_puts(&b, k ? " | " : "| ");
+                    int code = k == 2 || (k == 3 && strcmp(cells[3], "-") != 0);
+                    if (code)
+                        posenc_strbuf_puts(&b, "`");
+                    md_text(&b, cells[k]);
+                    if (code)
+                        posenc_strbuf_puts(&b, "`");
+                }
+                posenc_strbuf_puts(&b, " |\n");
+            }
+            pi++;
+        }
+    }
     posenc_strbuf_printf(&b, "\n%d check%s, %d failed.\n\n", n, n == 1 ? "" : "s", failed);
     posenc_strbuf_puts(&b, "| check | result | max abs err | max rel err | tolerance | summary |\n");
     posenc_strbuf_puts(&b, "|---|---|---|---|---|---|\n");
@@ -201,12 +324,31 @@ static void config_line(posenc_strbuf *b, const cJSON *report, int html)
 
 static const char *palette[] = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b" };
 
-/* One SVG: log10 x (points with x <= 0 are left out) and log10 y (y <= 0 drawn at the floor). */
+/* A number of a series, or 0 when the entry is null (a non-finite value in the tree). */
+static int series_value(const cJSON *a, int i, double *v)
+{
+    const cJSON *e = cJSON_GetArrayItem(a, i);
+    if (!cJSON_IsNumber(e) || !isfinite(e->valuedouble))
+        return 0;
+    *v = e->valuedouble;
+    return 1;
+}
+
+/* One SVG: log10 x (points with x <= 0 are left out) and log10 y. A log scale has no zero, so
+ * when a series holds an error of exactly 0 the plot gets a floor one decade below everything
+ * else, its grid line is labelled 0, those points sit on it and a note says so. The plot's
+ * tolerance, when it has one, is a dashed line. Each point is a circle carrying its values
+ * (data-x, data-y) for readers and tests. */
 static void svg_plot(posenc_strbuf *b, const cJSON *plot)
 {
-    const double W = 660, H = 320, L = 86, R = 170, T = 30, B = 50;
+    const double W = 660, H = 336, L = 86, R = 170, T = 30, B = 66;
     const cJSON *series = cJSON_GetObjectItemCaseSensitive(plot, "series");
+    const cJSON *tj = cJSON_GetObjectItemCaseSensitive(plot, "tolerance");
+    double tol = cJSON_IsNumber(tj) && tj->valuedouble > 0 && isfinite(tj->valuedouble)
+                     ? tj->valuedouble
+                     : 0;
     double xmin = INFINITY, xmax = -INFINITY, ymin = INFINITY, ymax = -INFINITY;
+    int has_zero = 0, n_bad = 0;
     const cJSON *s;
     cJSON_ArrayForEach(s, series)
     {
@@ -214,16 +356,26 @@ static void svg_plot(posenc_strbuf *b, const cJSON *plot)
         const cJSON *ys = cJSON_GetObjectItemCaseSensitive(s, "y");
         int n = cJSON_GetArraySize(xs);
         for (int i = 0; i < n && i < cJSON_GetArraySize(ys); i++) {
-            double x = cJSON_GetArrayItem(xs, i)->valuedouble, y = cJSON_GetArrayItem(ys, i)->valuedouble;
-            if (!(x > 0) || !isfinite(x))
+            double x, y;
+            if (!series_value(xs, i, &x) || !(x > 0))
                 continue;
+            if (!series_value(ys, i, &y) || y < 0) {
+                n_bad++;
+                continue;
+            }
             xmin = fmin(xmin, x);
             xmax = fmax(xmax, x);
-            if (y > 0 && isfinite(y)) {
+            if (y > 0) {
                 ymin = fmin(ymin, y);
                 ymax = fmax(ymax, y);
+            } else {
+                has_zero = 1;
             }
         }
+    }
+    if (tol > 0) {
+        ymin = fmin(ymin, tol);
+        ymax = fmax(ymax, tol);
     }
     if (!isfinite(xmin)) {
         xmin = 1;
@@ -239,11 +391,13 @@ static void svg_plot(posenc_strbuf *b, const cJSON *plot)
         lx1 = lx0 + 1;
     if (ly1 <= ly0)
         ly1 = ly0 + 1;
+    if (has_zero)
+        ly0 -= 1; /* the floor: zero errors only */
     double pw = W - L - R, ph = H - T - B;
 #define PX(x) (L + (log10(x) - lx0) / (lx1 - lx0) * pw)
 #define PY(ly) (T + ph - ((ly) - ly0) / (ly1 - ly0) * ph)
     posenc_strbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" width=\"%.0f\" height=\"%.0f\" "
-                 "viewBox=\"0 0 %.0f %.0f\" role=\"img\">\n", W, H, W, H);
+                 "viewBox=\"0 0 %.0f %.0f\" role=\"img\" data-floor-y=\"%.1f\">\n", W, H, W, H, PY(ly0));
     posenc_strbuf_puts(b, "<title>");
     html_text(b, jstr(plot, "title", "plot"));
     posenc_strbuf_puts(b, "</title>\n");
@@ -256,13 +410,19 @@ static void svg_plot(posenc_strbuf *b, const cJSON *plot)
                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">1e%.0f</text>\n",
                   x, T, x, T + ph, x, T + ph + 15, e);
     }
-    for (double e = ly0; e <= ly1 + 1e-9; e += ystep) {
+    for (double e = ly0; e <= ly1 + 1e-9; e += (has_zero && e == ly0) ? 1 : ystep) {
         double y = PY(e);
-        posenc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                     "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">1e%.0f</text>\n",
-                  L, y, L + pw, y, L - 5, y + 4, e);
+        if (has_zero && e == ly0)
+            posenc_strbuf_printf(b, "<line class=\"floor\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                         "stroke=\"#888\" stroke-dasharray=\"2 3\"/><text class=\"floor-label\" x=\"%.1f\" "
+                         "y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">0</text>\n",
+                      L, y, L + pw, y, L - 5, y + 4);
+        else
+            posenc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+                         "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">1e%.0f</text>\n",
+                      L, y, L + pw, y, L - 5, y + 4, e);
     }
-    posenc_strbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">", L + pw / 2, H - 12);
+    posenc_strbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">", L + pw / 2, T + ph + 32);
     html_text(b, jstr(plot, "x_label", "position"));
     posenc_strbuf_printf(b, " (log scale)</text>\n<text x=\"14\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" "
                  "transform=\"rotate(-90 14 %.1f)\">", T + ph / 2, T + ph / 2);
@@ -280,16 +440,21 @@ static void svg_plot(posenc_strbuf *b, const cJSON *plot)
         int n = cJSON_GetArraySize(xs), first = 1;
         posenc_strbuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
         for (int i = 0; i < n && i < cJSON_GetArraySize(ys); i++) {
-            double x = cJSON_GetArrayItem(xs, i)->valuedouble, y = cJSON_GetArrayItem(ys, i)->valuedouble;
-            if (!(x > 0) || !isfinite(x))
+            double x, y;
+            if (!series_value(xs, i, &x) || !(x > 0) || !series_value(ys, i, &y) || y < 0)
                 continue;
-            double ly = y > 0 && isfinite(y) ? log10(y) : ly0;
-            if (ly < ly0)
-                ly = ly0;
-            posenc_strbuf_printf(b, "%s%.1f,%.1f", first ? "" : " ", PX(x), PY(ly));
+            posenc_strbuf_printf(b, "%s%.1f,%.1f", first ? "" : " ", PX(x), PY(y > 0 ? log10(y) : ly0));
             first = 0;
         }
         posenc_strbuf_puts(b, "\"/>\n");
+        for (int i = 0; i < n && i < cJSON_GetArraySize(ys); i++) {
+            double x, y;
+            if (!series_value(xs, i, &x) || !(x > 0) || !series_value(ys, i, &y) || y < 0)
+                continue;
+            posenc_strbuf_printf(b, "<circle class=\"pt%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\" "
+                         "data-series=\"%d\" data-x=\"%.17g\" data-y=\"%.17g\"/>\n",
+                      y > 0 ? "" : " zero", PX(x), PY(y > 0 ? log10(y) : ly0), col, si, x, y);
+        }
         double ly = T + 16 + 18 * si;
         posenc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>"
                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", L + pw + 10, ly, L + pw + 30, ly,
@@ -298,6 +463,28 @@ static void svg_plot(posenc_strbuf *b, const cJSON *plot)
         posenc_strbuf_puts(b, "</text>\n");
         si++;
     }
+    if (tol > 0) {
+        double y = PY(log10(tol)), ly = T + 16 + 18 * si;
+        posenc_strbuf_printf(b, "<line class=\"tolerance\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+                     "stroke=\"#c0392b\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\" data-y=\"%.17g\"/>\n",
+                  L, y, L + pw, y, tol);
+        posenc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c0392b\" "
+                     "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/><text class=\"tolerance-label\" "
+                     "x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", L + pw + 10, ly, L + pw + 30, ly,
+                  L + pw + 35, ly + 4);
+        html_text(b, jstr(plot, "tolerance_label", "tolerance"));
+        posenc_strbuf_printf(b, " %.3g</text>\n", tol);
+    }
+    double ny = H - 6;
+    if (has_zero) {
+        posenc_strbuf_printf(b, "<text class=\"floor-note\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#555\">"
+                     "log scale: errors of exactly 0 are drawn on the floor line marked 0</text>\n",
+                  L, ny);
+    }
+    if (n_bad)
+        posenc_strbuf_printf(b, "<text class=\"bad-note\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#c0392b\" "
+                     "text-anchor=\"end\">%d non-finite or negative value%s not drawn</text>\n",
+                  W - 4, ny, n_bad, n_bad == 1 ? "" : "s");
     posenc_strbuf_puts(b, "</svg>\n");
 #undef PX
 #undef PY
@@ -308,7 +495,12 @@ char *posenc_report_html(const cJSON *report)
     posenc_strbuf b = { 0 };
     int ok = jbool(report, "ok");
     posenc_strbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                "<title>posenc verify report</title>\n<style>\n"
+                "<title>");
+    char vd[96];
+    verdict(report, vd, sizeof vd);
+    posenc_strbuf_printf(&b, "posenc verify: %s: ", vd);
+    html_text(&b, report_config(report));
+    posenc_strbuf_puts(&b, "</title>\n<style>\n"
                 "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\n"
                 "table{border-collapse:collapse;margin:1em 0}\n"
                 "td,th{border:1px solid #bbb;padding:4px 8px;text-align:left;font-size:14px}\n"
@@ -316,10 +508,48 @@ char *posenc_report_html(const cJSON *report)
                 ".info{color:#555}.diag{border-left:4px solid #c0392b;padding:0.3em 1em;background:#fdf2f2}\n"
                 "code{background:#f4f4f4;padding:1px 3px}svg.plot{display:block;margin:0.5em 0}\n"
                 "</style>\n</head>\n<body>\n");
-    posenc_strbuf_printf(&b, "<h1>posenc verify: <span class=\"%s\">%s</span></h1>\n<p>", ok ? "ok" : "fail",
-              ok ? "PASS" : "FAIL");
+    posenc_strbuf_printf(&b, "<h1>posenc verify: <span class=\"%s\" id=\"verdict\">", ok ? "ok" : "fail");
+    html_text(&b, vd);
+    posenc_strbuf_puts(&b, "</span></h1>\n<table id=\"header\">\n<tr><th>config</th><td>");
     config_line(&b, report, 1);
-    posenc_strbuf_puts(&b, "</p>\n<table id=\"checks\">\n<tr><th>check</th><th>result</th><th>max abs err</th>"
+    posenc_strbuf_puts(&b, "</td></tr>\n");
+    struct header_row hr[8];
+    int nh = header_rows(report, hr, 8);
+    for (int i = 0; i < nh; i++) {
+        posenc_strbuf_printf(&b, "<tr><th>%s</th><td>", hr[i].key);
+        html_text(&b, hr[i].value);
+        posenc_strbuf_puts(&b, "</td></tr>\n");
+    }
+    posenc_strbuf_puts(&b, "</table>\n");
+    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, "header"), "pairs");
+    if (cJSON_GetArraySize(pairs) > 0) {
+        posenc_strbuf_puts(&b, "<table id=\"dumps\">\n<tr>");
+        for (int k = 0; k < 6; k++)
+            posenc_strbuf_printf(&b, "<th>%s</th>", dump_heads[k]);
+        posenc_strbuf_puts(&b, "</tr>\n");
+        const cJSON *pr;
+        int pi = 0;
+        cJSON_ArrayForEach(pr, pairs)
+        {
+            const cJSON *d;
+            cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(pr, "dumps"))
+            {
+                char cells[6][1024];
+                dump_cells(pr, pi, d, cells);
+                posenc_strbuf_puts(&b, "<tr>");
+                for (int k = 0; k < 6; k++) {
+                    int code = k == 2 || (k == 3 && strcmp(cells[3], "-") != 0);
+                    posenc_strbuf_printf(&b, "<td class=\"%s\">%s", dump_heads[k], code ? "<code>" : "");
+                    html_text(&b, cells[k]);
+                    posenc_strbuf_printf(&b, "%s</td>", code ? "</code>" : "");
+                }
+                posenc_strbuf_puts(&b, "</tr>\n");
+            }
+            pi++;
+        }
+        posenc_strbuf_puts(&b, "</table>\n");
+    }
+    posenc_strbuf_puts(&b, "<table id=\"checks\">\n<tr><th>check</th><th>result</th><th>max abs err</th>"
                 "<th>max rel err</th><th>tolerance</th><th>summary</th></tr>\n");
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks"), *c;
     cJSON_ArrayForEach(c, checks)
@@ -400,7 +630,7 @@ static int has_ext(const char *path, const char *ext)
 
 posenc_status posenc_report_kind_of(const char *path, posenc_report_kind *out, posenc_error *err)
 {
-    if (has_ext(path, ".json"))
+    if (strcmp(path, "-") == 0 || has_ext(path, ".json"))
         *out = POSENC_REPORT_JSON;
     else if (has_ext(path, ".md") || has_ext(path, ".markdown"))
         *out = POSENC_REPORT_MARKDOWN;
@@ -408,7 +638,7 @@ posenc_status posenc_report_kind_of(const char *path, posenc_report_kind *out, p
         *out = POSENC_REPORT_HTML;
     else
         return posenc_seterr(err, POSENC_EINVAL,
-                             "'%s': report name must end in .json, .md or .html", path);
+                             "'%s': report name must end in .json, .md or .html (or be -)", path);
     return POSENC_OK;
 }
 
@@ -423,6 +653,15 @@ posenc_status posenc_report_write(const cJSON *report, const char *path, posenc_
                                                   : posenc_report_html(report);
     if (!text)
         return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", path);
+    if (strcmp(path, "-") == 0) { /* the JSON report is the command's data on stdout */
+        size_t n = strlen(text);
+        errno = 0;
+        if (fwrite(text, 1, n, stdout) != n || fflush(stdout) != 0)
+            st = posenc_seterr(err, POSENC_EIO, "cannot write the report to stdout: %s",
+                               strerror(errno ? errno : EIO));
+        free(text);
+        return st;
+    }
     /* the temporary every writer uses: beside the target, renamed into place, removed on
      * failure or signal; a device or FIFO target is written through in place */
     char *tmp = NULL;

@@ -1,24 +1,98 @@
-/* formats/report.h: verify reports as JSON, Markdown or a self-contained HTML page.
+/* formats/report.h: verify reports as JSON, Markdown or a self-contained HTML page, and the
+ * tree they are written from.
  *
  * The report is a cJSON tree with the schema documented in posenc-verify(1) (REPORTS):
- *   { "ok", "posenc_version", "config": {...}, "inputs": {...}, "notes": [...],
+ *   { "ok", "posenc_version",
+ *     "header": { "config", "layer_type", "precision", "layout", "offset" | "positions",
+ *                 "first_position", "last_position",
+ *                 "pairs": [ { "label", "dumps": [ { "role", "spec", "file", "member", "dtype",
+ *                                                    "shape" } ] } ] },
+ *     "config": {...}, "inputs": {...}, "notes": [...],
  *     "checks": [ { "name", "ok", "info", "summary", "max_abs_err", "max_rel_err", "tolerance",
  *                   "details": { ..., "plots": [ { "title", "x_label", "y_label",
+ *                                                 "tolerance", "tolerance_label",
  *                                                 "series": [ { "label", "x": [], "y": [] } ] } ] },
  *                   "diagnosis": null | { "explanation", "evidence", "candidates": [...] } } ] }
- * The Markdown and HTML writers read only those fields. Not installed. */
+ * report_tree.c builds it (posenc_report_new ... posenc_report_set_header); the Markdown and
+ * HTML writers read only those fields. Not installed. */
 #ifndef POSENC_FORMATS_REPORT_H
 #define POSENC_FORMATS_REPORT_H
 
 #include <cJSON.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "posenc/error.h"
+#include "posenc/rope.h"
+#include "posenc/verify.h"
 
 typedef enum posenc_report_kind {
     POSENC_REPORT_JSON = 0,
     POSENC_REPORT_MARKDOWN = 1,
     POSENC_REPORT_HTML = 2
 } posenc_report_kind;
+
+/* ---- the tree (report_tree.c) ---- */
+
+/* A new report: ok true, the version, empty header, config, inputs, notes and checks. Caller
+ * frees with cJSON_Delete; NULL when out of memory. */
+cJSON *posenc_report_new(const char *version);
+void posenc_report_set_ok(cJSON *report, int ok);
+/* Append a check; details (owned by the report afterwards) may be NULL. Non-finite numbers
+ * become null. Returns the check (borrowed) so a diagnosis can be put in its place. */
+cJSON *posenc_report_add_check(cJSON *report, const char *name, int ok, int info, double abs_err,
+                               double rel_err, double tol, const char *summary, cJSON *details);
+void posenc_report_add_note(cJSON *report, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* New nodes, owned by the caller until added to the tree. A number that is not finite is
+ * null. */
+cJSON *posenc_report_number(double v);
+cJSON *posenc_report_numbers(const double *x, int n);
+cJSON *posenc_report_series(const char *label, const double *x, const double *y, int n);
+/* A plot; tolerance (drawn as a line) is left out when not finite and positive. */
+cJSON *posenc_report_plot(const char *title, const char *x_label, const char *y_label,
+                          double tolerance, const char *tolerance_label);
+void posenc_report_plot_add(cJSON *plot, cJSON *series);
+cJSON *posenc_report_rope(const posenc_rope_config *c, const posenc_rope_params *p);
+cJSON *posenc_report_diagnosis(const posenc_diagnosis *d);
+
+/* The header: what was verified. One pair per q/k comparison (verify of a config alone has
+ * none); each pair lists its dumps in the order given. Strings are borrowed for the call. */
+typedef struct posenc_report_dump {
+    const char *role;          /* "q", "k", "expect_q", "expect_k" */
+    const char *spec;          /* FILE or FILE:MEMBER as given; split into file and member */
+    const char *dtype;         /* posenc_dtype_name of the stored dtype */
+    int ndim;
+    const int64_t *shape;
+} posenc_report_dump;
+
+#define POSENC_REPORT_PAIR_DUMPS 4
+
+typedef struct posenc_report_pair {
+    const char *label;         /* NULL for the only pair */
+    int n_dumps;
+    posenc_report_dump dumps[POSENC_REPORT_PAIR_DUMPS];
+} posenc_report_pair;
+
+typedef struct posenc_report_header {
+    const char *config;
+    const char *layer_type;    /* NULL: the config's only (or every) layer type */
+    const char *precision;     /* how posenc's reference values are computed */
+    const char *layout;        /* dump layout; with pairs only */
+    const char *positions;     /* the --positions argument, or NULL for --offset */
+    int64_t offset;
+    int64_t first_position, last_position;
+    size_t n_pairs;
+    const posenc_report_pair *pairs;
+} posenc_report_header;
+
+/* Replace the report's header with h. */
+void posenc_report_set_header(cJSON *report, const posenc_report_header *h);
+
+/* ---- the writers (report.c) ---- */
 
 /* By extension: .json; .md / .markdown; .html / .htm. POSENC_EINVAL naming the file otherwise. */
 posenc_status posenc_report_kind_of(const char *path, posenc_report_kind *out, posenc_error *err);
@@ -29,7 +103,8 @@ char *posenc_report_markdown(const cJSON *report);
 char *posenc_report_html(const cJSON *report);
 
 /* Write the report to path in the kind its extension names, through a temporary file beside
- * it that is renamed into place, so a failed write leaves no partial file. */
+ * it that is renamed into place, so a failed write leaves no partial file. "-" writes the JSON
+ * report to stdout. */
 posenc_status posenc_report_write(const cJSON *report, const char *path, posenc_error *err);
 
 #endif

@@ -1,0 +1,249 @@
+/* report_tree.c: builds verify's report tree, the schema report.h documents: the root, the
+ * header (config, dumps, members, layout, positions, precision; a list of q/k pairs), checks,
+ * notes, plots, the resolved RoPE parameters and the diagnosis. cmd/verify.c fills it; the
+ * writers in report.c read it. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "posenc/io.h"
+#include "report.h"
+
+cJSON *posenc_report_number(double v)
+{
+    return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
+}
+
+#define num_or_null posenc_report_number
+
+cJSON *posenc_report_new(const char *version)
+{
+    cJSON *r = cJSON_CreateObject();
+    if (!r)
+        return NULL;
+    cJSON_AddBoolToObject(r, "ok", 1);
+    cJSON_AddStringToObject(r, "posenc_version", version);
+    cJSON_AddObjectToObject(r, "header");
+    cJSON_AddObjectToObject(r, "config");
+    cJSON_AddObjectToObject(r, "inputs");
+    cJSON_AddArrayToObject(r, "notes");
+    cJSON_AddArrayToObject(r, "checks");
+    return r;
+}
+
+void posenc_report_set_ok(cJSON *report, int ok)
+{
+    cJSON_ReplaceItemInObjectCaseSensitive(report, "ok", cJSON_CreateBool(ok));
+}
+
+cJSON *posenc_report_add_check(cJSON *report, const char *name, int ok, int info, double abs_err,
+                               double rel_err, double tol, const char *summary, cJSON *details)
+{
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "name", name);
+    cJSON_AddBoolToObject(c, "ok", ok);
+    cJSON_AddBoolToObject(c, "info", info);
+    cJSON_AddStringToObject(c, "summary", summary);
+    cJSON_AddItemToObject(c, "max_abs_err", num_or_null(abs_err));
+    cJSON_AddItemToObject(c, "max_rel_err", num_or_null(rel_err));
+    cJSON_AddItemToObject(c, "tolerance", num_or_null(tol));
+    cJSON_AddItemToObject(c, "details", details ? details : cJSON_CreateObject());
+    cJSON_AddNullToObject(c, "diagnosis");
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(report, "checks"), c);
+    return c;
+}
+
+void posenc_report_add_note(cJSON *report, const char *fmt, ...)
+{
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(report, "notes"),
+                         cJSON_CreateString(buf));
+}
+
+cJSON *posenc_report_numbers(const double *x, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, num_or_null(x[i]));
+    return a;
+}
+
+cJSON *posenc_report_series(const char *label, const double *x, const double *y, int n)
+{
+    cJSON *s = cJSON_CreateObject();
+    cJSON_AddStringToObject(s, "label", label);
+    cJSON_AddItemToObject(s, "x", posenc_report_numbers(x, n));
+    cJSON_AddItemToObject(s, "y", posenc_report_numbers(y, n));
+    return s;
+}
+
+cJSON *posenc_report_plot(const char *title, const char *x_label, const char *y_label,
+                          double tolerance, const char *tolerance_label)
+{
+    cJSON *p = cJSON_CreateObject();
+    cJSON_AddStringToObject(p, "title", title);
+    cJSON_AddStringToObject(p, "x_label", x_label);
+    cJSON_AddStringToObject(p, "y_label", y_label);
+    if (isfinite(tolerance) && tolerance > 0) {
+        cJSON_AddNumberToObject(p, "tolerance", tolerance);
+        cJSON_AddStringToObject(p, "tolerance_label", tolerance_label ? tolerance_label : "tolerance");
+    }
+    cJSON_AddItemToObject(p, "series", cJSON_CreateArray());
+    return p;
+}
+
+void posenc_report_plot_add(cJSON *plot, cJSON *series)
+{
+    cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(plot, "series"), series);
+}
+
+cJSON *posenc_report_rope(const posenc_rope_config *c, const posenc_rope_params *p)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "rope_type", posenc_rope_type_name(c->type));
+    cJSON_AddNumberToObject(o, "theta", c->theta);
+    cJSON_AddStringToObject(o, "theta_source", c->theta_source);
+    cJSON_AddNumberToObject(o, "head_dim", c->head_dim);
+    cJSON_AddNumberToObject(o, "rotary_dim", c->rotary_dim);
+    cJSON_AddNumberToObject(o, "exponent_dim", c->exponent_dim);
+    cJSON_AddNumberToObject(o, "partial_rotary_factor", c->partial_rotary_factor);
+    cJSON_AddStringToObject(o, "style", posenc_style_name(c->style));
+    cJSON_AddNumberToObject(o, "max_position_embeddings", (double)c->max_position_embeddings);
+    cJSON_AddNumberToObject(o, "original_max_position_embeddings",
+                            (double)c->original_max_position_embeddings);
+    cJSON_AddNumberToObject(o, "factor", c->factor);
+    if (c->type == POSENC_ROPE_LLAMA3) {
+        cJSON_AddNumberToObject(o, "low_freq_factor", c->low_freq_factor);
+        cJSON_AddNumberToObject(o, "high_freq_factor", c->high_freq_factor);
+    }
+    if (c->type == POSENC_ROPE_YARN) {
+        cJSON_AddNumberToObject(o, "beta_fast", c->beta_fast);
+        cJSON_AddNumberToObject(o, "beta_slow", c->beta_slow);
+        cJSON_AddBoolToObject(o, "truncate", c->truncate);
+        cJSON_AddNumberToObject(o, "mscale", c->mscale);
+        cJSON_AddNumberToObject(o, "mscale_all_dim", c->mscale_all_dim);
+    }
+    if (c->has_attention_factor)
+        cJSON_AddNumberToObject(o, "attention_factor", c->attention_factor);
+    if (c->n_mrope_section) {
+        cJSON *a = cJSON_CreateArray();
+        for (int i = 0; i < c->n_mrope_section; i++)
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(c->mrope_section[i]));
+        cJSON_AddItemToObject(o, "mrope_section", a);
+        cJSON_AddBoolToObject(o, "mrope_interleaved", c->mrope_interleaved);
+    }
+    if (p) {
+        cJSON_AddNumberToObject(o, "seq_len", (double)p->seq_len);
+        cJSON_AddNumberToObject(o, "theta_used", p->theta_used);
+        cJSON_AddNumberToObject(o, "attention_scaling", p->attention_scaling);
+        cJSON_AddNumberToObject(o, "softmax_scale", p->softmax_scale);
+        if (c->type == POSENC_ROPE_LONGROPE)
+            cJSON_AddStringToObject(o, "longrope_factors", p->long_factors ? "long" : "short");
+    }
+    return o;
+}
+
+cJSON *posenc_report_diagnosis(const posenc_diagnosis *d)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "explanation", d->explanation);
+    cJSON_AddStringToObject(o, "evidence", d->evidence);
+    cJSON_AddBoolToObject(o, "explained", d->found);
+    cJSON_AddStringToObject(o, "best", d->best >= 0 ? d->cand[d->best].name : "");
+    if (d->theta_estimate > 0)
+        cJSON_AddNumberToObject(o, "theta_estimate", d->theta_estimate);
+    else
+        cJSON_AddNullToObject(o, "theta_estimate");
+    cJSON_AddNumberToObject(o, "magnitude_ratio", d->scale_estimate);
+    if (d->shift_valid)
+        cJSON_AddNumberToObject(o, "position_shift_estimate", (double)d->shift_estimate);
+    else
+        cJSON_AddNullToObject(o, "position_shift_estimate");
+    cJSON_AddItemToObject(o, "config_max_rel_err", num_or_null(d->config_rel_err));
+    /* candidates, best first (a stable sort: on equal fit the earlier rule stays first) */
+    int order[POSENC_VERIFY_MAX_CANDIDATES];
+    for (int i = 0; i < d->n_cand; i++)
+        order[i] = i;
+    for (int i = 1; i < d->n_cand; i++)
+        for (int j = i; j > 0 && d->cand[order[j]].ratio < d->cand[order[j - 1]].ratio; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < d->n_cand; i++) {
+        const posenc_diag_candidate *c = &d->cand[order[i]];
+        cJSON *k = cJSON_CreateObject();
+        cJSON_AddStringToObject(k, "name", c->name);
+        cJSON_AddStringToObject(k, "description", c->description);
+        cJSON_AddItemToObject(k, "max_rel_err", num_or_null(c->max_rel_err));
+        cJSON_AddItemToObject(k, "ratio", num_or_null(c->ratio));
+        cJSON_AddBoolToObject(k, "explains", c->explains);
+        cJSON_AddItemToArray(a, k);
+    }
+    cJSON_AddItemToObject(o, "candidates", a);
+    return o;
+}
+
+static cJSON *dump_json(const posenc_report_dump *d)
+{
+    cJSON *o = cJSON_CreateObject();
+    char path[4096], member[POSENC_NAME_MAX];
+    cJSON_AddStringToObject(o, "role", d->role);
+    cJSON_AddStringToObject(o, "spec", d->spec);
+    if (posenc_spec_split(d->spec, path, sizeof path, member, sizeof member, NULL) == POSENC_OK &&
+        member[0]) {
+        cJSON_AddStringToObject(o, "file", path);
+        cJSON_AddStringToObject(o, "member", member);
+    } else {
+        cJSON_AddStringToObject(o, "file", d->spec);
+        cJSON_AddNullToObject(o, "member");
+    }
+    cJSON_AddStringToObject(o, "dtype", d->dtype ? d->dtype : "");
+    cJSON *sh = cJSON_AddArrayToObject(o, "shape");
+    for (int i = 0; i < d->ndim; i++)
+        cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)d->shape[i]));
+    return o;
+}
+
+void posenc_report_set_header(cJSON *report, const posenc_report_header *h)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "config", h->config);
+    if (h->layer_type)
+        cJSON_AddStringToObject(o, "layer_type", h->layer_type);
+    else
+        cJSON_AddNullToObject(o, "layer_type");
+    cJSON_AddStringToObject(o, "precision", h->precision ? h->precision : "");
+    if (h->n_pairs) {
+        cJSON_AddStringToObject(o, "layout", h->layout ? h->layout : "");
+        if (h->positions) {
+            cJSON_AddNullToObject(o, "offset");
+            cJSON_AddStringToObject(o, "positions", h->positions);
+        } else {
+            cJSON_AddNumberToObject(o, "offset", (double)h->offset);
+            cJSON_AddNullToObject(o, "positions");
+        }
+        cJSON_AddNumberToObject(o, "first_position", (double)h->first_position);
+        cJSON_AddNumberToObject(o, "last_position", (double)h->last_position);
+    }
+    cJSON *pairs = cJSON_AddArrayToObject(o, "pairs");
+    for (size_t i = 0; i < h->n_pairs; i++) {
+        const posenc_report_pair *p = &h->pairs[i];
+        cJSON *pj = cJSON_CreateObject();
+        if (p->label)
+            cJSON_AddStringToObject(pj, "label", p->label);
+        else
+            cJSON_AddNullToObject(pj, "label");
+        cJSON *dumps = cJSON_AddArrayToObject(pj, "dumps");
+        for (int j = 0; j < p->n_dumps && j < POSENC_REPORT_PAIR_DUMPS; j++)
+            cJSON_AddItemToArray(dumps, dump_json(&p->dumps[j]));
+        cJSON_AddItemToArray(pairs, pj);
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(report, "header", o);
+}
