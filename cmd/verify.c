@@ -565,7 +565,7 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
         if (mode == 0) {
             cJSON *pl = posenc_report_plot("score deviation against offset", "offset",
                                            "max |s(o) - s(0)| / (|q||k|/sqrt d)", tol,
-                                           "tolerance");
+                                           "exact tol.");
             cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
             cJSON_AddItemToArray(ser, posenc_report_series("exact tables (f32)", x, res->exact.dev, n));
             cJSON_AddItemToArray(ser, posenc_report_series("transformers f32 tables", x, res->hf.dev, n));

@@ -2,6 +2,9 @@
 # Run every tests/cli/t*.sh in its own temporary directory. Usage: run.sh PATH/TO/posenc
 # Each script gets POSENC (absolute binary path), SRC (repo root), DATA (tests/data) and
 # PY (Debian's python3 with numpy/h5py), and passes by exiting 0. Ends with "N passed, N failed".
+# LOGDIR is the test's own log directory for artefacts a person looks at afterwards (the HTML
+# report's screenshots): $POSENC_TEST_LOGS/NAME, default build/test-logs/NAME, emptied before
+# the test and kept after it.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$here/../.." && pwd)
@@ -14,6 +17,9 @@ for t in "$here"/t*.sh; do
     name=$(basename "$t" .sh)
     if [ -n "${CLI_ONLY:-}" ] && [ "$name" != "$CLI_ONLY" ]; then continue; fi
     dir=$(mktemp -d "${TMPDIR:-/tmp}/posenc-cli.XXXXXX")
+    LOGDIR=${POSENC_TEST_LOGS:-$SRC/build/test-logs}/$name
+    rm -rf "$LOGDIR" && mkdir -p "$LOGDIR" || { echo "run.sh: cannot make '$LOGDIR'" >&2; exit 3; }
+    export LOGDIR
     if (cd "$dir" && sh -eu "$t") > "$dir.log" 2>&1; then
         pass=$((pass + 1))
         echo "ok   $name"

@@ -1,41 +1,41 @@
-# The HTML report renders in a real browser (headless chromium): a screenshot that is not blank,
-# no console errors, and the DOM holds the SVG plots and every check name. Skipped only when
-# chromium is absent (CI installs it).
+# The HTML report as a person sees it, in a real browser (headless chromium): a screenshot of a
+# passing and of a failing report saved in the test's log directory, no console errors, and
+# assertions on the DOM chromium built: the title carries the verdict and the config, the
+# header names the dumps and their members, every check is there, plots have their tolerance
+# line, and an error of exactly 0 sits on the plot's floor line with the note that says so.
+# Skipped (one line) only when chromium is absent; `make test` installs it (.ci/deps.sh test).
 . "$SRC/tests/cli/lib.sh"
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if [ -z "$CHROMIUM" ]; then
-    echo "skipped: no chromium"
+    echo "skipped: no chromium (.ci/deps.sh test installs it)"
     exit 0
 fi
-# a passing config report and a failing dump report with a diagnosis
-expect_ok "$POSENC" verify --config "$DATA/configs/llama-3.1-8b.json" --max-position 65536 --report pass.html
-"$PY" - <<'PYEOF'
-import json, numpy as np
-json.dump({"model_type": "llama", "rope_theta": 10000.0, "hidden_size": 256, "num_attention_heads": 4,
-           "num_key_value_heads": 2, "head_dim": 64, "max_position_embeddings": 2048}, open("c.json", "w"))
-g = np.random.default_rng(7)
-q = g.standard_normal((1, 4, 32, 64)).astype(np.float32)
-k = g.standard_normal((1, 2, 32, 64)).astype(np.float32)
-np.save("q.npy", q); np.save("k.npy", k)
-# the runtime "forgot" RoPE on k: a failure with a diagnosis section
-np.save("ek.npy", k)
-PYEOF
+shots=${LOGDIR:-$PWD}
+
+# a passing config report; a passing dump report whose dumps are members of one NPZ; a failing
+# one (the runtime did not rotate k) with its diagnosis
+expect_ok "$POSENC" verify --config "$DATA/configs/llama-3.1-8b.json" --max-position 65536 --report config.html
+"$PY" "$SRC/tests/cli/verify_fixtures.py" "default fx" "qwen3.5 none --mistake none --seq 64 --offset 4096"
+"$PY" -c 'import numpy as np; np.savez("dumps.npz", **{n: np.load("fx/%s.npy" % n) for n in ("q", "k", "eq", "ek")})'
+expect_ok "$POSENC" verify --config fx/config.json --q dumps.npz:q --k dumps.npz:k \
+    --expect-q dumps.npz:eq --expect-k dumps.npz:ek --report pass.html --report pass.json
 set +e
-"$POSENC" verify --config c.json --q q.npy --k k.npy --expect-k ek.npy --report fail.html --report fail.json > out.stdout
+"$POSENC" verify --config none/config.json --q none/q.npy --k none/k.npy --expect-q none/eq.npy \
+    --expect-k none/ek.npy --offset 4096 --report fail.html --report fail.json > out.stdout
 rc=$?
 set -e
-[ "$rc" -eq 1 ]
-grep -q '<svg' fail.html
-! grep -qiE 'https?://[^"]*\.(js|css|png|woff)|<script|<link|<img' fail.html pass.html
+[ "$rc" -eq 1 ] || { echo "fail report: exit $rc"; cat out.stdout; exit 1; }
+# self-contained: nothing fetched from anywhere
+! grep -qiE 'https?://[^"]*\.(js|css|png|woff)|<script|<link|<img' config.html pass.html fail.html
 
-browse() { # FILE: screenshot + console check + DOM dump
+browse() { # FILE: screenshot into the log directory, console check, DOM dump
     f=$1
     prof=$(mktemp -d)
     set +e
     timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
         --disable-background-networking --disable-component-update --disable-sync \
-        --user-data-dir="$prof" --enable-logging=stderr --v=0 --screenshot="$PWD/$f.png" \
-        --window-size=1200,1600 "file://$PWD/$f" > "$f.out" 2> "$f.err"
+        --user-data-dir="$prof" --enable-logging=stderr --v=0 --screenshot="$shots/$f.png" \
+        --window-size=1200,2400 "file://$PWD/$f" > "$f.out" 2> "$f.err"
     rc=$?
     prof2=$(mktemp -d)
     timeout 120 "$CHROMIUM" --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
@@ -45,20 +45,135 @@ browse() { # FILE: screenshot + console check + DOM dump
     set -e
     rm -rf "$prof" "$prof2"
     [ "$rc" -eq 0 ] && [ "$rc2" -eq 0 ] || { echo "chromium failed on $f ($rc, $rc2)"; tail "$f.err" "$f.err2"; exit 1; }
-    test -s "$f.png" || { echo "no screenshot of $f"; exit 1; }
-    size=$(wc -c < "$f.png")
+    test -s "$shots/$f.png" || { echo "no screenshot of $f"; exit 1; }
+    size=$(wc -c < "$shots/$f.png")
     [ "$size" -gt 20000 ] || { echo "screenshot of $f is only $size bytes"; exit 1; }
-    head -c 8 "$f.png" | od -An -tx1 | grep -q '89 50 4e 47 0d 0a 1a 0a'
+    head -c 8 "$shots/$f.png" | od -An -tx1 | grep -q '89 50 4e 47 0d 0a 1a 0a'
     if grep -E 'CONSOLE' "$f.err" "$f.err2" | grep -qiE 'error|uncaught' || grep -q 'Uncaught' "$f.err" "$f.err2"; then
         echo "console errors in $f:"; grep -E 'CONSOLE|Uncaught' "$f.err" "$f.err2"; exit 1
     fi
-    grep -q '<svg' "$f.dom" || { echo "no svg in the DOM of $f"; exit 1; }
-    grep -q '<polyline' "$f.dom"
+    echo "screenshot: $shots/$f.png ($size bytes)"
 }
-browse pass.html
-for n in invariance invariance_hf tables; do grep -q "<code>$n</code>" pass.html.dom; done
-grep -q 'PASS' pass.html.dom
-browse fail.html
-for n in invariance invariance_hf tables expect_k; do grep -q "<code>$n</code>" fail.html.dom; done
-grep -q 'class="diag"' fail.html.dom
-grep -q 'FAIL' fail.html.dom
+for f in config.html pass.html fail.html; do browse "$f"; done
+
+# the DOM as chromium parsed it, against the JSON report of the same run
+"$PY" - <<'PYEOF'
+import json
+from html.parser import HTMLParser
+
+class Dom(HTMLParser):
+    """elements as (tag, attrs, text, ancestors' tags + classes)"""
+    def __init__(self):
+        super().__init__()
+        self.stack, self.els = [], []
+    def handle_starttag(self, tag, attrs):
+        e = {"tag": tag, "a": dict(attrs), "text": "", "up": list(self.stack)}
+        self.els.append(e)
+        if tag not in ("line", "circle", "rect", "polyline", "meta", "br"):
+            self.stack.append(e)
+    def handle_startendtag(self, tag, attrs):
+        self.els.append({"tag": tag, "a": dict(attrs), "text": "", "up": list(self.stack)})
+    def handle_endtag(self, tag):
+        for i in range(len(self.stack) - 1, -1, -1):
+            if self.stack[i]["tag"] == tag:
+                del self.stack[i:]
+                break
+    def handle_data(self, d):
+        for e in self.stack:
+            e["text"] += d
+
+def dom(path):
+    p = Dom()
+    p.feed(open(path).read())
+    return p.els
+
+def cls(e):
+    return e["a"].get("class", "").split()
+
+def svgs(els):
+    """each svg with the elements inside it"""
+    out = []
+    for e in els:
+        if e["tag"] == "svg":
+            out.append((e, [x for x in els if e in x["up"]]))
+    return out
+
+for name, verdict in (("config.html", "PASS ("), ("pass.html", "PASS ("), ("fail.html", "FAIL (")):
+    els = dom(name + ".dom")
+    title = [e for e in els if e["tag"] == "title" and not any(u["tag"] == "svg" for u in e["up"])][0]["text"]
+    assert title.startswith("posenc verify: " + verdict), (name, title)
+    assert "config" in title and title.endswith(".json"), (name, title)
+    h1 = [e for e in els if e["tag"] == "h1"][0]["text"]
+    assert verdict in h1, (name, h1)
+    hdr = [e for e in els if e["tag"] == "table" and e["a"].get("id") == "header"][0]["text"]
+    assert "config" in hdr and "precision" in hdr, hdr
+    plots = svgs(els)
+    assert plots, name
+    # every plot's points are circles carrying their values; a plot with a tolerance draws it
+    for svg, inner in plots:
+        pts = [e for e in inner if e["tag"] == "circle" and "pt" in cls(e)]
+        assert pts, (name, svg["a"])
+    tol_plots = [(s, i) for s, i in plots if any("tolerance" in cls(e) for e in i)]
+    assert tol_plots, name
+    for svg, inner in tol_plots:
+        assert any("tolerance-label" in cls(e) and "tolerance" in e["text"] for e in inner), name
+
+# the dump reports: header rows, the dump table with files and members, the comparison plots
+rep = json.load(open("pass.json"))
+els = dom("pass.html.dom")
+hdr = [e for e in els if e["tag"] == "table" and e["a"].get("id") == "header"][0]["text"]
+assert "bhsd" in hdr and "--offset 0" in hdr and "hf:" in hdr, hdr
+rows = [e for e in els if e["tag"] == "tr" and any(u.get("a", {}).get("id") == "dumps" for u in e["up"])]
+cells = [[c["text"] for c in els if c["tag"] == "td" and r in c["up"]] for r in rows]
+cells = [c for c in cells if c]
+assert [c[1:4] for c in cells] == [["q", "dumps.npz", "q"], ["k", "dumps.npz", "k"],
+                                   ["expect_q", "dumps.npz", "eq"], ["expect_k", "dumps.npz", "ek"]], cells
+assert cells[0][4] == "f32" and cells[0][5] == "1x4x48x64", cells[0]
+d = rep["header"]["pairs"][0]["dumps"]
+assert [(x["file"], x["member"]) for x in d] == [("dumps.npz", "q"), ("dumps.npz", "k"), ("dumps.npz", "eq"), ("dumps.npz", "ek")]
+
+# a passing comparison has its plot too: error against position, the tolerance line at the
+# check's tolerance, and the exact rows of position 0 (error 0) on the floor line, with the note
+chk = {c["name"]: c for c in rep["checks"]}
+for what in ("q", "k"):
+    svg, inner = [(s, i) for s, i in svgs(els) if any(e["tag"] == "title" and e["text"] == what + ": error against position" for e in i)][0]
+    tol = [e for e in inner if e["tag"] == "line" and "tolerance" in cls(e)]
+    assert len(tol) == 1 and abs(float(tol[0]["a"]["data-y"]) - chk["expect_" + what]["tolerance"]) < 1e-15, tol
+    floor_y = float(svg["a"]["data-floor-y"])
+    floor = [e for e in inner if e["tag"] == "line" and "floor" in cls(e)]
+    assert len(floor) == 1 and float(floor[0]["a"]["y1"]) == floor_y, floor
+    assert any("floor-label" in cls(e) and e["text"].strip() == "0" for e in inner)
+    zeros = [e for e in inner if e["tag"] == "circle" and "zero" in cls(e)]
+    assert zeros, "no zero point in the %s plot" % what
+    for z in zeros:
+        assert float(z["a"]["data-y"]) == 0 and float(z["a"]["cy"]) == floor_y, z["a"]
+    # the other points lie above the floor, under the tolerance line (the check passed)
+    tol_y = float(tol[0]["a"]["y1"])
+    rel = [e for e in inner if e["tag"] == "circle" and e["a"].get("data-series") == "0" and "zero" not in cls(e)]
+    assert rel and all(tol_y < float(e["a"]["cy"]) < floor_y for e in rel), [e["a"] for e in rel]
+    assert any("floor-note" in cls(e) and "exactly 0" in e["text"] for e in inner)
+    # the floor is a decade of its own: every non-zero point lies on or above the lowest
+    # labelled decade (y axis labels are "1eN" texts 4 px below their grid line)
+    ylab = [float(e["a"]["y"]) - 4 for e in inner if e["tag"] == "text" and
+            e["a"].get("text-anchor") == "end" and e["text"].startswith("1e")]
+    assert ylab and max(ylab) < floor_y, (ylab, floor_y)
+    nonzero = [e for e in inner if e["tag"] == "circle" and "zero" not in cls(e)]
+    assert all(float(e["a"]["cy"]) <= max(ylab) + 0.05 for e in nonzero), (max(ylab), [e["a"] for e in nonzero])
+    # position bucket 0 holds error 0 in the JSON as well
+    pr = chk["expect_" + what]["details"]["per_position_range"]
+    assert pr[0]["from"] == 0 and pr[0]["max_abs_err"] == 0, pr[0]
+
+# the failing report: its diagnosis names the mistake, the failing checks come first
+rep = json.load(open("fail.json"))
+els = dom("fail.html.dom")
+diag = [e["text"] for e in els if e["tag"] == "div" and "diag" in cls(e)]
+assert len(diag) == 2 and all("is not rotated: it equals the pre-RoPE rows" in t for t in diag), diag
+assert not any("shifted by" in t for t in diag), diag
+h2 = [e["text"] for e in els if e["tag"] == "h2"]
+assert h2[:2] == ["expect_q", "expect_k"], h2
+hdr = [e for e in els if e["tag"] == "table" and e["a"].get("id") == "header"][0]["text"]
+assert "--offset 4096" in hdr and "4096 to 4159" in hdr, hdr
+names = {e["text"] for e in els if e["tag"] == "code"}
+for n in ("invariance", "invariance_hf", "tables", "expect_q", "expect_k", "none/q.npy", "none/ek.npy"):
+    assert n in names, (n, names)
+PYEOF
