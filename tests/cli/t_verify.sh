@@ -120,3 +120,24 @@ no_file gone.json
 # a report that cannot be written: exit 3, no temporary file
 expect_fail 3 "'nodir/r.json'" "$POSENC" verify --config l.json --report nodir/r.json
 no_file nodir/r.json
+
+# --report -: the JSON report is stdout (no summary), the same tree a file report gets; with
+# Markdown beside it; exit 1 and the report still on stdout when a check fails
+expect_ok "$POSENC" verify --config "$C/llama-3.1-8b.json" --max-position 65536 --report - --report s.md
+"$PY" - out.stdout v.json <<'PYEOF'
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+assert a == b, "stdout report differs from the file report"
+assert a["ok"] is True and a["header"]["config"].endswith("llama-3.1-8b.json") and a["header"]["pairs"] == []
+PYEOF
+! grep -q '^result:' out.stdout
+grep -q '^## posenc verify: PASS (3 checks): `' s.md
+test ! -s out.stderr
+set +e
+"$POSENC" verify --config l.json --max-position 1100000 --hf-tolerance 1e-4 --report - > fail.stdout 2> out.stderr
+rc=$?
+set -e
+[ "$rc" -eq 1 ]
+"$PY" -c 'import json, sys; r = json.load(open("fail.stdout")); assert r["ok"] is False' 
+expect_fail 2 "--report: '-' given twice" "$POSENC" verify --config l.json --report - --report -
+expect_fail 3 "cannot write the report to stdout" sh -c '"$0" verify --config l.json --report - > /dev/full' "$POSENC"

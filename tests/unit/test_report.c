@@ -1,6 +1,7 @@
 /* test_report.c: formats/report.c: kind by extension, escaping in Markdown and HTML, the SVG
  * plots, and writing through a temporary file (no partial file on failure). */
 #include <dirent.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -166,12 +167,93 @@ static void test_write(void **state)
     cJSON_Delete(r);
 }
 
+/* The tree builders and the header, and what the writers make of them: the verdict in the
+ * titles, the dump table with members, the floor for zero errors and the tolerance line. */
+static void test_tree(void **state)
+{
+    (void)state;
+    cJSON *r = posenc_report_new("9.9.9");
+    assert_non_null(r);
+    int64_t shq[4] = { 1, 4, 8, 64 }, shk[4] = { 1, 2, 8, 64 };
+    posenc_report_pair pair = { NULL, 2,
+                                { { "q", "d.npz:q", "f32", 4, shq }, { "k", "plain.npy", "bf16", 4, shk } } };
+    posenc_report_header h = { "cfg.json", NULL, "hf: float32 tables", "bshd", NULL, 4096,
+                               4096, 4103, 1, &pair };
+    posenc_report_set_header(r, &h);
+    double x[] = { 1, 2, 4, 8 }, y[] = { 0, 3e-7, 2e-7, 5e-7 }, y2[] = { 1e-9, NAN, 2e-9, 3e-9 };
+    cJSON *pl = posenc_report_plot("q: error", "position", "err", 9.5e-7, "rel tolerance");
+    posenc_report_plot_add(pl, posenc_report_series("rel", x, y, 4));
+    posenc_report_plot_add(pl, posenc_report_series("abs", x, y2, 4));
+    cJSON *det = cJSON_CreateObject(), *plots = cJSON_AddArrayToObject(det, "plots");
+    cJSON_AddItemToArray(plots, pl);
+    posenc_report_add_check(r, "expect_q", 1, 0, 1e-7, 5e-7, 9.5e-7, "fine", det);
+    posenc_report_add_check(r, "expect_k", 0, 0, NAN, 1, 9.5e-7, "bad", NULL);
+    posenc_report_set_ok(r, 0);
+    posenc_report_add_note(r, "n=%d", 3);
+
+    const cJSON *hj = cJSON_GetObjectItem(r, "header");
+    assert_string_equal(cJSON_GetObjectItem(hj, "layout")->valuestring, "bshd");
+    assert_int_equal((int)cJSON_GetObjectItem(hj, "offset")->valuedouble, 4096);
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(hj, "positions")));
+    const cJSON *d0 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(hj, "pairs"), 0), "dumps"), 0);
+    const cJSON *d1 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(hj, "pairs"), 0), "dumps"), 1);
+    assert_string_equal(cJSON_GetObjectItem(d0, "file")->valuestring, "d.npz");
+    assert_string_equal(cJSON_GetObjectItem(d0, "member")->valuestring, "q");
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(d1, "member")));
+    assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "checks"), 1), "max_abs_err")));
+    assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "notes"), 0)->valuestring, "n=3");
+
+    char *md = posenc_report_markdown(r);
+    assert_non_null(strstr(md, "## posenc verify: FAIL (1 of 2 checks failed): `cfg.json`"));
+    assert_non_null(strstr(md, "**layout**: bshd"));
+    assert_non_null(strstr(md, "**positions**: --offset 4096: token s at position 4096 + s (4096 to 4103)"));
+    assert_non_null(strstr(md, "| 1 | q | `d.npz` | `q` | f32 | 1x4x8x64 |"));
+    assert_non_null(strstr(md, "| 1 | k | `plain.npy` | - | bf16 | 1x2x8x64 |"));
+    free(md);
+
+    char *html = posenc_report_html(r);
+    assert_non_null(strstr(html, "<title>posenc verify: FAIL (1 of 2 checks failed): cfg.json</title>"));
+    /* the floor: one decade below 1e-9 (the smallest non-zero value), labelled 0 */
+    const char *fy = strstr(html, "data-floor-y=\"");
+    assert_non_null(fy);
+    double floor_y = strtod(fy + strlen("data-floor-y=\""), NULL);
+    const char *z = strstr(html, "<circle class=\"pt zero\"");
+    assert_non_null(z);
+    const char *cy = strstr(z, "cy=\"");
+    assert_close(strtod(cy + 4, NULL), floor_y, 0, 0.01);
+    assert_non_null(strstr(z, "data-y=\"0\""));
+    assert_non_null(strstr(html, "class=\"floor-label\""));
+    assert_non_null(strstr(html, ">1e-9</text>"));
+    assert_null(strstr(html, ">1e-10</text>")); /* that decade is the floor, labelled 0 */
+    assert_non_null(strstr(html, "errors of exactly 0 are drawn on the floor line marked 0"));
+    /* the tolerance line and its legend; the NaN is not drawn and said so */
+    assert_non_null(strstr(html, "<line class=\"tolerance\""));
+    assert_non_null(strstr(html, "data-y=\"9.5000000000000001e-07\"/>"));
+    assert_non_null(strstr(html, "rel tolerance 9.5e-07</text>"));
+    assert_non_null(strstr(html, "1 non-finite or negative value not drawn"));
+    int circles = 0;
+    for (const char *p = html; (p = strstr(p, "<circle")); p++)
+        circles++;
+    assert_int_equal(circles, 7);
+    /* the dump table, members in code, a plain file's member a dash */
+    assert_non_null(strstr(html, "<td class=\"member\"><code>q</code></td>"));
+    assert_non_null(strstr(html, "<td class=\"member\">-</td>"));
+    free(html);
+
+    /* "-" is the JSON report on stdout */
+    posenc_report_kind k;
+    assert_int_equal(posenc_report_kind_of("-", &k, NULL), POSENC_OK);
+    assert_int_equal(k, POSENC_REPORT_JSON);
+    cJSON_Delete(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kind),
         cmocka_unit_test(test_texts),
         cmocka_unit_test(test_write),
+        cmocka_unit_test(test_tree),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
