@@ -57,6 +57,9 @@ test -s verify.html
 expect_ok "$P" verify --config config.json --q q.npy --k k.npy \
     --expect-q runtime_q.npy --expect-k runtime_k.npy --report verify.json
 "$PY" -c "import json; d=json.load(open('verify.json')); assert d['ok'] is True"
+"$P" verify --config config.json --q q.npy --k k.npy \
+    --expect-q runtime_q.npy --expect-k runtime_k.npy --report - | gzip > verify.json.gz
+"$PY" -c "import gzip, json; assert json.load(gzip.open('verify.json.gz')) == json.load(open('verify.json'))"
 expect_ok "$P" verify --config config.json --q q.npy --k k.npy \
     --expect-q runtime_q.npy --expect-k runtime_k.npy --report verify.json --report verify.md -q
 test ! -s out.stdout
