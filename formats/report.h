@@ -102,6 +102,12 @@ char *posenc_report_json(const cJSON *report);
 char *posenc_report_markdown(const cJSON *report);
 char *posenc_report_html(const cJSON *report);
 
+/* One plot of the tree (title, labels, tolerance, series) as an inline SVG appended to b
+ * (report_svg.c): log10 x, log10 y; exact zeros on a floor decade labelled 0 with a note; the
+ * tolerance as a dashed line; each point a circle with data-x and data-y. */
+struct posenc_strbuf;
+void posenc_report_svg(struct posenc_strbuf *b, const cJSON *plot);
+
 /* Write the report to path in the kind its extension names, through a temporary file beside
  * it that is renamed into place, so a failed write leaves no partial file. "-" writes the JSON
  * report to stdout. */

@@ -66,6 +66,20 @@ void posenc_strbuf_json_string(posenc_strbuf *b, const char *s)
     posenc_strbuf_add(b, "\"", 1);
 }
 
+void posenc_strbuf_html(posenc_strbuf *b, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': posenc_strbuf_puts(b, "&amp;"); break;
+        case '<': posenc_strbuf_puts(b, "&lt;"); break;
+        case '>': posenc_strbuf_puts(b, "&gt;"); break;
+        case '"': posenc_strbuf_puts(b, "&quot;"); break;
+        case '\'': posenc_strbuf_puts(b, "&#39;"); break;
+        default: posenc_strbuf_add(b, s, 1);
+        }
+    }
+}
+
 char *posenc_strbuf_finish(posenc_strbuf *b)
 {
     if (b->oom) {

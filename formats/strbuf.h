@@ -21,6 +21,8 @@ void posenc_strbuf_printf(posenc_strbuf *b, const char *fmt, ...)
 /* s as a JSON string literal: quotes, backslashes and control characters escaped, other bytes
  * (UTF-8) as they are. */
 void posenc_strbuf_json_string(posenc_strbuf *b, const char *s);
+/* s as HTML text or attribute value: & < > " ' escaped, other bytes as they are. */
+void posenc_strbuf_html(posenc_strbuf *b, const char *s);
 /* The string (caller frees), "" when nothing was appended, or NULL after an allocation failure
  * (the buffer is freed). */
 char *posenc_strbuf_finish(posenc_strbuf *b);
