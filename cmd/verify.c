@@ -86,7 +86,6 @@ struct vstate {
     int failed, n_checks;
 };
 
-#define num_or_null posenc_report_number
 
 static cJSON *add_check(struct vstate *v, const char *name, int ok, int info, double abs_err,
                         double rel_err, double tol, const char *summary, cJSON *details)
@@ -431,7 +430,7 @@ static int compare_check(struct vstate *v, struct pass *p, const char *kind,
                             "posenc's rotation of the pre-RoPE rows with transformers' float32 tables");
     cJSON_AddNumberToObject(det, "rows", (double)st->rows);
     cJSON_AddNumberToObject(det, "rows_failed", (double)st->bad);
-    cJSON_AddItemToObject(det, "max_allowance_ratio", num_or_null(st->max_ratio));
+    cJSON_AddItemToObject(det, "max_allowance_ratio", posenc_report_number(st->max_ratio));
     cJSON_AddNumberToObject(det, "angle_slack", p->tol.angle_slack);
     cJSON *w = cJSON_CreateObject();
     cJSON_AddNumberToObject(w, "batch", (double)st->worst_b);
@@ -442,8 +441,8 @@ static int compare_check(struct vstate *v, struct pass *p, const char *kind,
     for (int64_t h = 0; h < main->H; h++) {
         cJSON *e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "head", (double)h);
-        cJSON_AddItemToObject(e, "max_abs_err", num_or_null(st->head_abs[h]));
-        cJSON_AddItemToObject(e, "max_rel_err", num_or_null(st->head_rel[h]));
+        cJSON_AddItemToObject(e, "max_abs_err", posenc_report_number(st->head_abs[h]));
+        cJSON_AddItemToObject(e, "max_rel_err", posenc_report_number(st->head_rel[h]));
         cJSON_AddItemToArray(ph, e);
     }
     cJSON_AddItemToObject(det, "per_head", ph);
@@ -458,8 +457,8 @@ static int compare_check(struct vstate *v, struct pass *p, const char *kind,
         cJSON_AddNumberToObject(e, "from", (double)lo);
         cJSON_AddNumberToObject(e, "to", (double)hi);
         cJSON_AddNumberToObject(e, "rows", (double)st->b_rows[b]);
-        cJSON_AddItemToObject(e, "max_abs_err", num_or_null(st->b_abs[b]));
-        cJSON_AddItemToObject(e, "max_rel_err", num_or_null(st->b_rel[b]));
+        cJSON_AddItemToObject(e, "max_abs_err", posenc_report_number(st->b_abs[b]));
+        cJSON_AddItemToObject(e, "max_rel_err", posenc_report_number(st->b_rel[b]));
         cJSON_AddItemToArray(pr, e);
         xs[np] = (double)hi + 1;
         ya[np] = st->b_abs[b];
@@ -546,21 +545,21 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
         for (int i = 0; i < n; i++) {
             cJSON *e = cJSON_CreateObject();
             cJSON_AddNumberToObject(e, "offset", x[i]);
-            cJSON_AddItemToObject(e, "deviation", num_or_null(m->dev[i]));
-            cJSON_AddItemToObject(e, "rms_deviation", num_or_null(m->rms[i]));
-            cJSON_AddItemToObject(e, "band_high", num_or_null(m->band[i][0]));
-            cJSON_AddItemToObject(e, "band_mid", num_or_null(m->band[i][1]));
-            cJSON_AddItemToObject(e, "band_low", num_or_null(m->band[i][2]));
-            cJSON_AddItemToObject(e, "table_err", num_or_null(m->table_err[i]));
+            cJSON_AddItemToObject(e, "deviation", posenc_report_number(m->dev[i]));
+            cJSON_AddItemToObject(e, "rms_deviation", posenc_report_number(m->rms[i]));
+            cJSON_AddItemToObject(e, "band_high", posenc_report_number(m->band[i][0]));
+            cJSON_AddItemToObject(e, "band_mid", posenc_report_number(m->band[i][1]));
+            cJSON_AddItemToObject(e, "band_low", posenc_report_number(m->band[i][2]));
+            cJSON_AddItemToObject(e, "table_err", posenc_report_number(m->table_err[i]));
             cJSON_AddItemToArray(offs, e);
         }
         cJSON_AddItemToObject(det, "offsets", offs);
         cJSON *bands = cJSON_CreateObject();
-        cJSON_AddItemToObject(bands, "high", num_or_null(m->band_max[0]));
-        cJSON_AddItemToObject(bands, "mid", num_or_null(m->band_max[1]));
-        cJSON_AddItemToObject(bands, "low", num_or_null(m->band_max[2]));
+        cJSON_AddItemToObject(bands, "high", posenc_report_number(m->band_max[0]));
+        cJSON_AddItemToObject(bands, "mid", posenc_report_number(m->band_max[1]));
+        cJSON_AddItemToObject(bands, "low", posenc_report_number(m->band_max[2]));
         cJSON_AddItemToObject(det, "bands", bands);
-        cJSON_AddItemToObject(det, "max_table_err", num_or_null(m->max_table_err));
+        cJSON_AddItemToObject(det, "max_table_err", posenc_report_number(m->max_table_err));
         cJSON *plots = cJSON_CreateArray();
         if (mode == 0) {
             cJSON *pl = posenc_report_plot("score deviation against offset", "offset",
@@ -614,9 +613,9 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
     /* the tables themselves against long double */
     double ttol = 1e-12;
     cJSON *det = cJSON_CreateObject();
-    cJSON_AddItemToObject(det, "exact_f64_err", num_or_null(res->exact_table_f64_err));
-    cJSON_AddItemToObject(det, "exact_f32_err", num_or_null(res->exact.max_table_err));
-    cJSON_AddItemToObject(det, "hf_f32_err", num_or_null(res->hf.max_table_err));
+    cJSON_AddItemToObject(det, "exact_f64_err", posenc_report_number(res->exact_table_f64_err));
+    cJSON_AddItemToObject(det, "exact_f32_err", posenc_report_number(res->exact.max_table_err));
+    cJSON_AddItemToObject(det, "hf_f32_err", posenc_report_number(res->hf.max_table_err));
     snprintf(summary, sizeof summary,
              "exact tables within %.3g of long double math (%.3g after rounding to float32); "
              "transformers' float32 tables within %.3g",

@@ -15,7 +15,6 @@ cJSON *posenc_report_number(double v)
     return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
 
-#define num_or_null posenc_report_number
 
 cJSON *posenc_report_new(const char *version)
 {
@@ -45,9 +44,9 @@ cJSON *posenc_report_add_check(cJSON *report, const char *name, int ok, int info
     cJSON_AddBoolToObject(c, "ok", ok);
     cJSON_AddBoolToObject(c, "info", info);
     cJSON_AddStringToObject(c, "summary", summary);
-    cJSON_AddItemToObject(c, "max_abs_err", num_or_null(abs_err));
-    cJSON_AddItemToObject(c, "max_rel_err", num_or_null(rel_err));
-    cJSON_AddItemToObject(c, "tolerance", num_or_null(tol));
+    cJSON_AddItemToObject(c, "max_abs_err", posenc_report_number(abs_err));
+    cJSON_AddItemToObject(c, "max_rel_err", posenc_report_number(rel_err));
+    cJSON_AddItemToObject(c, "tolerance", posenc_report_number(tol));
     cJSON_AddItemToObject(c, "details", details ? details : cJSON_CreateObject());
     cJSON_AddNullToObject(c, "diagnosis");
     cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(report, "checks"), c);
@@ -69,7 +68,7 @@ cJSON *posenc_report_numbers(const double *x, int n)
 {
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < n; i++)
-        cJSON_AddItemToArray(a, num_or_null(x[i]));
+        cJSON_AddItemToArray(a, posenc_report_number(x[i]));
     return a;
 }
 
@@ -164,7 +163,7 @@ cJSON *posenc_report_diagnosis(const posenc_diagnosis *d)
         cJSON_AddNumberToObject(o, "position_shift_estimate", (double)d->shift_estimate);
     else
         cJSON_AddNullToObject(o, "position_shift_estimate");
-    cJSON_AddItemToObject(o, "config_max_rel_err", num_or_null(d->config_rel_err));
+    cJSON_AddItemToObject(o, "config_max_rel_err", posenc_report_number(d->config_rel_err));
     /* candidates, best first (a stable sort: on equal fit the earlier rule stays first) */
     int order[POSENC_VERIFY_MAX_CANDIDATES];
     for (int i = 0; i < d->n_cand; i++)
@@ -181,8 +180,8 @@ cJSON *posenc_report_diagnosis(const posenc_diagnosis *d)
         cJSON *k = cJSON_CreateObject();
         cJSON_AddStringToObject(k, "name", c->name);
         cJSON_AddStringToObject(k, "description", c->description);
-        cJSON_AddItemToObject(k, "max_rel_err", num_or_null(c->max_rel_err));
-        cJSON_AddItemToObject(k, "ratio", num_or_null(c->ratio));
+        cJSON_AddItemToObject(k, "max_rel_err", posenc_report_number(c->max_rel_err));
+        cJSON_AddItemToObject(k, "ratio", posenc_report_number(c->ratio));
         cJSON_AddBoolToObject(k, "explains", c->explains);
         cJSON_AddItemToArray(a, k);
     }
