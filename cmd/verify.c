@@ -86,7 +86,6 @@ struct vstate {
     int failed, n_checks;
 };
 
-
 static cJSON *add_check(struct vstate *v, const char *name, int ok, int info, double abs_err,
                         double rel_err, double tol, const char *summary, cJSON *details)
 {
@@ -513,115 +512,10 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
                               const posenc_invariance_result *res, const char *source,
                               int64_t max_position, const char *layer)
 {
-    char nm[3][96];
-    snprintf(nm[0], sizeof nm[0], "invariance%s%s", layer ? ":" : "", layer ? layer : "");
-    snprintf(nm[1], sizeof nm[1], "invariance_hf%s%s", layer ? ":" : "", layer ? layer : "");
-    snprintf(nm[2], sizeof nm[2], "tables%s%s", layer ? ":" : "", layer ? layer : "");
-    double tol = o->has_tol ? o->tol : POSENC_VERIFY_INVARIANCE_TOL;
-    int n = res->n_offsets;
-    double x[POSENC_VERIFY_MAX_OFFSETS];
-    for (int i = 0; i < n; i++)
-        x[i] = (double)res->offset[i];
-    char summary[512];
-    /* worst offset of each mode */
-    int we = 0, wh = 0;
-    for (int i = 0; i < n; i++) {
-        if (res->exact.dev[i] > res->exact.dev[we])
-            we = i;
-        if (res->hf.dev[i] > res->hf.dev[wh])
-            wh = i;
-    }
-    for (int mode = 0; mode < 2; mode++) {
-        const posenc_invariance_mode *m = mode == 0 ? &res->exact : &res->hf;
-        cJSON *det = cJSON_CreateObject();
-        cJSON_AddStringToObject(det, "source", source);
-        cJSON_AddStringToObject(det, "tables", mode == 0
-                                                   ? "posenc exact, rounded once to float32"
-                                                   : "transformers' float32 pipeline");
-        cJSON_AddStringToObject(det, "normalisation", "|s(o) - s(0)| / (|q| |k| / sqrt(head_dim))");
-        cJSON_AddNumberToObject(det, "max_position", (double)max_position);
-        cJSON_AddNumberToObject(det, "scores", (double)res->scores);
-        cJSON *offs = cJSON_CreateArray();
-        for (int i = 0; i < n; i++) {
-            cJSON *e = cJSON_CreateObject();
-            cJSON_AddNumberToObject(e, "offset", x[i]);
-            cJSON_AddItemToObject(e, "deviation", posenc_report_number(m->dev[i]));
-            cJSON_AddItemToObject(e, "rms_deviation", posenc_report_number(m->rms[i]));
-            cJSON_AddItemToObject(e, "band_high", posenc_report_number(m->band[i][0]));
-            cJSON_AddItemToObject(e, "band_mid", posenc_report_number(m->band[i][1]));
-            cJSON_AddItemToObject(e, "band_low", posenc_report_number(m->band[i][2]));
-            cJSON_AddItemToObject(e, "table_err", posenc_report_number(m->table_err[i]));
-            cJSON_AddItemToArray(offs, e);
-        }
-        cJSON_AddItemToObject(det, "offsets", offs);
-        cJSON *bands = cJSON_CreateObject();
-        cJSON_AddItemToObject(bands, "high", posenc_report_number(m->band_max[0]));
-        cJSON_AddItemToObject(bands, "mid", posenc_report_number(m->band_max[1]));
-        cJSON_AddItemToObject(bands, "low", posenc_report_number(m->band_max[2]));
-        cJSON_AddItemToObject(det, "bands", bands);
-        cJSON_AddItemToObject(det, "max_table_err", posenc_report_number(m->max_table_err));
-        cJSON *plots = cJSON_CreateArray();
-        if (mode == 0) {
-            cJSON *pl = posenc_report_plot("score deviation against offset", "offset",
-                                           "max |s(o) - s(0)| / (|q||k|/sqrt d)", tol,
-                                           "exact tol.");
-            cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
-            cJSON_AddItemToArray(ser, posenc_report_series("exact tables (f32)", x, res->exact.dev, n));
-            cJSON_AddItemToArray(ser, posenc_report_series("transformers f32 tables", x, res->hf.dev, n));
-            cJSON_AddItemToArray(plots, pl);
-            pl = posenc_report_plot("table error against long double", "offset",
-                                    "max |cos, sin - exact|", NAN, NULL);
-            ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
-            cJSON_AddItemToArray(ser, posenc_report_series("exact tables (f32)", x, res->exact.table_err, n));
-            cJSON_AddItemToArray(ser, posenc_report_series("transformers f32 tables", x, res->hf.table_err, n));
-            cJSON_AddItemToArray(plots, pl);
-        }
-        cJSON *pl = posenc_report_plot(mode == 0 ? "per frequency band, exact tables"
-                                                 : "per frequency band, transformers f32 tables",
-                                       "offset", "normalised deviation", NAN, NULL);
-        cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
-        static const char *bn[3] = { "high frequencies", "mid frequencies", "low frequencies" };
-        for (int b = 0; b < 3; b++) {
-            double y[POSENC_VERIFY_MAX_OFFSETS];
-            for (int i = 0; i < n; i++)
-                y[i] = m->band[i][b];
-            cJSON_AddItemToArray(ser, posenc_report_series(bn[b], x, y, n));
-        }
-        cJSON_AddItemToArray(plots, pl);
-        cJSON_AddItemToObject(det, "plots", plots);
-        int w = mode == 0 ? we : wh;
-        if (mode == 0) {
-            int ok = m->max_dev <= tol;
-            snprintf(summary, sizeof summary,
-                     "scores depend only on m - n: max deviation %.3g at offset %" PRId64
-                     " (rms %.3g; exact tables in float32; tolerance %.3g)",
-                     m->max_dev, res->offset[w], m->rms[w], tol);
-            add_check(v, nm[0], ok, 0, m->max_abs, m->max_dev, tol, summary, det);
-        } else {
-            int info = !o->has_hf_tol;
-            int ok = info || m->max_dev <= o->hf_tol;
-            snprintf(summary, sizeof summary,
-                     "transformers' float32 tables drift by %.3g at offset %" PRId64
-                     " (rms %.3g; high %.3g, mid %.3g, low frequencies %.3g)%s",
-                     m->max_dev, res->offset[w], m->rms[w], m->band_max[0], m->band_max[1],
-                     m->band_max[2],
-                     info ? "; information, see --hf-tolerance" : "");
-            add_check(v, nm[1], ok, info, m->max_abs, m->max_dev,
-                      info ? NAN : o->hf_tol, summary, det);
-        }
-    }
-    /* the tables themselves against long double */
-    double ttol = 1e-12;
-    cJSON *det = cJSON_CreateObject();
-    cJSON_AddItemToObject(det, "exact_f64_err", posenc_report_number(res->exact_table_f64_err));
-    cJSON_AddItemToObject(det, "exact_f32_err", posenc_report_number(res->exact.max_table_err));
-    cJSON_AddItemToObject(det, "hf_f32_err", posenc_report_number(res->hf.max_table_err));
-    snprintf(summary, sizeof summary,
-             "exact tables within %.3g of long double math (%.3g after rounding to float32); "
-             "transformers' float32 tables within %.3g",
-             res->exact_table_f64_err, res->exact.max_table_err, res->hf.max_table_err);
-    add_check(v, nm[2], res->exact_table_f64_err <= ttol, 0, res->exact_table_f64_err,
-              res->exact_table_f64_err, ttol, summary, det);
+    v->failed += posenc_report_invariance(v->root, res, source, max_position, layer,
+                                          o->has_tol ? o->tol : POSENC_VERIFY_INVARIANCE_TOL,
+                                          o->has_hf_tol ? o->hf_tol : NAN);
+    v->n_checks += 3;
 }
 
 /* ---- non-rotary encodings ---- */

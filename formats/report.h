@@ -59,6 +59,15 @@ void posenc_report_plot_add(cJSON *plot, cJSON *series);
 cJSON *posenc_report_rope(const posenc_rope_config *c, const posenc_rope_params *p);
 cJSON *posenc_report_diagnosis(const posenc_diagnosis *d);
 
+/* The three checks of an invariance result (lib/verify.c posenc_verify_invariance), named
+ * invariance, invariance_hf and tables (":LAYER" appended when layer is set), with their
+ * details and plots: invariance fails above tol (normalised score deviation of the exact
+ * tables); invariance_hf is information unless hf_tol is finite; tables fails when the exact
+ * tables are more than 1e-12 from long double math. Returns the number of failed checks. */
+int posenc_report_invariance(cJSON *report, const posenc_invariance_result *res,
+                             const char *source, int64_t max_position, const char *layer,
+                             double tol, double hf_tol);
+
 /* The header: what was verified. One pair per q/k comparison (verify of a config alone has
  * none); each pair lists its dumps in the order given. Strings are borrowed for the call. */
 typedef struct posenc_report_dump {
