@@ -24,6 +24,7 @@ int cmd_apply(int argc, char **argv);
 int cmd_verify(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 /* "posenc CMD: message" on stderr. */
 void posenc_msg(const char *cmd, const char *fmt, ...)

@@ -17,6 +17,7 @@ static const struct cmd {
     { "info", cmd_info, "explain what a config.json implies" },
     { "ls", cmd_ls, "list the arrays in a tensor file" },
     { "convert", cmd_convert, "convert tensor files between formats and dtypes" },
+    { "diff", cmd_diff, "compare two arrays: max abs/rel error, ulp histogram, worst elements" },
 };
 
 void posenc_print_commands(FILE *fp)
@@ -32,7 +33,8 @@ static void usage(FILE *fp)
                 "commands:\n");
     posenc_print_commands(fp);
     fprintf(fp, "\n'posenc help COMMAND' or 'posenc COMMAND --help' shows one command's options.\n"
-                "Exit status: 0 ok, 1 a verify check failed, 2 usage error, 3 any other error.\n");
+                "Exit status: 0 ok, 1 a verify check failed or diff found a difference, 2 usage error,\n"
+                "3 any other error.\n");
 }
 
 static const struct cmd *find(const char *name)

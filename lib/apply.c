@@ -29,6 +29,12 @@ const char *posenc_apply_layout_name(posenc_apply_layout l)
     return (unsigned)l < 5 ? layout_names[l] : "?";
 }
 
+int posenc_apply_layout_seq_axis(posenc_apply_layout l)
+{
+    static const int seq_axis[] = { 2, 1, 0, 1, 0 }; /* where posenc_apply_shape_of reads seq */
+    return (unsigned)l < 5 ? seq_axis[l] : -1;
+}
+
 posenc_status posenc_apply_layout_parse(const char *s, posenc_apply_layout *out,
                                         posenc_error *err)
 {

@@ -42,6 +42,10 @@ const char *posenc_apply_layout_name(posenc_apply_layout l);
 posenc_status posenc_apply_layout_parse(const char *s, posenc_apply_layout *out,
                                         posenc_error *err);
 
+/* The axis that holds token positions in layout l (bhsd 2, bshd 1, shd 0, hsd 1, sd 0); -1 for
+ * an invalid l. */
+int posenc_apply_layout_seq_axis(posenc_apply_layout l);
+
 /* A dump's shape read through a layout (absent axes are 1). */
 typedef struct posenc_apply_shape {
     posenc_apply_layout layout;

@@ -15,6 +15,7 @@
 #include "posenc/apply.h"
 #include "posenc/verify.h"
 #include "posenc/llamacpp.h"
+#include "posenc/diff.h"
 
 /* Static version string, e.g. "0.1.0". */
 const char *posenc_version(void);

@@ -1,0 +1,255 @@
+/* cmd/diff.c: posenc diff A[:member] B[:member]: compare two arrays element by element.
+ *
+ * Options and printing over lib/diff.c (the statistics) and the streaming readers of formats/:
+ * both inputs are read in chunks of CHUNK_ELEMS elements, so memory stays bounded. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "diffreport.h"
+#include "posenc/apply.h"
+
+#define CMD "diff"
+#define CHUNK_ELEMS ((size_t)1 << 16)
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+            "usage: posenc diff [options] A[:member] B[:member]\n"
+            "\n"
+            "Compare array A (actual) with B (expected), both in any format posenc reads ('-' =\n"
+            "NPY on stdin): shapes, dtypes, max abs/rel error, the ulp histogram, the worst\n"
+            "elements. An element is close when |a - b| <= atol + rtol * |b|\n"
+            "(torch.testing.assert_close); infinities must match, NaN matches nothing.\n"
+            "Exit 0 when every element is close, 1 when shapes differ or one is not.\n"
+            "\n"
+            "options:\n"
+            "      --atol X            absolute tolerance (with --rtol)\n"
+            "      --rtol X            relative tolerance (with --atol); default for both:\n"
+            "                          torch's for the dtypes (f32: 1e-5, 1.3e-6)\n"
+            "      --max-ulp N         also fail elements more than N ulps apart (alone: the\n"
+            "                          only criterion)\n"
+            "      --equal-nan         NaN in both A and B counts as equal\n"
+            "      --dtype T           ulp dtype f16, bf16, f32, f64 (default: B's)\n"
+            "      --layout L          A and B are Q/K dumps in layout bhsd, bshd, shd, hsd or sd:\n"
+            "                          report the error per position bucket\n"
+            "      --buckets N         buckets of N positions (default 0-63, 64-127, 128-255,\n"
+            "                          ... doubling)\n"
+            "      --top K             list the K worst elements (default 5, 0-1000)\n"
+            "      --json              print one JSON object\n"
+            "      --assume-bf16       read NPY '<V2' arrays as bfloat16\n"
+            "  -q, --quiet             print nothing; the exit status tells\n"
+            "  -h, --help              show this help\n");
+}
+
+enum { OPT_ATOL = 256, OPT_RTOL, OPT_MAX_ULP, OPT_EQUAL_NAN, OPT_DTYPE, OPT_LAYOUT, OPT_BUCKETS,
+       OPT_TOP, OPT_JSON, OPT_ASSUME_BF16 };
+
+struct input {
+    const char *spec;
+    posenc_reader *r;
+    const posenc_array_info *info; /* borrowed from r */
+    unsigned char *buf;
+};
+
+/* Stream both inputs through the engine, CHUNK_ELEMS elements at a time. */
+static posenc_status compare(struct input *in, posenc_diff *d, posenc_error *err)
+{
+    uint64_t n;
+    posenc_status st = posenc_shape_size(in[1].info->ndim, in[1].info->shape, POSENC_DT_U8, &n,
+                                         NULL, err);
+    for (int i = 0; i < 2 && st == POSENC_OK; i++)
+        if (!(in[i].buf = malloc(CHUNK_ELEMS * posenc_dtype_size(in[i].info->dtype))))
+            st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    for (uint64_t done = 0; done < n && st == POSENC_OK;) {
+        size_t k = n - done < CHUNK_ELEMS ? (size_t)(n - done) : CHUNK_ELEMS;
+        for (int i = 0; i < 2 && st == POSENC_OK; i++)
+            st = posenc_reader_read(in[i].r, in[i].buf, k, err);
+        if (st == POSENC_OK)
+            st = posenc_diff_feed(d, in[0].buf, in[0].info->dtype, in[1].buf, in[1].info->dtype,
+                                  k, err);
+        done += k;
+    }
+    return st;
+}
+
+static int same_shape(const posenc_array_info *a, const posenc_array_info *b)
+{
+    if (a->ndim != b->ndim)
+        return 0;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i])
+            return 0;
+    return 1;
+}
+
+static int emit(const pe_diff_report *rep, int json, int quiet)
+{
+    if (quiet)
+        return 0;
+    char *t = json ? pe_diff_report_json(rep) : pe_diff_report_text(rep);
+    if (!t) {
+        posenc_msg(CMD, "out of memory");
+        return -1;
+    }
+    fputs(t, stdout);
+    free(t);
+    return 0;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "atol", required_argument, NULL, OPT_ATOL },
+        { "rtol", required_argument, NULL, OPT_RTOL },
+        { "max-ulp", required_argument, NULL, OPT_MAX_ULP },
+        { "equal-nan", no_argument, NULL, OPT_EQUAL_NAN },
+        { "dtype", required_argument, NULL, OPT_DTYPE },
+        { "layout", required_argument, NULL, OPT_LAYOUT },
+        { "buckets", required_argument, NULL, OPT_BUCKETS },
+        { "top", required_argument, NULL, OPT_TOP },
+        { "json", no_argument, NULL, OPT_JSON },
+        { "assume-bf16", no_argument, NULL, OPT_ASSUME_BF16 },
+        { "quiet", no_argument, NULL, 'q' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    posenc_diff_opts o = { .top_k = 5, .seq_axis = -1 };
+    posenc_read_opts ropts = { 0, POSENC_FMT_AUTO };
+    posenc_error err = { 0 };
+    int atol_set = 0, rtol_set = 0, dtype_set = 0, json = 0, quiet = 0, layout_set = 0;
+    int64_t v;
+    posenc_apply_layout layout = POSENC_APPLY_BHSD;
+    int c;
+
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case OPT_ATOL:
+        case OPT_RTOL: {
+            double x;
+            const char *name = c == OPT_ATOL ? "--atol" : "--rtol";
+            if (posenc_parse_double(CMD, name, optarg, &x))
+                return POSENC_EXIT_USAGE;
+            if (x < 0)
+                return posenc_usage_error(CMD, "%s: '%s' is negative", name, optarg);
+            *(c == OPT_ATOL ? &o.atol : &o.rtol) = x;
+            *(c == OPT_ATOL ? &atol_set : &rtol_set) = 1;
+            break;
+        }
+        case OPT_MAX_ULP:
+            if (posenc_parse_i64(CMD, "--max-ulp", optarg, 0, INT64_MAX, &v))
+                return POSENC_EXIT_USAGE;
+            o.use_ulp = 1;
+            o.max_ulp = (uint64_t)v;
+            break;
+        case OPT_EQUAL_NAN: o.equal_nan = 1; break;
+        case OPT_DTYPE:
+            if (posenc_dtype_parse(optarg, &o.ulp_dtype, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--dtype: %s", err.msg);
+            if (!posenc_dtype_is_float(o.ulp_dtype))
+                return posenc_usage_error(CMD, "--dtype: '%s' is not a float dtype "
+                                               "(f16, bf16, f32, f64)", optarg);
+            dtype_set = 1;
+            break;
+        case OPT_LAYOUT:
+            if (posenc_apply_layout_parse(optarg, &layout, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--layout: %s", err.msg);
+            layout_set = 1;
+            break;
+        case OPT_BUCKETS:
+            if (posenc_parse_i64(CMD, "--buckets", optarg, 1, INT64_MAX, &o.bucket_width))
+                return POSENC_EXIT_USAGE;
+            break;
+        case OPT_TOP:
+            if (posenc_parse_int(CMD, "--top", optarg, 0, POSENC_DIFF_MAX_TOP, &o.top_k))
+                return POSENC_EXIT_USAGE;
+            break;
+        case OPT_JSON: json = 1; break;
+        case OPT_ASSUME_BF16: ropts.assume_bf16 = 1; break;
+        case 'q': quiet = 1; break;
+        case 'h':
+            usage(stdout);
+            return POSENC_EXIT_OK;
+        case ':':
+            return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+        default:
+            return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 2)
+        return posenc_usage_error(CMD, argc - optind < 2 ? "need two arrays A and B"
+                                                         : "too many arguments: give A and B");
+    if (atol_set != rtol_set)
+        return posenc_usage_error(CMD, "--atol and --rtol go together, as in "
+                                       "torch.testing.assert_close (--rtol 0: absolute only)");
+    if (o.bucket_width && !layout_set)
+        return posenc_usage_error(CMD, "--buckets needs --layout (which axis holds positions)");
+    struct input in[2] = { { argv[optind], NULL, NULL, NULL },
+                           { argv[optind + 1], NULL, NULL, NULL } };
+    if (strcmp(in[0].spec, "-") == 0 && strcmp(in[1].spec, "-") == 0)
+        return posenc_usage_error(CMD, "only one input can be '-' (stdin)");
+
+    int rc = POSENC_EXIT_ERROR;
+    posenc_diff *d = NULL;
+    for (int i = 0; i < 2; i++) {
+        if (posenc_reader_open(in[i].spec, &ropts, &in[i].r, &err) != POSENC_OK)
+            goto fail;
+        in[i].info = posenc_reader_info(in[i].r);
+    }
+    pe_diff_report rep = { { in[0].spec, in[1].spec }, { in[0].info, in[1].info }, &o, NULL,
+                           layout_set ? posenc_apply_layout_name(layout) : NULL, NULL, 0 };
+    if (!same_shape(in[0].info, in[1].info)) {
+        /* a difference, not an error: one line (or the JSON object), exit 1 */
+        rc = emit(&rep, json, quiet) ? POSENC_EXIT_ERROR : POSENC_EXIT_CHECK;
+        goto out;
+    }
+    if (layout_set) {
+        posenc_apply_shape sh;
+        if (posenc_apply_shape_of(layout, in[1].info->ndim, in[1].info->shape, &sh, &err) !=
+            POSENC_OK) {
+            posenc_error_prefix(&err, err.code, "'%s': --layout %s: ", in[1].spec,
+                                posenc_apply_layout_name(layout));
+            goto fail;
+        }
+        o.seq_axis = posenc_apply_layout_seq_axis(layout);
+    }
+    if (!dtype_set) /* the ulp of B's dtype; integers have none, so f64's */
+        o.ulp_dtype = posenc_dtype_is_float(in[1].info->dtype) ? in[1].info->dtype : POSENC_DT_F64;
+    if (atol_set || !o.use_ulp) {
+        o.use_tol = 1;
+        rep.tol_src = atol_set ? "options" : "torch defaults";
+        if (!atol_set)
+            posenc_diff_default_tol(in[0].info->dtype, in[1].info->dtype, &o.rtol, &o.atol);
+    }
+    if (posenc_diff_new(&o, in[1].info->ndim, in[1].info->shape, &d, &err) != POSENC_OK) {
+        if (err.code == POSENC_ERANGE) {
+            rc = posenc_usage_error(CMD, "--buckets: %s", err.msg);
+            goto out;
+        }
+        goto fail;
+    }
+    if (compare(in, d, &err) != POSENC_OK)
+        goto fail;
+    posenc_diff_result r;
+    posenc_diff_result_get(d, &r);
+    rep.r = &r;
+    rep.pass = r.outside == 0;
+    if (emit(&rep, json, quiet))
+        goto out;
+    rc = rep.pass ? POSENC_EXIT_OK : POSENC_EXIT_CHECK;
+    goto out;
+fail:
+    rc = posenc_fail(CMD, &err);
+out:
+    for (int i = 0; i < 2; i++) {
+        posenc_reader_close(in[i].r);
+        free(in[i].buf);
+    }
+    posenc_diff_free(d);
+    return rc;
+}
