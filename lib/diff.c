@@ -89,7 +89,7 @@ int posenc_diff_hist_bin(uint64_t ulp)
 
 void posenc_diff_default_tol(posenc_dtype a, posenc_dtype b, double *rtol, double *atol)
 {
-    /* torch/testing/_comparison.py _DTYPE_PRECISIONS: {float16: (0.001, 1e-05), bfloat16:
+    /* pytorch/pytorch torch/testing/_comparison.py _DTYPE_PRECISIONS: {float16: (0.001, 1e-05), bfloat16:
      * (0.016, 1e-05), float32: (1.3e-06, 1e-05), float64: (1e-07, 1e-07)}; other dtypes 0, 0 */
     static const double tab[][2] = {
         [POSENC_DT_F16] = { 1e-3, 1e-5 }, [POSENC_DT_BF16] = { 1.6e-2, 1e-5 },

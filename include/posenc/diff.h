@@ -47,8 +47,8 @@ int posenc_diff_hist_bin(uint64_t ulp);
 
 /* torch.testing.assert_close's default rtol and atol for comparing dtypes a and b (the larger
  * of each pair's, as torch takes for mixed dtypes): f16 1e-3/1e-5, bf16 1.6e-2/1e-5,
- * f32 1.3e-6/1e-5, f64 1e-7/1e-7, integers 0/0 (torch/testing/_comparison.py
- * _DTYPE_PRECISIONS and _get_default_rtol_and_atol). */
+ * f32 1.3e-6/1e-5, f64 1e-7/1e-7, integers 0/0 (pytorch/pytorch torch/testing/_comparison.py
+ * _DTYPE_PRECISIONS and default_tolerances). */
 void posenc_diff_default_tol(posenc_dtype a, posenc_dtype b, double *rtol, double *atol);
 
 typedef struct posenc_diff_opts {
