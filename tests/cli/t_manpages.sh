@@ -28,3 +28,10 @@ set +e; "$POSENC" frobnicate 2> err.txt; rc=$?; set -e
 for c in $cmds; do
     expect_fail 2 "posenc $c:" "$POSENC" "$c" --no-such-option
 done
+# every page renders without a groff warning
+if command -v groff > /dev/null; then
+    for page in "$SRC"/man/*.1 "$SRC"/man/*.5; do
+        groff -man -Tutf8 -ww -z "$page" 2> groff.txt
+        [ ! -s groff.txt ] || { echo "groff warns on $page:"; cat groff.txt; exit 1; }
+    done
+fi

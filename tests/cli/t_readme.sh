@@ -66,3 +66,17 @@ test ! -s out.stdout
 expect_ok "$P" ls rope.npz
 expect_ok "$P" convert rotated.npz:q q.h5
 expect_ok "$P" convert rope.npz rope2.safetensors --dtype bf16
+# diff: the runtime's copy is the same array; a bf16 copy is 0 ulp of bf16 from the f32 table
+expect_ok "$P" diff runtime_q.npy rotated.npz:q
+grep -q '^result: ok' out.stdout
+expect_ok "$P" diff --layout bhsd --top 10 runtime_q.npy rotated.npz:q
+grep -q '^  0-15 ' out.stdout
+"$P" convert rope.npz rope_bf16.safetensors --dtype bf16
+expect_ok "$P" diff rope_bf16.safetensors:cos rope.npz:cos --max-ulp 0 --dtype bf16
+"$PY" -c "
+import numpy as np
+np.save('a.npy', np.ones((4, 3), np.float32))
+import h5py
+with h5py.File('b.h5', 'w') as f: f['x'] = np.ones((4, 3), np.float32) + 1e-4"
+expect_ok "$P" diff --atol 1e-3 --rtol 0 --json a.npy b.h5:/x
+"$PY" -c "import json; d = json.load(open('out.stdout')); assert d['pass'] is True and d['differ'] == 12"
