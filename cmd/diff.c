@@ -201,8 +201,9 @@ int cmd_diff(int argc, char **argv)
             goto fail;
         in[i].info = posenc_reader_info(in[i].r);
     }
-    pe_diff_report rep = { { in[0].spec, in[1].spec }, { in[0].info, in[1].info }, &o, NULL,
-                           layout_set ? posenc_apply_layout_name(layout) : NULL, NULL, 0 };
+    pe_diff_report rep = { .spec = { in[0].spec, in[1].spec },
+                           .info = { in[0].info, in[1].info }, .opts = &o,
+                           .layout = layout_set ? posenc_apply_layout_name(layout) : NULL };
     if (!same_shape(in[0].info, in[1].info)) {
         /* a difference, not an error: one line (or the JSON object), exit 1 */
         rc = emit(&rep, json, quiet) ? POSENC_EXIT_ERROR : POSENC_EXIT_CHECK;
@@ -218,8 +219,18 @@ int cmd_diff(int argc, char **argv)
         }
         o.seq_axis = posenc_apply_layout_seq_axis(layout);
     }
-    if (!dtype_set) /* the ulp of B's dtype; integers have none, so f64's */
-        o.ulp_dtype = posenc_dtype_is_float(in[1].info->dtype) ? in[1].info->dtype : POSENC_DT_F64;
+    posenc_dtype adt = in[0].info->dtype, bdt = in[1].info->dtype;
+    if (!dtype_set) { /* the ulp of B's dtype; integers have none, so f64's */
+        o.ulp_dtype = posenc_dtype_is_float(bdt) ? bdt : POSENC_DT_F64;
+        if (!posenc_dtype_is_float(bdt))
+            rep.notes[rep.n_notes++] = "B holds integers: ulps are counted in f64 (--dtype picks "
+                                       "another)";
+    }
+    if (adt == POSENC_DT_I64 || bdt == POSENC_DT_I64)
+        rep.notes[rep.n_notes++] = "i64 values are compared as doubles: exact up to 2^53 only";
+    if (posenc_dtype_is_float(adt) && posenc_dtype_is_float(bdt) &&
+        (adt != o.ulp_dtype || bdt != o.ulp_dtype))
+        rep.notes[rep.n_notes++] = "the values are rounded to the ulp dtype before ulps are counted";
     if (atol_set || !o.use_ulp) {
         o.use_tol = 1;
         rep.tol_src = atol_set ? "options" : "torch defaults";

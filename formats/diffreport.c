@@ -52,7 +52,7 @@ const char *pe_diff_fmt_index(const posenc_array_info *a, uint64_t flat, int jso
     for (int i = 0; i < a->ndim && o < len; i++)
         o += (size_t)snprintf(buf + o, len - o, "%s%" PRId64, i ? ", " : "", idx[i]);
     if (o < len)
-        snprintf(buf + o, len - o, "%c", json ? ']' : ')');
+        snprintf(buf + o, len - o, "%s", json ? "]" : a->ndim == 1 ? ",)" : ")");
     return buf;
 }
 
@@ -195,7 +195,12 @@ char *pe_diff_report_json(const pe_diff_report *u)
         }
         posenc_strbuf_puts(&b, "]}");
     }
-    posenc_strbuf_printf(&b, ", \"pass\": %s}\n", u->pass ? "true" : "false");
+    posenc_strbuf_puts(&b, ", \"notes\": [");
+    for (int i = 0; i < u->n_notes; i++) {
+        posenc_strbuf_puts(&b, i ? ", " : "");
+        posenc_strbuf_json_string(&b, u->notes[i]);
+    }
+    posenc_strbuf_printf(&b, "], \"pass\": %s}\n", u->pass ? "true" : "false");
     return posenc_strbuf_finish(&b);
 }
 
@@ -224,6 +229,17 @@ static void tcriteria(posenc_strbuf *b, const pe_diff_report *u)
     posenc_strbuf_printf(b, "; NaN %s NaN\n", o->equal_nan ? "==" : "!=");
 }
 
+/* "0", "1", "2-3", "4-7", ...: the ulps of histogram bin k */
+static const char *hist_label(int k, char *buf, size_t len)
+{
+    uint64_t lo = k ? (uint64_t)1 << (k - 1) : 0, hi = k ? lo + (lo - 1) : 0;
+    if (lo == hi)
+        snprintf(buf, len, "%" PRIu64, lo);
+    else
+        snprintf(buf, len, "%" PRIu64 "-%" PRIu64, lo, hi);
+    return buf;
+}
+
 char *pe_diff_report_text(const pe_diff_report *u)
 {
     const posenc_array_info *a = u->info[1];
@@ -244,6 +260,8 @@ char *pe_diff_report_text(const pe_diff_report *u)
                          r->count, r->equal, r->count - r->equal,
                          ad != bd ? " (the dtypes differ)" : "");
     tcriteria(&b, u);
+    for (int i = 0; i < u->n_notes; i++)
+        posenc_strbuf_printf(&b, "note: %s\n", u->notes[i]);
     if (r->finite) {
         posenc_strbuf_printf(&b, "max abs err: %.6g at %s\n", r->max_abs,
                              pe_diff_fmt_index(a, r->max_abs_at, 0, t1, sizeof t1));
@@ -260,19 +278,17 @@ char *pe_diff_report_text(const pe_diff_report *u)
                              " NaN pairs equal, %" PRIu64 " Inf mismatched\n", r->nan_mismatch,
                              r->nan_equal, r->inf_mismatch);
     if (r->ulp_pairs) {
-        posenc_strbuf_printf(&b, "ulp histogram (%s):\n  %-22s %14s %8s\n",
-                             posenc_dtype_name(u->opts->ulp_dtype), "ulp", "count", "share");
-        for (int k = 0; k < POSENC_DIFF_HIST_BINS; k++) {
-            if (!r->hist[k])
-                continue;
-            uint64_t lo = k ? (uint64_t)1 << (k - 1) : 0, hi = k ? lo * 2 - 1 : 0;
-            if (lo == hi)
-                snprintf(t1, sizeof t1, "%" PRIu64, lo);
-            else
-                snprintf(t1, sizeof t1, "%" PRIu64 "-%" PRIu64, lo, hi);
-            posenc_strbuf_printf(&b, "  %-22s %14" PRIu64 " %7.3f%%\n", t1, r->hist[k],
-                                 100.0 * (double)r->hist[k] / (double)r->ulp_pairs);
-        }
+        int w = 12;
+        for (int k = 0; k < POSENC_DIFF_HIST_BINS; k++)
+            if (r->hist[k] && (int)strlen(hist_label(k, t1, sizeof t1)) > w)
+                w = (int)strlen(t1);
+        posenc_strbuf_printf(&b, "ulp histogram (%s):\n  %-*s %14s %8s\n",
+                             posenc_dtype_name(u->opts->ulp_dtype), w, "ulp", "count", "share");
+        for (int k = 0; k < POSENC_DIFF_HIST_BINS; k++)
+            if (r->hist[k])
+                posenc_strbuf_printf(&b, "  %-*s %14" PRIu64 " %7.3f%%\n", w,
+                                     hist_label(k, t1, sizeof t1), r->hist[k],
+                                     100.0 * (double)r->hist[k] / (double)r->ulp_pairs);
     }
     if (r->n_worst) {
         posenc_strbuf_printf(&b, "worst %d by abs error:\n  %-18s %-14s %-14s %-10s %-10s %s\n",

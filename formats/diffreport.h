@@ -15,6 +15,8 @@ typedef struct pe_diff_report {
     const char *layout;    /* the --layout name, NULL without */
     const posenc_diff_result *r;         /* NULL: the shapes differ, nothing was compared */
     int pass;
+    const char *notes[4];  /* what the reader should know (one line each), n_notes of them */
+    int n_notes;
 } pe_diff_report;
 
 /* The report as text; caller frees with free(). NULL when out of memory. */

@@ -186,6 +186,25 @@ expect_rc 1 "$POSENC" diff --max-ulp 0 u0.npy u1.npy
 expect_rc 1 "$POSENC" diff --max-ulp 1 --atol 0 --rtol 0 u0.npy u1.npy
 expect_ok "$POSENC" diff --max-ulp 1 --atol 1 --rtol 0 u0.npy u1.npy
 
+# integers: compared as doubles, ulps in f64, and the output says so; empty arrays pass
+$PY -c "
+import numpy as np
+np.save('i1.npy', np.array([1, 2, 3], np.int64)); np.save('i2.npy', np.array([1, 2, 4], np.int32))
+np.save('z1.npy', np.zeros((0, 3), np.float32)); np.save('z2.npy', np.zeros((0, 3), np.float16))"
+set +e; "$POSENC" diff --json i1.npy i2.npy > out.json; rc=$?; set -e
+[ "$rc" -eq 1 ]
+$PY -c "
+import json; j = json.load(open('out.json'))
+assert j['ulp_dtype'] == 'f64' and j['max_ulp'] == 2 ** 51 and j['max_abs_index'] == [2], j
+assert j['tolerance']['atol'] == 0 and j['tolerance']['rtol'] == 0 and len(j['notes']) == 2, j['notes']
+assert j['notes'][0].startswith('B holds integers') and 'exact up to 2^53' in j['notes'][1]"
+expect_rc 1 "$POSENC" diff i1.npy i2.npy
+grep -q '^note: B holds integers: ulps are counted in f64' out.stdout
+grep -q '^max abs err: 1 at (2,)$' out.stdout
+expect_ok "$POSENC" diff --layout sd z1.npy z2.npy
+grep -q '^elements: 0, equal 0, differ 0 (the dtypes differ)$' out.stdout
+grep -q '^note: the values are rounded to the ulp dtype before ulps are counted$' out.stdout
+
 # shapes differ: a difference (exit 1), one line on stdout; --json says so
 np_T() { $PY -c "import numpy as np; np.save('t.npy', np.load('a.npy').reshape(2, 3, 8, 70))"; }
 np_T
