@@ -28,12 +28,17 @@ struct posenc_diff {
 
 /* ---- ulp ---- */
 
-int64_t posenc_diff_ulp_order(posenc_dtype dt, double x)
+#if defined(__GNUC__)
+#define HOT static inline __attribute__((always_inline))
+#else
+#define HOT static inline
+#endif
+
+/* The ordered integer of non-NaN x rounded to dt: inlined into the loops, one per dtype. */
+HOT int64_t order_of(posenc_dtype dt, double x)
 {
     uint64_t mag;
     int neg;
-    if (isnan(x))
-        return 0;
     switch (dt) {
     case POSENC_DT_F16: {
         uint16_t h = posenc_f64_to_f16(x);
@@ -66,26 +71,42 @@ int64_t posenc_diff_ulp_order(posenc_dtype dt, double x)
     return neg ? -(int64_t)mag : (int64_t)mag;
 }
 
-uint64_t posenc_diff_ulp(posenc_dtype dt, double a, double b)
+/* |x - y| without overflow: the magnitudes are below 2^63 */
+HOT uint64_t order_dist(int64_t x, int64_t y)
 {
-    if (isnan(a) || isnan(b))
-        return POSENC_DIFF_NO_ULP;
-    int64_t x = posenc_diff_ulp_order(dt, a), y = posenc_diff_ulp_order(dt, b);
-    /* |x - y| without overflow: the magnitudes are below 2^63 */
     if ((x < 0) == (y < 0))
         return x > y ? (uint64_t)(x - y) : (uint64_t)(y - x);
     return x < 0 ? (uint64_t)y + (uint64_t)(-x) : (uint64_t)x + (uint64_t)(-y);
 }
 
-int posenc_diff_hist_bin(uint64_t ulp)
+int64_t posenc_diff_ulp_order(posenc_dtype dt, double x)
 {
+    return isnan(x) ? 0 : order_of(dt, x);
+}
+
+uint64_t posenc_diff_ulp(posenc_dtype dt, double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return POSENC_DIFF_NO_ULP;
+    return order_dist(order_of(dt, a), order_of(dt, b));
+}
+
+/* the bit length of ulp */
+HOT int hist_bin(uint64_t ulp)
+{
+#if defined(__GNUC__)
+    return ulp ? 64 - __builtin_clzll(ulp) : 0;
+#else
     int k = 0;
     while (ulp) {
         k++;
         ulp >>= 1;
     }
     return k;
+#endif
 }
+
+int posenc_diff_hist_bin(uint64_t ulp) { return hist_bin(ulp); }
 
 void posenc_diff_default_tol(posenc_dtype a, posenc_dtype b, double *rtol, double *atol)
 {
@@ -136,6 +157,11 @@ static void keep_worst(posenc_diff *d, const posenc_diff_elem *e)
 {
     int k = d->o.top_k;
     if (k == 0)
+        return;
+    /* the common case: a finite error no larger than the mildest kept one (which, being equal,
+     * has the earlier index) */
+    if (d->nheap == k && isfinite(e->abs_err) &&
+        (!isfinite(d->heap[0].abs_err) || e->abs_err <= d->heap[0].abs_err))
         return;
     if (d->nheap < k) {
         int i = d->nheap++;
@@ -264,13 +290,14 @@ static void mark_outside(posenc_diff *d, posenc_diff_bucket *bk, posenc_diff_ele
     keep_worst(d, e);
 }
 
-/* Fold a finite pair's errors into the maxima and sums. */
-static void finite_stats(posenc_diff *d, posenc_diff_bucket *bk, const posenc_diff_elem *e)
+/* Fold a finite pair's errors into the maxima and the chunk's sums. */
+HOT void finite_stats(posenc_diff *d, posenc_diff_bucket *bk, const posenc_diff_elem *e,
+                      double *sum_abs, double *sum_sq)
 {
     posenc_diff_result *r = &d->r;
     r->finite++;
-    d->sum_abs += e->abs_err;
-    d->sum_sq += (long double)e->abs_err * e->abs_err;
+    *sum_abs += e->abs_err;
+    *sum_sq += e->abs_err * e->abs_err;
     if (e->abs_err > r->max_abs) {
         r->max_abs = e->abs_err;
         r->max_abs_at = e->flat;
@@ -288,7 +315,7 @@ static void finite_stats(posenc_diff *d, posenc_diff_bucket *bk, const posenc_di
 }
 
 /* The bucket of the next element (NULL without buckets); advances the position counter. */
-static posenc_diff_bucket *next_bucket(posenc_diff *d)
+HOT posenc_diff_bucket *next_bucket(posenc_diff *d)
 {
     if (!d->buckets)
         return NULL;
@@ -304,8 +331,9 @@ static posenc_diff_bucket *next_bucket(posenc_diff *d)
     return bk;
 }
 
-/* Compare one pair; flat is its index. */
-static void one(posenc_diff *d, uint64_t flat, double x, double y)
+/* Compare one pair; flat is its index; udt is d->o.ulp_dtype (a constant where inlined). */
+HOT void one(posenc_diff *d, uint64_t flat, double x, double y, posenc_dtype udt,
+             double *sum_abs, double *sum_sq)
 {
     posenc_diff_result *r = &d->r;
     posenc_diff_bucket *bk = next_bucket(d);
@@ -320,8 +348,8 @@ static void one(posenc_diff *d, uint64_t flat, double x, double y)
         }
         return;
     }
-    e.ulp = posenc_diff_ulp(d->o.ulp_dtype, x, y);
-    r->hist[posenc_diff_hist_bin(e.ulp)]++;
+    e.ulp = x == y ? 0 : order_dist(order_of(udt, x), order_of(udt, y));
+    r->hist[hist_bin(e.ulp)]++;
     if (r->ulp_pairs++ == 0 || e.ulp > r->max_ulp) {
         r->max_ulp = e.ulp;
         r->max_ulp_at = flat;
@@ -332,7 +360,7 @@ static void one(posenc_diff *d, uint64_t flat, double x, double y)
     if (fin) {
         e.abs_err = fabs(x - y);
         e.rel_err = x == y ? 0 : e.abs_err / fabs(y); /* +inf for y == 0 */
-        finite_stats(d, bk, &e);
+        finite_stats(d, bk, &e, sum_abs, sum_sq);
     }
     if (x == y) { /* +0 == -0; an infinity against itself */
         r->equal++;
@@ -369,8 +397,29 @@ posenc_status posenc_diff_feed(posenc_diff *d, const void *a, posenc_dtype a_dt,
         size_t k = n < CHUNK ? n : CHUNK;
         posenc_dtype_convert(d->a, POSENC_DT_F64, pa, a_dt, k);
         posenc_dtype_convert(d->b, POSENC_DT_F64, pb, b_dt, k);
-        for (size_t i = 0; i < k; i++)
-            one(d, d->r.count + i, d->a[i], d->b[i]);
+        /* sums of a chunk in double (4096 terms), of the chunks in long double */
+        double sa = 0, sq = 0;
+        uint64_t f = d->r.count;
+        switch (d->o.ulp_dtype) {
+        case POSENC_DT_F16:
+            for (size_t i = 0; i < k; i++)
+                one(d, f + i, d->a[i], d->b[i], POSENC_DT_F16, &sa, &sq);
+            break;
+        case POSENC_DT_BF16:
+            for (size_t i = 0; i < k; i++)
+                one(d, f + i, d->a[i], d->b[i], POSENC_DT_BF16, &sa, &sq);
+            break;
+        case POSENC_DT_F32:
+            for (size_t i = 0; i < k; i++)
+                one(d, f + i, d->a[i], d->b[i], POSENC_DT_F32, &sa, &sq);
+            break;
+        default:
+            for (size_t i = 0; i < k; i++)
+                one(d, f + i, d->a[i], d->b[i], POSENC_DT_F64, &sa, &sq);
+            break;
+        }
+        d->sum_abs += sa;
+        d->sum_sq += sq;
         d->r.count += k;
         pa += k * ea;
         pb += k * eb;
