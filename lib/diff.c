@@ -439,9 +439,10 @@ void posenc_diff_result_get(posenc_diff *d, posenc_diff_result *out)
         out->rms = sqrt((double)(d->sum_sq / (long double)d->r.finite));
     }
     /* worst first, in a copy: the heap stays a heap for later feeds */
-    if (d->nheap)
+    if (d->nheap) { /* (top_k 0: both are NULL, which memcpy and qsort must not see) */
         memcpy(d->sorted, d->heap, (size_t)d->nheap * sizeof *d->heap);
-    qsort(d->sorted, (size_t)d->nheap, sizeof *d->sorted, cmp_worst);
+        qsort(d->sorted, (size_t)d->nheap, sizeof *d->sorted, cmp_worst);
+    }
     out->worst = d->sorted;
     out->n_worst = d->nheap;
     out->buckets = d->buckets;

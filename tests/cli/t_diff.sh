@@ -150,6 +150,8 @@ grep -q '^result: FAIL, ' out.txt
 [ "$(grep -c '^  (.*  outside$' out.txt)" -eq 3 ]
 expect_ok "$POSENC" diff a.npy a.npy
 grep -q '^result: ok, every element within the tolerance$' out.stdout
+expect_rc 1 "$POSENC" diff --top 0 a.npy b.npy
+! grep -q '^worst' out.stdout
 expect_ok "$POSENC" diff -q --atol 1 --rtol 0 a.npy b.npy
 [ ! -s out.stdout ]
 # --buckets N: fixed-width buckets

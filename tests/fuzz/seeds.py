@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Write the seed corpora of fuzz_positions, fuzz_spec, fuzz_raw and fuzz_dir into
+"""Write the seed corpora of fuzz_positions, fuzz_spec, fuzz_raw, fuzz_dir and fuzz_diff into
 tests/fuzz/corpus/NAME/ (run from anywhere: python3 tests/fuzz/seeds.py). Each seed is small;
 valid inputs come first, then one or two of each way the format can be wrong. The input layouts
 are the harnesses' (see the comment at the top of each tests/fuzz/fuzz_NAME.c). Files named
@@ -163,4 +163,25 @@ out("dir", {
     "bad_npy": dirin({}, b"\x93NUMPY\x01\x00\xff\xff{'descr'"),
     "bad_truncated": dirin({}, npy(np.arange(100))[:-8]),
     "bad_fortran_lie": dirin({}, npy_header("<f8", "(1048576, 1048576)", bytes(16))),
+})
+
+
+# ---- diff: 3 option bytes, then n elements of A and n of B (see fuzz_diff.c) ---------------
+def diffin(flags, top_bw, max_ulp, a, b):
+    return bytes([flags, top_bw, max_ulp]) + a.tobytes() + b.tobytes()
+
+
+np.seterr(over="ignore")
+_x = np.array([0.0, -0.0, 1.0, np.nan, np.inf, -np.inf, 1e-45, 3.4e38], dtype="<f4")
+_y = np.array([-0.0, 0.0, np.nextafter(np.float32(1), np.float32(2)), np.nan, np.inf, np.inf,
+               -1e-45, np.inf], dtype="<f4")
+out("diff", {
+    "f32_specials": diffin(0x0a | 0x20, 0x05, 1, _x, _y),
+    "f32_equal_nan_ulp": diffin(0x0a | 0x20 | 0x40 | 0x80, 0x25, 0, _x, _y),
+    "f16_vs_f32": diffin(0x08, 0x13, 2, _x.astype("<f2"), _y),  # 3.4e38 -> inf in f16
+    "bf16_ulps": diffin(0x05 | 0x10, 0x0f, 3, (_x.view("<u4") >> 16).astype("<u2"),
+                        (_y.view("<u4") >> 16).astype("<u2")),
+    "f64_random": diffin(0x0f | 0x30, 0x4a, 0, np.random.default_rng(1).standard_normal(64),
+                         np.random.default_rng(2).standard_normal(64)),
+    "empty": bytes([0, 0, 0]),
 })
