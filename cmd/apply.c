@@ -57,6 +57,7 @@ static void usage(FILE *fp)
             "      --dtype T           output dtype f16, bf16, f32, f64 (default: input's)\n"
             "      --assume-bf16       read NPY '<V2' arrays as bfloat16\n"
             "      --force             write more than 4 GiB of output\n"
+            "  -q, --quiet             no progress line on a terminal\n"
             "  -h, --help              show this help\n");
 }
 
@@ -447,6 +448,7 @@ int cmd_apply(int argc, char **argv)
         { "assume-bf16", no_argument, NULL, OPT_ASSUME_BF16 },
         { "force", no_argument, NULL, OPT_FORCE },
         { "max-model-len", required_argument, NULL, OPT_MAX_MODEL_LEN },
+        { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -465,7 +467,7 @@ int cmd_apply(int argc, char **argv)
 
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":c:o:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":c:o:hq", longopts, NULL)) != -1) {
         switch (c) {
         case 'c': config = optarg; break;
         case 'o': outp = optarg; break;
@@ -514,6 +516,7 @@ int cmd_apply(int argc, char **argv)
             break;
         case OPT_ASSUME_BF16: ropts.assume_bf16 = 1; break;
         case OPT_FORCE: force = 1; break;
+        case 'q': cmd_progress_quiet(); break;
         case 'h':
             usage(stdout);
             return POSENC_EXIT_OK;

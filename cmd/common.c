@@ -13,6 +13,7 @@
 void posenc_msg(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
+    cmd_progress_clear();
     fprintf(stderr, "posenc %s: ", cmd);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -85,6 +86,7 @@ int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
 int posenc_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
+    cmd_progress_clear();
     fprintf(stderr, "posenc %s: ", cmd);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
@@ -264,14 +266,49 @@ void posenc_meta_free(struct posenc_meta *m)
     m->n = 0;
 }
 
+/* The environment posenc reads: name, range and whether it must be an integer. */
+static const struct env_knob {
+    const char *name;
+    double min, max;
+    int integer;
+} env_knobs[] = {
+    { "POSENC_THREADS", 1, 64, 1 },
+    { "POSENC_PROGRESS_DELAY", 0, 3600, 0 },    /* test knob: seconds before the first line */
+    { "POSENC_PROGRESS_INTERVAL", 0, 3600, 0 }, /* test knob: seconds between redraws */
+};
+
+static int env_value(const struct env_knob *k, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = k->integer ? (double)strtol(s, &end, 10) : strtod(s, &end);
+    if (end == s || *end != '\0' || errno == ERANGE || !(v >= k->min && v <= k->max))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cmd_env_check(const char *cmd)
+{
+    for (size_t i = 0; i < sizeof env_knobs / sizeof *env_knobs; i++) {
+        const struct env_knob *k = &env_knobs[i];
+        const char *e = getenv(k->name);
+        double v;
+        if (e && *e && env_value(k, e, &v) != 0) {
+            posenc_msg(cmd, "%s: '%s' is not %s in [%g, %g]", k->name, e,
+                       k->integer ? "an integer" : "a number", k->min, k->max);
+            return POSENC_EXIT_USAGE;
+        }
+    }
+    return POSENC_EXIT_OK;
+}
+
 int posenc_nthreads(void)
 {
     const char *e = getenv("POSENC_THREADS");
-    if (e && *e) {
-        long v = strtol(e, NULL, 10);
-        if (v >= 1 && v <= 64)
-            return (int)v;
-    }
+    double v;
+    if (e && *e && env_value(&env_knobs[0], e, &v) == 0)
+        return (int)v; /* a bad value was refused by cmd_env_check before the command ran */
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }

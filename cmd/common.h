@@ -7,6 +7,7 @@
 
 #include "posenc/posenc.h"
 #include "positions.h"
+#include "progress.h"
 #include "strbuf.h"
 
 /* Exit status of every subcommand (posenc(1) EXIT STATUS). */
@@ -101,6 +102,11 @@ void posenc_strbuf_json_num(posenc_strbuf *b, double v);
 /* Hand every entry to w (POSENC_ENOMEM when collecting failed). */
 posenc_status posenc_meta_write(const struct posenc_meta *m, posenc_writer *w, posenc_error *err);
 void posenc_meta_free(struct posenc_meta *m);
+
+/* Refuse, with one line and exit 2, an environment variable posenc reads (POSENC_THREADS, the
+ * test knobs POSENC_PROGRESS_DELAY and POSENC_PROGRESS_INTERVAL) set to a bad value; 0 when all
+ * are unset or good. main calls it before every subcommand. */
+int cmd_env_check(const char *cmd);
 
 /* Number of worker threads to use (online CPUs, capped at 64; POSENC_THREADS overrides). */
 int posenc_nthreads(void);

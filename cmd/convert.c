@@ -34,6 +34,7 @@ static void usage(FILE *fp)
             "      --compress           deflate NPZ members, gzip HDF5 datasets\n"
             "      --assume-bf16        read NPY void 2-byte arrays ('<V2', ml_dtypes) as bf16\n"
             "      --force              write more than 4 GiB (the declared shapes decide)\n"
+            "  -q, --quiet              no progress line on a terminal\n"
             "  -h, --help               show this help\n");
 }
 
@@ -47,6 +48,7 @@ static const struct option long_opts[] = {
     { "compress", no_argument, NULL, OPT_COMPRESS },
     { "assume-bf16", no_argument, NULL, OPT_ASSUME_BF16 },
     { "force", no_argument, NULL, OPT_FORCE },
+    { "quiet", no_argument, NULL, 'q' },
     { "help", no_argument, NULL, 'h' },
     { NULL, 0, NULL, 0 }
 };
@@ -114,7 +116,7 @@ int cmd_convert(int argc, char **argv)
 
     optind = 0;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":hq", long_opts, NULL)) != -1) {
         switch (c) {
         case 'h':
             usage(stdout);
@@ -135,6 +137,7 @@ int cmd_convert(int argc, char **argv)
         case OPT_COMPRESS: wo.compress = 1; break;
         case OPT_ASSUME_BF16: ro.assume_bf16 = 1; break;
         case OPT_FORCE: force = 1; break;
+        case 'q': cmd_progress_quiet(); break;
         case ':':
             return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
         default:

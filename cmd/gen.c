@@ -89,6 +89,7 @@ static void usage(FILE *fp)
             "      --dtype T            f32 (default), f64, f16 or bf16\n"
             "      --compress           deflate NPZ members, gzip HDF5 datasets\n"
             "      --force              write a table larger than 4 GiB\n"
+            "  -q, --quiet              no progress line on a terminal\n"
             "non-rotary encodings:\n"
             "      --heads N            ALiBi/T5: number of heads (default: from the config)\n"
             "      --variant NAME       ALiBi slopes reference, mpt or falcon; sinusoidal vaswani,\n"
@@ -128,6 +129,7 @@ static const struct option long_opts[] = {
     { "array", required_argument, NULL, OPT_ARRAY },
     { "compress", no_argument, NULL, OPT_COMPRESS },
     { "force", no_argument, NULL, OPT_FORCE },
+    { "quiet", no_argument, NULL, 'q' },
     { "encoding", required_argument, NULL, OPT_ENCODING },
     { "heads", required_argument, NULL, OPT_HEADS },
     { "d-model", required_argument, NULL, OPT_D_MODEL },
@@ -1685,7 +1687,7 @@ int cmd_gen(int argc, char **argv)
 
     optind = 0; /* reset getopt: argv is the subcommand's own vector */
     opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:", long_opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, ":ho:q", long_opts, NULL)) != -1) {
         switch (c) {
         case 'h':
             usage(stdout);
@@ -1733,6 +1735,7 @@ int cmd_gen(int argc, char **argv)
             break;
         case OPT_COMPRESS: a.wopts.compress = 1; break;
         case OPT_FORCE: a.force = 1; break;
+        case 'q': cmd_progress_quiet(); break;
         case OPT_ENCODING:
             if (posenc_encoding_parse(optarg, &a.encoding, &err) != POSENC_OK)
                 return posenc_usage_error(CMD, "--encoding: %s", err.msg);

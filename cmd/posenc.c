@@ -5,19 +5,24 @@
 #include <string.h>
 
 #include "common.h"
+#include "iowatch.h"
+#include "progress.h"
 
 static const struct cmd {
     const char *name;
     int (*fn)(int, char **);
     const char *help;
+    int progress; /* what the progress line counts (iowatch.h): written or read bytes */
 } commands[] = {
-    { "gen", cmd_gen, "generate position-encoding tables from a model config" },
-    { "apply", cmd_apply, "apply RoPE to Q/K dumps as the model does" },
-    { "verify", cmd_verify, "check relative invariance and a runtime's dumps; report for CI" },
-    { "info", cmd_info, "explain what a config.json implies" },
-    { "ls", cmd_ls, "list the arrays in a tensor file" },
-    { "convert", cmd_convert, "convert tensor files between formats and dtypes" },
-    { "diff", cmd_diff, "compare two arrays: max abs/rel error, ulp histogram, worst elements" },
+    { "gen", cmd_gen, "generate position-encoding tables from a model config", PE_WATCH_WRITES },
+    { "apply", cmd_apply, "apply RoPE to Q/K dumps as the model does", PE_WATCH_WRITES },
+    { "verify", cmd_verify, "check relative invariance and a runtime's dumps; report for CI",
+      PE_WATCH_READS },
+    { "info", cmd_info, "explain what a config.json implies", 0 },
+    { "ls", cmd_ls, "list the arrays in a tensor file", 0 },
+    { "convert", cmd_convert, "convert tensor files between formats and dtypes",
+      PE_WATCH_WRITES },
+    { "diff", cmd_diff, "compare two arrays: max abs/rel error, ulp histogram, worst elements", 0 },
 };
 
 void posenc_print_commands(FILE *fp)
@@ -46,10 +51,15 @@ static const struct cmd *find(const char *name)
 }
 
 /* SIGINT, SIGTERM, SIGHUP and SIGPIPE: remove this run's temporaries, then die of the signal
- * (exit status 128 + its number, as shells expect). */
+ * (exit status 128 + its number, as shells expect). A reader that closes the pipe early
+ * (posenc gen ... -o - | head) thus ends posenc silently with 141, as it ends cat or git: that is
+ * the reader's choice, not an error to print. A signal the parent ignores stays ignored (nohup,
+ * a program that ignores SIGPIPE to get EPIPE): a closed pipe is then a write error, one line
+ * and exit 3. */
 static void on_signal(int sig)
 {
     posenc_tmp_remove_all();
+    cmd_progress_signal();
     signal(sig, SIG_DFL);
     raise(sig);
 }
@@ -61,13 +71,20 @@ static void install_signals(void)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
         sigaction(sigs[i], &sa, NULL);
+    }
 }
 
 static int finish(const char *cmd, int rc)
 {
     char dir[1024];
+    if (rc != POSENC_EXIT_OK)
+        cmd_progress_clear(); /* no summary line for a failed run */
+    cmd_progress_finish();
     size_t stale = posenc_tmp_stale_removed(dir, sizeof dir);
     if (stale)
         fprintf(stderr, "posenc %s: '%s': removed %zu stale temporar%s left by interrupted runs\n",
@@ -116,5 +133,10 @@ int main(int argc, char **argv)
     }
     install_signals();
     posenc_inputs_guard(1); /* no output of a run may replace one of its inputs */
+    int rc = cmd_env_check(c->name);
+    if (rc)
+        return rc;
+    if (c->progress)
+        cmd_progress_watch(c->name, c->progress);
     return finish(c->name, c->fn(argc - 1, argv + 1));
 }

@@ -58,7 +58,7 @@ static void usage(FILE *fp)
             "      --variant V         sinusoidal variant: vaswani, t2t, fairseq, marian, cos_sin\n"
             "      --report FILE       write a report (.json, .md or .html; repeatable);\n"
             "                          - writes the JSON report to stdout instead of the summary\n"
-            "  -q, --quiet             no summary on stdout\n"
+            "  -q, --quiet             no summary on stdout, no progress line on a terminal\n"
             "  -h, --help              show this help\n");
 }
 
@@ -1092,7 +1092,10 @@ int cmd_verify(int argc, char **argv)
             o.reports[o.n_reports++] = optarg;
             break;
         }
-        case 'q': o.quiet = 1; break;
+        case 'q':
+            o.quiet = 1;
+            cmd_progress_quiet();
+            break;
         case 'h': usage(stdout); return POSENC_EXIT_OK;
         case ':': return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
         default: return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);

@@ -9,6 +9,25 @@
 #include <cjson/cJSON.h>
 
 #include "backend.h"
+#include "iowatch.h"
+
+/* The progress observer (iowatch.h). */
+static int watch_what;
+static pe_watch_fn watch_fn;
+static void *watch_ctx;
+
+void pe_io_watch(int what, pe_watch_fn fn, void *ctx)
+{
+    watch_what = fn ? what : 0;
+    watch_fn = fn;
+    watch_ctx = ctx;
+}
+
+static void watch(int what, uint64_t add_total, uint64_t add_done)
+{
+    if (watch_what & what)
+        watch_fn(watch_ctx, add_total, add_done);
+}
 
 /* ---- containers ---- */
 
@@ -111,6 +130,7 @@ posenc_status posenc_reader_open_index(posenc_container *c, size_t i, posenc_rea
         free(r);
         return st;
     }
+    watch(PE_WATCH_READS, r->nelem * posenc_dtype_size(r->info.dtype), 0);
     *out = r;
     return POSENC_OK;
 }
@@ -203,8 +223,10 @@ posenc_status posenc_reader_read(posenc_reader *r, void *buf, uint64_t nelem, po
     if (nelem == 0)
         return POSENC_OK;
     posenc_status st = r->c->be->read(r, buf, nelem, err);
-    if (!st)
+    if (!st) {
         r->pos += nelem;
+        watch(PE_WATCH_READS, 0, nelem * posenc_dtype_size(r->info.dtype));
+    }
     return st;
 }
 
@@ -416,6 +438,7 @@ posenc_status posenc_writer_declare(posenc_writer *w, const posenc_array_info *a
     w->arrays[w->n] = *a;
     w->nelem[w->n] = n;
     w->n++;
+    watch(PE_WATCH_WRITES, n * posenc_dtype_size(a->dtype), 0);
     return POSENC_OK;
 }
 
@@ -485,6 +508,7 @@ posenc_status posenc_writer_write(posenc_writer *w, const void *data, uint64_t n
             k = nelem;
         if ((st = w->be->w_write(w, p, k, err)))
             return st;
+        watch(PE_WATCH_WRITES, 0, k * posenc_dtype_size(w->arrays[w->cur].dtype));
         p += k * posenc_dtype_size(w->arrays[w->cur].dtype);
         nelem -= k;
         w->done += k;
