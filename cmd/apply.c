@@ -27,7 +27,7 @@ static void usage(FILE *fp)
 {
     fprintf(fp,
             "usage: posenc apply Q K --config FILE [-o OUT] [options]\n"
-            "   or: posenc apply X --config FILE -o OUT [options]\n"
+            "   or: posenc apply X --config FILE [-o OUT] [options]\n"
             "\n"
             "Rotate query/key dumps (any readable format; '-' = NPY on stdin) by RoPE as the\n"
             "model does. OUT: .npz, .h5 or .safetensors holding q and k, a directory receiving\n"
@@ -537,8 +537,6 @@ int cmd_apply(int argc, char **argv)
     if (positions_arg && offset_set)
         return posenc_usage_error(CMD, "--positions and --offset exclude each other");
     const char *in[2] = { argv[optind], nin == 2 ? argv[optind + 1] : NULL };
-    if (nin == 1 && !outp)
-        return posenc_usage_error(CMD, "one dump needs -o OUT");
     if (nin == 2 && strcmp(in[0], "-") == 0 && strcmp(in[1], "-") == 0)
         return posenc_usage_error(CMD, "only one input can be '-' (stdin)");
     if (!outp && (strcmp(in[0], "-") == 0 || (in[1] && strcmp(in[1], "-") == 0)))
@@ -724,13 +722,18 @@ int cmd_apply(int argc, char **argv)
         if (wo.format == POSENC_FMT_AUTO)
             wo.format = posenc_format_guess(outpaths[w]);
         if (wo.format == POSENC_FMT_AUTO) {
-            if (nin == 2) {
-                wo.format = POSENC_FMT_DIR; /* a new directory receiving q.npy and k.npy */
+            /* a new directory receiving q.npy and k.npy, but only for a name without an
+             * extension: 'rotated.npzz' is a typo, not a directory to create */
+            const char *base = strrchr(outpaths[w], '/');
+            base = base ? base + 1 : outpaths[w];
+            if (nin == 2 && !strchr(base + 1, '.')) {
+                wo.format = POSENC_FMT_DIR;
             } else {
-                posenc_seterr(&err, POSENC_EINVAL, "'%s': cannot tell the output format from the "
-                              "name (use .npy, .npz, .h5, .safetensors, a directory or --format)",
-                              outpaths[w]);
-                goto fail;
+                rc = posenc_usage_error(CMD, "'%s': cannot tell the output format from the name; "
+                                        "pass --format or end it in .npz, .npy, .h5, "
+                                        ".safetensors, .bin or /%s", outpaths[w],
+                                        nin == 2 ? " (or give a new directory's name)" : "");
+                goto out;
             }
         }
         int narr = outp ? nin : 1;

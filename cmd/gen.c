@@ -180,6 +180,26 @@ static void human_size(uint64_t n, char *buf, size_t len)
     snprintf(buf, len, "%.1f %s", v, unit[u]);
 }
 
+/* A C header holds about 15 bytes of text per value ("-0.123456789f, "). Its rows default to
+ * max_position_embeddings like every format's, which for a long-context model is hundreds of MB
+ * of source no compiler wants: without --seq-len, --positions or --force, refuse a header of
+ * more than this many values (about 15 MB of text) instead of writing it. */
+#define HEADER_DEFAULT_VALUES ((uint64_t)1 << 20)
+#define HEADER_TEXT_PER_VALUE 15
+
+static int header_default_check(const struct gen_args *a, uint64_t nvalues, int64_t rows)
+{
+    if (a->wopts.format != POSENC_FMT_CHEADER || a->seq_len || a->positions || a->force ||
+        nvalues <= HEADER_DEFAULT_VALUES)
+        return POSENC_EXIT_OK;
+    char hs[32];
+    human_size(nvalues * HEADER_TEXT_PER_VALUE, hs, sizeof hs);
+    posenc_msg(CMD, "'%s': a C header of all %" PRId64 " default positions would hold %" PRIu64
+               " values (about %s of text); pass --seq-len N, --positions or --force", a->out,
+               rows, nvalues, hs);
+    return POSENC_EXIT_ERROR;
+}
+
 /* Round the double-double hi + lo (|lo| <= ulp(hi)/2) to dt once: hi rounded unless hi lies
  * exactly halfway between two dt values, where the sign of lo decides. */
 static void round_dd(double hi, double lo, posenc_dtype dt, void *dst)
@@ -671,6 +691,8 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
             return posenc_fail(CMD, &err);
         total += nbytes[i];
     }
+    if (header_default_check(a, total / posenc_dtype_size(a->dtype), n_pos))
+        return POSENC_EXIT_ERROR;
     if (total > a->size_limit && !a->force) {
         char hs[32];
         int ntab = want[ARR_COS] + want[ARR_SIN];
@@ -917,7 +939,7 @@ static int run(struct job *j, const char *hint)
     const struct gen_args *a = j->a;
     posenc_error err = { 0 };
     int rc = POSENC_EXIT_ERROR, nwant = 0;
-    uint64_t total = 0;
+    uint64_t total = 0, total_values = 0;
 
     for (int i = 0; i < j->narr; i++) {
         j->want[i] = !a->array || strcmp(a->array, j->arr[i].name) == 0;
@@ -940,16 +962,19 @@ static int run(struct job *j, const char *hint)
                                   strcmp(a->out, "-") == 0 ? "-o -" : "an NPY file", names);
     }
     for (int i = 0; i < j->narr; i++) {
-        uint64_t nb;
+        uint64_t nb, ne;
         if (!j->want[i])
             continue;
-        if (posenc_shape_size(j->arr[i].ndim, j->arr[i].shape, j->arr[i].dtype, NULL, &nb,
+        if (posenc_shape_size(j->arr[i].ndim, j->arr[i].shape, j->arr[i].dtype, &ne, &nb,
                               &err) != POSENC_OK || nb > UINT64_MAX - total) {
             posenc_msg(CMD, "%s tables would be larger than 2^63 bytes; pass %s", j->enc, hint);
             return POSENC_EXIT_ERROR;
         }
         total += nb;
+        total_values += ne;
     }
+    if (header_default_check(a, total_values, j->arr[0].ndim ? j->arr[0].shape[0] : 0))
+        return POSENC_EXIT_ERROR;
     if (total > a->size_limit && !a->force) {
         char hs[32], lim[32];
         human_size(total, hs, sizeof hs);
