@@ -149,7 +149,9 @@ static int print_json(const char *path, const posenc_container *c, int meta_only
             cJSON_Delete(root);
             return posenc_fail(CMD, &err);
         }
-        const char *native = posenc_container_array_type(c, i, NULL, NULL);
+        int readable = 1;
+        const char *native = posenc_container_array_type(c, i, NULL, &readable);
+        int gguf = posenc_container_format(c) == POSENC_FMT_GGUF;
         cJSON *o = cJSON_CreateObject(), *sh = NULL;
         if (!o || !cJSON_AddItemToArray(arrays, o))
             goto oom;
@@ -162,7 +164,9 @@ static int print_json(const char *path, const posenc_container *c, int meta_only
                 goto oom;
         if (!cJSON_AddNumberToObject(o, "bytes", (double)nbytes))
             goto oom;
-        if (native && !cJSON_AddStringToObject(o, "ggml_type", native))
+        if (native && gguf && !cJSON_AddStringToObject(o, "ggml_type", native))
+            goto oom;
+        if (native && !readable && !cJSON_AddBoolToObject(o, "readable", 0))
             goto oom;
     }
     if (load_meta(c, &meta, &types) != 0)
@@ -279,6 +283,30 @@ static int print_text(const posenc_container *c)
     return POSENC_EXIT_OK;
 }
 
+/* NPY arrays of the opaque type '<V2' are listed as such (a bfloat16 file from ml_dtypes, or
+ * posenc's own bf16 .npy, looks the same), and one line says so rather than guessing. */
+static void note_opaque(const char *path, const posenc_container *c)
+{
+    size_t n = 0, first = 0;
+    if (posenc_container_format(c) == POSENC_FMT_GGUF) /* quantized: listed by their ggml_type */
+        return;
+    for (size_t i = 0; i < posenc_container_count(c); i++) {
+        int readable = 1;
+        if (posenc_container_array_type(c, i, NULL, &readable) && !readable && n++ == 0)
+            first = i;
+    }
+    if (n == 1)
+        posenc_msg(CMD, "'%s': array '%s' has the opaque NPY dtype '%s' (2-byte elements, "
+                   "bfloat16 if ml_dtypes or posenc wrote it); pass --dtype bf16 to read it as "
+                   "bf16", path, posenc_container_array(c, first)->name,
+                   posenc_container_array_type(c, first, NULL, NULL));
+    else if (n > 1)
+        posenc_msg(CMD, "'%s': %zu arrays ('%s', ...) have the opaque NPY dtype '%s' (2-byte "
+                   "elements, bfloat16 if ml_dtypes or posenc wrote them); pass --dtype bf16 to "
+                   "read them as bf16", path, n, posenc_container_array(c, first)->name,
+                   posenc_container_array_type(c, first, NULL, NULL));
+}
+
 int cmd_ls(int argc, char **argv)
 {
     int json = 0, meta_only = 0, c;
@@ -321,6 +349,7 @@ int cmd_ls(int argc, char **argv)
     posenc_container *ct = NULL;
     if (posenc_container_open(path, &ro, &ct, &err) != POSENC_OK)
         return posenc_fail(CMD, &err);
+    note_opaque(path, ct);
     int rc = json ? print_json(path, ct, meta_only) : meta_only ? print_meta(ct) : print_text(ct);
     posenc_container_close(ct);
     return rc;

@@ -198,7 +198,9 @@ static posenc_status dir_reader_open(posenc_reader *r, posenc_error *err)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     posenc_npy_freader *fr;
     /* the reader keeps path for its messages: hand it over with the reader */
-    posenc_status st = posenc_npy_freader_new(path, NULL, &k->h[r->index], &fr, err);
+    posenc_status st = posenc_npy_readable(&k->h[r->index], path, err);
+    if (!st)
+        st = posenc_npy_freader_new(path, NULL, &k->h[r->index], &fr, err);
     if (st) {
         free(path);
         return st;
@@ -427,6 +429,14 @@ static posenc_status dir_w_commit(posenc_writer *w, posenc_error *err)
 
 static void dir_w_abort(posenc_writer *w) { dir_w_free(w, 1); }
 
+/* An opaque '<V2' array: its NPY descr, not readable (posenc_container_array_type). */
+static const char *dir_array_type(const posenc_container *c, size_t i, uint64_t *nbytes,
+                                   int *readable)
+{
+    const struct dir_cont *k = c->impl;
+    return posenc_npy_array_type(&k->h[i], nbytes, readable);
+}
+
 const posenc_backend posenc_backend_dir = {
     .format = POSENC_FMT_DIR,
     .open = dir_open,
@@ -438,4 +448,5 @@ const posenc_backend posenc_backend_dir = {
     .w_write = dir_w_write,
     .w_commit = dir_w_commit,
     .w_abort = dir_w_abort,
+    .array_type = dir_array_type,
 };

@@ -174,10 +174,9 @@ static posenc_status map_descr(const char *d, const char *path, int assume_bf16,
             else if (kind == 'u' && size == 1)
                 dt = POSENC_DT_U8;
             else if (kind == 'V' && size == 2 && order != '>') {
-                if (!assume_bf16)
-                    return posenc_seterr(err, POSENC_EUNSUPPORTED,
-                                         "'%s': dtype '%s' is opaque; pass --dtype bf16 if it is "
-                                         "bfloat16", path, d);
+                /* bf16 as numpy saves ml_dtypes' bfloat16, or any 2-byte record: listed with
+                 * its shape either way, read only when the caller says it is bf16 */
+                h->opaque = !assume_bf16;
                 dt = POSENC_DT_BF16;
             }
             if (dt >= 0) {
@@ -193,6 +192,27 @@ static posenc_status map_descr(const char *d, const char *path, int assume_bf16,
                          "i32, i64 and u8)", path, d);
 }
 
+posenc_status posenc_npy_readable(const posenc_npy_header *h, const char *path,
+                                  posenc_error *err)
+{
+    if (!h->opaque)
+        return POSENC_OK;
+    return posenc_seterr(err, POSENC_EUNSUPPORTED,
+                         "'%s': dtype '%s' is opaque; pass --dtype bf16 if it is bfloat16", path,
+                         h->descr);
+}
+
+const char *posenc_npy_array_type(const posenc_npy_header *h, uint64_t *nbytes, int *readable)
+{
+    if (!h->opaque)
+        return NULL;
+    if (nbytes)
+        *nbytes = h->nbytes;
+    if (readable)
+        *readable = 0;
+    return h->descr;
+}
+
 posenc_status posenc_npy_header_parse(const char *text, size_t len, const char *path,
                                       int assume_bf16, posenc_npy_header *h, posenc_error *err)
 {
@@ -201,6 +221,7 @@ posenc_status posenc_npy_header_parse(const char *text, size_t len, const char *
     char descr[sizeof h->descr] = "";
     posenc_status st;
     memset(&h->info, 0, sizeof h->info);
+    h->opaque = 0;
     skip_ws(&lx);
     if (lx.p >= lx.end || *lx.p != '{')
         return bad_header(&lx, "not a dictionary", err);
@@ -651,7 +672,10 @@ static posenc_status npy_reader_open(posenc_reader *r, posenc_error *err)
         k->taken = 1;
     }
     posenc_npy_freader *fr;
-    posenc_status st = posenc_npy_freader_new(r->c->path, fp, &k->h, &fr, err);
+    posenc_status st = posenc_npy_readable(&k->h, r->c->path, err);
+    if (st)
+        return st;
+    st = posenc_npy_freader_new(r->c->path, fp, &k->h, &fr, err);
     if (st)
         return st;
     r->impl = fr;
@@ -754,6 +778,15 @@ static posenc_status npy_w_commit(posenc_writer *w, posenc_error *err)
 
 static void npy_w_abort(posenc_writer *w) { npy_w_free(w, 1); }
 
+/* An opaque '<V2' array: its NPY descr, not readable (posenc_container_array_type). */
+static const char *npy_array_type(const posenc_container *c, size_t i, uint64_t *nbytes,
+                                   int *readable)
+{
+    const struct npy_cont *k = c->impl;
+    (void)i;
+    return posenc_npy_array_type(&k->h, nbytes, readable);
+}
+
 const posenc_backend posenc_backend_npy = {
     .format = POSENC_FMT_NPY,
     .open = npy_open,
@@ -765,4 +798,5 @@ const posenc_backend posenc_backend_npy = {
     .w_write = npy_w_write,
     .w_commit = npy_w_commit,
     .w_abort = npy_w_abort,
+    .array_type = npy_array_type,
 };

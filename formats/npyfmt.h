@@ -25,6 +25,8 @@ typedef struct posenc_npy_header {
     uint64_t data_offset;     /* bytes before the data */
     uint64_t nelem, nbytes;
     char descr[40];
+    int opaque;               /* '<V2' not known to be bf16: listed (info.dtype bf16 holds its
+                               * 2-byte size), refused as data by posenc_npy_readable */
 } posenc_npy_header;
 
 /* Read magic, version and header dict from src. path names the file in messages. */
@@ -33,6 +35,13 @@ posenc_status posenc_npy_header_read(posenc_npy_src src, void *ctx, const char *
 /* Parse the dict text (len bytes) alone into h (info, fortran, swap, nelem, nbytes, descr). */
 posenc_status posenc_npy_header_parse(const char *text, size_t len, const char *path,
                                       int assume_bf16, posenc_npy_header *h, posenc_error *err);
+/* POSENC_OK, or the opaque-dtype error for an array that cannot be read as data. */
+posenc_status posenc_npy_readable(const posenc_npy_header *h, const char *path,
+                                  posenc_error *err);
+/* The NPY descr of an opaque array ("<V2") with readable 0 and its size, for a backend's
+ * array_type hook; NULL for every array posenc reads. */
+const char *posenc_npy_array_type(const posenc_npy_header *h, uint64_t *nbytes, int *readable);
+
 /* Write the header numpy writes for a (version 1.0, or 2.0 when it does not fit) into buf
  * (POSENC_NPY_HEADER_CAP bytes); returns its length, a multiple of 64. */
 size_t posenc_npy_header_format(const posenc_array_info *a, unsigned char *buf);

@@ -185,7 +185,12 @@ static posenc_status npz_reader_open(posenc_reader *r, posenc_error *err)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     snprintf(nr->label, sizeof nr->label, "%s:%s", r->c->path, r->info.name);
     const posenc_npy_header *h = &k->h[r->index];
-    posenc_status st = posenc_zip_stream_open(k->z, k->entry[r->index], NULL, &nr->s, err);
+    posenc_status st = posenc_npy_readable(h, nr->label, err);
+    if (st) {
+        free(nr);
+        return st;
+    }
+    st = posenc_zip_stream_open(k->z, k->entry[r->index], NULL, &nr->s, err);
     /* skip the NPY header (it is part of the member's CRC) */
     unsigned char skip[4096];
     for (uint64_t left = h->data_offset; !st && left > 0;) {
@@ -364,6 +369,14 @@ static posenc_status npz_w_commit(posenc_writer *w, posenc_error *err)
 
 static void npz_w_abort(posenc_writer *w) { npz_w_free(w, 1); }
 
+/* An opaque '<V2' array: its NPY descr, not readable (posenc_container_array_type). */
+static const char *npz_array_type(const posenc_container *c, size_t i, uint64_t *nbytes,
+                                   int *readable)
+{
+    const struct npz_cont *k = c->impl;
+    return posenc_npy_array_type(&k->h[i], nbytes, readable);
+}
+
 const posenc_backend posenc_backend_npz = {
     .format = POSENC_FMT_NPZ,
     .open = npz_open,
@@ -375,4 +388,5 @@ const posenc_backend posenc_backend_npz = {
     .w_write = npz_w_write,
     .w_commit = npz_w_commit,
     .w_abort = npz_w_abort,
+    .array_type = npz_array_type,
 };
