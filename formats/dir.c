@@ -141,6 +141,10 @@ static posenc_status dir_open(posenc_container *c, posenc_error *err)
         n++;
     }
     closedir(d);
+    /* a directory of arrays has .npy files or posenc's meta.json; /etc has neither */
+    if (!st && n == 0 && !c->meta)
+        st = posenc_seterr(err, POSENC_EFORMAT, "'%s': a directory without .npy files or "
+                           "meta.json, not a directory of arrays", c->path);
     if (!st && n > 1)
         qsort(names, n, sizeof *names, cmp_str);
     if (!st) {

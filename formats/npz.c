@@ -105,6 +105,13 @@ static posenc_status npz_open(posenc_container *c, posenc_error *err)
             narr++;
         }
     }
+    /* members, none of them NPY: another kind of zip (torch.save writes ARCHIVE/data.pkl and
+     * ARCHIVE/data/0), not an NPZ with no arrays (np.savez of nothing has no members at all) */
+    if (narr == 0 && z->n > (c->meta ? 1u : 0u))
+        return posenc_seterr(err, POSENC_EFORMAT, "'%s': a ZIP archive without .npy members "
+                             "(%s: a PyTorch checkpoint or another kind of zip), not NPZ",
+                             c->path, z->e[c->meta ? (strcmp(z->e[0].name, META_NAME) == 0)
+                                                   : 0].name);
     k->entry = calloc(narr ? narr : 1, sizeof *k->entry);
     k->h = calloc(narr ? narr : 1, sizeof *k->h);
     c->arrays = calloc(narr ? narr : 1, sizeof *c->arrays);

@@ -69,7 +69,15 @@ expect_fail 3 "'missing.npy'" "$POSENC" ls missing.npy
 [ ! -s out.stdout ]
 expect_fail 3 "'trunc.npy'" "$POSENC" ls trunc.npy
 [ ! -s out.stdout ]
-expect_fail 3 "pass --dtype bf16" "$POSENC" ls v2.npy
+# an opaque '|V2' array is listed as such, with one line naming --dtype bf16; its data is refused
+expect_ok "$POSENC" ls v2.npy
+grep -q '^v2  *|V2  *(5,)  *10$' out.stdout
+[ "$(wc -l < out.stderr)" -eq 1 ]
+grep -q "^posenc ls: 'v2.npy': array 'v2' has the opaque NPY dtype '|V2' .*pass --dtype bf16" out.stderr
+expect_ok "$POSENC" ls --json v2.npy
+$PY -c "import json; a = json.load(open('out.stdout'))['arrays'][0]; assert a['dtype'] == '|V2' and a['readable'] is False and a['bytes'] == 10, a"
+expect_fail 3 "pass --dtype bf16" "$POSENC" convert v2.npy v2-out.npy
+no_file v2-out.npy
 echo "not an array" > junk.npy
 expect_fail 3 "'junk.npy'" "$POSENC" ls junk.npy
 expect_fail 2 "missing FILE" "$POSENC" ls
