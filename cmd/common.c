@@ -75,6 +75,11 @@ int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
     }
     for (size_t i = 0; i < nout; i++) {
         posenc_error err = { 0 };
+        /* '-o -' is binary NPY: never onto a terminal (it would garble it), as gzip refuses */
+        if (outs[i] && strcmp(outs[i], "-") == 0 && isatty(STDOUT_FILENO))
+            return posenc_usage_error(cmd, "'-': standard output is a terminal and NPY is binary; "
+                                           "redirect it (> FILE.npy or | PROGRAM) or name a "
+                                           "file");
         if (outs[i] && posenc_output_check(outs[i], &err) != POSENC_OK) {
             posenc_msg(cmd, "%s", err.msg);
             return POSENC_EXIT_USAGE;

@@ -54,7 +54,8 @@ int cmd_load_config(const char *cmd, const char *path, const char *family, posen
  * one line; anything else exit 3. */
 int cmd_rope_fail(const char *cmd, const posenc_model *m, const posenc_error *err);
 
-/* The one output-safety rule: record the run's input files (NULL entries and "-" skipped; a
+/* The one output-safety rule: '-' (binary NPY on standard output) is refused, exit 2, when
+ * standard output is a terminal; record the run's input files (NULL entries and "-" skipped; a
  * FILE:MEMBER spec by its file; standard input when it is a regular file) and refuse, with the
  * usage exit status 2 and one line, when writing any of outs (with the files each implies: a
  * raw sidecar, a directory's meta.json) would replace one of them. The writers check again

@@ -80,3 +80,26 @@ expect_ok "$POSENC" info --config model/
 expect_ok "$POSENC" verify --config model/ -q
 mkdir nomodel
 expect_fail 3 "nomodel" "$POSENC" gen --config nomodel/ --seq-len 4 -o m3.npz
+
+# '-o -' (binary NPY) onto a terminal is refused (exit 2, nothing written); a pipe still works
+cat > tty_out.py <<'PY'
+import os, subprocess, sys, tty
+master, slave = os.openpty()
+tty.setraw(slave)
+p = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL, stdout=slave, stderr=subprocess.PIPE)
+os.close(slave)
+os.set_blocking(master, False)
+try:
+    got = os.read(master, 1 << 16)
+except OSError:  # EAGAIN or EIO: nothing was written to the terminal
+    got = b""
+assert p.returncode == 2, (p.returncode, p.stderr)
+assert got == b"", got[:40]
+err = p.stderr.decode()
+assert err.startswith("posenc ") and "'-': standard output is a terminal and NPY is binary" in err, err
+PY
+$PY tty_out.py "$POSENC" gen --config "$CFG" --array cos --seq-len 2 -o -
+$PY tty_out.py "$POSENC" apply q.npy --config "$CFG" -o -
+$PY tty_out.py "$POSENC" convert q.npy -
+"$POSENC" gen --config "$CFG" --array cos --seq-len 2 -o - | cat > cos-pipe.npy
+$PY -c "import numpy as np; assert np.load('cos-pipe.npy').shape == (2, 64)"
