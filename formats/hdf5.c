@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -577,6 +578,24 @@ static herr_t visit_cb(hid_t obj, const char *name, const H5O_info_t *info, void
     return 0;
 }
 
+/* Whether t is h5py's bool: an enum of two members FALSE = 0 and TRUE = 1 over a 1-byte
+ * integer. */
+static int is_h5py_bool(hid_t t)
+{
+    if (H5Tget_nmembers(t) != 2 || H5Tget_size(t) != 1)
+        return 0;
+    int ok = 1;
+    for (unsigned k = 0; k < 2 && ok; k++) {
+        int8_t val = -1;
+        char *name = H5Tget_member_name(t, k);
+        ok = name && H5Tget_member_value(t, k, &val) >= 0 &&
+             strcmp(name, val ? "TRUE" : "FALSE") == 0 && (val == 0 || val == 1);
+        if (name)
+            H5free_memory(name);
+    }
+    return ok;
+}
+
 /* Root attributes as one JSON object. */
 static cJSON *attr_value(hid_t attr)
 {
@@ -587,36 +606,67 @@ static cJSON *attr_value(hid_t attr)
     hssize_t npts = H5Sget_simple_extent_npoints(sp);
     int nd = H5Sget_simple_extent_ndims(sp);
     H5T_class_t cls = H5Tget_class(t);
-    if (cls == H5T_STRING && npts == 1) {
-        char *text = NULL;
-        if (H5Tis_variable_str(t) > 0) {
+    if (H5Sget_simple_extent_type(sp) == H5S_NULL) {
+        v = cJSON_CreateNull(); /* an attribute without a value (h5py.Empty): JSON null */
+    } else if (cls == H5T_STRING && npts >= 1 && npts <= H5_MAX_ATTR_ELEMS) {
+        /* a scalar string is a JSON text or plain text; a 1-D one an array of strings */
+        char **texts = calloc((size_t)npts, sizeof *texts);
+        int ok = texts != NULL;
+        if (ok && H5Tis_variable_str(t) > 0) {
             hid_t mt = H5Tcopy(H5T_C_S1);
-            char *s = NULL;
-            if (mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
-                H5Tset_cset(mt, H5Tget_cset(t)) >= 0 && H5Aread(attr, mt, &s) >= 0 && s) {
-                text = strdup(s);
-                H5free_memory(s);
+            char **s = calloc((size_t)npts, sizeof *s);
+            ok = s && mt >= 0 && H5Tset_size(mt, H5T_VARIABLE) >= 0 &&
+                 H5Tset_cset(mt, H5Tget_cset(t)) >= 0 && H5Aread(attr, mt, s) >= 0;
+            for (hssize_t k = 0; s && k < npts; k++) {
+                if (ok && !(texts[k] = strdup(s[k] ? s[k] : "")))
+                    ok = 0;
+                if (s[k])
+                    H5free_memory(s[k]);
             }
+            free(s);
             if (mt >= 0)
                 H5Tclose(mt);
-        } else {
+        } else if (ok) {
             size_t sz = H5Tget_size(t);
             hid_t mt = H5Tcopy(t);
-            text = sz < (1u << 24) ? calloc(1, sz + 1) : NULL;
-            if (!text || mt < 0 || H5Aread(attr, mt, text) < 0) {
-                free(text);
-                text = NULL;
+            char *all = sz < (1u << 24) / (size_t)npts ? calloc((size_t)npts, sz) : NULL;
+            ok = all && mt >= 0 && H5Aread(attr, mt, all) >= 0;
+            for (hssize_t k = 0; ok && k < npts; k++) {
+                if (!(texts[k] = calloc(1, sz + 1)))
+                    ok = 0;
+                else
+                    memcpy(texts[k], all + (size_t)k * sz, sz);
             }
+            free(all);
             if (mt >= 0)
                 H5Tclose(mt);
         }
-        if (text) {
+        if (ok && nd == 0) {
             const char *end = NULL;
-            v = cJSON_ParseWithOpts(text, &end, 1);
+            v = cJSON_ParseWithOpts(texts[0], &end, 1);
             if (!v)
-                v = cJSON_CreateString(text);
-            free(text);
+                v = cJSON_CreateString(texts[0]);
+        } else if (ok) {
+            v = cJSON_CreateStringArray((const char *const *)texts, (int)npts);
         }
+        for (hssize_t k = 0; texts && k < npts; k++)
+            free(texts[k]);
+        free(texts);
+    } else if (cls == H5T_ENUM && npts >= 1 && npts <= H5_MAX_ATTR_ELEMS && is_h5py_bool(t)) {
+        /* h5py's bool: enum {FALSE = 0, TRUE = 1} */
+        int8_t *vals = malloc((size_t)npts);
+        hid_t mt = H5Tget_native_type(t, H5T_DIR_ASCEND); /* the enum itself, 1 byte */
+        if (vals && mt >= 0 && H5Aread(attr, mt, vals) >= 0) {
+            if (nd == 0) {
+                v = cJSON_CreateBool(vals[0] != 0);
+            } else if ((v = cJSON_CreateArray())) {
+                for (hssize_t k = 0; k < npts; k++)
+                    cJSON_AddItemToArray(v, cJSON_CreateBool(vals[k] != 0));
+            }
+        }
+        if (mt >= 0)
+            H5Tclose(mt);
+        free(vals);
     } else if ((cls == H5T_INTEGER || cls == H5T_FLOAT) && npts >= 1 &&
                npts <= H5_MAX_ATTR_ELEMS) {
         double *vals = malloc((size_t)npts * sizeof *vals);
@@ -1223,25 +1273,137 @@ out:
     return st;
 }
 
-static posenc_status write_attr(posenc_writer *w, hid_t file, const char *key, const char *val,
-                                posenc_error *err)
+/* Whether a string's plain text would itself read back as another JSON value ("123", "true",
+ * "null", "[1]"): such a string is stored as its JSON text ("\"123\""), because the reader takes a
+ * scalar string attribute that parses as JSON for that value (files of earlier versions hold
+ * every value as JSON text); every other string is stored as plain text. */
+static int string_needs_quotes(const char *s)
+{
+    const char *end = NULL;
+    cJSON *v = cJSON_ParseWithOpts(s, &end, 1);
+    cJSON_Delete(v);
+    return v != NULL;
+}
+
+/* JSON number text that is an integer (no fraction or exponent) within int64. */
+static int json_int(const cJSON *v, const char *text)
+{
+    return cJSON_IsNumber(v) && !strpbrk(text, ".eE") && fabs(v->valuedouble) < 9.0e15;
+}
+
+/* One attribute of n elements (0: scalar; (hsize_t)-1: an empty H5S_NULL dataspace, what h5py
+ * writes for h5py.Empty and reads back as it) of type t from buf. */
+static posenc_status put_attr(posenc_writer *w, hid_t file, const char *key, hid_t t,
+                              hsize_t n, const void *buf, posenc_error *err)
 {
     posenc_status st = POSENC_OK;
-    hid_t t = H5Tcopy(H5T_C_S1), sp = H5Screate(H5S_SCALAR), a = -1;
-    if (t < 0 || sp < 0 || H5Tset_size(t, H5T_VARIABLE) < 0 ||
-        H5Tset_cset(t, H5T_CSET_UTF8) < 0 ||
-        (a = H5Acreate2(file, key, t, sp, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
-        H5Awrite(a, t, &val) < 0) {
+    int null = n == (hsize_t)-1;
+    hid_t sp = null ? H5Screate(H5S_NULL) : n ? H5Screate_simple(1, &n, NULL)
+                                              : H5Screate(H5S_SCALAR), a = -1;
+    if (sp < 0 || (a = H5Acreate2(file, key, t, sp, H5P_DEFAULT, H5P_DEFAULT)) < 0 ||
+        (!null && H5Awrite(a, t, buf) < 0)) {
         char what[POSENC_NAME_MAX + 32];
         snprintf(what, sizeof what, "cannot write attribute '%.200s'", key);
         st = h5_w_fail(w, err, what);
     }
     if (a >= 0)
         H5Aclose(a);
-    if (t >= 0)
-        H5Tclose(t);
     if (sp >= 0)
         H5Sclose(sp);
+    return st;
+}
+
+/* The kinds of a JSON array's elements: 1 all numbers, 2 all strings, 3 all bools, 0 other. */
+static int array_kind(const cJSON *v, int *all_int)
+{
+    int kind = -1;
+    *all_int = 1;
+    for (const cJSON *e = v->child; e; e = e->next) {
+        int k = cJSON_IsNumber(e) ? 1 : cJSON_IsString(e) ? 2 : cJSON_IsBool(e) ? 3 : 0;
+        if (k == 0 || (kind >= 0 && k != kind))
+            return 0;
+        kind = k;
+        if (k == 1 && (e->valuedouble != (double)(int64_t)e->valuedouble ||
+                       fabs(e->valuedouble) >= 9.0e15))
+            *all_int = 0;
+    }
+    return kind < 0 ? 0 : kind; /* [] is stored as its JSON text */
+}
+
+/* Metadata key = JSON value text as a typed root attribute, as h5py would store the Python
+ * value: a number as an int64 or double scalar, a string as a UTF-8 string, a bool as h5py's
+ * enum {FALSE, TRUE} over int8, an array of numbers, strings or bools as a 1-D attribute of
+ * that type. Anything else (null, objects, mixed or empty arrays) is stored as its JSON text,
+ * which the reader parses back. */
+static posenc_status write_attr(posenc_writer *w, hid_t file, const char *key, const char *val,
+                                posenc_error *err)
+{
+    posenc_status st = POSENC_OK;
+    cJSON *v = cJSON_Parse(val); /* checked by posenc_writer_meta */
+    hid_t str = H5Tcopy(H5T_C_S1), boolt = H5Tenum_create(H5T_NATIVE_INT8);
+    int8_t f = 0, t = 1;
+    void *buf = NULL;
+    if (!v || str < 0 || boolt < 0 || H5Tset_size(str, H5T_VARIABLE) < 0 ||
+        H5Tset_cset(str, H5T_CSET_UTF8) < 0 || H5Tenum_insert(boolt, "FALSE", &f) < 0 ||
+        H5Tenum_insert(boolt, "TRUE", &t) < 0) {
+        st = v ? h5_w_fail(w, err, "cannot make attribute types")
+               : posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        goto out;
+    }
+    int all_int = 0, kind = cJSON_IsArray(v) ? array_kind(v, &all_int) : 0;
+    hsize_t n = cJSON_IsArray(v) ? (hsize_t)cJSON_GetArraySize(v) : 0;
+    if (cJSON_IsNumber(v)) {
+        if (json_int(v, val)) {
+            int64_t x = (int64_t)v->valuedouble;
+            st = put_attr(w, file, key, H5T_NATIVE_INT64, 0, &x, err);
+        } else {
+            st = put_attr(w, file, key, H5T_NATIVE_DOUBLE, 0, &v->valuedouble, err);
+        }
+    } else if (cJSON_IsString(v)) {
+        const char *s = string_needs_quotes(v->valuestring) ? val : v->valuestring;
+        st = put_attr(w, file, key, str, 0, &s, err);
+    } else if (cJSON_IsBool(v)) {
+        int8_t b = cJSON_IsTrue(v);
+        st = put_attr(w, file, key, boolt, 0, &b, err);
+    } else if (kind == 1 || kind == 3) {
+        size_t es = kind == 3 ? 1 : 8;
+        if (!(buf = malloc((size_t)n * es))) {
+            st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+            goto out;
+        }
+        size_t k = 0;
+        for (const cJSON *e = v->child; e; e = e->next, k++) {
+            if (kind == 3)
+                ((int8_t *)buf)[k] = (int8_t)cJSON_IsTrue(e);
+            else if (all_int)
+                ((int64_t *)buf)[k] = (int64_t)e->valuedouble;
+            else
+                ((double *)buf)[k] = e->valuedouble;
+        }
+        st = put_attr(w, file, key, kind == 3 ? boolt : all_int ? H5T_NATIVE_INT64
+                                                                 : H5T_NATIVE_DOUBLE, n, buf, err);
+    } else if (kind == 2) {
+        const char **p = malloc((size_t)n * sizeof *p);
+        if (!(buf = p)) {
+            st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+            goto out;
+        }
+        size_t k = 0;
+        for (const cJSON *e = v->child; e; e = e->next, k++)
+            p[k] = e->valuestring;
+        st = put_attr(w, file, key, str, n, p, err);
+    } else if (cJSON_IsNull(v)) {
+        st = put_attr(w, file, key, str, (hsize_t)-1, NULL, err); /* H5S_NULL: no value */
+    } else {
+        st = put_attr(w, file, key, str, 0, &val, err);
+    }
+out:
+    free(buf);
+    cJSON_Delete(v);
+    if (str >= 0)
+        H5Tclose(str);
+    if (boolt >= 0)
+        H5Tclose(boolt);
     return st ? st : h5_w_check(w, err);
 }
 

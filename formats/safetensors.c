@@ -467,7 +467,18 @@ static posenc_status st_w_start(posenc_writer *w, posenc_error *err)
                 posenc_strbuf_puts(&b, ",");
             posenc_strbuf_json_string(&b, w->meta_keys[i]);
             posenc_strbuf_puts(&b, ":");
-            posenc_strbuf_json_string(&b, w->meta_vals[i]);
+            /* safetensors holds strings only: a string as its plain text ("half", not
+             * "\"half\""), anything else as its JSON text ("1e7", "[0, 1]"). A string whose
+             * plain text would read back as another JSON value ("123", "true") keeps its
+             * quotes, since parse_metadata takes a value that parses as JSON for that value. */
+            cJSON *v = cJSON_Parse(w->meta_vals[i]);
+            const char *end = NULL;
+            cJSON *again = cJSON_IsString(v) ? cJSON_ParseWithOpts(v->valuestring, &end, 1)
+                                             : NULL;
+            posenc_strbuf_json_string(&b, cJSON_IsString(v) && !again ? v->valuestring
+                                                                      : w->meta_vals[i]);
+            cJSON_Delete(again);
+            cJSON_Delete(v);
         }
         posenc_strbuf_puts(&b, "}");
         first = 0;

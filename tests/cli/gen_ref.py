@@ -59,6 +59,14 @@ def npy_array(buf, dt):
     return decode(data, dt, shape)
 
 
+def _json_or_text(v):
+    """A metadata string: the JSON value it holds, or the string itself."""
+    try:
+        return json.loads(v)
+    except ValueError:
+        return v
+
+
 def load(path, dt="f32", fmt=None):
     """{name: float64 array} and the metadata dict (or None) of a posenc output file."""
     if fmt is None:
@@ -95,7 +103,8 @@ def load(path, dt="f32", fmt=None):
         covered = 0
         for name, e in hdr.items():
             if name == "__metadata__":
-                meta = {k: json.loads(v) for k, v in e.items()}
+                # strings are plain text, other values JSON text (posenc-formats(5))
+                meta = {k: _json_or_text(v) for k, v in e.items()}
                 continue
             assert e["dtype"] == st, (name, e["dtype"])
             b, en = e["data_offsets"]
@@ -120,12 +129,16 @@ def load(path, dt="f32", fmt=None):
             if attrs:
                 meta = {}
                 for k, v in attrs.items():
-                    if isinstance(v, bytes):
-                        v = v.decode()
-                    try:
-                        meta[k] = json.loads(v) if isinstance(v, str) else v
-                    except ValueError:
-                        meta[k] = v
+                    # typed attributes (posenc-formats(5)): numbers, strings, bools, 1-D
+                    # arrays, h5py.Empty for null; other values as JSON text
+                    if isinstance(v, h5py.Empty):
+                        meta[k] = None
+                    elif isinstance(v, (bytes, str)):
+                        meta[k] = _json_or_text(v.decode() if isinstance(v, bytes) else v)
+                    elif isinstance(v, np.ndarray):
+                        meta[k] = [x.decode() if isinstance(x, bytes) else x for x in v.tolist()]
+                    else:
+                        meta[k] = v.item() if hasattr(v, "item") else v
     else:
         raise AssertionError("unknown format " + fmt)
     return arrays, meta

@@ -103,3 +103,35 @@ $PY tty_out.py "$POSENC" apply q.npy --config "$CFG" -o -
 $PY tty_out.py "$POSENC" convert q.npy -
 "$POSENC" gen --config "$CFG" --array cos --seq-len 2 -o - | cat > cos-pipe.npy
 $PY -c "import numpy as np; assert np.load('cos-pipe.npy').shape == (2, 64)"
+
+# metadata keep their JSON types where the format allows: safetensors strings are plain text
+# ('neox', not '"neox"'), HDF5 attributes are typed (theta 10000000 an int64, not '10000000');
+# posenc reads both back as the values of the NPZ's meta.json. The config is named "1e7" so
+# that its name (a string that reads as a number) must keep its quotes.
+cp "$CFG" 1e7
+for f in m.npz m.safetensors m.h5; do
+    expect_ok "$POSENC" gen --config 1e7 --seq-len 4 -o "$f"
+    "$POSENC" ls --json "$f" > "$f.json"
+done
+$PY - <<'PY'
+import json, struct, h5py, numpy as np, zipfile
+ref = json.load(open("m.npz.json"))["metadata"]
+assert ref == json.loads(zipfile.ZipFile("m.npz").read("meta.json")), "ls of npz != meta.json"
+for f in ("m.safetensors", "m.h5"):
+    got = json.load(open(f + ".json"))["metadata"]
+    assert got == ref, (f, {k: (ref[k], got.get(k)) for k in ref if ref[k] != got.get(k)})
+b = open("m.safetensors", "rb").read()
+md = json.loads(b[8:8 + struct.unpack("<Q", b[:8])[0]])["__metadata__"]
+assert md["style"] == "neox" and md["family"] == "qwen3_5_text" and md["theta"] == "10000000", md
+assert md["config"] == '"1e7"' and md["mrope_section"] == "[11, 11, 10]", md
+assert md["layer_type"] == "null" and md["mrope_interleaved"] == "true", md
+with h5py.File("m.h5", "r") as h:
+    a = h.attrs
+    assert a["theta"] == 10000000 and a["theta"].dtype == np.int64, repr(a["theta"])
+    assert a["style"] == "neox" and a["config"] == '"1e7"', (a["style"], a["config"])
+    assert a["partial_rotary_factor"] == 0.25 and a["partial_rotary_factor"].dtype == np.float64
+    assert a["mrope_interleaved"].dtype == np.bool_ and bool(a["mrope_interleaved"])
+    assert a["mrope_section"].tolist() == [11, 11, 10]
+    assert isinstance(a["layer_type"], h5py.Empty)
+    assert [str(x) for x in a["notes"]] == ref["notes"]
+PY

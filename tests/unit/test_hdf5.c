@@ -12,7 +12,18 @@
 
 #include <hdf5.h>
 
+#include <cjson/cJSON.h>
+
 #include "fmtutil.h"
+
+/* Metadata of every JSON kind, written as typed HDF5 attributes (posenc-formats(5) HDF5). */
+static const char *const typed_meta[][2] = {
+    { "factor", "0.5" },          { "flag", "true" },
+    { "dims", "[11, 11, 10]" },   { "mixed_nums", "[1, 2.5]" },
+    { "notes", "[\"a\", \"b \\\"c\\\"\"]" }, { "none", "null" },
+    { "num_text", "\"123\"" },   { "obj", "{\"a\":1}" },
+    { "empty", "[]" },            { "big", "4503599627370496" },
+};
 
 static const posenc_backend *be = &posenc_backend_hdf5;
 
@@ -376,6 +387,8 @@ static void test_h5py_reads(void **state)
         posenc_writer *w = fmt_writer(be, tu_path(z ? "cz.h5" : "c.h5"), z, a, 5);
         fmt_writer_meta(w, "rope_theta", "10000");
         fmt_writer_meta(w, "style", "\"neox\"");
+        for (size_t k = 0; k < sizeof typed_meta / sizeof *typed_meta; k++)
+            fmt_writer_meta(w, typed_meta[k][0], typed_meta[k][1]);
         posenc_error err = { 0 };
         assert_int_equal(fmt_write_all(w, a, 5, data, 100003, &err), POSENC_OK);
     }
@@ -400,7 +413,32 @@ static void test_h5py_reads(void **state)
         "        ft = b.id.get_type()\n"
         "        assert ft.get_size() == 2 and ft.get_fields() == (15, 7, 8, 0, 7) and ft.get_ebias() == 127\n"
         "        assert b.dtype == np.dtype('f4') and b[...].tolist() == [1, -2, 0.5], b[...]  # exact\n"
-        "        assert f.attrs['rope_theta'] == '10000' and f.attrs['style'] == '\"neox\"', dict(f.attrs)\n");
+        "        a = f.attrs\n"
+        "        assert a['rope_theta'] == 10000 and a['rope_theta'].dtype == np.int64, dict(a)\n"
+        "        assert a['style'] == 'neox' and a['factor'] == 0.5 and a['factor'].dtype == np.float64\n"
+        "        assert a['flag'].dtype == np.bool_ and bool(a['flag']) is True, repr(a['flag'])\n"
+        "        assert a['dims'].dtype == np.int64 and a['dims'].tolist() == [11, 11, 10]\n"
+        "        assert a['mixed_nums'].dtype == np.float64 and a['mixed_nums'].tolist() == [1, 2.5]\n"
+        "        assert list(a['notes']) == ['a', 'b \"c\"'], repr(a['notes'])\n"
+        "        assert isinstance(a['none'], h5py.Empty), repr(a['none'])\n"
+        "        assert a['num_text'] == '\"123\"' and a['obj'] == '{\"a\":1}' and a['empty'] == '[]'\n"
+        "        assert a['big'] == 2**52, a['big']\n");
+    /* and posenc reads every value back as the JSON value it was given */
+    posenc_container *c = NULL;
+    posenc_error err = { 0 };
+    assert_int_equal(fmt_open(be, tu_path("c.h5"), 0, &c, &err), POSENC_OK);
+    cJSON *m = cJSON_Parse(c->meta);
+    assert_non_null(m);
+    for (size_t k = 0; k < sizeof typed_meta / sizeof *typed_meta; k++) {
+        cJSON *want = cJSON_Parse(typed_meta[k][1]);
+        const cJSON *got = cJSON_GetObjectItemCaseSensitive(m, typed_meta[k][0]);
+        if (!cJSON_Compare(want, got, 1))
+            fail_msg("metadata '%s': wrote %s, read %s", typed_meta[k][0], typed_meta[k][1],
+                     got ? cJSON_PrintUnformatted(got) : "nothing");
+        cJSON_Delete(want);
+    }
+    cJSON_Delete(m);
+    fmt_close(c);
 }
 
 /* Declared sizes against the file's size: a 1,400-byte file declaring 2^40 unwritten elements,

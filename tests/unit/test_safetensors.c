@@ -52,7 +52,8 @@ static void test_roundtrip(void **state)
     assert_int_equal(fread(hdr, 1, hlen, fp), hlen);
     fclose(fp);
     assert_memory_equal(hdr, "{\"__metadata__\":{\"theta\":\"500000\"", 33);
-    assert_non_null(strstr(hdr, "\"layout\":\"\\\"half\\\"\""));
+    assert_non_null(strstr(hdr, "\"layout\":\"half\""));
+    assert_non_null(strstr(hdr, "\"dims\":\"[1, 2]\""));
     assert_non_null(strstr(hdr, "\"f16\":{\"dtype\":\"F16\",\"shape\":[3,5],\"data_offsets\":[0,30]}"));
     assert_non_null(strstr(hdr, "\"scalar\":{\"dtype\":\"F64\",\"shape\":[]"));
     free(hdr);
@@ -298,6 +299,9 @@ static void test_python(void **state)
     posenc_writer *w = fmt_writer(be, tu_path("c.safetensors"), 0, a, 4);
     fmt_writer_meta(w, "rope_theta", "10000");
     fmt_writer_meta(w, "style", "\"neox\"");
+    fmt_writer_meta(w, "num_text", "\"123\""); /* plain 123 would read back as a number */
+    fmt_writer_meta(w, "flag", "true");
+    fmt_writer_meta(w, "word", "\"true story\"");
     assert_int_equal(fmt_write_all(w, a, 4, data, 7, &err), POSENC_OK);
     tu_python("numpy",
         "import json, struct, numpy as np\n"
@@ -306,7 +310,8 @@ static void test_python(void **state)
         "assert n % 8 == 0 and b[8:9] == b'{'\n"
         "h = json.loads(b[8:8 + n].decode('utf-8'))\n"
         "assert list(h)[0] == '__metadata__', list(h)\n"
-        "assert h['__metadata__'] == {'rope_theta': '10000', 'style': '\"neox\"'}\n"
+        "assert h['__metadata__'] == {'rope_theta': '10000', 'style': 'neox', 'num_text': '\"123\"',\n"
+        "                             'flag': 'true', 'word': 'true story'}, h['__metadata__']\n"
         "buf = b[8 + n:]\n"
         "npt = {'F32': '<f4', 'F64': '<f8', 'I32': '<i4', 'BF16': '<u2'}\n"
         "ends = sorted(v['data_offsets'] for k, v in h.items() if k != '__metadata__')\n"
