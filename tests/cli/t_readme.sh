@@ -47,6 +47,8 @@ np.save("qs.npy", r.standard_normal((1, 16, 32, 128)).astype(np.float32))
 PY
 expect_ok "$P" apply q.npy k.npy --config config.json -o rotated.npz
 expect_ok "$P" apply qs.npy --config config.json -o q_rot.npy --offset 4096 --layout bshd
+expect_ok "$P" apply q.npy --config config.json
+test -s q.rope.npy
 "$P" apply - --config config.json -o - < q.npy > q_rot_pipe.npy
 "$P" convert rotated.npz:q q_from_npz.npy
 cmp q_rot_pipe.npy q_from_npz.npy
