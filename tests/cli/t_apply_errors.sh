@@ -16,7 +16,7 @@ cp q.npy q.orig
 # usage errors (exit 2)
 expect_fail 2 "posenc apply:" "$POSENC" apply --no-such-option
 expect_fail 2 "--config" "$POSENC" apply q.npy k.npy -o out.npz
-expect_fail 2 "-o OUT" "$POSENC" apply q.npy --config "$L"
+expect_fail 2 "reading stdin needs -o OUT" "$POSENC" apply - --config "$L" < q.npy  # one file X without -o: X.rope.EXT (t_defects)
 expect_fail 2 "'-o -'" "$POSENC" apply q.npy k.npy --config "$L" -o -
 expect_fail 2 "layout" "$POSENC" apply q.npy k.npy --config "$L" --layout bsdh -o out.npz
 expect_fail 2 "--offset" "$POSENC" apply q.npy k.npy --config "$L" --offset -3 -o out.npz
