@@ -196,9 +196,10 @@ posenc_status posenc_config_load(const char *path, const posenc_load_opts *opts,
         char *p = malloc(n + sizeof "/config.json");
         if (!p)
             return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", path);
+        /* "DIR/" takes "config.json", "DIR" takes "/config.json", each with its NUL */
+        const char *tail = n && path[n - 1] == '/' ? "config.json" : "/config.json";
         memcpy(p, path, n);
-        memcpy(p + n, n && path[n - 1] == '/' ? "config.json" : "/config.json",
-               sizeof "/config.json");
+        memcpy(p + n, tail, strlen(tail) + 1);
         struct stat fs;
         posenc_status st;
         if (stat(p, &fs) != 0)
