@@ -119,6 +119,10 @@ typedef struct pe_family {
     pe_hook pre;            /* before the encoding's set-up: may switch or finish it */
     pe_hook rope;           /* RoPE: after the base parameters, before resolution */
     pe_hook post;           /* RoPE: after resolution */
+    const char *gguf_arch;  /* the llama.cpp architecture convert_hf_to_gguf.py writes
+                               (general.architecture), from the @ModelBase.register class of
+                               the model's HF architectures name (.gguf_hf); NULL: not converted */
+    const char *gguf_hf;    /* that HF architectures name */
     const char *note;       /* one line for `posenc info --models` */
     const char *src;        /* the file the row was read from (see posenc_family_info) */
 } pe_family;

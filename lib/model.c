@@ -53,6 +53,8 @@ struct posenc_model {
     posenc_bias_config bias;
     size_t n_notes;
     char *notes[MAX_NOTES];
+    cJSON *hp;                        /* the keys convert_hf_to_gguf.py reads: the config with its
+                                         text_config merged over it (TextModel.__init__) */
 };
 
 /* ---- names ---- */
@@ -2209,6 +2211,37 @@ static posenc_status setup_row(ctx *c)
 
 /* ---- public API ---- */
 
+/* The config as convert_hf_to_gguf.py sees it (ggml-org/llama.cpp conversion/base.py
+ * TextModel.__init__: hparams = {**hparams, **hparams["text_config"]}), kept for lib/llamacpp.c. */
+static posenc_status keep_hparams(ctx *c, const cJSON *root)
+{
+    cJSON *hp = cJSON_Duplicate(root, 1);
+    if (!hp)
+        return cfgerr(c, POSENC_ENOMEM, "out of memory");
+    for (const cJSON *e = c->tc != root ? c->tc->child : NULL; e; e = e->next) {
+        cJSON *dup = cJSON_Duplicate(e, 1);
+        if (!dup || !e->string) {
+            cJSON_Delete(dup);
+            cJSON_Delete(hp);
+            return cfgerr(c, POSENC_ENOMEM, "out of memory");
+        }
+        cJSON_DeleteItemFromObjectCaseSensitive(hp, e->string);
+        cJSON_AddItemToObject(hp, e->string, dup);
+    }
+    c->m->hp = hp;
+    return POSENC_OK;
+}
+
+const cJSON *pe_model_hparams(const posenc_model *m)
+{
+    return m->hp;
+}
+
+const char *pe_model_gguf_arch(const posenc_model *m)
+{
+    return m->fam && !m->generic ? m->fam->gguf_arch : NULL;
+}
+
 posenc_status pe_model_from_json(const cJSON *root, const char *source, const char *family,
                                  posenc_model **out, posenc_error *err)
 {
@@ -2347,6 +2380,8 @@ posenc_status pe_model_from_json(const cJSON *root, const char *source, const ch
         goto fail;
     if ((st = layer_rules(&c)) != POSENC_OK)
         goto fail;
+    if ((st = keep_hparams(&c, root)) != POSENC_OK)
+        goto fail;
     cJSON_Delete(merged);
     *out = m;
     return POSENC_OK;
@@ -2360,6 +2395,7 @@ void posenc_model_free(posenc_model *m)
 {
     if (!m)
         return;
+    cJSON_Delete(m->hp);
     for (size_t i = 0; i < m->n_notes; i++)
         free(m->notes[i]);
     free(m->type_of);

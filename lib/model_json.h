@@ -13,4 +13,12 @@
 posenc_status pe_model_from_json(const cJSON *root, const char *source, const char *family,
                                  posenc_model **out, posenc_error *err);
 
+/* The config as llama.cpp's converter reads it: its keys with text_config's merged over them
+ * (borrowed, valid until m is freed; NULL for a model not built from JSON). */
+const cJSON *pe_model_hparams(const posenc_model *m);
+
+/* The llama.cpp architecture convert_hf_to_gguf.py writes for the model's registry row
+ * (lib/families.def .gguf_arch), or NULL when the converter has no class for it. Borrowed. */
+const char *pe_model_gguf_arch(const posenc_model *m);
+
 #endif
