@@ -56,7 +56,8 @@ enum {
     POSENC_GGUF_HEAD_COUNT = 1u << 14,
     POSENC_GGUF_EMBEDDING_LENGTH = 1u << 15,
     POSENC_GGUF_FREQ_BASE_SWA = 1u << 16,
-    POSENC_GGUF_SCALE_LINEAR = 1u << 17     /* the old {arch}.rope.scale_linear */
+    POSENC_GGUF_SCALE_LINEAR = 1u << 17,    /* the old {arch}.rope.scale_linear */
+    POSENC_GGUF_KEY_LENGTH_MLA = 1u << 18   /* {arch}.attention.key_length_mla (DeepSeek MLA) */
 };
 
 #define POSENC_GGUF_ARCH_MAX 64
@@ -80,6 +81,7 @@ typedef struct posenc_gguf_rope {
     int64_t key_length;               /* {arch}.attention.key_length */
     int64_t head_count;               /* {arch}.attention.head_count */
     int64_t embedding_length;         /* {arch}.embedding_length */
+    int64_t key_length_mla;           /* {arch}.attention.key_length_mla */
     int n_rope_freqs;                 /* rope_freqs.weight (llama3, Phi-3 style factors) */
     float rope_freqs[POSENC_MAX_FREQ];
     int n_factors_long;               /* rope_factors_long.weight (LongRoPE) */
@@ -111,6 +113,50 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
  * file's context_length). */
 posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ctx,
                                          posenc_ggml_rope *out, posenc_error *err);
+
+/* Read the RoPE keys and tensors of a GGUF file (formats/). Every key's GGUF type is checked
+ * (an unsigned integer where llama.cpp reads one, float32 for floats, a string for the scaling
+ * type, an int32 array of at most 4 for the sections); a wrong type is POSENC_EFORMAT naming the
+ * key. Tensors must be F32 vectors of at most POSENC_MAX_FREQ values. */
+posenc_status posenc_gguf_read_rope(const char *path, posenc_gguf_rope *out, posenc_error *err);
+
+/* The llama.cpp facts of one architecture (lib/llama_arch.def). known = 0: llama.cpp has no
+ * such architecture (mode POSENC_GGML_ROPE_NONE then means nothing). converter = 0: posenc has
+ * not read the converter's RoPE rules for it; kq_known = 0: nor the graph's softmax scale. */
+typedef struct posenc_ggml_arch {
+    int known;
+    posenc_ggml_mode mode;            /* without rope sections */
+    posenc_ggml_mode mode_sections;   /* with sections[0], [1] > 0 */
+    int converter, kq_known, reads_sections;
+} posenc_ggml_arch;
+void posenc_ggml_arch_info(const char *arch, posenc_ggml_arch *out);
+
+/* ---- verify --gguf: the file against what the converter writes for the config ---- */
+
+#define POSENC_GGUF_MAX_FINDINGS 32
+
+/* One comparison: a GGUF key or tensor, what the converter writes (expected), what the file
+ * holds (found), and when they differ what llama.cpp then does differently. */
+typedef struct posenc_gguf_finding {
+    char key[96];              /* "llama.rope.freq_base", "rope_freqs.weight" */
+    char what[48];             /* the ggml_rope_ext argument it feeds: "freq_base", ... */
+    int ok;
+    char expected[160], found[160];
+    char consequence[320];     /* "" when ok */
+} posenc_gguf_finding;
+
+typedef struct posenc_gguf_check {
+    int n, n_failed;
+    posenc_gguf_finding f[POSENC_GGUF_MAX_FINDINGS];
+} posenc_gguf_check;
+
+/* Compare the file's keys (have) with the converter's (want, from posenc_gguf_rope_from_model)
+ * as llama.cpp reads them: each ggml_rope_ext argument both derive (posenc_ggml_rope_from_gguf
+ * at want's context length), the LongRoPE factors of both halves, the softmax scale and the
+ * architecture. orig_ctx names the context past which llama3 / LongRoPE scaling matters in
+ * the consequences (0: not known). */
+posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
+                                  int64_t orig_ctx, posenc_gguf_check *out, posenc_error *err);
 
 /* cos and sin of frequency i at position pos as ggml's CPU backend computes them (float32,
  * attn_factor applied), for i < n_dims / 2, written as doubles. Three-axis positions for
