@@ -11,6 +11,8 @@
 #include <cjson/cJSON.h>
 
 #include "common.h"
+#include "gguf_rope.h"
+#include "posenc/llamacpp.h"
 #include "posenc/vllm.h"
 
 static void usage(FILE *fp)
@@ -18,6 +20,7 @@ static void usage(FILE *fp)
     fputs("usage: posenc info --config FILE [--layer-type T] [--seq-len N]\n"
           "                   [--precision exact|hf|vllm] [--max-model-len N] [--family NAME]\n"
           "                   [--json]\n"
+          "       posenc info --gguf FILE [--seq-len N] [--json]\n"
           "       posenc info --models [--json]\n"
           "       posenc info --runtimes [--config FILE [--layer-type T]] [--json]\n"
           "\n"
@@ -41,6 +44,9 @@ static void usage(FILE *fp)
           "                          exact math at 4096, 131072 and 1048576 positions\n"
           "      --family NAME       resolve the config as this registry row, whatever its\n"
           "                          model_type says\n"
+          "      --gguf FILE         a llama.cpp GGUF file: its RoPE keys and tensors and what\n"
+          "                          llama.cpp derives from them (rope mode, freq_scale,\n"
+          "                          ext_factor, attn_factor); --seq-len is then the context\n"
           "      --models            list the model-family registry (model_type, encoding,\n"
           "                          pairing, notes, source file)\n"
           "  -j, --json              print one JSON object instead of text\n"
@@ -62,6 +68,7 @@ struct info_opts {
     int models;
     int runtimes;
     int64_t max_model_len;
+    const char *gguf;
 };
 
 /* ---- JSON helpers ---- */
@@ -679,14 +686,57 @@ nomem:
     return POSENC_EXIT_ERROR;
 }
 
+/* --gguf: the file's RoPE (formats/gguf_rope.c describes it) as JSON or one line per key */
+static int gguf_report(const struct info_opts *o)
+{
+    posenc_error err = { 0 };
+    posenc_gguf_rope *g = malloc(sizeof *g);
+    if (!g) {
+        posenc_msg("info", "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+    if (posenc_gguf_read_rope(o->gguf, g, &err) != POSENC_OK) {
+        free(g);
+        return posenc_fail("info", &err);
+    }
+    cJSON *j = pe_gguf_rope_json(g, o->seq_len);
+    free(g);
+    if (!j) {
+        posenc_msg("info", "out of memory");
+        return POSENC_EXIT_ERROR;
+    }
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "warning");
+    if (cJSON_IsString(w))
+        posenc_msg("info", "'%s': %s; rope mode unknown", o->gguf, w->valuestring);
+    if (!o->json)
+        fprintf(g_out, "gguf: %s\n", o->gguf);
+    for (const cJSON *e = o->json ? NULL : j->child; e; e = e->next) {
+        int sub = cJSON_IsObject(e);
+        for (const cJSON *k = sub ? e->child : e; k; k = sub ? k->next : NULL) {
+            char *t = cJSON_IsString(k) ? NULL : cJSON_PrintUnformatted(k);
+            fprintf(g_out, "%s%s%s: %s\n", sub ? e->string : "", sub ? "." : "", k->string,
+                    cJSON_IsString(k) ? k->valuestring : t ? t : "?");
+            free(t);
+        }
+    }
+    char *t = o->json ? cJSON_PrintUnformatted(j) : NULL;
+    if (t)
+        fprintf(g_out, "%s\n", t);
+    free(t);
+    cJSON_Delete(j);
+    return 0;
+}
+
 int cmd_info(int argc, char **argv)
 {
-    enum { OPT_JSON = 'j', OPT_FAMILY = 256, OPT_MODELS, OPT_RUNTIMES, OPT_MAX_MODEL_LEN };
+    enum { OPT_JSON = 'j', OPT_FAMILY = 256, OPT_MODELS, OPT_RUNTIMES, OPT_MAX_MODEL_LEN,
+           OPT_GGUF };
     static const struct option longopts[] = {
         { "config", required_argument, NULL, 'c' },
         { "layer-type", required_argument, NULL, 'l' },
         { "family", required_argument, NULL, OPT_FAMILY },
         { "models", no_argument, NULL, OPT_MODELS },
+        { "gguf", required_argument, NULL, OPT_GGUF },
         { "runtimes", no_argument, NULL, OPT_RUNTIMES },
         { "max-model-len", required_argument, NULL, OPT_MAX_MODEL_LEN },
         { "seq-len", required_argument, NULL, 'n' },
@@ -706,6 +756,7 @@ int cmd_info(int argc, char **argv)
         case 'l': o.layer_type = optarg; break;
         case OPT_FAMILY: o.family = optarg; break;
         case OPT_MODELS: o.models = 1; break;
+        case OPT_GGUF: o.gguf = optarg; break;
         case OPT_RUNTIMES: o.runtimes = 1; break;
         case OPT_MAX_MODEL_LEN:
             if (posenc_parse_i64("info", "--max-model-len", optarg, 1, (int64_t)1 << 48,
@@ -740,7 +791,11 @@ int cmd_info(int argc, char **argv)
     if (o.max_model_len && o.prec != POSENC_PREC_VLLM && !o.runtimes)
         return posenc_usage_error("info", "--max-model-len applies only to --precision vllm "
                                           "and --runtimes");
-    if (!o.config && !o.models && !o.runtimes)
+    if (o.gguf && (o.config || o.models || o.runtimes || o.family || o.layer_type || prec_given ||
+                   o.max_model_len))
+        return posenc_usage_error("info", "--gguf FILE reads a GGUF file: it takes only "
+                                          "--seq-len and --json");
+    if (!o.config && !o.models && !o.runtimes && !o.gguf)
         return posenc_usage_error("info", "--config FILE is required");
     if (o.runtimes && !o.config && (o.layer_type || o.family))
         return posenc_usage_error("info", "--layer-type and --family need --config");
@@ -758,7 +813,8 @@ int cmd_info(int argc, char **argv)
         posenc_msg("info", "out of memory");
         return POSENC_EXIT_ERROR;
     }
-    int rc = o.models     ? (models_report(&o) ? (posenc_msg("info", "out of memory"),
+    int rc = o.gguf       ? gguf_report(&o)
+             : o.models   ? (models_report(&o) ? (posenc_msg("info", "out of memory"),
                                                   POSENC_EXIT_ERROR) : 0)
              : o.runtimes ? runtimes_report(&o, m)
                           : report(&o, m);

@@ -14,6 +14,7 @@
 
 #include "common.h"
 #include "posenc/verify.h"
+#include "posenc/llamacpp.h"
 #include "report.h"
 
 #define CMD "verify"
@@ -29,6 +30,7 @@ static void usage(FILE *fp)
     fprintf(fp,
             "usage: posenc verify --config FILE [options]\n"
             "   or: posenc verify --config FILE --q Q --k K [--expect-q Q2 --expect-k K2 | --rotated]\n"
+            "   or: posenc verify --config FILE --gguf MODEL.gguf\n"
             "\n"
             "Check that the config's position encoding is relative (scores depend only on m - n),\n"
             "check a runtime's Q/K dumps against posenc's rotation, and name the likely mistake\n"
@@ -55,6 +57,8 @@ static void usage(FILE *fp)
             "                          content, e.g. layer 0 of a repeated token)\n"
             "      --expect-q FILE     the runtime's rotated q to compare with posenc's rotation\n"
             "      --expect-k FILE     the runtime's rotated k\n"
+            "      --gguf FILE         check a llama.cpp GGUF file's RoPE keys and tensors against\n"
+            "                          what convert_hf_to_gguf.py writes for the config\n"
             "      --variant V         sinusoidal variant: vaswani, t2t, fairseq, marian, cos_sin\n"
             "      --report FILE       write a report (.json, .md or .html; repeatable);\n"
             "                          - writes the JSON report to stdout instead of the summary\n"
@@ -68,7 +72,7 @@ static const char *const layout_names[] = { "bhsd", "bshd", "shd", "hsd", "sd" }
 static const int layout_ndim[] = { 4, 4, 3, 3, 2 };
 
 struct opts {
-    const char *config, *layer_type, *q, *k, *eq, *ek, *positions_spec, *variant, *family;
+    const char *config, *layer_type, *q, *k, *eq, *ek, *positions_spec, *variant, *family, *gguf;
     const char *reports[MAX_REPORTS];
     int n_reports;
     int64_t max_position, offset;
@@ -948,6 +952,48 @@ static int verify_rope_config(struct vstate *v, const struct opts *o, const pose
 }
 
 /* ---- output ---- */
+/* --gguf: one check per key or tensor (lib/llamacpp_check.c compares) */
+static int verify_gguf(struct vstate *v, const struct opts *o, const posenc_model *m,
+                       const posenc_rope_config *cfg, cJSON *inputs)
+{
+    posenc_error err = { 0 };
+    int rc = 0;
+    posenc_gguf_rope *want = malloc(sizeof *want), *have = malloc(sizeof *have);
+    posenc_gguf_check *chk = malloc(sizeof *chk);
+    if (!want || !have || !chk) {
+        posenc_msg(CMD, "out of memory");
+        rc = POSENC_EXIT_ERROR;
+    } else if (posenc_gguf_rope_from_model(m, o->layer_type, want, &err) != POSENC_OK ||
+               posenc_gguf_read_rope(o->gguf, have, &err) != POSENC_OK ||
+               posenc_gguf_compare(want, have, cfg->original_max_position_embeddings, chk,
+                                   &err) != POSENC_OK) {
+        rc = posenc_fail(CMD, &err);
+    } else {
+        cJSON_AddStringToObject(inputs, "gguf", o->gguf);
+        cJSON_AddStringToObject(inputs, "gguf_architecture", have->arch);
+        for (int i = 0; i < chk->n; i++) {
+            const posenc_gguf_finding *f = &chk->f[i];
+            char summary[800];
+            if (f->ok)
+                snprintf(summary, sizeof summary, "%s (%s)", f->found, f->what);
+            else
+                snprintf(summary, sizeof summary, "expected %s, found %s: %s", f->expected,
+                         f->found, f->consequence);
+            cJSON *d = cJSON_CreateObject();
+            cJSON_AddStringToObject(d, "key", f->key);
+            cJSON_AddStringToObject(d, "argument", f->what);
+            cJSON_AddStringToObject(d, "expected", f->expected);
+            cJSON_AddStringToObject(d, "found", f->found);
+            cJSON_AddStringToObject(d, "consequence", f->consequence);
+            add_check(v, f->key, f->ok, 0, NAN, NAN, NAN, summary, d);
+        }
+    }
+    free(want);
+    free(have);
+    free(chk);
+    return rc;
+}
+
 static void print_summary(const struct vstate *v)
 {
     const cJSON *c;
@@ -978,7 +1024,7 @@ int cmd_verify(int argc, char **argv)
 {
     enum {
         O_LAYER = 256, O_MAXPOS, O_SEED, O_SAMPLES, O_TOL, O_HFTOL, O_Q, O_K, O_LAYOUT, O_OFFSET,
-        O_POSITIONS, O_ROTATED, O_EQ, O_EK, O_STYLE, O_VARIANT, O_REPORT, O_BF16, O_FAMILY
+        O_POSITIONS, O_ROTATED, O_EQ, O_EK, O_STYLE, O_VARIANT, O_REPORT, O_BF16, O_FAMILY, O_GGUF
     };
     static const struct option longopts[] = {
         { "config", required_argument, NULL, 'c' },
@@ -1001,6 +1047,7 @@ int cmd_verify(int argc, char **argv)
         { "expect-k", required_argument, NULL, O_EK },
         { "variant", required_argument, NULL, O_VARIANT },
         { "report", required_argument, NULL, O_REPORT },
+        { "gguf", required_argument, NULL, O_GGUF },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -1078,6 +1125,7 @@ int cmd_verify(int argc, char **argv)
         case O_EQ: o.eq = optarg; break;
         case O_EK: o.ek = optarg; break;
         case O_VARIANT: o.variant = optarg; break;
+        case O_GGUF: o.gguf = optarg; break;
         case O_REPORT: {
             posenc_report_kind kind;
             if (o.n_reports == MAX_REPORTS)
@@ -1115,9 +1163,12 @@ int cmd_verify(int argc, char **argv)
         return posenc_usage_error(CMD, "--rotated and --expect-q/--expect-k exclude each other");
     if (o.positions_spec && o.offset)
         return posenc_usage_error(CMD, "--positions and --offset exclude each other");
+    if (o.gguf && (o.q || o.k || o.eq || o.ek || o.rotated || o.positions_spec))
+        return posenc_usage_error(CMD, "--gguf checks a GGUF file against the config: it takes "
+                                       "no dumps (--q, --k, --expect-q/k, --rotated, --positions)");
 
     {
-        const char *ins[] = { o.config, o.q, o.k, o.eq, o.ek, o.positions_spec };
+        const char *ins[] = { o.config, o.q, o.k, o.eq, o.ek, o.positions_spec, o.gguf };
         int crc = cmd_check_outputs(CMD, o.reports, (size_t)o.n_reports, ins,
                                     sizeof ins / sizeof *ins);
         if (crc)
@@ -1139,7 +1190,10 @@ int cmd_verify(int argc, char **argv)
     {
         /* what a config alone is checked with; verify_dumps replaces it with its pairs */
         posenc_report_header h = { o.config, o.layer_type, NULL, NULL, NULL, 0, 0, 0, 0, NULL };
-        h.precision = enc == POSENC_ENC_ROPE
+        h.precision = o.gguf ? "gguf: the file's keys and tensors against those "
+                               "convert_hf_to_gguf.py writes for the config, both as llama.cpp "
+                               "loads them (float32)"
+                      : enc == POSENC_ENC_ROPE
                           ? "invariance: posenc's exact tables rounded once to float32 and "
                             "transformers' float32 tables, rotation in float32, scores in double"
                           : "posenc's tables in double against independent evaluations";
@@ -1165,7 +1219,8 @@ int cmd_verify(int argc, char **argv)
     cJSON_AddNumberToObject(inputs, "seed", (double)o.seed);
     cJSON_AddNumberToObject(inputs, "samples", o.samples);
     int rc = 0;
-    if (enc == POSENC_ENC_ROPE && !o.q && !o.layer_type && posenc_model_layer_type_count(m) > 1) {
+    if (enc == POSENC_ENC_ROPE && !o.q && !o.gguf && !o.layer_type &&
+        posenc_model_layer_type_count(m) > 1) {
         /* a config alone with several layer types: check each */
         cJSON *ropes = cJSON_AddObjectToObject(cfgj, "rope");
         for (size_t i = 0; i < posenc_model_layer_type_count(m) && rc == 0; i++) {
@@ -1180,6 +1235,14 @@ int cmd_verify(int argc, char **argv)
             cJSON_AddItemToObject(ropes, lt, posenc_report_rope(&cfg, NULL));
             rc = verify_rope_config(&v, &o, &cfg, lt);
         }
+    } else if (enc == POSENC_ENC_ROPE && o.gguf) {
+        posenc_rope_config cfg;
+        if (posenc_model_rope(m, o.layer_type, &cfg, &err) != POSENC_OK) {
+            rc = cmd_rope_fail(CMD, m, &err);
+            goto out;
+        }
+        cJSON_AddItemToObject(cfgj, "rope", posenc_report_rope(&cfg, NULL));
+        rc = verify_gguf(&v, &o, m, &cfg, inputs);
     } else if (enc == POSENC_ENC_ROPE) {
         posenc_rope_config cfg;
         if (posenc_model_rope(m, o.layer_type, &cfg, &err) != POSENC_OK) {
@@ -1191,9 +1254,9 @@ int cmd_verify(int argc, char **argv)
         cJSON_AddItemToObject(cfgj, "rope", posenc_report_rope(&cfg, NULL));
         rc = o.q ? verify_dumps(&v, &o, &cfg, inputs) : verify_rope_config(&v, &o, &cfg, NULL);
     } else {
-        if (o.q) {
-            rc = posenc_usage_error(CMD, "--q/--k need a RoPE model; '%s' uses %s", o.config,
-                                    posenc_encoding_name(enc));
+        if (o.q || o.gguf) {
+            rc = posenc_usage_error(CMD, "--%s needs a RoPE model; '%s' uses %s",
+                                    o.q ? "q/--k" : "gguf", o.config, posenc_encoding_name(enc));
             goto out;
         }
         rc = verify_bias(&v, &o, m, enc);
