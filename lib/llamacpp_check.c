@@ -245,6 +245,7 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
              "YaRN's ramp ends at beta_slow %g instead of %g", (double)H.beta_slow,
              (double)W.beta_slow);
     }
+    const char *kq_key = NULL;
     {
         /* attn_factor: blame the first attention key that differs */
         static const struct { const char *suffix; unsigned bit; size_t off; } ak[] = {
@@ -268,6 +269,7 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
         if (!suffix)
             suffix = "rope.scaling.attn_factor";
         double ratio = W.attn_factor != 0 ? (double)H.attn_factor / W.attn_factor : 0;
+        kq_key = suffix;
         CMPF(attn_factor, suffix, "attn_factor",
              "llama.cpp scales cos and sin by %.7g instead of %.7g: attention logits are off by "
              "a factor %.5g, the softmax too %s",
@@ -278,10 +280,23 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
         /* the graph's softmax scale (DeepSeek: from yarn_log_multiplier and key_length_mla) */
         fmt_f(e, sizeof e, W.kq_scale);
         fmt_f(f, sizeof f, H.kq_scale);
-        if (W.kq_scale == H.kq_scale)
-            add(out, NULL, "softmax scale (graph)", "kq_scale", e, f, NULL);
+        /* blamed on the attention key that differs, else on key_length_mla */
+        if (kq_key && ((want->has ^ have->has) & (POSENC_GGUF_YARN_LOG_MUL | POSENC_GGUF_ATTN_FACTOR |
+                                                  POSENC_GGUF_YARN_ATTN_FACTOR) ||
+                       want->yarn_log_multiplier != have->yarn_log_multiplier ||
+                       want->attn_factor != have->attn_factor ||
+                       want->yarn_attn_factor != have->yarn_attn_factor))
+            ;
+        else if (want->key_length_mla != have->key_length_mla)
+            kq_key = "attention.key_length_mla";
         else
-            add(out, NULL, "softmax scale (graph)", "kq_scale", e, f,
+            kq_key = NULL;
+        if (W.kq_scale == H.kq_scale)
+            add(out, kq_key ? A : NULL, kq_key ? kq_key : "softmax scale (graph)", "kq_scale", e,
+                f, NULL);
+        else
+            add(out, kq_key ? A : NULL, kq_key ? kq_key : "softmax scale (graph)", "kq_scale", e,
+                f,
                 "llama.cpp's softmax scale is %.7g instead of %.7g: attention is %s", H.kq_scale,
                 W.kq_scale, H.kq_scale > W.kq_scale ? "too sharp" : "too flat");
     }
@@ -289,7 +304,7 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
              W.sections[3]);
     snprintf(f, sizeof f, "[%d, %d, %d, %d]", H.sections[0], H.sections[1], H.sections[2],
              H.sections[3]);
-    if (memcmp(W.sections, H.sections, sizeof W.sections) == 0 && W.mode == H.mode)
+    if (memcmp(W.sections, H.sections, sizeof W.sections) == 0)
         add(out, A, "rope.dimension_sections", "sections", e, f, NULL);
     else
         add(out, A, "rope.dimension_sections", "sections", e, f,

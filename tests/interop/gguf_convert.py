@@ -15,6 +15,8 @@ Usage:
         arch=NAME          written as architecture NAME: general.architecture and every
                            {arch}.* key renamed (what converting with the wrong class does)
         swap=A,B           the data of tensors A and B swapped
+  gguf_convert.py LLAMA_CPP_SRC batch LIST
+      convert for each line "CONFIG OUT.gguf [MISTAKE]" of LIST, in one process
   gguf_convert.py LLAMA_CPP_SRC archs FAMILIES_DEF
       Check every .gguf_arch / .gguf_hf pair of lib/families.def against the converter's
       @ModelBase.register table: the class registered for .gguf_hf writes .gguf_arch.
@@ -64,7 +66,7 @@ import conversion  # noqa: E402
 from conversion.base import ModelBase, ModelType  # noqa: E402
 
 
-def convert(config, out, mistake):
+def convert(config, out, mistake=None):
     with open(config, encoding="utf-8") as f:
         hp = json.load(f)
     arch_name = hp["architectures"][0]
@@ -73,6 +75,8 @@ def convert(config, out, mistake):
     try:
         shutil.copy(config, tmp / "config.json")
         model = cls(tmp, gguf.LlamaFileType.ALL_F32, Path(out), eager=True)
+        # a wrapper class (conversion/mistral3.py Mistral3Model) delegates write() to .impl
+        model = getattr(model, "impl", model)
         model.set_gguf_parameters()
         tensors = {}
         for name, data in model.generate_extra_tensors():
@@ -144,6 +148,10 @@ def archs(def_path):
 if __name__ == "__main__":
     if sys.argv[2] == "convert":
         convert(sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else None)
+    elif sys.argv[2] == "batch":
+        for line in open(sys.argv[3], encoding="utf-8"):
+            if line.strip():
+                convert(*line.split())
     elif sys.argv[2] == "archs":
         sys.exit(archs(sys.argv[3]))
     else:

@@ -1,0 +1,211 @@
+# t_gguf_verify.sh: info --gguf and verify --config --gguf on GGUF files that llama.cpp's own
+# converter writes at test time (tests/interop/gguf_convert.py instantiates convert_hf_to_gguf.py's
+# model class for each config and runs its set_gguf_parameters and generate_extra_tensors), from
+# the llama.cpp source tests/interop/fetch.sh brings. Correct files pass; files with exactly one
+# mistake fail with one check naming the key and the consequence. llama3's rope_freqs are compared
+# bit for bit with the converter's for 20 configs. The .gguf_arch registry column and
+# lib/llama_arch.def are checked against the converter and loader sources. Skipped (one line
+# "skipped: ...") without npm or the network.
+. "$SRC/tests/cli/lib.sh"
+
+set +e
+llama=$(sh "$SRC/tests/interop/fetch.sh" src 2> fetch.log)
+rc=$?
+set -e
+if [ "$rc" -eq 77 ]; then
+    echo "$llama"
+    exit 0
+fi
+[ "$rc" -eq 0 ] || { cat fetch.log; exit 1; }
+conv() { "$PY" "$SRC/tests/interop/gguf_convert.py" "$llama" "$@"; }
+D=$DATA/configs
+
+# the registry column and the architecture table, against llama.cpp's own source
+conv archs "$SRC/lib/families.def" > archs.txt || { cat archs.txt; exit 1; }
+grep -q '^[0-9]* rows with a gguf_arch, 0 wrong$' archs.txt
+"$PY" "$SRC/tests/golden/llama_arch.py" "$llama" > arch.txt || { cat arch.txt; exit 1; }
+
+# correct files, and each mistake on its own file
+good="llama-3.1-8b qwen3-8b gpt-oss-20b deepseek-v3 qwen3.5-27b extra/phi-3-mini-128k
+gguf/codellama-7b gguf/ministral3-8b-text"
+: > list
+for c in $good; do echo "$D/$c.json $(basename $c).gguf" >> list; done
+cat >> list <<EOF
+$D/gguf/codellama-7b.json m_theta.gguf freq_base=10000
+$D/llama-3.1-8b.json m_nofreqs.gguf drop=rope_freqs.weight
+$D/deepseek-v3.json m_dsattn.gguf set=rope.scaling.yarn_log_multiplier=1
+$D/gguf/ministral3-8b-text.json m_mistral.gguf unset=rope.scaling.yarn_log_multiplier
+$D/qwen3-8b.json m_arch.gguf arch=llama
+$D/qwen3-8b.json m_unknown.gguf arch=qwen9
+$D/extra/phi-3-mini-128k.json m_swap.gguf swap=rope_factors_long.weight,rope_factors_short.weight
+EOF
+# llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
+"$PY" - "$D/llama-3.1-8b.json" <<'PY'
+import itertools, json, sys
+base = json.load(open(sys.argv[1]))
+grid = itertools.product([10000.0, 500000.0, 8e6, 1000000.5], [64, 128, 256], [8.0, 32.0, 3.0],
+                         [(1.0, 4.0), (2.0, 8.0), (0.5, 3.0)], [8192, 4096, 2048, 32768])
+with open("list", "a") as f:
+    for n, (theta, hd, fac, (lo, hi), m0) in enumerate(list(grid)[::22]):
+        c = dict(base, rope_theta=theta, head_dim=hd)
+        c["rope_scaling"] = dict(base["rope_scaling"], factor=fac, low_freq_factor=lo,
+                                 high_freq_factor=hi, original_max_position_embeddings=m0)
+        json.dump(c, open(f"l3_{n:02d}.json", "w"))
+        f.write(f"l3_{n:02d}.json l3_{n:02d}.gguf\n")
+PY
+conv batch list > conv.log 2>&1 || { cat conv.log; exit 1; }
+
+for c in $good; do
+    n=$(basename $c)
+    expect_ok "$POSENC" verify --config "$D/$c.json" --gguf $n.gguf --report $n.report.json
+    grep -q '^result: PASS' out.stdout || { cat out.stdout; exit 1; }
+done
+n3=0
+for f in l3_*.json; do
+    expect_ok "$POSENC" verify --config $f --gguf ${f%.json}.gguf -q
+    n3=$((n3 + 1))
+done
+[ "$n3" -eq 20 ]
+
+# mistake FILE CONFIG NFAIL 'FAIL line start' 'consequence text'
+mistake() {
+    set +e
+    "$POSENC" verify --config "$2" --gguf "$1" --report "$1.json" > out.stdout 2> out.stderr
+    rc=$?
+    set -e
+    [ "$rc" -eq 1 ] || { echo "$1: expected exit 1, got $rc"; cat out.stdout out.stderr; return 1; }
+    [ "$(grep -c '^FAIL' out.stdout)" -eq "$3" ] || { echo "$1: not $3 failure(s)"; cat out.stdout; return 1; }
+    grep "^FAIL  $4" out.stdout | grep -qF -- "$5" || { echo "$1: no '$4 ... $5'"; cat out.stdout; return 1; }
+}
+mistake m_theta.gguf "$D/gguf/codellama-7b.json" 1 "llama.rope.freq_base" \
+    "expected 1000000, found 10000: llama.cpp uses theta 10000 instead of 1e+06"
+mistake m_nofreqs.gguf "$D/llama-3.1-8b.json" 1 "rope_freqs.weight" \
+    "no rope_freqs.weight: llama.cpp will not apply llama3 scaling; output degrades past 8192 tokens"
+mistake m_dsattn.gguf "$D/deepseek-v3.json" 1 "deepseek2.rope.scaling.yarn_log_multiplier" \
+    "softmax scale is 1.586673 instead of 0.1352338"
+mistake m_mistral.gguf "$D/gguf/ministral3-8b-text.json" 1 "mistral3.rope.scaling.yarn_log_multiplier" \
+    "llama.cpp scales cos and sin by 1 instead of 0.7829266"
+mistake m_arch.gguf "$D/qwen3-8b.json" 1 "general.architecture" \
+    "llama.cpp rotates pairs (2i, 2i+1) (norm) instead of pairs (i, i+n/2) (neox)"
+mistake m_unknown.gguf "$D/qwen3-8b.json" 2 "general.architecture" \
+    "llama.cpp has no architecture 'qwen9' and refuses the file"
+mistake m_swap.gguf "$D/extra/phi-3-mini-128k.json" 2 "rope_factors_long.weight" \
+    "rope_factors_long and rope_factors_short are swapped"
+
+# the JSON report: the failed check names the key, both values and the consequence
+"$PY" - <<'PY'
+import json
+r = json.load(open("m_theta.gguf.json"))
+assert r["ok"] is False and r["inputs"]["gguf"] == "m_theta.gguf", r["inputs"]
+bad = [c for c in r["checks"] if not c["ok"]]
+assert len(bad) == 1, bad
+d = bad[0]["details"]
+assert d["key"] == "llama.rope.freq_base" and d["expected"] == "1000000" and d["found"] == "10000", d
+assert "every frequency but the first is wrong" in d["consequence"], d
+good = json.load(open("deepseek-v3.report.json"))
+assert good["ok"] is True and all(c["ok"] for c in good["checks"]), good
+PY
+set +e
+"$POSENC" verify --config "$D/llama-3.1-8b.json" --gguf m_nofreqs.gguf -q --report r.md --report r.html
+rc=$?
+set -e
+[ "$rc" -eq 1 ]
+grep -q 'rope_freqs.weight' r.md
+grep -q 'will not apply llama3 scaling' r.html
+
+# info --gguf: keys, what llama.cpp derives, against closed forms computed here
+for n in llama-3.1-8b deepseek-v3 gpt-oss-20b phi-3-mini-128k qwen3.5-27b; do
+    expect_ok "$POSENC" info --gguf $n.gguf --json
+    cp out.stdout info_$n.json
+    [ ! -s out.stderr ]
+done
+expect_ok "$POSENC" info --gguf phi-3-mini-128k.gguf --json --seq-len 4096
+cp out.stdout info_phi_short.json
+expect_ok "$POSENC" info --gguf llama-3.1-8b.gguf
+grep -q '^rope_mode: norm$' out.stdout
+grep -q '^llama_cpp.freq_factors: "rope_freqs.weight"$' out.stdout
+"$PY" - "$D/extra/phi-3-mini-128k.json" <<'PY'
+import json, math, sys
+import numpy as np
+f32 = np.float32
+j = {n: json.load(open(f"info_{n}.json")) for n in
+     ("llama-3.1-8b", "deepseek-v3", "gpt-oss-20b", "phi-3-mini-128k", "qwen3.5-27b")}
+l = j["llama-3.1-8b"]
+assert (l["architecture"], l["rope_mode"], l["freq_base"], l["rotary_dim"]) == ("llama", "norm", 500000, 128), l
+assert l["has_rope_freqs"] is True and l["scaling_type"] is None and l["ext_factor"] == 0, l
+d = j["deepseek-v3"]
+assert (d["rope_mode"], d["rotary_dim"], d["scaling_type"], d["factor"]) == ("norm", 64, "yarn", 40), d
+assert d["original_context_length"] == 4096 and d["yarn_log_multiplier"] == float(f32(0.1)), d
+# llama-context.cpp: attn_factor = 1 / (1 + 0.1 ln 40) in float32; deepseek2.cpp kq_scale =
+# mscale^2 / sqrt(192) with mscale = 1 + 0.1 ln 40 (transformers' DeepSeek-V3 softmax_scale)
+a = f32(1) / (f32(1) + f32(0.1) * np.log(f32(40)))
+assert abs(d["attn_factor"] - a) <= 2e-7 * a, (d["attn_factor"], a)
+kq = (1 + 0.1 * math.log(40)) ** 2 / math.sqrt(192)
+assert abs(d["llama_cpp"]["kq_scale"] - kq) <= 1e-6 * kq, (d["llama_cpp"]["kq_scale"], kq)
+assert d["freq_scale"] == float(f32(1) / f32(40)) and d["ext_factor"] == 1, d
+g = j["gpt-oss-20b"]
+assert (g["rope_mode"], g["freq_scale"], g["llama_cpp"]["kq_scale"]) == ("neox", 1 / 32, 0.125), g
+assert g["attn_factor"] == 1.0 and g["llama_cpp"]["n_ctx_orig_yarn"] == 4096, g
+q = j["qwen3.5-27b"]
+assert (q["rope_mode"], q["rotary_dim"], q["head_dim"], q["dimension_sections"]) == ("imrope", 64, 256, [11, 11, 10, 0]), q
+assert q["freq_base"] == 1e7, q
+# Phi-3 LongRoPE: long factors past 4096 tokens, short ones at 4096; attn_factor as the
+# converter computes it, sqrt(1 + ln(32) / ln(4096)), in float32
+cfg = json.load(open(sys.argv[1]))
+long_f = np.array(cfg["rope_scaling"]["long_factor"], dtype=np.float32).astype(np.float64)
+short_f = np.array(cfg["rope_scaling"]["short_factor"], dtype=np.float32).astype(np.float64)
+for name, fac in (("phi-3-mini-128k", long_f), ("phi_short", short_f)):
+    p = j.get(name) or json.load(open("info_phi_short.json"))
+    inv = 10000.0 ** (-2 * np.arange(48) / 96) / fac
+    assert np.allclose(p["inv_freq"], inv, rtol=1e-15, atol=0), name
+    assert p["attn_factor"] == float(f32(math.sqrt(1 + math.log(32) / math.log(4096)))), p["attn_factor"]
+assert j["phi-3-mini-128k"]["llama_cpp"]["freq_factors"] == "rope_factors_long.weight"
+PY
+
+# an architecture llama.cpp does not know: one line, rope_mode null, a warning; never a guess
+expect_ok "$POSENC" info --gguf m_unknown.gguf --json
+grep -q "^posenc info: 'm_unknown.gguf': architecture 'qwen9' is not one llama.cpp knows" out.stderr
+[ "$(wc -l < out.stderr)" -eq 1 ]
+"$PY" -c "
+import json; j = json.load(open('out.stdout'))
+assert j['rope_mode'] is None and j['attn_factor'] is None and j['inv_freq'] == [], j
+assert 'qwen9' in j['warning'] and j['freq_base'] == 1e6, j"
+
+# wrong key types: one line naming the key (GGUFWriter writes them as asked)
+PYTHONPATH="$llama/gguf-py" "$PY" - <<'PY'
+import gguf, numpy as np
+for name, key, how in (("t_f64", "llama.rope.freq_base", "f64"), ("t_i32", "llama.rope.dimension_count", "i32"),
+                       ("t_str", "llama.rope.scaling.type", "u32"), ("t_sec", "llama.rope.dimension_sections", "f32arr")):
+    w = gguf.GGUFWriter(f"{name}.gguf", "llama")
+    w.add_context_length(4096)
+    w.add_embedding_length(256)
+    if how == "f64":
+        w.add_float64(key, 1e6)
+    elif how == "i32":
+        w.add_int32(key, 64)
+    elif how == "u32":
+        w.add_uint32(key, 2)
+    else:
+        w.add_array(key, [1.0, 2.0])
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+PY
+expect_fail 3 "'t_f64.gguf': key 'llama.rope.freq_base' is float64; llama.cpp reads it as float32" \
+    "$POSENC" info --gguf t_f64.gguf
+expect_fail 3 "key 'llama.rope.dimension_count' is int32; llama.cpp reads it as uint32" \
+    "$POSENC" info --gguf t_i32.gguf
+expect_fail 3 "key 'llama.rope.scaling.type' is uint32; llama.cpp reads it as string" \
+    "$POSENC" verify --config "$D/llama-3.1-8b.json" --gguf t_str.gguf
+expect_fail 3 "key 'llama.rope.dimension_sections' is array[float32]; llama.cpp reads it as an array of int32" \
+    "$POSENC" info --gguf t_sec.gguf
+
+# usage errors and refusals
+expect_fail 2 "--gguf FILE reads a GGUF file" "$POSENC" info --gguf x.gguf --config "$D/qwen3-8b.json"
+expect_fail 2 "--gguf checks a GGUF file against the config" \
+    "$POSENC" verify --config "$D/qwen3-8b.json" --gguf qwen3-8b.gguf --q q.npy --k k.npy
+expect_fail 3 "model_type 'gptj': convert_hf_to_gguf.py has no class for it" \
+    "$POSENC" verify --config "$D/gpt-j-6b.json" --gguf qwen3-8b.gguf
+expect_fail 3 "'missing.gguf'" "$POSENC" info --gguf missing.gguf
+expect_fail 3 "not a GGUF file" "$POSENC" info --gguf "$D/qwen3-8b.json"
