@@ -1,0 +1,260 @@
+/* test_llamacpp.c: llama.cpp's view of RoPE (lib/llamacpp.c, lib/llamacpp_check.c).
+ *
+ * posenc_ggml_rope_from_gguf on hand-made key sets, against closed forms read from
+ * ggml-org/llama.cpp: the defaults of load_hparams (src/llama-model.cpp: freq_base 10000, n_rot
+ * = head size, freq_scale = 1 / factor, n_ctx_orig_yarn = context_length), the cparams rules of
+ * src/llama-context.cpp (ext_factor 1 for yarn, else 0; attn_factor = get_mscale(...) / (1 + 0.1
+ * ln factor) times rope.scaling.attn_factor), DeepSeek-V2's yarn_log_multiplier / 0.1 and kq_scale
+ * (src/models/deepseek2.cpp), get_rope_factors' long/short choice; posenc_gguf_rope_from_model on
+ * small configs (what conversion/MODEL.py writes, worked out by hand); and posenc_gguf_compare. The
+ * converter itself is driven in tests/cli/t_gguf_verify.sh. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "posenc/config.h"
+#include "posenc/llamacpp.h"
+
+static posenc_gguf_rope *base(const char *arch)
+{
+    posenc_gguf_rope *g = calloc(1, sizeof *g);
+    assert_non_null(g);
+    snprintf(g->arch, sizeof g->arch, "%s", arch);
+    g->context_length = 8192;
+    g->embedding_length = 4096;
+    g->head_count = 32;
+    g->has = POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_EMBEDDING_LENGTH | POSENC_GGUF_HEAD_COUNT;
+    return g;
+}
+
+static void test_modes(void **state)
+{
+    (void)state;
+    posenc_ggml_arch a;
+    assert_string_equal(posenc_ggml_mode_name(POSENC_GGML_ROPE_NEOX), "neox");
+    assert_string_equal(posenc_ggml_mode_name(POSENC_GGML_ROPE_IMROPE), "imrope");
+    posenc_ggml_arch_info("llama", &a);
+    assert_true(a.known && a.mode == POSENC_GGML_ROPE_NORM && a.converter && a.kq_known);
+    posenc_ggml_arch_info("qwen3", &a);
+    assert_true(a.known && a.mode == POSENC_GGML_ROPE_NEOX);
+    posenc_ggml_arch_info("qwen35", &a);
+    assert_true(a.mode == POSENC_GGML_ROPE_IMROPE && a.reads_sections);
+    posenc_ggml_arch_info("glm4", &a); /* use_mrope() ? MROPE : NORM */
+    assert_true(a.mode == POSENC_GGML_ROPE_NORM && a.mode_sections == POSENC_GGML_ROPE_MROPE);
+    posenc_ggml_arch_info("gpt2", &a);
+    assert_true(a.known && a.mode == POSENC_GGML_ROPE_NONE && !a.converter);
+    posenc_ggml_arch_info("no-such-arch", &a);
+    assert_false(a.known);
+}
+
+static void test_defaults(void **state)
+{
+    (void)state;
+    posenc_ggml_rope r;
+    posenc_error err = { 0 };
+    posenc_gguf_rope *g = base("llama");
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_OK);
+    assert_true(r.mode == POSENC_GGML_ROPE_NORM);
+    assert_int_equal(r.head_dim, 128); /* n_embd / n_head */
+    assert_int_equal(r.n_dims, 128);
+    assert_int_equal(r.n_ctx_orig, 8192);
+    assert_true(r.freq_base == 10000.0f && r.freq_scale == 1.0f && r.ext_factor == 0.0f);
+    assert_true(r.attn_factor == 1.0f && r.beta_fast == 32.0f && r.beta_slow == 1.0f);
+    assert_true(r.n_freq_factors == 0);
+    assert_true((float)r.kq_scale == 1.0f / sqrtf(128.0f));
+    /* linear: freq_scale = 1 / factor */
+    g->has |= POSENC_GGUF_SCALING_TYPE | POSENC_GGUF_SCALING_FACTOR;
+    snprintf(g->scaling_type, sizeof g->scaling_type, "linear");
+    g->scaling_factor = 4;
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_OK);
+    assert_true(r.freq_scale == 0.25f && r.ext_factor == 0.0f);
+    /* none: never scale */
+    snprintf(g->scaling_type, sizeof g->scaling_type, "none");
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_OK);
+    assert_true(r.freq_scale == 1.0f);
+    /* an unknown scaling type: llama.cpp asserts */
+    snprintf(g->scaling_type, sizeof g->scaling_type, "ntk");
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_EFORMAT);
+    assert_non_null(strstr(err.msg, "'ntk'"));
+    /* llama requires n_rot == head size */
+    g->has &= ~POSENC_GGUF_SCALING_TYPE;
+    g->has |= POSENC_GGUF_DIMENSION_COUNT;
+    g->dimension_count = 64;
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_EFORMAT);
+    assert_non_null(strstr(err.msg, "invalid n_rot: 64, expected 128"));
+    /* qwen3 does not */
+    snprintf(g->arch, sizeof g->arch, "qwen3");
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_OK);
+    assert_int_equal(r.n_dims, 64);
+    assert_true(r.mode == POSENC_GGML_ROPE_NEOX);
+    /* required keys, unknown architectures */
+    g->has &= ~POSENC_GGUF_CONTEXT_LENGTH;
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_EFORMAT);
+    snprintf(g->arch, sizeof g->arch, "qwen9");
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_EUNSUPPORTED);
+    free(g);
+}
+
+static void test_yarn(void **state)
+{
+    (void)state;
+    posenc_ggml_rope r;
+    posenc_error err = { 0 };
+    posenc_gguf_rope *g = base("gpt-oss");
+    g->has |= POSENC_GGUF_SCALING_TYPE | POSENC_GGUF_SCALING_FACTOR | POSENC_GGUF_ORIG_CTX |
+              POSENC_GGUF_YARN_BETA_FAST | POSENC_GGUF_YARN_ATTN_FACTOR;
+    snprintf(g->scaling_type, sizeof g->scaling_type, "yarn");
+    g->scaling_factor = 32;
+    g->original_context_length = 4096;
+    g->yarn_beta_fast = 99;  /* not read for gpt-oss (only grok and mistral3 read it) */
+    g->yarn_attn_factor = 7; /* nor this */
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_OK);
+    assert_true(r.ext_factor == 1.0f && r.freq_scale == 1.0f / 32.0f && r.n_ctx_orig == 4096);
+    assert_true(r.beta_fast == 32.0f);
+    /* get_mscale(32, 1) / (1 + 0.1 ln 32) = 1, in float32 */
+    float m = 0.1f * logf(32.0f) + 1.0f;
+    assert_true(r.attn_factor == m * (1.0f / (1.0f + 0.1f * logf(32.0f))));
+    /* DeepSeek-V3: yarn_log_multiplier 0.1 (0.1 * mscale_all_dim 1) -> 1 after / 0.1 */
+    snprintf(g->arch, sizeof g->arch, "deepseek2");
+    g->scaling_factor = 40;
+    g->has |= POSENC_GGUF_YARN_LOG_MUL | POSENC_GGUF_KEY_LENGTH | POSENC_GGUF_KEY_LENGTH_MLA |
+              POSENC_GGUF_DIMENSION_COUNT;
+    g->yarn_log_multiplier = (double)0.1f;
+    g->key_length = 576;
+    g->key_length_mla = 192;
+    g->dimension_count = 64;
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_OK);
+    float a = 1.0f / (1.0f + 0.1f * logf(40.0f));
+    assert_true(r.attn_factor == a);
+    assert_true(r.mode == POSENC_GGML_ROPE_NORM && r.n_dims == 64 && r.head_dim == 576);
+    /* kq_scale = (1 + 0.1 ln 40)^2 / sqrt(192): transformers' DeepSeek-V3 softmax_scale */
+    double kq = pow(1 + 0.1 * log(40.0), 2) / sqrt(192.0);
+    assert_close(r.kq_scale, kq, 1e-6, 0);
+    /* a legacy file with yarn_log_multiplier 1 (no 0.1): mscale 10 / 10 leaves attn_factor,
+     * but kq_scale grows by (1 + ln 40)^2 / (1 + 0.1 ln 40)^2 */
+    g->yarn_log_multiplier = 1;
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_OK);
+    assert_true(r.attn_factor == a);
+    assert_close(r.kq_scale, pow(1 + log(40.0), 2) / sqrt(192.0), 1e-6, 0);
+    /* Ministral 3 (mistral3): yarn_log_multiplier 1 read as is; without it attn_factor is 1 */
+    snprintf(g->arch, sizeof g->arch, "mistral3");
+    g->has &= ~(POSENC_GGUF_KEY_LENGTH | POSENC_GGUF_KEY_LENGTH_MLA | POSENC_GGUF_DIMENSION_COUNT);
+    g->scaling_factor = 16;
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_OK);
+    assert_true(r.attn_factor == 1.0f / (1.0f + 0.1f * logf(16.0f)));
+    assert_true(r.beta_fast == 99.0f); /* mistral3 reads yarn_beta_fast */
+    g->has &= ~POSENC_GGUF_YARN_LOG_MUL;
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_OK);
+    assert_close(r.attn_factor, 1.0, 1e-7, 0);
+    free(g);
+}
+
+static void test_longrope_choice(void **state)
+{
+    (void)state;
+    posenc_ggml_rope r;
+    posenc_error err = { 0 };
+    posenc_gguf_rope *g = base("phi3");
+    g->context_length = 131072;
+    g->embedding_length = 3072;
+    g->has |= POSENC_GGUF_ORIG_CTX | POSENC_GGUF_ATTN_FACTOR;
+    g->original_context_length = 4096;
+    g->attn_factor = 1.25;
+    g->n_factors_long = g->n_factors_short = 48;
+    for (int i = 0; i < 48; i++) {
+        g->factors_long[i] = 2.0f + (float)i;
+        g->factors_short[i] = 1.0f;
+    }
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 0, &r, &err), POSENC_OK);
+    assert_true(r.mode == POSENC_GGML_ROPE_NEOX && r.n_dims == 96);
+    assert_true(r.n_freq_factors == 48 && r.freq_factors[5] == 7.0f); /* 131072 > 4096: long */
+    assert_true(r.attn_factor == 1.25f && r.ext_factor == 0.0f);
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 4096, &r, &err), POSENC_OK);
+    assert_true(r.freq_factors[5] == 1.0f); /* n_ctx 4096 is not past 4096: short */
+    /* a factor tensor of the wrong length: llama.cpp refuses the shape */
+    g->n_factors_short = 47;
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 4096, &r, &err), POSENC_EFORMAT);
+    free(g);
+}
+
+static void test_from_model(void **state)
+{
+    (void)state;
+    posenc_error err = { 0 };
+    posenc_model *m = NULL;
+    posenc_gguf_rope g;
+    /* LlamaModel: dimension_count = hidden_size / heads; freq_base from rope_theta; linear */
+    const char *llama = "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\","
+                        "\"hidden_size\":2048,\"num_attention_heads\":16,\"max_position_embeddings\":4096,"
+                        "\"rope_theta\":250000.0,\"rope_scaling\":{\"type\":\"linear\",\"factor\":2.0}}";
+    assert_int_equal(posenc_config_parse(llama, strlen(llama), "l.json", NULL, &m, &err), POSENC_OK);
+    assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_OK);
+    assert_string_equal(g.arch, "llama");
+    assert_true((g.has & POSENC_GGUF_DIMENSION_COUNT) && g.dimension_count == 128);
+    assert_true((g.has & POSENC_GGUF_FREQ_BASE) && g.freq_base == 250000.0);
+    assert_string_equal(g.scaling_type, "linear");
+    assert_true(g.scaling_factor == 2.0 && g.context_length == 4096 && g.n_rope_freqs == 0);
+    assert_false(g.has & POSENC_GGUF_KEY_LENGTH); /* no head_dim key */
+    posenc_model_free(m);
+    /* Qwen3-Next: int(head_dim * 0.25) by default */
+    const char *qn = "{\"model_type\":\"qwen3_next\",\"hidden_size\":2048,\"num_attention_heads\":16,"
+                     "\"head_dim\":256,\"max_position_embeddings\":262144,\"rope_theta\":10000000}";
+    assert_int_equal(posenc_config_parse(qn, strlen(qn), "q.json", NULL, &m, &err), POSENC_OK);
+    assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_OK);
+    assert_string_equal(g.arch, "qwen3next");
+    assert_true(g.dimension_count == 64 && g.key_length == 256);
+    posenc_model_free(m);
+    /* a model_type the converter has no class for, and one whose class posenc has not read */
+    const char *gj = "{\"model_type\":\"gptj\",\"n_embd\":4096,\"n_head\":16,\"rotary_dim\":64}";
+    assert_int_equal(posenc_config_parse(gj, strlen(gj), "g.json", NULL, &m, &err), POSENC_OK);
+    assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "model_type 'gptj': convert_hf_to_gguf.py has no class for it"));
+    posenc_model_free(m);
+    const char *ge = "{\"model_type\":\"gemma\",\"hidden_size\":2048,\"num_attention_heads\":8,"
+                     "\"head_dim\":256}";
+    assert_int_equal(posenc_config_parse(ge, strlen(ge), "g.json", NULL, &m, &err), POSENC_OK);
+    assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "writes architecture 'gemma', whose RoPE rules posenc has not read"));
+    posenc_model_free(m);
+}
+
+static void test_compare(void **state)
+{
+    (void)state;
+    posenc_error err = { 0 };
+    posenc_gguf_check *c = malloc(sizeof *c);
+    posenc_gguf_rope *w = base("llama"), *h = base("llama");
+    assert_non_null(c);
+    w->has |= POSENC_GGUF_FREQ_BASE;
+    w->freq_base = 10000; /* the converter writes the default; the file leaves it out: fine */
+    assert_int_equal(posenc_gguf_compare(w, h, 0, c, &err), POSENC_OK);
+    assert_int_equal(c->n_failed, 0);
+    assert_true(c->n >= 10);
+    h->has |= POSENC_GGUF_FREQ_BASE;
+    h->freq_base = 500000;
+    assert_int_equal(posenc_gguf_compare(w, h, 0, c, &err), POSENC_OK);
+    assert_int_equal(c->n_failed, 1);
+    for (int i = 0; i < c->n; i++)
+        if (!c->f[i].ok) {
+            assert_string_equal(c->f[i].key, "llama.rope.freq_base");
+            assert_string_equal(c->f[i].expected, "10000");
+            assert_string_equal(c->f[i].found, "500000");
+        }
+    free(w);
+    free(h);
+    free(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_modes),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_yarn),
+        cmocka_unit_test(test_longrope_choice),
+        cmocka_unit_test(test_from_model),
+        cmocka_unit_test(test_compare),
+    };
+    return cmocka_run_group_tests_name("llamacpp", tests, NULL, NULL);
+}
