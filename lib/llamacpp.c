@@ -3,10 +3,9 @@
  * posenc_gguf_rope_from_model follows ggml-org/llama.cpp's convert_hf_to_gguf.py (the model
  * classes in conversion/MODEL.py) on the config it reads: the config.json keys with text_config's
  * merged over them (conversion/base.py TextModel.__init__), not transformers' resolution, which
- * the converter does not use for RoPE keys. posenc_ggml_rope_from_gguf follows
- * src/llama-model.cpp load_hparams, the per-architecture load_arch_hparams (src/models/) and
- * src/llama-context.cpp's cparams, in float32 where they are float32. What each architecture
- * does is one row of lib/llama_arch.def. No I/O here. */
+ * the converter does not use for RoPE keys. Which rules apply is the .conv column of the
+ * architecture's row in lib/llama_arch.def (lib/llama_arch.c). No I/O here. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,84 +14,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "llama_arch.h"
 #include "model_json.h"
 #include "posenc/llamacpp.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif
-
-/* ---- the architecture table (lib/llama_arch.def) ---- */
-
-enum { CV_NONE = 0, CV_TEXT, CV_LLAMA, CV_MINISTRAL3, CV_QWEN3NEXT, CV_QWEN35, CV_PHI3,
-       CV_DEEPSEEK2 };
-enum { LD_BASE = 0, LD_MISTRAL3, LD_DEEPSEEK2, LD_GROK };
-enum { KQ_UNREAD = 0, KQ_HEAD, KQ_ROT, KQ_MLA };
-enum { SEC_NONE = 0, SEC_OPTIONAL, SEC_REQUIRED };
-
-typedef struct arch_row {
-    const char *name;
-    int mode;           /* posenc_ggml_mode */
-    int mode_sections;  /* 0: the same as mode */
-    int conv, load, kq, nrot_full, sections;
-    int mscale_log_mul; /* YaRN's mscale = yarn_log_mul when it is not 1 (llama-context.cpp:
-                           "special-case DEEPSEEK v2", LLM_ARCH_DEEPSEEK2 only) */
-} arch_row;
-
-#define NONE POSENC_GGML_ROPE_NONE
-#define NORM POSENC_GGML_ROPE_NORM
-#define NEOX POSENC_GGML_ROPE_NEOX
-#define MROPE POSENC_GGML_ROPE_MROPE
-#define IMROPE POSENC_GGML_ROPE_IMROPE
-#define VISION POSENC_GGML_ROPE_VISION
-#define ARCH(n, ...) { .name = n, .mode = __VA_ARGS__ },
-static const arch_row arch_rows[] = {
-#include "llama_arch.def"
-};
-#undef ARCH
-#undef NONE
-#undef NORM
-#undef NEOX
-#undef MROPE
-#undef IMROPE
-#undef VISION
-
-static const arch_row *arch_find(const char *name)
-{
-    for (size_t i = 0; name && i < sizeof arch_rows / sizeof *arch_rows; i++)
-        if (strcmp(arch_rows[i].name, name) == 0)
-            return &arch_rows[i];
-    return NULL;
-}
-
-void posenc_ggml_arch_info(const char *arch, posenc_ggml_arch *out)
-{
-    const arch_row *r = arch_find(arch);
-    memset(out, 0, sizeof *out);
-    out->mode = POSENC_GGML_ROPE_NONE;
-    out->mode_sections = POSENC_GGML_ROPE_NONE;
-    if (!r)
-        return;
-    out->known = 1;
-    out->mode = (posenc_ggml_mode)r->mode;
-    out->mode_sections = (posenc_ggml_mode)(r->mode_sections ? r->mode_sections : r->mode);
-    out->converter = r->conv != CV_NONE;
-    out->kq_known = r->kq != KQ_UNREAD;
-    out->reads_sections = r->sections != SEC_NONE;
-}
-
-const char *posenc_ggml_mode_name(posenc_ggml_mode m)
-{
-    switch (m) {
-    case POSENC_GGML_ROPE_NONE: return "none";
-    case POSENC_GGML_ROPE_NORM: return "norm";
-    case POSENC_GGML_ROPE_NEOX: return "neox";
-    case POSENC_GGML_ROPE_MROPE: return "mrope";
-    case POSENC_GGML_ROPE_VISION: return "vision";
-    case POSENC_GGML_ROPE_IMROPE: return "imrope";
-    }
-    return "unknown";
-}
 
 /* ---- the converter's view of the config ---- */
 
@@ -196,7 +124,7 @@ static posenc_status mirror(conv *c)
 
 static double f32(double x)
 {
-    return (double)(float)x;
+    return (double)pe_tof(x);
 }
 
 static int hp_int(const cJSON *v, int64_t *out)
@@ -328,16 +256,16 @@ static posenc_status llama3_freqs(conv *c, int64_t dim)
     int n = (int)(dim / 2);
     for (int i = 0; i < n; i++) {
         float e = (float)(2 * i) / (float)dim;
-        float fr = 1.0f / powf((float)base, e);
+        float fr = 1.0f / powf(pe_tof(base), e);
         float wl = (1.0f / fr) * (float)(2 * M_PI);
         float r;
-        if (wl < (float)hi_wl)
+        if (wl < pe_tof(hi_wl))
             r = 1.0f;
-        else if (wl > (float)lo_wl)
-            r = (float)factor;
+        else if (wl > pe_tof(lo_wl))
+            r = pe_tof(factor);
         else {
-            float smooth = ((1.0f / wl) * (float)old - (float)lo) / (float)(hi - lo);
-            r = 1.0f / ((1.0f - smooth) / (float)factor + smooth);
+            float smooth = ((1.0f / wl) * pe_tof(old) - pe_tof(lo)) / pe_tof(hi - lo);
+            r = 1.0f / ((1.0f - smooth) / pe_tof(factor) + smooth);
         }
         c->g->rope_freqs[i] = r;
     }
@@ -355,7 +283,7 @@ static posenc_status factor_list(conv *c, const cJSON *a, float *dst, int *n, co
             snprintf(msg, sizeof msg, "rope %s is not a list of numbers", name);
             return convfail(c, msg);
         }
-        dst[k++] = (float)d;
+        dst[k++] = pe_tof(d);
     }
     *n = k;
     return POSENC_OK;
@@ -445,7 +373,7 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
                              "model_type '%.60s': convert_hf_to_gguf.py has no class for it "
                              "(lib/families.def names no gguf_arch)",
                              *mt ? mt : posenc_model_family(m));
-    const arch_row *row = arch_find(arch);
+    const pe_arch_row *row = pe_llama_arch(arch);
     if (!row || row->conv == CV_NONE)
         return posenc_seterr(err, POSENC_EUNSUPPORTED,
                              "model_type '%.60s': convert_hf_to_gguf.py writes architecture '%s', "
@@ -529,162 +457,3 @@ out:
     return st;
 }
 
-/* ---- what llama.cpp derives ---- */
-
-static float get_mscale(float scale, float mscale)
-{
-    return scale <= 1.0f ? 1.0f : (0.1f * mscale * logf(scale) + 1.0f);
-}
-
-posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ctx,
-                                         posenc_ggml_rope *out, posenc_error *err)
-{
-    const arch_row *row = arch_find(g->arch);
-    if (!row)
-        return posenc_seterr(err, POSENC_EUNSUPPORTED,
-                             "architecture '%.60s' is not one llama.cpp knows (src/llama-arch.cpp)",
-                             g->arch);
-    if (!(g->has & POSENC_GGUF_CONTEXT_LENGTH) || !(g->has & POSENC_GGUF_EMBEDDING_LENGTH))
-        return posenc_seterr(err, POSENC_EFORMAT,
-                             "llama.cpp refuses the file: %s.context_length and %s.embedding_length "
-                             "are required (src/llama-model.cpp load_hparams)",
-                             g->arch, g->arch);
-    posenc_ggml_rope r;
-    memset(&r, 0, sizeof r);
-    /* load_hparams */
-    uint32_t n_ctx_train = (uint32_t)g->context_length;
-    uint32_t n_ctx_orig_yarn = g->has & POSENC_GGUF_ORIG_CTX ? (uint32_t)g->original_context_length
-                                                             : n_ctx_train;
-    float freq_base = g->has & POSENC_GGUF_FREQ_BASE ? (float)g->freq_base : 10000.0f;
-    const char *stype = g->has & POSENC_GGUF_SCALING_TYPE ? g->scaling_type : "linear";
-    int yarn = strcmp(stype, "yarn") == 0, none = strcmp(stype, "none") == 0;
-    if (!yarn && !none && strcmp(stype, "linear") != 0 && strcmp(stype, "longrope") != 0)
-        return posenc_seterr(err, POSENC_EFORMAT,
-                             "llama.cpp refuses the file: %s.rope.scaling.type '%.16s' is not "
-                             "none, linear, yarn or longrope",
-                             g->arch, stype);
-    float ropescale = 0.0f;
-    if (g->has & POSENC_GGUF_SCALING_FACTOR)
-        ropescale = (float)g->scaling_factor;
-    else if (g->has & POSENC_GGUF_SCALE_LINEAR)
-        ropescale = (float)g->scaling_factor;
-    float freq_scale_train = ropescale == 0.0f ? 1.0f : 1.0f / ropescale;
-    float rope_attn_factor = g->has & POSENC_GGUF_ATTN_FACTOR ? (float)g->attn_factor : 1.0f;
-    uint32_t n_embd = (uint32_t)g->embedding_length;
-    uint32_t n_head = g->has & POSENC_GGUF_HEAD_COUNT ? (uint32_t)g->head_count : 0;
-    uint32_t head_k = 0, n_rot = 0;
-    if (n_head > 0) {
-        head_k = g->has & POSENC_GGUF_KEY_LENGTH ? (uint32_t)g->key_length : n_embd / n_head;
-        n_rot = g->has & POSENC_GGUF_DIMENSION_COUNT ? (uint32_t)g->dimension_count : head_k;
-        if (row->nrot_full && n_rot != head_k)
-            return posenc_seterr(err, POSENC_EFORMAT,
-                                 "llama.cpp refuses the file: invalid n_rot: %u, expected %u "
-                                 "(%s requires rope.dimension_count = the head size)",
-                                 n_rot, head_k, g->arch);
-    }
-    /* per-architecture keys (src/models/ARCH.cpp load_arch_hparams) */
-    float yarn_ext = -1.0f, yarn_attn = 1.0f, beta_fast = 32.0f, beta_slow = 1.0f, log_mul = 0.0f;
-    if (row->load == LD_MISTRAL3 || row->load == LD_GROK) {
-        if (g->has & POSENC_GGUF_YARN_BETA_FAST)
-            beta_fast = (float)g->yarn_beta_fast;
-        if (g->has & POSENC_GGUF_YARN_BETA_SLOW)
-            beta_slow = (float)g->yarn_beta_slow;
-    }
-    if (row->load == LD_GROK) {
-        if (g->has & POSENC_GGUF_YARN_EXT_FACTOR)
-            yarn_ext = (float)g->yarn_ext_factor;
-        if (g->has & POSENC_GGUF_YARN_ATTN_FACTOR)
-            yarn_attn = (float)g->yarn_attn_factor;
-    }
-    if (row->load == LD_MISTRAL3 && (g->has & POSENC_GGUF_YARN_LOG_MUL))
-        log_mul = (float)g->yarn_log_multiplier;
-    if (row->load == LD_DEEPSEEK2 && (g->has & POSENC_GGUF_YARN_LOG_MUL))
-        log_mul = (float)g->yarn_log_multiplier / 0.1f;
-    int sections[4] = { 0 };
-    if (row->sections) {
-        if (g->n_sections > 0)
-            for (int i = 0; i < 4 && i < g->n_sections; i++)
-                sections[i] = g->sections[i];
-        else if (row->sections == SEC_REQUIRED)
-            return posenc_seterr(err, POSENC_EFORMAT,
-                                 "llama.cpp refuses the file: %s.rope.dimension_sections is "
-                                 "required",
-                                 g->arch);
-    }
-    r.mode = (posenc_ggml_mode)row->mode;
-    if (row->mode_sections && sections[0] > 0 && sections[1] > 0)
-        r.mode = (posenc_ggml_mode)row->mode_sections;
-    memcpy(r.sections, sections, sizeof sections);
-    /* llama_context's cparams (src/llama-context.cpp), default context parameters */
-    uint32_t ctx = n_ctx > 0 ? (uint32_t)n_ctx : n_ctx_train;
-    float freq_scale = freq_scale_train;
-    uint32_t n_ctx_orig = n_ctx_orig_yarn != 0 ? n_ctx_orig_yarn : n_ctx_train;
-    if (none)
-        freq_scale = 1.0f;
-    float ext = yarn_ext, attn = yarn_attn;
-    if (ext < 0.0f)
-        ext = yarn ? 1.0f : 0.0f;
-    if (ext != 0) {
-        const float factor = 1.0f / freq_scale;
-        if (log_mul != 0.0f) {
-            float mscale = 1.0f;
-            if (row->mscale_log_mul && log_mul != 1.0f)
-                mscale = log_mul;
-            attn = get_mscale(factor, mscale) / get_mscale(factor, log_mul);
-        } else {
-            attn = get_mscale(factor, 1.0f);
-        }
-        attn *= 1.0f / (1.0f + 0.1f * logf(factor));
-    }
-    attn *= rope_attn_factor;
-    r.n_dims = (int)n_rot;
-    r.head_dim = (int)head_k;
-    r.n_ctx_orig = (int)n_ctx_orig;
-    r.freq_base = freq_base;
-    r.freq_scale = freq_scale;
-    r.ext_factor = ext;
-    r.attn_factor = attn;
-    r.beta_fast = beta_fast;
-    r.beta_slow = beta_slow;
-    /* llama_model::get_rope_factors: rope_freqs, else long past n_ctx_orig_yarn, else short */
-    const float *ff = NULL;
-    int nf = 0;
-    if (g->n_rope_freqs > 0) {
-        ff = g->rope_freqs;
-        nf = g->n_rope_freqs;
-    } else if (ctx > n_ctx_orig_yarn && g->n_factors_long > 0) {
-        ff = g->factors_long;
-        nf = g->n_factors_long;
-    } else if (g->n_factors_short > 0) {
-        ff = g->factors_short;
-        nf = g->n_factors_short;
-    }
-    if (ff) {
-        if (nf != (int)n_rot / 2)
-            return posenc_seterr(err, POSENC_EFORMAT,
-                                 "llama.cpp refuses the file: a RoPE factor tensor holds %d "
-                                 "values, not n_rot / 2 = %u",
-                                 nf, n_rot / 2);
-        memcpy(r.freq_factors, ff, (size_t)nf * sizeof *ff);
-        r.n_freq_factors = nf;
-    }
-    switch (row->kq) {
-    case KQ_HEAD:
-        r.kq_scale = head_k ? 1.0f / sqrtf((float)head_k) : 0;
-        break;
-    case KQ_ROT:
-        r.kq_scale = n_rot ? 1.0f / sqrtf((float)n_rot) : 0;
-        break;
-    case KQ_MLA: {
-        uint32_t kmla = g->has & POSENC_GGUF_KEY_LENGTH_MLA ? (uint32_t)g->key_length_mla : head_k;
-        const float attn_org = attn * (1.0f + 0.1f * logf(1.0f / freq_scale));
-        const float mscale = attn_org * (1.0f + 0.1f * log_mul * logf(1.0f / freq_scale));
-        r.kq_scale = kmla ? 1.0f * mscale * mscale / sqrtf((float)kmla) : 0;
-        break;
-    }
-    default:
-        r.kq_scale = 0; /* not read */
-    }
-    *out = r;
-    return POSENC_OK;
-}
