@@ -1255,8 +1255,9 @@ int cmd_verify(int argc, char **argv)
         rc = o.q ? verify_dumps(&v, &o, &cfg, inputs) : verify_rope_config(&v, &o, &cfg, NULL);
     } else {
         if (o.q || o.gguf) {
-            rc = posenc_usage_error(CMD, "--%s needs a RoPE model; '%s' uses %s",
-                                    o.q ? "q/--k" : "gguf", o.config, posenc_encoding_name(enc));
+            rc = posenc_usage_error(CMD, "--%s a RoPE model; '%s' uses %s",
+                                    o.q ? "q/--k need" : "gguf needs", o.config,
+                                    posenc_encoding_name(enc));
             goto out;
         }
         rc = verify_bias(&v, &o, m, enc);

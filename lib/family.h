@@ -123,6 +123,8 @@ typedef struct pe_family {
                                (general.architecture), from the @ModelBase.register class of
                                the model's HF architectures name (.gguf_hf); NULL: not converted */
     const char *gguf_hf;    /* that HF architectures name */
+    int gguf_log_mul;       /* the converter writes yarn_log_multiplier = mscale_all_dim for this
+                               model_type (Mistral3Model.Ministral3Model: model_type ministral3) */
     const char *note;       /* one line for `posenc info --models` */
     const char *src;        /* the file the row was read from (see posenc_family_info) */
 } pe_family;

@@ -425,8 +425,7 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             break;
         g.dimension_count = dim;
         g.has |= POSENC_GGUF_DIMENSION_COUNT;
-        if (row->conv == CV_MINISTRAL3 && cJSON_IsString(get(c.hp, "model_type")) &&
-            strcmp(get(c.hp, "model_type")->valuestring, "ministral3") == 0) {
+        if (row->conv == CV_MINISTRAL3 && pe_model_gguf_log_mul(m)) {
             double ms;
             const cJSON *t = val(c.rp, "rope_type");
             if (!cJSON_IsString(t) || strcmp(t->valuestring, "yarn") != 0 ||

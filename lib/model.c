@@ -2242,6 +2242,11 @@ const char *pe_model_gguf_arch(const posenc_model *m)
     return m->fam && !m->generic ? m->fam->gguf_arch : NULL;
 }
 
+int pe_model_gguf_log_mul(const posenc_model *m)
+{
+    return m->fam && !m->generic && m->fam->gguf_log_mul;
+}
+
 posenc_status pe_model_from_json(const cJSON *root, const char *source, const char *family,
                                  posenc_model **out, posenc_error *err)
 {

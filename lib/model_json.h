@@ -21,4 +21,7 @@ const cJSON *pe_model_hparams(const posenc_model *m);
  * (lib/families.def .gguf_arch), or NULL when the converter has no class for it. Borrowed. */
 const char *pe_model_gguf_arch(const posenc_model *m);
 
+/* 1 when the row's .gguf_log_mul says its converter class writes yarn_log_multiplier. */
+int pe_model_gguf_log_mul(const posenc_model *m);
+
 #endif
