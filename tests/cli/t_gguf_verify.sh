@@ -123,7 +123,7 @@ expect_ok "$POSENC" info --gguf phi-3-mini-128k.gguf --json --seq-len 4096
 cp out.stdout info_phi_short.json
 expect_ok "$POSENC" info --gguf llama-3.1-8b.gguf
 grep -q '^rope_mode: norm$' out.stdout
-grep -q '^llama_cpp.freq_factors: "rope_freqs.weight"$' out.stdout
+grep -q '^llama_cpp.freq_factors: rope_freqs.weight$' out.stdout
 "$PY" - "$D/extra/phi-3-mini-128k.json" <<'PY'
 import json, math, sys
 import numpy as np
@@ -202,7 +202,7 @@ expect_fail 3 "key 'llama.rope.dimension_sections' is array[float32]; llama.cpp 
     "$POSENC" info --gguf t_sec.gguf
 
 # usage errors and refusals
-expect_fail 2 "--gguf FILE reads a GGUF file" "$POSENC" info --gguf x.gguf --config "$D/qwen3-8b.json"
+expect_fail 2 "--gguf FILE reads a GGUF file: it takes only" "$POSENC" info --gguf x.gguf --config "$D/qwen3-8b.json"
 expect_fail 2 "--gguf checks a GGUF file against the config" \
     "$POSENC" verify --config "$D/qwen3-8b.json" --gguf qwen3-8b.gguf --q q.npy --k k.npy
 expect_fail 3 "model_type 'gptj': convert_hf_to_gguf.py has no class for it" \
