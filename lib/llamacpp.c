@@ -63,6 +63,7 @@ typedef struct conv {
     cJSON *own;           /* the mirrored rope_parameters, owned */
     posenc_gguf_rope *g;
     posenc_error *err;
+    const posenc_rope_config *rc; /* transformers' resolution (posenc_model_rope) */
 } conv;
 
 static posenc_status convfail(conv *c, const char *what)
@@ -205,10 +206,14 @@ static posenc_status text_params(conv *c)
         g->n_sections = 4; /* padded with zeros to [time, height, width, extra] */
         g->has |= POSENC_GGUF_DIMENSION_SECTIONS;
     }
-    if (num(val(rp, "rope_theta"), &d)) {
-        g->freq_base = f32(d);
-        g->has |= POSENC_GGUF_FREQ_BASE;
-    }
+    /* A config without rope_theta: run with transformers installed, the converter reads the
+     * config through AutoConfig (ModelBase.load_hparams), whose to_dict() carries the class
+     * default theta, and writes it; without transformers it writes no key and llama.cpp uses
+     * 10000. The expected value is the one that matches the model: transformers' theta. */
+    if (!num(val(rp, "rope_theta"), &d))
+        d = c->rc->theta;
+    g->freq_base = f32(d);
+    g->has |= POSENC_GGUF_FREQ_BASE;
     if (num(val(get(c->rp, "sliding_attention"), "rope_theta"), &d)) {
         g->freq_base_swa = f32(d);
         g->has |= POSENC_GGUF_FREQ_BASE_SWA;
@@ -244,7 +249,8 @@ static posenc_status rope_dim(conv *c, int64_t *out)
 static posenc_status llama3_freqs(conv *c, int64_t dim)
 {
     const cJSON *rp = c->full;
-    double base = 10000.0, factor = 8.0, lo = 1.0, hi = 4.0, old = 8192;
+    /* rope_params.get("rope_theta", 10000.0); AutoConfig fills the class default */
+    double base = c->rc->theta, factor = 8.0, lo = 1.0, hi = 4.0, old = 8192;
     num(val(rp, "rope_theta"), &base);
     num(val(rp, "factor"), &factor);
     num(val(rp, "low_freq_factor"), &lo);
@@ -305,7 +311,7 @@ static posenc_status phi3_params(conv *c)
     if (!hp_int(get(c->rp, "original_max_position_embeddings"), &orig))
         return convfail(c, "Phi3MiniModel needs original_max_position_embeddings");
     if (!num(get(c->full, "rope_theta"), &theta))
-        return convfail(c, "Phi3MiniModel needs rope_theta");
+        theta = c->rc->theta; /* AutoConfig's class default (see text_params) */
     num(val(c->rp, "partial_rotary_factor"), &prf);
     int64_t dims = (int64_t)(prf * (double)embd) / nh;
     g->context_length = ctx;
@@ -389,7 +395,7 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
     posenc_gguf_rope g;
     memset(&g, 0, sizeof g);
     snprintf(g.arch, sizeof g.arch, "%s", arch);
-    conv c = { m, pe_model_hparams(m), NULL, NULL, NULL, &g, err };
+    conv c = { m, pe_model_hparams(m), NULL, NULL, NULL, &g, err, &rc };
     if (!c.hp)
         return posenc_seterr(err, POSENC_EINVAL, "the model was not read from a config.json");
     if ((st = mirror(&c)) != POSENC_OK)

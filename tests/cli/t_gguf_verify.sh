@@ -53,6 +53,12 @@ with open("list", "a") as f:
         json.dump(c, open(f"l3_{n:02d}.json", "w"))
         f.write(f"l3_{n:02d}.json l3_{n:02d}.gguf\n")
 PY
+# Mixtral without rope_theta: the converter, without transformers, writes no freq_base, so
+# llama.cpp uses 10000 where transformers' class default is 1e6
+"$PY" -c "
+import json; c = json.load(open('$D/mixtral-8x7b-v0.1.json')); c.pop('rope_theta')
+json.dump(c, open('mixtral-notheta.json', 'w'))"
+echo "mixtral-notheta.json m_notheta.gguf" >> list
 conv batch list > conv.log 2>&1 || { cat conv.log; exit 1; }
 
 for c in $good; do
@@ -89,6 +95,8 @@ mistake m_arch.gguf "$D/qwen3-8b.json" 1 "general.architecture" \
     "llama.cpp rotates pairs (2i, 2i+1) (norm) instead of pairs (i, i+n/2) (neox)"
 mistake m_unknown.gguf "$D/qwen3-8b.json" 2 "general.architecture" \
     "llama.cpp has no architecture 'qwen9' and refuses the file"
+mistake m_notheta.gguf mixtral-notheta.json 1 "llama.rope.freq_base" \
+    "expected 1000000, found 10000"
 mistake m_swap.gguf "$D/extra/phi-3-mini-128k.json" 2 "rope_factors_long.weight" \
     "rope_factors_long and rope_factors_short are swapped"
 

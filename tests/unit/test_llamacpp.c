@@ -205,6 +205,14 @@ static void test_from_model(void **state)
     assert_string_equal(g.arch, "qwen3next");
     assert_true(g.dimension_count == 64 && g.key_length == 256);
     posenc_model_free(m);
+    /* no rope_theta: the converter run with transformers writes AutoConfig's class default
+     * (Mixtral: 1e6); the expectation is that value, not llama.cpp's 10000 */
+    const char *mx = "{\"model_type\":\"mixtral\",\"hidden_size\":4096,\"num_attention_heads\":32,"
+                     "\"max_position_embeddings\":32768}";
+    assert_int_equal(posenc_config_parse(mx, strlen(mx), "m.json", NULL, &m, &err), POSENC_OK);
+    assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_OK);
+    assert_true((g.has & POSENC_GGUF_FREQ_BASE) && g.freq_base == 1e6);
+    posenc_model_free(m);
     /* a model_type the converter has no class for, and one whose class posenc has not read */
     const char *gj = "{\"model_type\":\"gptj\",\"n_embd\":4096,\"n_head\":16,\"rotary_dim\":64}";
     assert_int_equal(posenc_config_parse(gj, strlen(gj), "g.json", NULL, &m, &err), POSENC_OK);
