@@ -143,7 +143,7 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
     posenc_status st = posenc_ggml_rope_from_gguf(want, 0, &W, err);
     if (st != POSENC_OK)
         return st;
-    const char *A = want->arch;
+    const char *A = have->arch; /* the keys are named as the file holds them */
     char e[160], f[160];
     posenc_ggml_arch wa, ha;
     posenc_ggml_arch_info(want->arch, &wa);
@@ -280,13 +280,20 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
         /* the graph's softmax scale (DeepSeek: from yarn_log_multiplier and key_length_mla) */
         fmt_f(e, sizeof e, W.kq_scale);
         fmt_f(f, sizeof f, H.kq_scale);
-        /* blamed on the attention key that differs, else on key_length_mla */
-        if (kq_key && ((want->has ^ have->has) & (POSENC_GGUF_YARN_LOG_MUL | POSENC_GGUF_ATTN_FACTOR |
-                                                  POSENC_GGUF_YARN_ATTN_FACTOR) ||
-                       want->yarn_log_multiplier != have->yarn_log_multiplier ||
-                       want->attn_factor != have->attn_factor ||
-                       want->yarn_attn_factor != have->yarn_attn_factor))
-            ;
+        /* blamed on what it is computed from: the head size, n_rot, the attention keys,
+         * key_length_mla */
+        int attn_differs = ((want->has ^ have->has) & (POSENC_GGUF_YARN_LOG_MUL |
+                                                       POSENC_GGUF_ATTN_FACTOR |
+                                                       POSENC_GGUF_YARN_ATTN_FACTOR)) ||
+                           want->yarn_log_multiplier != have->yarn_log_multiplier ||
+                           want->attn_factor != have->attn_factor ||
+                           want->yarn_attn_factor != have->yarn_attn_factor;
+        if (W.head_dim != H.head_dim)
+            kq_key = "attention.key_length";
+        else if (W.n_dims != H.n_dims)
+            kq_key = "rope.dimension_count";
+        else if (attn_differs)
+            ; /* kq_key: the attention key found above */
         else if (want->key_length_mla != have->key_length_mla)
             kq_key = "attention.key_length_mla";
         else
