@@ -66,6 +66,10 @@ all: $(BIN) $(B)/libposenc.a $(B)/$(SO_REAL)
 $(BIN): $(CMD_OBJ) $(B)/libposenc.a
 	$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) $(B)/libposenc.a $(LDLIBS)
 
+# lib/rope_ggml.c reproduces ggml's portable CPU build, which has no FMA: never fuse a * b + c
+# there (GCC's ISO C default, made explicit for every compiler and mode)
+$(B)/lib/rope_ggml.o $(B)/pic/lib/rope_ggml.o $(S)/lib/rope_ggml.o: ALL_CFLAGS += -ffp-contract=off
+
 $(B)/libposenc.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $(LIB_OBJ)

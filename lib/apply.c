@@ -329,6 +329,9 @@ posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_o
                              POSENC_MAX_FREQ);
     if (seq < 0 || pos->rows < 1 || (pos->naxes != 1 && pos->naxes != 3))
         return posenc_seterr(err, POSENC_EINVAL, "invalid positions");
+    if (opts->precision == POSENC_PREC_GGML && !p->has_ggml)
+        return posenc_seterr(err, POSENC_EINVAL,
+                             "the ggml precision needs llama.cpp's RoPE arguments for the model");
     if (pos->naxes == 3 && !p->mrope)
         return posenc_seterr(err, POSENC_EINVAL,
                              "3-axis positions need a multimodal (mrope) RoPE config");
@@ -375,7 +378,8 @@ posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_o
     a->narrow = (opts->precision == POSENC_PREC_HF || opts->precision == POSENC_PREC_VLLM) &&
                 (opts->dtype == POSENC_DT_BF16 || opts->dtype == POSENC_DT_F16);
     uint64_t nrows = (uint64_t)pos->rows * (uint64_t)seq;
-    size_t es = opts->dtype == POSENC_DT_F64 ? 8 : 4;
+    /* ggml rotates in float32 whatever the dump (ops.cpp rotate_pairs converts f16 to f32) */
+    size_t es = opts->dtype == POSENC_DT_F64 && opts->precision != POSENC_PREC_GGML ? 8 : 4;
     if (nrows > (uint64_t)SIZE_MAX / (2 * (size_t)nf * es) - 1) {
         free(a);
         return posenc_seterr(err, POSENC_ERANGE, "position table too large");
@@ -502,7 +506,8 @@ void posenc_apply_rows(const posenc_apply *a, const posenc_apply_shape *sh, uint
     const size_t sub = VEC_MAX / D; /* vectors per block */
     uint64_t rows[VEC_MAX];
     /* in place (or same-type copy) for f32 and f64: no conversion at all */
-    const int direct = in_dt == out_dt && (in_dt == POSENC_DT_F32 || in_dt == POSENC_DT_F64);
+    const int direct = in_dt == out_dt && ((in_dt == POSENC_DT_F32 && !a->td) ||
+                                           (in_dt == POSENC_DT_F64 && a->td));
     for (uint64_t j0 = 0; j0 < n; j0 += sub) {
         size_t m = (size_t)(n - j0 < sub ? n - j0 : sub);
         for (size_t k = 0; k < m; k++) {

@@ -1,4 +1,5 @@
-/* rope.c: RoPE parameters for every rope_type, in two precisions, and cos/sin tables.
+/* rope.c: RoPE parameters for every rope_type, in two precisions, and cos/sin tables (the
+ * third precision, llama.cpp's ggml, is computed by lib/rope_ggml.c).
  *
  * Upstream: huggingface/transformers src/transformers/modeling_rope_utils.py (the init functions
  * _compute_linear_scaling_rope_parameters, _compute_dynamic_ntk_parameters,
@@ -51,6 +52,7 @@ const char *posenc_precision_name(posenc_precision p)
     case POSENC_PREC_EXACT: return "exact";
     case POSENC_PREC_HF: return "hf";
     case POSENC_PREC_VLLM: return "vllm";
+    case POSENC_PREC_GGML: return "ggml";
     }
     return "?";
 }
@@ -63,9 +65,12 @@ posenc_status posenc_precision_parse(const char *s, posenc_precision *out, posen
         *out = POSENC_PREC_HF;
     } else if (s && strcmp(s, "vllm") == 0) {
         *out = POSENC_PREC_VLLM;
+    } else if (s && (strcmp(s, "ggml") == 0 || strcmp(s, "llama.cpp") == 0)) {
+        *out = POSENC_PREC_GGML;
     } else {
         return posenc_seterr(err, POSENC_EINVAL,
-                             "unknown precision '%s' (expected exact, hf or vllm)", s ? s : "");
+                             "unknown precision '%s' (expected exact, hf, vllm or ggml)",
+                             s ? s : "");
     }
     return POSENC_OK;
 }
@@ -638,18 +643,37 @@ static void cossin_exact(const posenc_rope_params *p, int64_t pos, double *c, do
     }
 }
 
+/* ggml: llama.cpp's CPU numerics (lib/rope_ggml.c); NaN without its arguments */
+static void cossin_ggml(const posenc_rope_params *p, const int64_t pos3[3], double *c, double *s)
+{
+    if (p->has_ggml && p->ggml.n_dims == 2 * p->n_freq) {
+        posenc_ggml_rope_cossin(&p->ggml, pos3, c, s);
+        return;
+    }
+    for (int i = 0; i < p->n_freq; i++)
+        c[i] = s[i] = NAN;
+}
+
 void posenc_rope_cossin(const posenc_rope_params *p, posenc_precision prec, int64_t pos,
                         double *cos_f, double *sin_f)
 {
-    if (prec == POSENC_PREC_HF || prec == POSENC_PREC_VLLM) /* same float32 steps */
+    if (prec == POSENC_PREC_HF || prec == POSENC_PREC_VLLM) { /* same float32 steps */
         cossin_hf(p, pos, cos_f, sin_f);
-    else
+    } else if (prec == POSENC_PREC_GGML) {
+        const int64_t pos3[3] = { pos, pos, pos };
+        cossin_ggml(p, pos3, cos_f, sin_f);
+    } else {
         cossin_exact(p, pos, cos_f, sin_f);
+    }
 }
 
 void posenc_rope_cossin3(const posenc_rope_params *p, posenc_precision prec,
                          const int64_t pos3[3], double *cos_f, double *sin_f)
 {
+    if (prec == POSENC_PREC_GGML) { /* ggml's sections choose the axis of each frequency */
+        cossin_ggml(p, pos3, cos_f, sin_f);
+        return;
+    }
     if (!p->mrope || (pos3[0] == pos3[1] && pos3[0] == pos3[2])) {
         posenc_rope_cossin(p, prec, pos3[0], cos_f, sin_f);
         return;
@@ -731,8 +755,12 @@ posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision pr
         return posenc_seterr(err, POSENC_EINVAL, "no RoPE parameters given");
     if (p->n_freq <= 0 || p->n_freq > POSENC_MAX_FREQ || p->rotary_dim != 2 * p->n_freq)
         return posenc_seterr(err, POSENC_EINVAL, "RoPE parameters have %d frequencies", p->n_freq);
-    if (prec != POSENC_PREC_EXACT && prec != POSENC_PREC_HF && prec != POSENC_PREC_VLLM)
+    if (prec != POSENC_PREC_EXACT && prec != POSENC_PREC_HF && prec != POSENC_PREC_VLLM &&
+        prec != POSENC_PREC_GGML)
         return posenc_seterr(err, POSENC_EINVAL, "unknown precision %d", (int)prec);
+    if (prec == POSENC_PREC_GGML && !p->has_ggml)
+        return posenc_seterr(err, POSENC_EINVAL,
+                             "the ggml precision needs llama.cpp's RoPE arguments for the model");
     int width = posenc_rope_table_width(p, layout);
     if (width <= 0)
         return posenc_seterr(err, POSENC_EINVAL, "unknown table layout %d", (int)layout);

@@ -12,6 +12,10 @@
  *  - POSENC_PREC_HF: cos/sin are transformers' float32 values. For f16/bf16 dumps they are cast
  *    to the dump dtype first and every multiply and add is rounded to the dump dtype, as torch
  *    evaluates q*cos + rotate_half(q)*sin on f16/bf16 tensors.
+ *  - POSENC_PREC_GGML: cos/sin are ggml's float32 values (p->ggml), and every dump, f64
+ *    included, is rotated in float32 as ggml's CPU backend does (ops.cpp rotate_pairs:
+ *    x0*c - x1*s, x0*s + x1*c, each product and sum rounded to float32, no FMA), then stored
+ *    in the output dtype.
  * Dims past the rotated ones pass through untouched (bit-exact when the output dtype is the
  * input dtype). */
 #ifndef POSENC_APPLY_H

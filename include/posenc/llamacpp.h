@@ -160,9 +160,12 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
 
 /* cos and sin of frequency i at position pos as ggml's CPU backend computes them (float32,
  * attn_factor applied), for i < n_dims / 2, written as doubles. Three-axis positions for
- * mrope/imrope/vision in pos3 (pos3[0] for the others). */
+ * mrope/imrope in pos3 (pos3[0] for the others; the fourth M-RoPE position is 0, as llama.cpp
+ * sets it for text tokens). The vision mode and POSENC_GGML_ROPE_NONE are not computed: every
+ * value is NaN. Portable (no FMA) build's semantics; see lib/rope_ggml.c. */
 void posenc_ggml_rope_cossin(const posenc_ggml_rope *r, const int64_t pos3[3], double *cos_f,
                              double *sin_f);
+
 
 #ifdef __cplusplus
 }

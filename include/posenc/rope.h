@@ -1,12 +1,15 @@
 /* posenc/rope.h: RoPE frequencies, attention scaling and cos/sin tables.
  *
- * Two precisions. POSENC_PREC_EXACT computes every value from the exact real-number formula and
+ * Four precisions. POSENC_PREC_EXACT computes every value from the exact real-number formula and
  * returns it accurate enough (a double within ~1e-16) that rounding once to f32/f16/bf16 gives
  * the correctly rounded result. POSENC_PREC_HF reproduces transformers' float32 pipeline step by
  * step (f32 exponent, f32 pow and reciprocal, f32 angle product, cos/sin of the f32 angle, f32
  * attention scaling), with correctly rounded pow/cos/sin where torch uses faithful ones.
  * POSENC_PREC_VLLM evaluates the float32 steps the same way on the parameters vLLM computes
- * (posenc/vllm.h posenc_vllm_rope: its inv_freq, base and mscale). */
+ * (posenc/vllm.h posenc_vllm_rope: its inv_freq, base and mscale).
+ * POSENC_PREC_GGML reproduces llama.cpp's CPU backend (ggml's portable build, no FMA): the
+ * arguments llama.cpp passes to ggml_rope_ext, held in posenc_rope_params.ggml
+ * (posenc/llamacpp.h), through ggml's float32 steps (lib/rope_ggml.c). */
 #ifndef POSENC_ROPE_H
 #define POSENC_ROPE_H
 
@@ -14,13 +17,19 @@
 #include <stdint.h>
 
 #include "posenc/error.h"
+#include "posenc/llamacpp.h"
 #include "posenc/model.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum posenc_precision { POSENC_PREC_EXACT = 0, POSENC_PREC_HF = 1, POSENC_PREC_VLLM = 2 } posenc_precision;
+typedef enum posenc_precision {
+    POSENC_PREC_EXACT = 0,
+    POSENC_PREC_HF = 1,
+    POSENC_PREC_VLLM = 2,
+    POSENC_PREC_GGML = 3 /* needs posenc_rope_params.has_ggml */
+} posenc_precision;
 const char *posenc_precision_name(posenc_precision p);
 posenc_status posenc_precision_parse(const char *s, posenc_precision *out, posenc_error *err);
 
@@ -56,6 +65,9 @@ typedef struct posenc_rope_params {
                                              (DeepSeek-V3 mscale_all_dim^2); 1.0 when none */
     unsigned char mrope_axis[POSENC_MAX_FREQ]; /* 0/1/2 = t/h/w position axis of frequency i */
     int mrope;                            /* 1 when mrope_axis is meaningful */
+    int has_ggml;                         /* 1 when ggml holds llama.cpp's arguments for this
+                                             model (posenc_rope_params_set_ggml) */
+    posenc_ggml_rope ggml;                /* what the ggml precision computes from */
 } posenc_rope_params;
 
 /* Compute inv_freq (both precisions), attention scaling and softmax factor for cfg at sequence
@@ -64,20 +76,30 @@ typedef struct posenc_rope_params {
 posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t seq_len,
                                          posenc_rope_params *out, posenc_error *err);
 
+/* Attach llama.cpp's arguments g to p for the ggml precision (p->ggml, p->has_ggml).
+ * POSENC_EUNSUPPORTED when g cannot stand for p: no RoPE or the vision mode, n_dims not
+ * p->rotary_dim, a frequency-factor count other than 0 or n_dims / 2, M-RoPE sections that do
+ * not cover the frequencies, or values that are not finite and positive where ggml needs them. */
+posenc_status posenc_rope_params_set_ggml(posenc_rope_params *p, const posenc_ggml_rope *g,
+                                          posenc_error *err);
+
 /* Width of one table row in a layout. */
 int posenc_rope_table_width(const posenc_rope_params *p, posenc_layout layout);
 
 /* Per-frequency cos and sin (n_freq values each, attention_scaling applied) at position pos.
- * exact: accurate doubles; hf and vllm: the float32 values of that pipeline, as doubles. */
+ * exact: accurate doubles; hf and vllm: the float32 values of that pipeline, as doubles; ggml:
+ * the float32 values llama.cpp's CPU backend computes (attn_factor applied), as doubles, or NaN
+ * when p->has_ggml is 0. */
 void posenc_rope_cossin(const posenc_rope_params *p, posenc_precision prec, int64_t pos,
                         double *cos_f, double *sin_f);
 /* Same for 3-axis (t, h, w) multimodal positions; equals posenc_rope_cossin when p->mrope is 0
- * (uses pos3[0]). */
+ * (uses pos3[0]). ggml: ggml's own sections (p->ggml.sections) pick the axis. */
 void posenc_rope_cossin3(const posenc_rope_params *p, posenc_precision prec,
                          const int64_t pos3[3], double *cos_f, double *sin_f);
 
 /* Rows of the cos and sin tables for n positions, each row posenc_rope_table_width() wide,
- * written to cos_out and sin_out (n * width doubles each). Runs on nthreads threads (<=1: one). */
+ * written to cos_out and sin_out (n * width doubles each). Runs on nthreads threads (<=1: one).
+ * POSENC_EINVAL for the ggml precision without p->has_ggml. */
 posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision prec,
                                 posenc_layout layout, const int64_t *positions, size_t n,
                                 double *cos_out, double *sin_out, int nthreads,

@@ -1,0 +1,212 @@
+"""tests/interop/ggml_check.py: posenc's ggml precision against llama.cpp's own ggml.
+
+    ggml_check.py HARNESS CPU_LIB POSENC_PROG CONFIG_DIR
+
+HARNESS is tests/interop/ggml_rope.c built against the prebuilt ggml (CPU_LIB: the portable
+libggml-cpu-x64.so), POSENC_PROG is tests/interop/ggml_posenc.c built against libposenc.a. Each
+case below is the argument list llama.cpp passes to ggml_rope_ext / ggml_rope_multi for one
+model, filled by hand from llama.cpp's rules (src/llama-context.cpp llama_context::llama_context
+for freq_scale, ext_factor and attn_factor; convert_hf_to_gguf.py LlamaModel.generate_extra_tensors
+for llama3's rope_freqs; Phi3MiniModel.generate_extra_tensors for LongRoPE's factors). Both
+programs get the same arguments and positions (0..63 and up to 2^20); the script checks
+  - cos and sin: ggml's, read off a rotation of unit vectors (x0 = 1, x1 = 0 gives x0*c - x1*s = c
+    and x0*s + x1*c = s exactly), against posenc_ggml_rope_cossin: at most MAX_ULP ulp apart;
+  - rotated rows: ggml on a seeded q (for llama.cpp's NORM on Llama-style weights, on the q
+    permuted as the converter permutes attn_q, LlamaModel.permute, the output un-permuted)
+    against posenc_apply_rows under the ggml precision on the q in transformers' layout: at most
+    MAX_ULP ulp apart.
+Prints one line per case with the measured maxima; exits 1 when a case is over the bound."""
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+MAX_ULP = 1
+NORM, NEOX, MROPE, IMROPE = 0, 2, 8, 40
+POSITIONS = list(range(64)) + [4095, 4096, 65535, 131071, 131072, 262143, 500000, 999999,
+                               1000000, 1048575]
+
+
+def f32(x):
+    return float(np.float32(x))
+
+
+def llama3_factors(theta, dim, factor, low, high, old_ctx):
+    # convert_hf_to_gguf.py LlamaModel.generate_extra_tensors (rope_type llama3)
+    freqs = 1.0 / (np.float32(theta) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))
+    low_wl, high_wl = old_ctx / low, old_ctx / high
+    out = []
+    for f in freqs.astype(np.float64):
+        wl = 2 * math.pi / f
+        if wl < high_wl:
+            out.append(1.0)
+        elif wl > low_wl:
+            out.append(factor)
+        else:
+            s = (old_ctx / wl - low) / (high - low)
+            out.append(1 / ((1 - s) / factor + s))
+    return [f32(v) for v in out]
+
+
+def yarn_attn(factor, log_mul=0.0, deepseek=False):
+    # src/llama-context.cpp: yarn_attn_factor for ext_factor != 0, in float32
+    def mscale(scale, m):
+        return np.float32(1) if scale <= 1 else np.float32(0.1) * np.float32(m) * np.log(np.float32(scale)) + np.float32(1)
+    fac = np.float32(factor)
+    if log_mul:
+        m = log_mul if deepseek and log_mul != 1 else 1.0
+        a = mscale(fac, m) / mscale(fac, log_mul)
+    else:
+        a = mscale(fac, 1.0)
+    a = a * (np.float32(1) / (np.float32(1) + np.float32(0.1) * np.log(fac)))
+    return float(np.float32(a))
+
+
+def cases(config_dir):
+    phi3 = json.load(open(os.path.join(config_dir, "extra", "phi-3-mini-128k.json")))
+    long_f = [f32(v) for v in phi3["rope_scaling"]["long_factor"]]
+    base = dict(freq_scale=1.0, ext_factor=0.0, attn_factor=1.0, beta_fast=32.0, beta_slow=1.0,
+                sections=[0, 0, 0, 0], factors=[], permuted=False, mrope_pos=False)
+    yield dict(base, name="llama-3.1-8b (norm, permuted, llama3 rope_freqs)", mode=NORM,
+               n_dims=128, head_dim=128, n_ctx_orig=131072, freq_base=500000.0, permuted=True,
+               factors=llama3_factors(500000.0, 128, 8.0, 1.0, 4.0, 8192), style="neox")
+    yield dict(base, name="qwen3-8b (neox)", mode=NEOX, n_dims=128, head_dim=128,
+               n_ctx_orig=40960, freq_base=1000000.0, style="neox")
+    yield dict(base, name="gpt-oss-20b (neox, yarn 32)", mode=NEOX, n_dims=64, head_dim=64,
+               n_ctx_orig=4096, freq_base=150000.0, freq_scale=f32(1 / 32), ext_factor=1.0,
+               attn_factor=yarn_attn(32.0), style="neox")
+    yield dict(base, name="deepseek-v3 (norm, yarn 40, log_mul 0.1)", mode=NORM, n_dims=64,
+               head_dim=64, n_ctx_orig=4096, freq_base=10000.0, freq_scale=f32(1 / 40),
+               ext_factor=1.0, attn_factor=yarn_attn(40.0, 0.1, True), style="gptj")
+    yield dict(base, name="phi-3-mini-128k (neox, longrope long factors)", mode=NEOX, n_dims=96,
+               head_dim=96, n_ctx_orig=4096, freq_base=10000.0, factors=long_f,
+               attn_factor=f32(math.sqrt(1 + math.log(32) / math.log(4096))), style="neox")
+    yield dict(base, name="gpt-j-6b (norm, partial 64 of 256)", mode=NORM, n_dims=64,
+               head_dim=256, n_ctx_orig=2048, freq_base=10000.0, style="gptj")
+    yield dict(base, name="qwen3.5-27b (imrope, partial 64 of 256)", mode=IMROPE, n_dims=64,
+               head_dim=256, n_ctx_orig=262144, freq_base=10000000.0, sections=[11, 11, 10, 0],
+               style="neox")
+    yield dict(base, name="qwen3.5-27b (imrope, 3-axis positions)", mode=IMROPE, n_dims=64,
+               head_dim=256, n_ctx_orig=262144, freq_base=10000000.0, sections=[11, 11, 10, 0],
+               style="neox", mrope_pos=True)
+    yield dict(base, name="qwen3-vl (imrope 24 20 20, 3-axis positions)", mode=IMROPE,
+               n_dims=128, head_dim=128, n_ctx_orig=262144, freq_base=5000000.0,
+               sections=[24, 20, 20, 0], style="neox", mrope_pos=True)
+    yield dict(base, name="qwen2-vl-7b (mrope 16 24 24, 3-axis positions)", mode=MROPE,
+               n_dims=128, head_dim=128, n_ctx_orig=32768, freq_base=1000000.0,
+               sections=[16, 24, 24, 0], style="neox", mrope_pos=True)
+
+
+def positions_of(c):
+    T = len(POSITIONS)
+    if c["mode"] not in (MROPE, IMROPE):
+        return POSITIONS
+    t = POSITIONS
+    if c["mrope_pos"]:  # an image grid after some text: h and w lag behind t
+        h = [max(0, p - (i % 7) * 3) for i, p in enumerate(POSITIONS)]
+        w = [max(0, p - (i % 5) * 11) for i, p in enumerate(POSITIONS)]
+    else:  # text tokens: llama-graph.cpp llm_graph_input_pos::set_input
+        h = w = t
+    return list(t) + list(h) + list(w) + [0] * T
+
+
+def spec(c, pos, q):
+    head = ("mode %d n_dims %d head_dim %d n_head %d n_ctx_orig %d freq_base %s freq_scale %s "
+            "ext_factor %s attn_factor %s beta_fast %s beta_slow %s sections %s factors %d %s "
+            "positions %d %s q ") % (
+        c["mode"], c["n_dims"], c["head_dim"], q.shape[1], c["n_ctx_orig"],
+        float(np.float32(c["freq_base"])).hex(), float(np.float32(c["freq_scale"])).hex(),
+        float(np.float32(c["ext_factor"])).hex(), float(np.float32(c["attn_factor"])).hex(),
+        float(np.float32(c["beta_fast"])).hex(), float(np.float32(c["beta_slow"])).hex(),
+        " ".join(str(s) for s in c["sections"]), len(c["factors"]),
+        " ".join(float(np.float32(f)).hex() for f in c["factors"]), len(pos),
+        " ".join(str(p) for p in pos))
+    return head + " ".join(float(v).hex() for v in q.reshape(-1)) + "\n"
+
+
+def run(argv, text):
+    r = subprocess.run(argv, input=text, capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit("%s failed (%d): %s" % (argv[0], r.returncode, r.stderr.strip()))
+    return r.stdout.splitlines()
+
+
+def floats(lines):
+    return np.array([[float.fromhex(v) for v in ln.split()] for ln in lines], dtype=np.float64)
+
+
+def ordered(x):
+    """float32 values as integers in the order of the reals (ulp distance = difference)."""
+    i = np.asarray(x, dtype=np.float32).view(np.int32).astype(np.int64)
+    return np.where(i < 0, -(i & 0x7FFFFFFF), i)
+
+
+def ulp(a, b):
+    a, b = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+    if np.isnan(a).any() or np.isnan(b).any():
+        return float("inf")
+    return int(np.max(np.abs(ordered(a) - ordered(b)))) if a.size else 0
+
+
+def to_ggml(c, q):
+    """q [T, H, D] in transformers' layout -> the layout ggml rotates (the converter's permute)."""
+    if not c["permuted"]:
+        return q
+    d = c["head_dim"]
+    out = np.empty_like(q)
+    out[..., 0:d:2] = q[..., : d // 2]
+    out[..., 1:d:2] = q[..., d // 2:]
+    return out
+
+
+def from_ggml(c, q):
+    if not c["permuted"]:
+        return q
+    d = c["head_dim"]
+    out = np.empty_like(q)
+    out[..., : d // 2] = q[..., 0:d:2]
+    out[..., d // 2:] = q[..., 1:d:2]
+    return out
+
+
+def main():
+    harness, cpu_lib, prog, config_dir = sys.argv[1:5]
+    bad = 0
+    for c in cases(config_dir):
+        pos = positions_of(c)
+        T, H, D, nd = len(POSITIONS), 2, c["head_dim"], c["n_dims"]
+        nf = nd // 2
+        # cos/sin from ggml: unit vectors in ggml's own pairing
+        unit = np.zeros((T, 1, D), dtype=np.float32)
+        if c["mode"] == NORM:
+            unit[..., 0:nd:2] = 1
+        else:
+            unit[..., :nf] = 1
+        g = floats(run([harness, cpu_lib], spec(c, pos, unit)))
+        if c["mode"] == NORM:
+            gc, gs = g[:, 0:nd:2], g[:, 1:nd:2]
+        else:
+            gc, gs = g[:, :nf], g[:, nf:nd]
+        rng = np.random.default_rng(1234)
+        q = rng.standard_normal((T, H, D)).astype(np.float32)
+        gr = floats(run([harness, cpu_lib], spec(c, pos, to_ggml(c, q)))).reshape(T, H, D)
+        gr = from_ggml(c, gr)
+        out = run([prog, c["style"]], spec(c, pos, q))
+        cs = floats([ln[3:] for ln in out if ln.startswith("cs ")])
+        pr = floats([ln for ln in out if not ln.startswith("cs")]).reshape(T, H, D)
+        uc, us, ur = ulp(gc, cs[:, :nf]), ulp(gs, cs[:, nf:]), ulp(gr, pr)
+        acs = max(np.max(np.abs(gc - cs[:, :nf])), np.max(np.abs(gs - cs[:, nf:])))
+        ar = np.max(np.abs(gr - pr)) / np.max(np.abs(q))
+        ok = max(uc, us, ur) <= MAX_ULP
+        bad += not ok
+        print("%s %s: cos %s ulp, sin %s ulp, rotated %s ulp; max |d cos/sin| %.2g, "
+              "max |d rotated| / max |q| %.2g (%d positions up to %d)" %
+              ("ok  " if ok else "FAIL", c["name"], uc, us, ur, acs, ar, T, max(POSITIONS)))
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
