@@ -56,19 +56,25 @@ static float yarn_ramp(const float low, const float high, const int i0)
     return 1 - GGML_MIN(1, GGML_MAX(0, y));
 }
 
-/* ops.cpp rope_yarn: interpolated and extrapolated angle mixed by the ramp, magnitude mscale */
-static void yarn(float theta_extrap, float freq_scale, const float cd[2], int64_t i0,
-                 float ext_factor, float mscale, float *cos_theta, float *sin_theta)
+/* ops.cpp rope_yarn, split in two: the angle (interpolated and extrapolated angles mixed by the
+ * ramp) and the magnitude mscale, then cos and sin of the angle times mscale */
+static float yarn_angle(float theta_extrap, float freq_scale, const float cd[2], int64_t i0,
+                        float ext_factor)
 {
     float theta_interp = freq_scale * theta_extrap;
     float theta = theta_interp;
     if (ext_factor != 0.0f) {
         float ramp_mix = yarn_ramp(cd[0], cd[1], (int)i0) * ext_factor;
         theta = theta_interp * (1 - ramp_mix) + theta_extrap * ramp_mix;
-        mscale *= 1.0f + 0.1f * logf(1.0f / freq_scale);
     }
-    *cos_theta = cosf(theta) * mscale;
-    *sin_theta = sinf(theta) * mscale;
+    return theta;
+}
+
+static float yarn_mscale(float freq_scale, float ext_factor, float mscale)
+{
+    if (ext_factor != 0.0f)
+        mscale *= 1.0f + 0.1f * logf(1.0f / freq_scale);
+    return mscale;
 }
 
 static int is_mrope(posenc_ggml_mode m)
@@ -99,8 +105,10 @@ static int mrope_axis(const int sections[4], int sector, int imrope)
     return 0;
 }
 
-void posenc_ggml_rope_cossin(const posenc_ggml_rope *r, const int64_t pos3[3], double *cos_f,
-                             double *sin_f)
+/* ggml_rope_cache_init / ggml_mrope_cache_init for the first n_dims / 2 frequencies: the angles
+ * (angle != NULL) or cos and sin times mscale */
+static void cache_init(const posenc_ggml_rope *r, const int64_t pos3[3], double *cos_f,
+                       double *sin_f, double *angle)
 {
     int n_dims = r->n_dims;
     if (n_dims <= 0 || n_dims / 2 > POSENC_MAX_FREQ)
@@ -108,10 +116,15 @@ void posenc_ggml_rope_cossin(const posenc_ggml_rope *r, const int64_t pos3[3], d
     if (r->mode == POSENC_GGML_ROPE_VISION || r->mode == POSENC_GGML_ROPE_NONE) {
         /* a vision encoder's rope (n_dims frequencies over the whole head, sections restarted),
          * or none: not computed here, and never passed off as numbers */
-        for (int i = 0; i < n_dims / 2; i++)
-            cos_f[i] = sin_f[i] = NAN;
+        for (int i = 0; i < n_dims / 2; i++) {
+            if (angle)
+                angle[i] = NAN;
+            else
+                cos_f[i] = sin_f[i] = NAN;
+        }
         return;
     }
+    const float mscale = yarn_mscale(r->freq_scale, r->ext_factor, r->attn_factor);
     /* ops.cpp ggml_compute_forward_rope_flt */
     const float theta_scale = powf(r->freq_base, -2.0f / n_dims);
     float cd[2];
@@ -136,13 +149,32 @@ void posenc_ggml_rope_cossin(const posenc_ggml_rope *r, const int64_t pos3[3], d
             int sector = (int)((i0 / 2) % sect_dims);
             th = theta[mrope_axis(r->sections, sector, imrope)];
         }
-        float c, s;
-        yarn(th / f, r->freq_scale, cd, i0, r->ext_factor, r->attn_factor, &c, &s);
-        cos_f[i0 / 2] = (double)c;
-        sin_f[i0 / 2] = (double)s;
+        float ang = yarn_angle(th / f, r->freq_scale, cd, i0, r->ext_factor);
+        if (angle) {
+            angle[i0 / 2] = (double)ang;
+        } else {
+            cos_f[i0 / 2] = (double)(cosf(ang) * mscale);
+            sin_f[i0 / 2] = (double)(sinf(ang) * mscale);
+        }
         for (int k = 0; k < 4; k++)
             theta[k] *= theta_scale;
     }
+}
+
+void posenc_ggml_rope_cossin(const posenc_ggml_rope *r, const int64_t pos3[3], double *cos_f,
+                             double *sin_f)
+{
+    cache_init(r, pos3, cos_f, sin_f, NULL);
+}
+
+void posenc_ggml_rope_angles(const posenc_ggml_rope *r, const int64_t pos3[3], double *angle)
+{
+    cache_init(r, pos3, NULL, NULL, angle);
+}
+
+double posenc_ggml_rope_mscale(const posenc_ggml_rope *r)
+{
+    return (double)yarn_mscale(r->freq_scale, r->ext_factor, r->attn_factor);
 }
 
 /* ---------------------------------------------------------------------------------------------

@@ -165,6 +165,13 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
  * value is NaN. Portable (no FMA) build's semantics; see lib/rope_ggml.c. */
 void posenc_ggml_rope_cossin(const posenc_ggml_rope *r, const int64_t pos3[3], double *cos_f,
                              double *sin_f);
+/* The float32 angles ggml takes cos and sin of (same positions and rule), as doubles; at
+ * position 1 they are ggml's per-token angle steps, its counterpart of inv_freq (ggml
+ * accumulates each angle from the position itself, so p times them is not ggml's angle at p). */
+void posenc_ggml_rope_angles(const posenc_ggml_rope *r, const int64_t pos3[3], double *angle);
+/* The magnitude ggml multiplies cos and sin by: attn_factor, times 1 + 0.1 ln(1 / freq_scale)
+ * when ext_factor is not 0 (ops.cpp rope_yarn), in float32. */
+double posenc_ggml_rope_mscale(const posenc_ggml_rope *r);
 
 
 #ifdef __cplusplus
