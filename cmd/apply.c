@@ -41,9 +41,10 @@ static void usage(FILE *fp)
             "      --layout L          bhsd (default), bshd, shd, hsd, sd\n"
             "      --style S           neox or gptj (default: from the config)\n"
             "      --precision P       exact (default), hf (transformers' float32 tables;\n"
-            "                          f16/bf16 arithmetic rounded as torch does) or vllm\n"
+            "                          f16/bf16 arithmetic rounded as torch does), vllm\n"
             "                          (vLLM's cos_sin_cache, cast to an f16/bf16 dump's dtype\n"
-            "                          and rotated in it, as forward_native does)\n"
+            "                          and rotated in it, as forward_native does) or ggml\n"
+            "                          (llama.cpp's CPU tables and float32 rotation)\n"
             "      --max-model-len N   vllm: the runtime's max_model_len (LongRoPE's factors;\n"
             "                          default: max_position_embeddings)\n"
             "      --layer-type NAME   RoPE parameters of this layer type\n"
@@ -643,6 +644,11 @@ int cmd_apply(int argc, char **argv)
     }
     if (prec == POSENC_PREC_VLLM && vi.note[0])
         posenc_msg(CMD, "'%s': %s", config, vi.note);
+    if (prec == POSENC_PREC_GGML &&
+        (rc = cmd_ggml_params(CMD, config, model, layer_type, seq_len ? seq_len : pos.max + 1,
+                              &params)) != POSENC_EXIT_OK)
+        goto out;
+    rc = POSENC_EXIT_ERROR;
     if (pos.naxes == 3 && !params.mrope) {
         posenc_seterr(&err, POSENC_EINVAL, "'%s': 3-axis positions need a multimodal (mrope) "
                       "RoPE config, and '%s' has none", positions_arg, config);
@@ -757,6 +763,7 @@ int cmd_apply(int argc, char **argv)
                 { "posenc_apply_style", params.style == POSENC_STYLE_GPTJ ? "\"gptj\"" : "\"neox\"" },
                 { "posenc_apply_precision", prec == POSENC_PREC_HF     ? "\"hf\""
                                             : prec == POSENC_PREC_VLLM ? "\"vllm\""
+                                            : prec == POSENC_PREC_GGML ? "\"ggml\""
                                                                        : "\"exact\"" },
                 { "posenc_apply_inverse", inverse ? "true" : "false" },
             };

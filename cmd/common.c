@@ -317,3 +317,55 @@ int posenc_nthreads(void)
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
+
+/* ---- --precision ggml ---- */
+
+int cmd_ggml_params(const char *cmd, const char *cfgname, const posenc_model *m,
+                    const char *layer_type, int64_t n_ctx, posenc_rope_params *p)
+{
+    posenc_error err = { 0 };
+    if (posenc_rope_params_ggml(p, m, layer_type, n_ctx, &err) == POSENC_OK)
+        return POSENC_EXIT_OK;
+    posenc_msg(cmd, "'%s': --precision ggml: %s", cfgname, err.msg[0] ? err.msg : "unknown error");
+    return POSENC_EXIT_ERROR;
+}
+
+void cmd_ggml_json(posenc_strbuf *b, const posenc_rope_params *p)
+{
+    const posenc_ggml_rope *g = &p->ggml;
+    posenc_strbuf_puts(b, "{\"mode\": ");
+    posenc_strbuf_json_string(b, posenc_ggml_mode_name(g->mode));
+    posenc_strbuf_printf(b, ", \"n_dims\": %d, \"head_dim\": %d, \"n_ctx_orig\": %d", g->n_dims,
+                         g->head_dim, g->n_ctx_orig);
+    static const char *const names[] = { "freq_base", "freq_scale", "ext_factor",
+                                         "attn_factor", "beta_fast", "beta_slow" };
+    const float v[] = { g->freq_base, g->freq_scale, g->ext_factor,
+                        g->attn_factor, g->beta_fast, g->beta_slow };
+    for (int i = 0; i < 6; i++) {
+        posenc_strbuf_printf(b, ", \"%s\": ", names[i]);
+        posenc_strbuf_printf(b, "%.9g", (double)v[i]);
+    }
+    posenc_strbuf_printf(b, ", \"mscale\": %.9g", posenc_ggml_rope_mscale(g));
+    posenc_strbuf_printf(b, ", \"sections\": [%d, %d, %d, %d]", g->sections[0], g->sections[1],
+                         g->sections[2], g->sections[3]);
+    posenc_strbuf_puts(b, ", \"freq_factors\": [");
+    for (int i = 0; i < g->n_freq_factors; i++)
+        posenc_strbuf_printf(b, "%s%.9g", i ? ", " : "", (double)g->freq_factors[i]);
+    posenc_strbuf_puts(b, "]");
+    posenc_strbuf_printf(b, ", \"kq_scale\": ");
+    posenc_strbuf_json_num(b, g->kq_scale);
+    posenc_strbuf_puts(b, ", \"note\": ");
+    posenc_strbuf_json_string(b, cmd_ggml_note(p));
+    posenc_strbuf_puts(b, "}");
+}
+
+const char *cmd_ggml_note(const posenc_rope_params *p)
+{
+    if (p->ggml.mode == POSENC_GGML_ROPE_NORM && p->style == POSENC_STYLE_NEOX)
+        return "ggml: llama.cpp's CPU numerics (portable build, no FMA) from the GGUF keys "
+               "convert_hf_to_gguf.py writes for this config; llama.cpp rotates interleaved "
+               "pairs of the converter's permuted Q/K, which in transformers' layout are the neox "
+               "pairs posenc rotates";
+    return "ggml: llama.cpp's CPU numerics (portable build, no FMA) from the GGUF keys "
+           "convert_hf_to_gguf.py writes for this config";
+}

@@ -109,6 +109,16 @@ void posenc_meta_free(struct posenc_meta *m);
  * are unset or good. main calls it before every subcommand. */
 int cmd_env_check(const char *cmd);
 
+/* --precision ggml: attach llama.cpp's RoPE arguments for the model to p (its converter, then
+ * its loader with context n_ctx; posenc_rope_params_ggml). On failure prints one line
+ * "posenc CMD: 'CONFIG': --precision ggml: why" and returns 3; 0 on success. */
+int cmd_ggml_params(const char *cmd, const char *cfgname, const posenc_model *m,
+                    const char *layer_type, int64_t n_ctx, posenc_rope_params *p);
+/* p's ggml_rope_ext arguments as one JSON object (gen's metadata, info --json). */
+void cmd_ggml_json(posenc_strbuf *b, const posenc_rope_params *p);
+/* The one-line note every ggml output carries (static). */
+const char *cmd_ggml_note(const posenc_rope_params *p);
+
 /* Number of worker threads to use (online CPUs, capped at 64; POSENC_THREADS overrides). */
 int posenc_nthreads(void);
 

@@ -72,8 +72,10 @@ static void usage(FILE *fp)
             "                           (default: 0..max_position_embeddings-1)\n"
             "RoPE tables:\n"
             "      --precision P        exact (default: correctly rounded values), hf\n"
-            "                           (transformers' float32 pipeline) or vllm (vLLM's\n"
-            "                           cos_sin_cache; rows default to the cache's length)\n"
+            "                           (transformers' float32 pipeline), vllm (vLLM's\n"
+            "                           cos_sin_cache; rows default to the cache's length) or\n"
+            "                           ggml (llama.cpp's CPU numerics for the GGUF its\n"
+            "                           converter writes)\n"
             "      --max-model-len N    vllm: the runtime's max_model_len, which picks LongRoPE's\n"
             "                           factors (default: max_position_embeddings)\n"
             "      --layout L           hf (default: cat(freqs, freqs), rotary_dim wide), half\n"
@@ -448,8 +450,9 @@ static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, cons
     posenc_meta_str(mt, "precision", posenc_precision_name(ro->precision));
     posenc_meta_str(mt, "dtype", posenc_dtype_name(a->dtype));
     posenc_meta_num(mt, "attention_scaling",
-             ro->precision != POSENC_PREC_EXACT ? (double)p->attention_scaling_f32
-                                                : p->attention_scaling);
+             ro->precision == POSENC_PREC_GGML    ? posenc_ggml_rope_mscale(&p->ggml)
+             : ro->precision != POSENC_PREC_EXACT ? (double)p->attention_scaling_f32
+                                                  : p->attention_scaling);
     if (ro->precision == POSENC_PREC_VLLM) {
         posenc_meta_str(mt, "vllm_class", vi->cls);
         posenc_meta_str(mt, "vllm_source", vi->source);
@@ -459,6 +462,11 @@ static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, cons
         posenc_meta_int(mt, "vllm_cache_offset", vi->cache_offset);
         posenc_meta_num(mt, "vllm_base", vi->base);
         posenc_meta_num(mt, "vllm_mscale", vi->mscale);
+    }
+    if (ro->precision == POSENC_PREC_GGML) {
+        posenc_strbuf gb = { 0 };
+        cmd_ggml_json(&gb, p);
+        posenc_meta_take(mt, "ggml", &gb);
     }
     posenc_meta_num(mt, "softmax_scale", p->softmax_scale);
     posenc_meta_int(mt, "max_position_embeddings", c->max_position_embeddings);
@@ -553,6 +561,14 @@ static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, cons
         posenc_strbuf_json_string(&b, "vllm: the float32 cos_sin_cache vLLM's class builds at load, "
                         "with correctly rounded pow/cos/sin where torch's are faithful; cast to "
                         "the model dtype with --dtype");
+    } else if (ro->precision == POSENC_PREC_GGML) {
+        if (any++)
+            posenc_strbuf_puts(&b, ", ");
+        posenc_strbuf_json_string(&b, cmd_ggml_note(p));
+        posenc_strbuf_puts(&b, ", ");
+        posenc_strbuf_json_string(&b, "ggml: inv_freq holds ggml's float32 angle at position 1 "
+                        "(ggml accumulates each angle from the position, so the angle at p is not "
+                        "p times it)");
     } else {
         if (any++)
             posenc_strbuf_puts(&b, ", ");
@@ -653,6 +669,11 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         }
         if (vi.note[0])
             posenc_msg(CMD, "'%s': %s", cfgname, vi.note);
+    }
+    if (ro->precision == POSENC_PREC_GGML) {
+        int grc = cmd_ggml_params(CMD, cfgname, m, ro->layer_type, seq_len, &p);
+        if (grc != POSENC_EXIT_OK)
+            return grc;
     }
     int width = posenc_rope_table_width(&p, ro->layout);
     if (width <= 0 || p.n_freq <= 0 || p.n_freq > POSENC_MAX_FREQ) {
@@ -769,8 +790,14 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
     }
     if (want[ARR_INV]) {
         unsigned char *o = obuf;
+        double ga[POSENC_MAX_FREQ];
+        const int64_t one[3] = { 1, 1, 1 };
+        if (ro->precision == POSENC_PREC_GGML)
+            posenc_ggml_rope_angles(&p.ggml, one, ga);
         for (int i = 0; i < p.n_freq; i++) {
-            if (ro->precision != POSENC_PREC_EXACT) {
+            if (ro->precision == POSENC_PREC_GGML) {
+                posenc_dtype_convert(o + (size_t)i * es, a->dtype, &ga[i], POSENC_DT_F64, 1);
+            } else if (ro->precision != POSENC_PREC_EXACT) {
                 float f = p.inv_freq_f32[i];
                 posenc_dtype_convert(o + (size_t)i * es, a->dtype, &f, POSENC_DT_F32, 1);
             } else {

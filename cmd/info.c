@@ -18,8 +18,8 @@
 static void usage(FILE *fp)
 {
     fputs("usage: posenc info --config FILE [--layer-type T] [--seq-len N]\n"
-          "                   [--precision exact|hf|vllm] [--max-model-len N] [--family NAME]\n"
-          "                   [--json]\n"
+          "                   [--precision exact|hf|vllm|ggml] [--max-model-len N]\n"
+          "                   [--family NAME] [--json]\n"
           "       posenc info --gguf FILE [--seq-len N] [--json]\n"
           "       posenc info --models [--json]\n"
           "       posenc info --runtimes [--config FILE [--layer-type T]] [--json]\n"
@@ -35,8 +35,10 @@ static void usage(FILE *fp)
           "  -n, --seq-len N         parameters at sequence length N (dynamic, longrope);\n"
           "                          default: what transformers computes at load time\n"
           "  -p, --precision P       inv_freq values: hf (transformers' float32, default),\n"
-          "                          exact (double) or vllm (vLLM's float32, with its class,\n"
-          "                          cache length, base and mscale)\n"
+          "                          exact (double), vllm (vLLM's float32, with its class,\n"
+          "                          cache length, base and mscale) or ggml (llama.cpp's\n"
+          "                          ggml_rope_ext arguments for the GGUF its converter\n"
+          "                          writes, and ggml's float32 angles at position 1)\n"
           "      --max-model-len N   vllm: the runtime's max_model_len (LongRoPE's factors;\n"
           "                          default: max_position_embeddings)\n"
           "      --runtimes          where transformers, vLLM and llama.cpp differ in\n"
@@ -142,6 +144,15 @@ static int compute_rope(const struct info_opts *o, const posenc_model *m, const 
     if (n < 0 || n > POSENC_MAX_FREQ)
         n = 0;
     r->par.n_freq = n;
+    if (o->prec == POSENC_PREC_GGML) {
+        int rc = cmd_ggml_params("info", o->config, m, lt, o->seq_len, &r->par);
+        if (rc != POSENC_EXIT_OK)
+            return rc;
+        const int64_t one[3] = { 1, 1, 1 };
+        posenc_ggml_rope_angles(&r->par.ggml, one, r->inv);
+        r->att = posenc_ggml_rope_mscale(&r->par.ggml);
+        return 0;
+    }
     for (int i = 0; i < n; i++)
         r->inv[i] = o->prec != POSENC_PREC_EXACT ? (double)r->par.inv_freq_f32[i]
                                                  : r->par.inv_hi[i] + r->par.inv_lo[i];
@@ -206,8 +217,14 @@ static cJSON *rope_json(const struct info_opts *o, const struct rope_report *r)
     cJSON_AddStringToObject(j, "precision", posenc_precision_name(o->prec));
     add_int(j, "n_freq", p->n_freq);
     cJSON_AddItemToObject(j, "inv_freq", num_array(r->inv, p->n_freq, inv_fmt(o)));
-    cJSON_AddItemToObject(j, "attention_scaling",
-                          num_raw(r->att, inv_fmt(o)));
+    cJSON_AddItemToObject(j, "attention_scaling", num_raw(r->att, inv_fmt(o)));
+    if (o->prec == POSENC_PREC_GGML) {
+        posenc_strbuf b = { 0 };
+        cmd_ggml_json(&b, p);
+        char *t = posenc_strbuf_finish(&b);
+        cJSON_AddItemToObject(j, "ggml", t ? cJSON_CreateRaw(t) : cJSON_CreateNull());
+        free(t);
+    }
     add_num(j, "softmax_scale", p->softmax_scale);
     if (o->prec == POSENC_PREC_VLLM) {
         const posenc_vllm_info *v = &r->vi;
@@ -301,6 +318,21 @@ static void rope_text(const struct info_opts *o, const struct rope_report *r, co
         if (v->note[0]) {
             F("vllm_note"); fprintf(g_out, "%s\n", v->note);
         }
+    }
+    if (o->prec == POSENC_PREC_GGML) {
+        const posenc_ggml_rope *g = &p->ggml;
+        F("ggml_rope_ext"); fprintf(g_out, "mode %s, n_dims %d, n_ctx_orig %d, freq_base %.9g, "
+                                    "freq_scale %.9g, ext_factor %.9g, attn_factor %.9g, "
+                                    "beta_fast %.9g, beta_slow %.9g, %d freq_factors",
+                                    posenc_ggml_mode_name(g->mode), g->n_dims, g->n_ctx_orig,
+                                    (double)g->freq_base, (double)g->freq_scale,
+                                    (double)g->ext_factor, (double)g->attn_factor,
+                                    (double)g->beta_fast, (double)g->beta_slow, g->n_freq_factors);
+        if (g->mode == POSENC_GGML_ROPE_MROPE || g->mode == POSENC_GGML_ROPE_IMROPE)
+            fprintf(g_out, ", sections [%d, %d, %d, %d]", g->sections[0], g->sections[1],
+                    g->sections[2], g->sections[3]);
+        fputc('\n', g_out);
+        F("ggml_note"); fprintf(g_out, "%s\n", cmd_ggml_note(p));
     }
     F("softmax_scale"); fprintf(g_out, "%s\n", D(p->softmax_scale));
     F("seq_len"); fprintf(g_out, "%" PRId64 "%s\n", o->seq_len, o->seq_len ? "" : " (load time)");

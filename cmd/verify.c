@@ -59,6 +59,9 @@ static void usage(FILE *fp)
             "      --expect-k FILE     the runtime's rotated k\n"
             "      --gguf FILE         check a llama.cpp GGUF file's RoPE keys and tensors against\n"
             "                          what convert_hf_to_gguf.py writes for the config\n"
+            "      --precision P       posenc's rotation the dumps are compared with: hf\n"
+            "                          (default, transformers' float32 tables), exact, or ggml\n"
+            "                          (llama.cpp's CPU numerics)\n"
             "      --variant V         sinusoidal variant: vaswani, t2t, fairseq, marian, cos_sin\n"
             "      --report FILE       write a report (.json, .md or .html; repeatable);\n"
             "                          - writes the JSON report to stdout instead of the summary\n"
@@ -77,8 +80,9 @@ struct opts {
     int n_reports;
     int64_t max_position, offset;
     uint64_t seed;
-    int samples, quiet, rotated, has_tol, has_hf_tol, has_style, assume_bf16;
+    int samples, quiet, rotated, has_tol, has_hf_tol, has_style, assume_bf16, has_prec;
     int report_stdout;     /* --report -: the JSON report is stdout, the summary is not printed */
+    posenc_precision prec;
     double tol, hf_tol;
     posenc_style style;
     enum layout layout;
@@ -702,8 +706,8 @@ static int same_shape(const struct dump *a, const struct dump *b)
     return 1;
 }
 
-static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_rope_config *cfg,
-                        cJSON *inputs)
+static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_model *m,
+                        const posenc_rope_config *cfg, cJSON *inputs)
 {
     struct dump dq = { 0 }, dk = { 0 }, deq = { 0 }, dek = { 0 };
     int64_t *positions = NULL;
@@ -757,10 +761,15 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_rop
         rc = posenc_fail(CMD, &err);
         goto out;
     }
+    if (o->has_prec && o->prec == POSENC_PREC_GGML &&
+        (rc = cmd_ggml_params(CMD, o->config, m, o->layer_type, seq_len, &params)) != 0)
+        goto out;
     cJSON *cj = cJSON_GetObjectItemCaseSensitive(v->root, "config");
     cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", posenc_report_rope(cfg, &params));
     posenc_verify_recipe rec;
     posenc_verify_recipe_init(&rec, &params);
+    if (o->has_prec)
+        rec.prec = o->prec;
 
     /* sampled sequence indices: the first 8, then log-spaced, and the last */
     keep = calloc((size_t)S, 1);
@@ -808,6 +817,14 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_rop
     if (o->ek)
         cJSON_AddStringToObject(inputs, "expect_k", o->ek);
     cJSON_AddStringToObject(inputs, "layout", layout_names[o->layout]);
+    cJSON_AddStringToObject(inputs, "precision", posenc_precision_name(rec.prec));
+    if (rec.prec == POSENC_PREC_GGML) {
+        posenc_strbuf gb = { 0 };
+        cmd_ggml_json(&gb, &params);
+        char *t = posenc_strbuf_finish(&gb);
+        cJSON_AddItemToObject(inputs, "ggml", t ? cJSON_CreateRaw(t) : cJSON_CreateNull());
+        free(t);
+    }
     cJSON_AddStringToObject(inputs, "dtype_q", posenc_dtype_name(dq.info.dtype));
     cJSON_AddStringToObject(inputs, "dtype_k", posenc_dtype_name(dk.info.dtype));
     cJSON_AddNumberToObject(inputs, "batch", (double)dq.B);
@@ -1024,7 +1041,8 @@ int cmd_verify(int argc, char **argv)
 {
     enum {
         O_LAYER = 256, O_MAXPOS, O_SEED, O_SAMPLES, O_TOL, O_HFTOL, O_Q, O_K, O_LAYOUT, O_OFFSET,
-        O_POSITIONS, O_ROTATED, O_EQ, O_EK, O_STYLE, O_VARIANT, O_REPORT, O_BF16, O_FAMILY, O_GGUF
+        O_POSITIONS, O_ROTATED, O_EQ, O_EK, O_STYLE, O_VARIANT, O_REPORT, O_BF16, O_FAMILY, O_GGUF,
+        O_PREC
     };
     static const struct option longopts[] = {
         { "config", required_argument, NULL, 'c' },
@@ -1045,6 +1063,7 @@ int cmd_verify(int argc, char **argv)
         { "rotated", no_argument, NULL, O_ROTATED },
         { "expect-q", required_argument, NULL, O_EQ },
         { "expect-k", required_argument, NULL, O_EK },
+        { "precision", required_argument, NULL, O_PREC },
         { "variant", required_argument, NULL, O_VARIANT },
         { "report", required_argument, NULL, O_REPORT },
         { "gguf", required_argument, NULL, O_GGUF },
@@ -1122,6 +1141,11 @@ int cmd_verify(int argc, char **argv)
         case O_POSITIONS: o.positions_spec = optarg; break;
         case O_ROTATED: o.rotated = 1; break;
         case O_BF16: o.assume_bf16 = 1; break;
+        case O_PREC:
+            if (posenc_precision_parse(optarg, &o.prec, &err) != POSENC_OK)
+                return posenc_usage_error(CMD, "--precision: %s", err.msg);
+            o.has_prec = 1;
+            break;
         case O_EQ: o.eq = optarg; break;
         case O_EK: o.ek = optarg; break;
         case O_VARIANT: o.variant = optarg; break;
@@ -1159,6 +1183,9 @@ int cmd_verify(int argc, char **argv)
         return posenc_usage_error(CMD, "--expect-q/--expect-k need --q and --k (the pre-RoPE dumps)");
     if (o.rotated && !o.q)
         return posenc_usage_error(CMD, "--rotated needs --q and --k");
+    if (o.has_prec && !(o.eq || o.ek))
+        return posenc_usage_error(CMD, "--precision needs --expect-q/--expect-k (it picks the "
+                                       "rotation the runtime's dumps are compared with)");
     if (o.rotated && (o.eq || o.ek))
         return posenc_usage_error(CMD, "--rotated and --expect-q/--expect-k exclude each other");
     if (o.positions_spec && o.offset)
@@ -1252,7 +1279,7 @@ int cmd_verify(int argc, char **argv)
         if (o.has_style)
             cfg.style = o.style;
         cJSON_AddItemToObject(cfgj, "rope", posenc_report_rope(&cfg, NULL));
-        rc = o.q ? verify_dumps(&v, &o, &cfg, inputs) : verify_rope_config(&v, &o, &cfg, NULL);
+        rc = o.q ? verify_dumps(&v, &o, m, &cfg, inputs) : verify_rope_config(&v, &o, &cfg, NULL);
     } else {
         if (o.q || o.gguf) {
             rc = posenc_usage_error(CMD, "--%s a RoPE model; '%s' uses %s",

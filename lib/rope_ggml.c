@@ -19,6 +19,7 @@
  * code on one machine). */
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "posenc/llamacpp.h"
@@ -198,6 +199,23 @@ posenc_status posenc_rope_params_set_ggml(posenc_rope_params *p, const posenc_gg
         return posenc_seterr(err, POSENC_EUNSUPPORTED,
                              "llama.cpp rotates %d dims where the config rotates %d", g->n_dims,
                              p->rotary_dim);
+    /* the pairing in transformers' layout: NORM pairs (2i, 2i+1) of what ggml is given. For a
+     * gptj config those are the config's own pairs; for a neox config they are the pairs of
+     * Q/K weights the converter permuted (convert_hf_to_gguf.py LlamaModel.permute interleaves
+     * the two halves of the whole head), which un-permuted are the neox pairs (i, i + d/2) --
+     * when the whole head rotates. The other modes pair (i, i + n_dims/2) of what they get:
+     * the config's pairs for neox, and nothing posenc knows of for gptj. */
+    if (g->mode == POSENC_GGML_ROPE_NORM && p->style == POSENC_STYLE_NEOX &&
+        p->rotary_dim != p->head_dim)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED,
+                             "llama.cpp rotates interleaved pairs and the config rotates %d of %d "
+                             "dims in halves: no weight permutation maps one to the other",
+                             p->rotary_dim, p->head_dim);
+    if (g->mode != POSENC_GGML_ROPE_NORM && p->style == POSENC_STYLE_GPTJ)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED,
+                             "llama.cpp rotates halves (%s) where the config pairs neighbours "
+                             "(gptj): the converter's layout of Q/K for that is not known",
+                             g->mode == POSENC_GGML_ROPE_NEOX ? "neox" : "mrope");
     if (g->n_freq_factors != 0 && g->n_freq_factors != g->n_dims / 2)
         return posenc_seterr(err, POSENC_EUNSUPPORTED,
                              "%d frequency factors for %d rotated dims (ggml needs %d)",
@@ -230,4 +248,26 @@ posenc_status posenc_rope_params_set_ggml(posenc_rope_params *p, const posenc_gg
     p->ggml = *g;
     p->has_ggml = 1;
     return POSENC_OK;
+}
+
+posenc_status posenc_rope_params_ggml(posenc_rope_params *p, const posenc_model *m,
+                                      const char *layer_type, int64_t n_ctx, posenc_error *err)
+{
+    /* both are a few KB: off small thread stacks */
+    posenc_gguf_rope *g = malloc(sizeof *g);
+    posenc_ggml_rope *r = malloc(sizeof *r);
+    posenc_status st;
+    if (!g || !r) {
+        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        goto out;
+    }
+    st = posenc_gguf_rope_from_model(m, layer_type, g, err);
+    if (st == POSENC_OK)
+        st = posenc_ggml_rope_from_gguf(g, n_ctx, r, err);
+    if (st == POSENC_OK)
+        st = posenc_rope_params_set_ggml(p, r, err);
+out:
+    free(g);
+    free(r);
+    return st;
 }

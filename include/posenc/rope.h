@@ -78,10 +78,18 @@ posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t 
 
 /* Attach llama.cpp's arguments g to p for the ggml precision (p->ggml, p->has_ggml).
  * POSENC_EUNSUPPORTED when g cannot stand for p: no RoPE or the vision mode, n_dims not
- * p->rotary_dim, a frequency-factor count other than 0 or n_dims / 2, M-RoPE sections that do
+ * p->rotary_dim, a pairing that no weight permutation relates to the config's (NORM is taken
+ * on the converter's permuted Q/K for a neox config, which needs the whole head rotated; the
+ * half modes need a neox config), a frequency-factor count other than 0 or n_dims / 2, M-RoPE sections that do
  * not cover the frequencies, or values that are not finite and positive where ggml needs them. */
 posenc_status posenc_rope_params_set_ggml(posenc_rope_params *p, const posenc_ggml_rope *g,
                                           posenc_error *err);
+/* The same from the model: what convert_hf_to_gguf.py writes for it
+ * (posenc_gguf_rope_from_model), read as llama.cpp reads it with context n_ctx
+ * (posenc_ggml_rope_from_gguf; 0: the file's context_length), attached to p (computed for the
+ * same layer type). The converter's or loader's refusal is returned as they give it. */
+posenc_status posenc_rope_params_ggml(posenc_rope_params *p, const posenc_model *m,
+                                      const char *layer_type, int64_t n_ctx, posenc_error *err);
 
 /* Width of one table row in a layout. */
 int posenc_rope_table_width(const posenc_rope_params *p, posenc_layout layout);

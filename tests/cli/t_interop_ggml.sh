@@ -3,7 +3,8 @@
 # the llama.cpp source node-llama-cpp bundles; tests/interop/fetch.sh fetches both).
 # tests/interop/ggml_rope.c runs ggml_rope_ext / ggml_rope_multi; tests/interop/ggml_check.py
 # compares it with posenc on the same hand-filled ggml_rope_ext arguments (ggml_posenc.c, linked
-# with libposenc.a). Skipped, with one line saying why, when fetch.sh exits 77.
+# with libposenc.a), and with posenc gen/apply --precision ggml from the published configs
+# (converter -> loader -> numerics). Skipped, with one line saying why, when fetch.sh exits 77.
 . "$SRC/tests/cli/lib.sh"
 
 for what in libs src; do
@@ -36,5 +37,7 @@ $cc -std=c11 -O2 $san -I"$SRC/include" -o ggml_posenc "$SRC/tests/interop/ggml_p
     $(pkg-config --libs libcjson zlib hdf5) -lpthread -lm
 
 $PY "$SRC/tests/interop/ggml_check.py" ./ggml_rope "$libs/libggml-cpu-x64.so" ./ggml_posenc \
-    "$DATA/configs" | tee check.txt
-[ "$(grep -c '^ok ' check.txt)" -ge 10 ]
+    "$DATA/configs" "$POSENC" | tee check.txt
+# 10 hand-filled cases, 6 of them also end to end through gen and apply
+[ "$(grep -c '^ok ' check.txt)" -eq 16 ]
+[ "$(grep -c 'via posenc gen/apply' check.txt)" -eq 6 ]

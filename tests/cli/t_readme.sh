@@ -19,12 +19,15 @@ expect_ok "$P" info --runtimes --config config.json
 grep -q '^drift from exact math' out.stdout
 expect_ok "$P" gen --config config.json --precision vllm --layout vllm --dtype bf16 -o cache.npz
 "$PY" -c "import numpy as np; assert np.load('cache.npz')['cos_sin_cache'].shape == (131072, 128)"
+expect_ok "$P" info --config config.json --precision ggml
+grep -q '^ggml_rope_ext  *mode norm, n_dims 128, n_ctx_orig 131072, freq_base 500000' out.stdout
 expect_ok "$P" gen --config config.json -o rope.npz --seq-len 4096
 expect_ok "$P" gen --config config.json -o rope.safetensors --dtype bf16 --layout half --seq-len 512
 expect_ok "$P" gen --config config.json -o rope.h --seq-len 64
 expect_ok "$P" gen --config config.json --positions 0,1,131071 --array cos -o cos3.npy
 "$P" gen --config config.json --positions 0,1,131071 --array cos -o - > cos.npy
 cmp cos.npy cos3.npy
+expect_ok "$P" gen --config config.json --precision ggml -o rope-llamacpp.npz --seq-len 4096
 expect_ok "$P" gen --config bloom.json -o alibi.npz --seq-len 128
 # T5 bias with weights: a [num_buckets, heads] table written as safetensors by numpy
 "$PY" - <<'PY'
@@ -52,6 +55,7 @@ test -s q.rope.npy
 "$P" apply - --config config.json -o - < q.npy > q_rot_pipe.npy
 "$P" convert rotated.npz:q q_from_npz.npy
 cmp q_rot_pipe.npy q_from_npz.npy
+expect_ok "$P" apply q.npy --config config.json --precision ggml -o q_llamacpp.npy
 expect_ok "$P" verify --config config.json --report verify.html --max-position 65536
 test -s verify.html
 "$P" convert rotated.npz:q runtime_q.npy

@@ -1,13 +1,13 @@
 """tests/interop/ggml_check.py: posenc's ggml precision against llama.cpp's own ggml.
 
-    ggml_check.py HARNESS CPU_LIB POSENC_PROG CONFIG_DIR
+    ggml_check.py HARNESS CPU_LIB POSENC_PROG CONFIG_DIR [POSENC]
 
 HARNESS is tests/interop/ggml_rope.c built against the prebuilt ggml (CPU_LIB: the portable
 libggml-cpu-x64.so), POSENC_PROG is tests/interop/ggml_posenc.c built against libposenc.a. Each
 case below is the argument list llama.cpp passes to ggml_rope_ext / ggml_rope_multi for one
 model, filled by hand from llama.cpp's rules (src/llama-context.cpp llama_context::llama_context
 for freq_scale, ext_factor and attn_factor; convert_hf_to_gguf.py LlamaModel.generate_extra_tensors
-for llama3's rope_freqs; Phi3MiniModel.generate_extra_tensors for LongRoPE's factors). Both
+for llama3's rope_freqs, in torch as it runs; Phi3MiniModel.generate_extra_tensors for LongRoPE's factors). Both
 programs get the same arguments and positions (0..63 and up to 2^20); the script checks
   - cos and sin: ggml's, read off a rotation of unit vectors (x0 = 1, x1 = 0 gives x0*c - x1*s = c
     and x0*s + x1*c = s exactly), against posenc_ggml_rope_cossin: at most MAX_ULP ulp apart;
@@ -15,6 +15,13 @@ programs get the same arguments and positions (0..63 and up to 2^20); the script
     permuted as the converter permutes attn_q, LlamaModel.permute, the output un-permuted)
     against posenc_apply_rows under the ggml precision on the q in transformers' layout: at most
     MAX_ULP ulp apart.
+With POSENC (the posenc binary), the cases that name a published config also go end to end
+through the CLI, config -> converter -> loader -> numerics, against the same ggml output:
+  - posenc gen --precision ggml --positions ... : the cos and sin tables, at most MAX_ULP ulp;
+  - posenc apply --precision ggml on the seeded q (shd layout, transformers' head layout): the
+    rotated rows, at most MAX_ULP ulp;
+  - the drift of ggml from exact math: max |cos, sin (ggml) - posenc gen --precision exact| at
+    positions 0-63, 4096, 131072 and 1000000 (printed, not checked).
 Prints one line per case with the measured maxima; exits 1 when a case is over the bound."""
 import json
 import math
@@ -35,20 +42,22 @@ def f32(x):
 
 
 def llama3_factors(theta, dim, factor, low, high, old_ctx):
-    # convert_hf_to_gguf.py LlamaModel.generate_extra_tensors (rope_type llama3)
-    freqs = 1.0 / (np.float32(theta) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim)))
+    """conversion/llama.py LlamaModel.generate_extra_tensors (rope_type llama3), the same torch
+    float32 arithmetic: freq and everything derived from it are 0-dim float32 tensors."""
+    import torch
+    freqs = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
     low_wl, high_wl = old_ctx / low, old_ctx / high
     out = []
-    for f in freqs.astype(np.float64):
-        wl = 2 * math.pi / f
+    for freq in freqs:
+        wl = 2 * math.pi / freq
         if wl < high_wl:
-            out.append(1.0)
+            out.append(1)
         elif wl > low_wl:
             out.append(factor)
         else:
             s = (old_ctx / wl - low) / (high - low)
             out.append(1 / ((1 - s) / factor + s))
-    return [f32(v) for v in out]
+    return [float(v) for v in torch.tensor(out, dtype=torch.float32)]
 
 
 def yarn_attn(factor, log_mul=0.0, deepseek=False):
@@ -71,22 +80,28 @@ def cases(config_dir):
     base = dict(freq_scale=1.0, ext_factor=0.0, attn_factor=1.0, beta_fast=32.0, beta_slow=1.0,
                 sections=[0, 0, 0, 0], factors=[], permuted=False, mrope_pos=False)
     yield dict(base, name="llama-3.1-8b (norm, permuted, llama3 rope_freqs)", mode=NORM,
+               config="llama-3.1-8b.json",
                n_dims=128, head_dim=128, n_ctx_orig=131072, freq_base=500000.0, permuted=True,
                factors=llama3_factors(500000.0, 128, 8.0, 1.0, 4.0, 8192), style="neox")
     yield dict(base, name="qwen3-8b (neox)", mode=NEOX, n_dims=128, head_dim=128,
+               config="qwen3-8b.json",
                n_ctx_orig=40960, freq_base=1000000.0, style="neox")
     yield dict(base, name="gpt-oss-20b (neox, yarn 32)", mode=NEOX, n_dims=64, head_dim=64,
+               config="gpt-oss-20b.json",
                n_ctx_orig=4096, freq_base=150000.0, freq_scale=f32(1 / 32), ext_factor=1.0,
                attn_factor=yarn_attn(32.0), style="neox")
     yield dict(base, name="deepseek-v3 (norm, yarn 40, log_mul 0.1)", mode=NORM, n_dims=64,
+               config="deepseek-v3.json",
                head_dim=64, n_ctx_orig=4096, freq_base=10000.0, freq_scale=f32(1 / 40),
                ext_factor=1.0, attn_factor=yarn_attn(40.0, 0.1, True), style="gptj")
     yield dict(base, name="phi-3-mini-128k (neox, longrope long factors)", mode=NEOX, n_dims=96,
+               config="extra/phi-3-mini-128k.json",
                head_dim=96, n_ctx_orig=4096, freq_base=10000.0, factors=long_f,
                attn_factor=f32(math.sqrt(1 + math.log(32) / math.log(4096))), style="neox")
-    yield dict(base, name="gpt-j-6b (norm, partial 64 of 256)", mode=NORM, n_dims=64,
+    yield dict(base, name="gptj pairs (norm), partial 64 of 256", mode=NORM, n_dims=64,
                head_dim=256, n_ctx_orig=2048, freq_base=10000.0, style="gptj")
     yield dict(base, name="qwen3.5-27b (imrope, partial 64 of 256)", mode=IMROPE, n_dims=64,
+               config="qwen3.5-27b.json",
                head_dim=256, n_ctx_orig=262144, freq_base=10000000.0, sections=[11, 11, 10, 0],
                style="neox")
     yield dict(base, name="qwen3.5-27b (imrope, 3-axis positions)", mode=IMROPE, n_dims=64,
@@ -172,8 +187,35 @@ def from_ggml(c, q):
     return out
 
 
+def posenc_cli(posenc, c, config_dir, q):
+    """cos, sin (gen --precision ggml), the rotated q (apply --precision ggml) and the exact
+    cos, sin (gen --precision exact) at POSITIONS."""
+    cfg = os.path.join(config_dir, c["config"])
+    plist = ",".join(str(p) for p in POSITIONS)
+    tabs = {}
+    for prec in ("ggml", "exact"):
+        out = "tab_%s.npz" % prec
+        subprocess.run([posenc, "gen", "--config", cfg, "--precision", prec, "--layout", "half",
+                        "--positions", plist, "-o", out], check=True)
+        z = np.load(out)
+        tabs[prec] = (z["cos"].astype(np.float64), z["sin"].astype(np.float64))
+    np.save("q.npy", q)
+    subprocess.run([posenc, "apply", "q.npy", "--config", cfg, "--precision", "ggml", "--layout",
+                    "shd", "--positions", plist, "-o", "q_rot.npy"], check=True)
+    return tabs["ggml"], np.load("q_rot.npy").astype(np.float64), tabs["exact"]
+
+
+def drift(gc, gs, ec, es):
+    rows = {"0-63": slice(0, 64)}
+    for p in (4096, 131072, 1000000):
+        rows[str(p)] = [POSITIONS.index(p)]
+    return ", ".join("%s %.2g" % (k, max(np.max(np.abs(gc[r] - ec[r])), np.max(np.abs(gs[r] - es[r]))))
+                     for k, r in rows.items())
+
+
 def main():
     harness, cpu_lib, prog, config_dir = sys.argv[1:5]
+    posenc = sys.argv[5] if len(sys.argv) > 5 else None
     bad = 0
     for c in cases(config_dir):
         pos = positions_of(c)
@@ -205,6 +247,15 @@ def main():
         print("%s %s: cos %s ulp, sin %s ulp, rotated %s ulp; max |d cos/sin| %.2g, "
               "max |d rotated| / max |q| %.2g (%d positions up to %d)" %
               ("ok  " if ok else "FAIL", c["name"], uc, us, ur, acs, ar, T, max(POSITIONS)))
+        if posenc and c.get("config"):
+            (tc, ts), rot, (ec, es) = posenc_cli(posenc, c, config_dir, q)
+            uc, us, ur = ulp(gc, tc), ulp(gs, ts), ulp(gr, rot)
+            ok = max(uc, us, ur) <= MAX_ULP
+            bad += not ok
+            print("%s %s via posenc gen/apply --precision ggml (%s): cos %s ulp, sin %s ulp, "
+                  "rotated %s ulp; ggml - exact: %s" %
+                  ("ok  " if ok else "FAIL", c["name"], c["config"], uc, us, ur,
+                   drift(gc, gs, ec, es)))
     sys.exit(1 if bad else 0)
 
 

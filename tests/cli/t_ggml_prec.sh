@@ -1,0 +1,89 @@
+# t_ggml_prec.sh: --precision ggml on gen, apply, info and verify without llama.cpp itself (the
+# values against real ggml are t_interop_ggml.sh): metadata and JSON carry llama.cpp's
+# ggml_rope_ext arguments; a config the converter has no rule for is one line, exit 3, no
+# output; verify compares llama.cpp-style dumps with ggml's rotation; usage errors exit 2.
+. "$SRC/tests/cli/lib.sh"
+C="$DATA/configs"
+P="$POSENC"
+
+# info: the arguments as llama.cpp's loader derives them from the converter's keys
+expect_ok "$P" info --config "$C/gpt-oss-20b.json" --precision ggml --json
+"$PY" - <<'PY'
+import json, math
+d = json.load(open("out.stdout"))
+g = d["ggml"] if "ggml" in d else d["rope"]["ggml"]
+assert g["mode"] == "neox" and g["n_dims"] == 64 and g["n_ctx_orig"] == 4096, g
+assert g["freq_base"] == 150000 and g["freq_scale"] == 0.03125 and g["ext_factor"] == 1, g
+# ggml's magnitude: attn_factor * (1 + 0.1 ln 32) = transformers' yarn attention factor
+assert abs(g["mscale"] - (1 + 0.1 * math.log(32))) < 1e-6, g
+PY
+expect_ok "$P" info --config "$C/llama-3.1-8b.json" --precision ggml
+grep -q '^ggml_note .*permuted Q/K' out.stdout
+grep -q '^inv_freq  *(64, ggml) 1 ' out.stdout
+
+# gen: ggml tables, with the arguments in the metadata
+expect_ok "$P" gen --config "$C/qwen3-8b.json" --precision ggml --positions 0-7,131072 -o t.npz
+"$PY" - <<'PY'
+import json, numpy as np
+z = np.load("t.npz")
+m = json.loads(z["meta.json"])
+assert m["precision"] == "ggml" and m["ggml"]["mode"] == "neox" and m["ggml"]["freq_base"] == 1e6, m
+assert any("ggml" in n for n in m["notes"]), m["notes"]
+c, s = z["cos"].astype(np.float64), z["sin"].astype(np.float64)
+# frequency 0 is the position itself: cosf/sinf of it
+assert c[1, 0] == np.float32(np.cos(1.0)) and s[7, 0] == np.float32(np.sin(7.0))
+# the float32 accumulation drifts from the exact values, by a few e-3 at 131072
+inv = 1e6 ** (-np.arange(64) / 64.0)
+e = np.abs(c[8, :64] - np.cos(131072 * inv)).max()
+assert 1e-4 < e < 5e-2, e
+PY
+
+# a model llama.cpp's converter has no class for: one line, exit 3, nothing written
+expect_fail 3 "--precision ggml: model_type 'qwen2_vl'" "$P" gen --config "$C/extra/qwen2-vl-7b.json" \
+    --precision ggml --seq-len 4 -o no.npz
+[ "$(wc -l < out.stderr)" -eq 1 ]
+no_file no.npz
+expect_fail 3 "--precision ggml" "$P" info --config "$C/extra/qwen2-vl-7b.json" --precision ggml
+test ! -s out.stdout
+
+# apply, then verify the llama.cpp-style dump against ggml's rotation
+"$PY" - <<'PY'
+import numpy as np
+r = np.random.default_rng(5)
+np.save("q.npy", r.standard_normal((1, 4, 16, 128)).astype(np.float32))
+np.save("k.npy", r.standard_normal((1, 2, 16, 128)).astype(np.float32))
+PY
+expect_ok "$P" apply q.npy k.npy --config "$C/llama-3.1-8b.json" --precision ggml --offset 131000 -o g.npz
+expect_ok "$P" apply q.npy k.npy --config "$C/llama-3.1-8b.json" --precision exact --offset 131000 -o x.npz
+"$PY" - <<'PY'
+import json, numpy as np
+g, x = np.load("g.npz"), np.load("x.npz")
+m = json.loads(g["meta.json"])
+assert m["posenc_apply_precision"] == "ggml", m
+d = np.abs(g["q"].astype(np.float64) - x["q"]).max()
+assert 1e-5 < d < 0.5, d          # ggml is not exact at 131000
+PY
+"$P" convert g.npz:q gq.npy
+"$P" convert g.npz:k gk.npy
+expect_ok "$P" verify --config "$C/llama-3.1-8b.json" --q q.npy --k k.npy --offset 131000 \
+    --expect-q gq.npy --expect-k gk.npy --precision ggml --report v.json -q
+"$PY" -c "
+import json; d = json.load(open('v.json')); assert d['ok'] is True
+assert d['inputs']['precision'] == 'ggml' and d['inputs']['ggml']['mode'] == 'norm', d['inputs']"
+
+# and tells them apart: the exact rotation is not llama.cpp's at 131000, nor ggml's transformers'
+"$P" convert x.npz:q xq.npy
+"$P" convert x.npz:k xk.npy
+set +e
+"$P" verify --config "$C/llama-3.1-8b.json" --q q.npy --k k.npy --offset 131000 \
+    --expect-q xq.npy --expect-k xk.npy --precision ggml -q; rc1=$?
+"$P" verify --config "$C/llama-3.1-8b.json" --q q.npy --k k.npy --offset 131000 \
+    --expect-q gq.npy --expect-k gk.npy -q; rc2=$?
+set -e
+[ "$rc1" -eq 1 ] && [ "$rc2" -eq 1 ]
+
+# usage errors
+expect_fail 2 "--precision: unknown precision 'gguf' (expected exact, hf or ggml)" \
+    "$P" gen --config "$C/qwen3-8b.json" --precision gguf -o t2.npz
+expect_fail 2 "--precision needs --expect-q/--expect-k" \
+    "$P" verify --config "$C/qwen3-8b.json" --precision ggml
