@@ -38,6 +38,8 @@ $cc -std=c11 -O2 $san -I"$SRC/include" -o ggml_posenc "$SRC/tests/interop/ggml_p
 
 $PY "$SRC/tests/interop/ggml_check.py" ./ggml_rope "$libs/libggml-cpu-x64.so" ./ggml_posenc \
     "$DATA/configs" "$POSENC" | tee check.txt
-# 10 hand-filled cases, 6 of them also end to end through gen and apply
-[ "$(grep -c '^ok ' check.txt)" -eq 16 ]
+# 10 hand-filled cases, 6 of them also end to end through gen and apply, one through apply
+# with 3-axis positions
+[ "$(grep -c '^ok ' check.txt)" -eq 17 ]
 [ "$(grep -c 'via posenc gen/apply' check.txt)" -eq 6 ]
+[ "$(grep -c 'via posenc apply .*\[3, seq\] positions' check.txt)" -eq 1 ]

@@ -19,7 +19,7 @@ With POSENC (the posenc binary), the cases that name a published config also go 
 through the CLI, config -> converter -> loader -> numerics, against the same ggml output:
   - posenc gen --precision ggml --positions ... : the cos and sin tables, at most MAX_ULP ulp;
   - posenc apply --precision ggml on the seeded q (shd layout, transformers' head layout): the
-    rotated rows, at most MAX_ULP ulp;
+    rotated rows, at most MAX_ULP ulp (for M-RoPE with [3, seq] t, h, w positions too);
   - the drift of ggml from exact math: max |cos, sin (ggml) - posenc gen --precision exact| at
     positions 0-63, 4096, 131072 and 1000000 (printed, not checked).
 Prints one line per case with the measured maxima; exits 1 when a case is over the bound."""
@@ -105,6 +105,7 @@ def cases(config_dir):
                head_dim=256, n_ctx_orig=262144, freq_base=10000000.0, sections=[11, 11, 10, 0],
                style="neox")
     yield dict(base, name="qwen3.5-27b (imrope, 3-axis positions)", mode=IMROPE, n_dims=64,
+               config="qwen3.5-27b.json",
                head_dim=256, n_ctx_orig=262144, freq_base=10000000.0, sections=[11, 11, 10, 0],
                style="neox", mrope_pos=True)
     yield dict(base, name="qwen3-vl (imrope 24 20 20, 3-axis positions)", mode=IMROPE,
@@ -205,6 +206,17 @@ def posenc_cli(posenc, c, config_dir, q):
     return tabs["ggml"], np.load("q_rot.npy").astype(np.float64), tabs["exact"]
 
 
+def posenc_apply3(posenc, c, config_dir, q, pos):
+    """the rotated q (apply --precision ggml) with [3, seq] positions (t, h, w)"""
+    cfg = os.path.join(config_dir, c["config"])
+    T = len(POSITIONS)
+    np.save("pos3.npy", np.array(pos[:3 * T], dtype=np.int64).reshape(3, T))
+    np.save("q.npy", q)
+    subprocess.run([posenc, "apply", "q.npy", "--config", cfg, "--precision", "ggml", "--layout",
+                    "shd", "--positions", "pos3.npy", "-o", "q_rot.npy"], check=True)
+    return np.load("q_rot.npy").astype(np.float64)
+
+
 def drift(gc, gs, ec, es):
     rows = {"0-63": slice(0, 64)}
     for p in (4096, 131072, 1000000):
@@ -247,7 +259,13 @@ def main():
         print("%s %s: cos %s ulp, sin %s ulp, rotated %s ulp; max |d cos/sin| %.2g, "
               "max |d rotated| / max |q| %.2g (%d positions up to %d)" %
               ("ok  " if ok else "FAIL", c["name"], uc, us, ur, acs, ar, T, max(POSITIONS)))
-        if posenc and c.get("config"):
+        if posenc and c.get("config") and c["mrope_pos"]:
+            ur = ulp(gr, posenc_apply3(posenc, c, config_dir, q, pos))
+            ok = ur <= MAX_ULP
+            bad += not ok
+            print("%s %s via posenc apply --precision ggml (%s, [3, seq] positions): rotated %s "
+                  "ulp" % ("ok  " if ok else "FAIL", c["name"], c["config"], ur))
+        elif posenc and c.get("config"):
             (tc, ts), rot, (ec, es) = posenc_cli(posenc, c, config_dir, q)
             uc, us, ur = ulp(gc, tc), ulp(gs, ts), ulp(gr, rot)
             ok = max(uc, us, ur) <= MAX_ULP
