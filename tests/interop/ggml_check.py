@@ -167,6 +167,17 @@ def ulp(a, b):
     return int(np.max(np.abs(ordered(a) - ordered(b)))) if a.size else 0
 
 
+def ulp16(a, b):
+    """ulp distance of float16 values (given as float64)"""
+    ia = np.asarray(a, dtype=np.float16).view(np.int16).astype(np.int64)
+    ib = np.asarray(b, dtype=np.float16).view(np.int16).astype(np.int64)
+    ia = np.where(ia < 0, -(ia & 0x7FFF), ia)
+    ib = np.where(ib < 0, -(ib & 0x7FFF), ib)
+    if np.isnan(a).any() or np.isnan(b).any():
+        return float("inf")
+    return int(np.max(np.abs(ia - ib))) if ia.size else 0
+
+
 def to_ggml(c, q):
     """q [T, H, D] in transformers' layout -> the layout ggml rotates (the converter's permute)."""
     if not c["permuted"]:
@@ -200,10 +211,15 @@ def posenc_cli(posenc, c, config_dir, q):
                         "--positions", plist, "-o", out], check=True)
         z = np.load(out)
         tabs[prec] = (z["cos"].astype(np.float64), z["sin"].astype(np.float64))
-    np.save("q.npy", q)
-    subprocess.run([posenc, "apply", "q.npy", "--config", cfg, "--precision", "ggml", "--layout",
-                    "shd", "--positions", plist, "-o", "q_rot.npy"], check=True)
-    return tabs["ggml"], np.load("q_rot.npy").astype(np.float64), tabs["exact"]
+    rot = {}
+    for dt in (np.float32, np.float16):
+        np.save("q.npy", q.astype(dt))
+        subprocess.run([posenc, "apply", "q.npy", "--config", cfg, "--precision", "ggml",
+                        "--layout", "shd", "--positions", plist, "-o", "q_rot.npy"], check=True)
+        r = np.load("q_rot.npy")
+        assert r.dtype == dt, r.dtype
+        rot[dt] = r.astype(np.float64)
+    return tabs["ggml"], rot[np.float32], rot[np.float16], tabs["exact"]
 
 
 def posenc_apply3(posenc, c, config_dir, q, pos):
@@ -266,13 +282,16 @@ def main():
             print("%s %s via posenc apply --precision ggml (%s, [3, seq] positions): rotated %s "
                   "ulp" % ("ok  " if ok else "FAIL", c["name"], c["config"], ur))
         elif posenc and c.get("config"):
-            (tc, ts), rot, (ec, es) = posenc_cli(posenc, c, config_dir, q)
-            uc, us, ur = ulp(gc, tc), ulp(gs, ts), ulp(gr, rot)
-            ok = max(uc, us, ur) <= MAX_ULP
+            (tc, ts), rot, rot16, (ec, es) = posenc_cli(posenc, c, config_dir, q)
+            # ggml on an f16 q: f16 in, float32 rotation, f16 out (ops.cpp rotate_pairs)
+            g16 = floats(run([harness, cpu_lib, "f16"], spec(c, pos, to_ggml(c, q.astype(np.float16)))))
+            g16 = from_ggml(c, g16.reshape(T, H, D))
+            uc, us, ur, u16 = ulp(gc, tc), ulp(gs, ts), ulp(gr, rot), ulp16(g16, rot16)
+            ok = max(uc, us, ur, u16) <= MAX_ULP
             bad += not ok
             print("%s %s via posenc gen/apply --precision ggml (%s): cos %s ulp, sin %s ulp, "
-                  "rotated %s ulp; ggml - exact: %s" %
-                  ("ok  " if ok else "FAIL", c["name"], c["config"], uc, us, ur,
+                  "rotated %s ulp, rotated f16 %s ulp (of f16); ggml - exact: %s" %
+                  ("ok  " if ok else "FAIL", c["name"], c["config"], uc, us, ur, u16,
                    drift(gc, gs, ec, es)))
     sys.exit(1 if bad else 0)
 

@@ -1,7 +1,7 @@
 /* tests/interop/ggml_rope.c: RoPE by llama.cpp's own prebuilt ggml, the reference for posenc's
  * ggml precision (tests/cli/t_interop_ggml.sh builds it with cc at test time).
  *
- *   ggml_rope CPU_LIB < spec
+ *   ggml_rope CPU_LIB [f16] < spec
  *
  * links libggml-base.so, loads the CPU backend CPU_LIB (libggml-cpu-x64.so: the portable build
  * without FMA) with dlopen, builds one graph node ggml_rope_ext (ggml_rope_multi for the M-RoPE
@@ -15,8 +15,9 @@
  *   positions T P1 .. PT          (M-RoPE: 4 * T values, the t, h, w and e blocks)
  *   q V1 .. V(T*H*D)
  *
- * Numbers are read with strtof / strtol (hex floats are exact). Exit 0, or 3 with one line on
- * standard error. */
+ * With f16 the q tensor is GGML_TYPE_F16 (the values rounded by ggml_fp32_to_fp16) and so is the
+ * output, printed as the float32 values of its halves. Numbers are read with strtof / strtol
+ * (hex floats are exact). Exit 0, or 3 with one line on standard error. */
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
@@ -69,8 +70,9 @@ static float num_f(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2)
-        die("usage: ggml_rope CPU_LIB < spec");
+    if (argc != 2 && !(argc == 3 && strcmp(argv[2], "f16") == 0))
+        die("usage: ggml_rope CPU_LIB [f16] < spec");
+    int f16 = argc == 3;
     void *cpu = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (!cpu) {
         fprintf(stderr, "ggml_rope: %s\n", dlerror());
@@ -119,7 +121,7 @@ int main(int argc, char **argv)
     struct ggml_context *ctx = ggml_init(ip);
     if (!ctx)
         die("ggml_init failed");
-    struct ggml_tensor *q = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, D, H, T);
+    struct ggml_tensor *q = ggml_new_tensor_3d(ctx, f16 ? GGML_TYPE_F16 : GGML_TYPE_F32, D, H, T);
     struct ggml_tensor *pos = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, n);
     struct ggml_tensor *ff = K ? ggml_new_tensor_1d(ctx, GGML_TYPE_F32, K) : NULL;
     for (long i = 0; i < n; i++)
@@ -127,8 +129,13 @@ int main(int argc, char **argv)
     if (ff)
         memcpy(ff->data, fac, (size_t)K * sizeof *fac);
     key("q");
-    for (long i = 0; i < T * H * D; i++)
-        ((float *)q->data)[i] = num_f();
+    for (long i = 0; i < T * H * D; i++) {
+        float v = num_f();
+        if (f16)
+            ((ggml_fp16_t *)q->data)[i] = ggml_fp32_to_fp16(v);
+        else
+            ((float *)q->data)[i] = v;
+    }
 
     struct ggml_tensor *out =
         multi ? ggml_rope_multi(ctx, q, pos, ff, n_dims, sections, mode, n_ctx_orig, freq_base,
@@ -139,10 +146,13 @@ int main(int argc, char **argv)
     ggml_build_forward_expand(gf, out);
     if (compute(ctx, gf, 1) != GGML_STATUS_SUCCESS)
         die("graph compute failed");
-    const float *o = (const float *)out->data;
     for (long r = 0; r < T * H; r++) {
-        for (long d = 0; d < D; d++)
-            printf("%s%a", d ? " " : "", (double)o[r * D + d]);
+        for (long d = 0; d < D; d++) {
+            long i = r * D + d;
+            float v = f16 ? ggml_fp16_to_fp32(((const ggml_fp16_t *)out->data)[i])
+                          : ((const float *)out->data)[i];
+            printf("%s%a", d ? " " : "", (double)v);
+        }
         putchar('\n');
     }
     ggml_free(ctx);
