@@ -774,6 +774,11 @@ posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision pr
         if (positions[r] < 0 || positions[r] > MAX_POSITION)
             return posenc_seterr(err, POSENC_EINVAL, "position %lld is out of range 0..2^53",
                                  (long long)positions[r]);
+        /* llama.cpp's positions are int32 (llama_pos) */
+        if (prec == POSENC_PREC_GGML && positions[r] > INT32_MAX)
+            return posenc_seterr(err, POSENC_EINVAL,
+                                 "position %lld is past llama.cpp's int32 positions (2^31 - 1)",
+                                 (long long)positions[r]);
     }
     struct table_job jobs[MAX_THREADS];
     pthread_t tids[MAX_THREADS];

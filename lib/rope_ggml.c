@@ -20,7 +20,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "posenc/llamacpp.h"
 #include "posenc/rope.h"
@@ -114,9 +113,13 @@ static void cache_init(const posenc_ggml_rope *r, const int64_t pos3[3], double 
     int n_dims = r->n_dims;
     if (n_dims <= 0 || n_dims / 2 > POSENC_MAX_FREQ)
         return;
-    if (r->mode == POSENC_GGML_ROPE_VISION || r->mode == POSENC_GGML_ROPE_NONE) {
+    int mrope = is_mrope(r->mode), imrope = r->mode == POSENC_GGML_ROPE_IMROPE;
+    int sect_dims = r->sections[0] + r->sections[1] + r->sections[2] + r->sections[3];
+    if (r->mode == POSENC_GGML_ROPE_VISION || r->mode == POSENC_GGML_ROPE_NONE ||
+        (mrope && sect_dims <= 0)) {
         /* a vision encoder's rope (n_dims frequencies over the whole head, sections restarted),
-         * or none: not computed here, and never passed off as numbers */
+         * none, or M-RoPE without sections (ggml asserts one): not computed here, and never
+         * passed off as numbers */
         for (int i = 0; i < n_dims / 2; i++) {
             if (angle)
                 angle[i] = NAN;
@@ -134,14 +137,10 @@ static void cache_init(const posenc_ggml_rope *r, const int64_t pos3[3], double 
     /* the angles start at the positions (int64 -> float, as the call converts them); an M-RoPE
      * model gets t, h, w and a fourth position, 0 for text tokens (llama-graph.cpp) */
     float theta[4] = { (float)pos3[0], (float)pos3[0], (float)pos3[0], (float)pos3[0] };
-    int mrope = is_mrope(r->mode), imrope = r->mode == POSENC_GGML_ROPE_IMROPE;
-    int sect_dims = 0;
     if (mrope) {
-        float base[4] = { (float)pos3[0], (float)pos3[1], (float)pos3[2], 0.0f };
-        memcpy(theta, base, sizeof theta);
-        sect_dims = r->sections[0] + r->sections[1] + r->sections[2] + r->sections[3];
-        if (sect_dims <= 0)
-            mrope = 0; /* ggml asserts a section; never reached from a loaded model */
+        theta[1] = (float)pos3[1];
+        theta[2] = (float)pos3[2];
+        theta[3] = 0.0f;
     }
     for (int64_t i0 = 0; i0 < n_dims; i0 += 2) {
         const float f = ff && i0 / 2 < r->n_freq_factors ? ff[i0 / 2] : 1.0f;

@@ -46,6 +46,11 @@ no_file no.npz
 expect_fail 3 "--precision ggml" "$P" info --config "$C/extra/qwen2-vl-7b.json" --precision ggml
 test ! -s out.stdout
 
+# llama.cpp's positions are int32
+expect_fail 3 "past llama.cpp's int32 positions" "$P" gen --config "$C/qwen3-8b.json" \
+    --precision ggml --positions 2147483648 -o big.npz
+no_file big.npz
+
 # apply, then verify the llama.cpp-style dump against ggml's rotation
 "$PY" - <<'PY'
 import numpy as np

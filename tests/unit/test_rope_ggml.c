@@ -183,6 +183,12 @@ static void test_params(void **state)
     assert_int_equal(posenc_rope_params_set_ggml(p, &b, &err), POSENC_EUNSUPPORTED); /* zeros */
     b = g, b.mode = POSENC_GGML_ROPE_MROPE;
     assert_int_equal(posenc_rope_params_set_ggml(p, &b, &err), POSENC_EUNSUPPORTED); /* no sections */
+    int64_t q3[3] = { 3, 3, 3 };
+    posenc_ggml_rope_cossin(&b, q3, c, s); /* M-RoPE without sections: NaN, not numbers */
+    assert_true(isnan(c[0]) && isnan(s[31]));
+    b = g, b.mode = POSENC_GGML_ROPE_VISION;
+    posenc_ggml_rope_cossin(&b, q3, c, s);
+    assert_true(isnan(c[0]) && isnan(s[31]));
     b = g, b.freq_base = NAN;
     assert_int_equal(posenc_rope_params_set_ggml(p, &b, &err), POSENC_EUNSUPPORTED);
     assert_int_equal(p->has_ggml, 0);
