@@ -632,7 +632,6 @@ nomem:
 
 static const int64_t DRIFT_LEN[] = { 4096, 131072, 1048576 };
 #define N_DRIFT (sizeof DRIFT_LEN / sizeof DRIFT_LEN[0])
-#define GGML_NA "not available: the ggml precision is not in this build"
 
 static int runtimes_report(const struct info_opts *o, const posenc_model *m)
 {
@@ -698,10 +697,33 @@ static int runtimes_report(const struct info_opts *o, const posenc_model *m)
             if (!j)
                 fputc('\n', g_out);
         }
-        if (j)
-            cJSON_AddStringToObject(dj, "llamacpp", GGML_NA);
-        else
-            fprintf(g_out, "  %-13s %s\n", "llama.cpp", GGML_NA);
+        /* llama.cpp: the ggml precision, from the converter's keys for the config */
+        cJSON *ga = j ? cJSON_AddArrayToObject(dj, "ggml") : NULL;
+        if (!j)
+            fprintf(g_out, "  %-13s", "ggml");
+        char gwhy[POSENC_ERRMSG_MAX] = "";
+        for (size_t k = 0; k < N_DRIFT; k++) {
+            double dr = 0.0;
+            posenc_error ge = { 0 };
+            posenc_status st = posenc_ggml_rope_drift(m, o->layer_type, DRIFT_LEN[k] - 1, &dr, &ge);
+            if (st != POSENC_OK && !gwhy[0])
+                snprintf(gwhy, sizeof gwhy, "%s", ge.msg);
+            if (j)
+                cJSON_AddItemToArray(ga, st == POSENC_OK ? cJSON_CreateNumber(dr)
+                                                         : cJSON_CreateString("not reproduced"));
+            else if (st == POSENC_OK)
+                fprintf(g_out, " %-10.3g", dr);
+            else
+                fprintf(g_out, " %-10s", "not reproduced");
+        }
+        if (j) {
+            if (gwhy[0])
+                cJSON_AddStringToObject(dj, "ggml_note", gwhy);
+        } else {
+            fputc('\n', g_out);
+            if (gwhy[0])
+                fprintf(g_out, "  %-13s%s\n", "", gwhy);
+        }
     }
     if (j) {
         char *txt = cJSON_Print(j);

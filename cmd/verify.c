@@ -60,8 +60,8 @@ static void usage(FILE *fp)
             "      --gguf FILE         check a llama.cpp GGUF file's RoPE keys and tensors against\n"
             "                          what convert_hf_to_gguf.py writes for the config\n"
             "      --precision P       posenc's rotation the dumps are compared with: hf\n"
-            "                          (default, transformers' float32 tables), exact, or ggml\n"
-            "                          (llama.cpp's CPU numerics)\n"
+            "                          (default, transformers' float32 tables), exact, vllm\n"
+            "                          (vLLM's cos_sin_cache) or ggml (llama.cpp's CPU numerics)\n"
             "      --variant V         sinusoidal variant: vaswani, t2t, fairseq, marian, cos_sin\n"
             "      --report FILE       write a report (.json, .md or .html; repeatable);\n"
             "                          - writes the JSON report to stdout instead of the summary\n"
@@ -757,8 +757,17 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
             maxpos = positions[s];
     int64_t seq_len = maxpos + 1;
     posenc_rope_params params;
-    if (posenc_rope_params_compute(cfg, seq_len, &params, &err) != POSENC_OK) {
+    posenc_vllm_info vi;
+    posenc_precision prec = o->has_prec ? o->prec : POSENC_PREC_HF;
+    if (posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len, 0, &params, &vi,
+                               &err) != POSENC_OK) {
         rc = posenc_fail(CMD, &err);
+        goto out;
+    }
+    if (prec == POSENC_PREC_VLLM && maxpos >= vi.cache_len) {
+        posenc_msg(CMD, "'%s': position %" PRId64 " is past vLLM's cos_sin_cache (%s: %" PRId64
+                        " rows)", o->config, maxpos, vi.cls, vi.cache_len);
+        rc = POSENC_EXIT_ERROR;
         goto out;
     }
     if (o->has_prec && o->prec == POSENC_PREC_GGML &&

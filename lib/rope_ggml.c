@@ -270,3 +270,46 @@ out:
     free(r);
     return st;
 }
+
+posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_type, int64_t pos,
+                                     double *drift, posenc_error *err)
+{
+    if (!m || !drift || pos < 0 || pos > INT32_MAX)
+        return posenc_seterr(err, POSENC_EINVAL, "no model, or a position outside llama.cpp's "
+                                                 "int32 positions");
+    /* about 40 KB: off small thread stacks */
+    struct work {
+        posenc_rope_config cfg;
+        posenc_rope_params p, x;
+        double c[POSENC_MAX_FREQ], s[POSENC_MAX_FREQ], cx[POSENC_MAX_FREQ], sx[POSENC_MAX_FREQ];
+    } *w = malloc(sizeof *w);
+    if (!w)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    posenc_status st = posenc_model_rope(m, layer_type, &w->cfg, err);
+    if (st == POSENC_OK)
+        st = posenc_rope_params_compute(&w->cfg, pos + 1, &w->p, err);
+    if (st == POSENC_OK)
+        st = posenc_rope_params_ggml(&w->p, m, layer_type, pos + 1, err);
+    if (st == POSENC_OK) {
+        /* llama.cpp's definition: ggml_rope_yarn_corr_dims always floors and ceils */
+        if (w->cfg.type == POSENC_ROPE_YARN)
+            w->cfg.truncate = 1;
+        st = posenc_rope_params_compute(&w->cfg, pos + 1, &w->x, err);
+    }
+    if (st == POSENC_OK) {
+        const int64_t p3[3] = { pos, pos, pos };
+        posenc_ggml_rope_cossin(&w->p.ggml, p3, w->c, w->s);
+        posenc_rope_cossin(&w->x, POSENC_PREC_EXACT, pos, w->cx, w->sx);
+        double d = 0.0;
+        for (int i = 0; i < w->p.n_freq; i++) {
+            double a = fabs(w->c[i] - w->cx[i]), b = fabs(w->s[i] - w->sx[i]);
+            if (a > d || isnan(a))
+                d = a;
+            if (b > d || isnan(b))
+                d = b;
+        }
+        *drift = d;
+    }
+    free(w);
+    return st;
+}

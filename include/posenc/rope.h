@@ -91,6 +91,14 @@ posenc_status posenc_rope_params_set_ggml(posenc_rope_params *p, const posenc_gg
 posenc_status posenc_rope_params_ggml(posenc_rope_params *p, const posenc_model *m,
                                       const char *layer_type, int64_t n_ctx, posenc_error *err);
 
+/* ggml's drift from exact math at position pos: max |cos, sin (ggml) - exact| over the
+ * frequencies, with the parameters and context of pos + 1 (as posenc gen --positions pos), the
+ * exact values of llama.cpp's definition (YaRN's correction range always rounded, as
+ * ggml_rope_yarn_corr_dims does, whatever the config's truncate says). The refusals of
+ * posenc_rope_params_ggml, as it gives them. */
+posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_type, int64_t pos,
+                                     double *drift, posenc_error *err);
+
 /* Width of one table row in a layout. */
 int posenc_rope_table_width(const posenc_rope_params *p, posenc_layout layout);
 

@@ -89,6 +89,6 @@ expect_fail 2 "--max-model-len applies only to --precision vllm" \
 expect_fail 2 "--array: 'cos' is not an array of a RoPE table with --layout vllm" \
     "$POSENC" gen --config llama2.json --precision vllm --layout vllm --array cos -o x.npy
 expect_fail 2 "--max-model-len" "$POSENC" gen --config llama2.json --precision vllm --max-model-len 0 -o x.npz
-expect_fail 2 "unknown precision 'vlm' (expected exact, hf or vllm)" \
+expect_fail 2 "unknown precision 'vlm' (expected exact, hf, vllm or ggml)" \
     "$POSENC" gen --config llama2.json --precision vlm -o x.npz
 no_file x.npz x.npy

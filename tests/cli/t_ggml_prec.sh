@@ -38,6 +38,28 @@ e = np.abs(c[8, :64] - np.cos(131072 * inv)).max()
 assert 1e-4 < e < 5e-2, e
 PY
 
+# info --runtimes: ggml's drift is max |gen --precision ggml - gen --precision exact| (f64 tables,
+# positions 4095, 131071 and 1048575 one at a time: their own context lengths)
+expect_ok "$P" info --runtimes --config "$C/qwen3-8b.json" --json
+cp out.stdout rt.json
+for p in 4095 131071 1048575; do
+    expect_ok "$P" gen --config "$C/qwen3-8b.json" --precision ggml --dtype f64 --positions $p -o g$p.npz
+    expect_ok "$P" gen --config "$C/qwen3-8b.json" --precision exact --dtype f64 --positions $p -o x$p.npz
+done
+"$PY" - <<'PY'
+import json, numpy as np
+d = json.load(open("rt.json"))["drift"]
+for k, p in enumerate(d["positions"]):
+    g, x = np.load("g%d.npz" % p), np.load("x%d.npz" % p)
+    want = max(np.abs(g["cos"] - x["cos"]).max(), np.abs(g["sin"] - x["sin"]).max())
+    assert abs(d["ggml"][k] - want) <= 1e-15 * want, (p, d["ggml"][k], want)  # JSON, 1 ulp
+assert 1e-5 < d["ggml"][0] < d["ggml"][1] < d["ggml"][2] < 0.2, d["ggml"]
+PY
+expect_ok "$P" info --runtimes --config "$C/extra/qwen2-vl-7b.json" --json
+"$PY" -c "
+import json; d = json.load(open('out.stdout'))['drift']
+assert d['ggml'] == ['not reproduced'] * 3 and 'qwen2_vl' in d['ggml_note'], d"
+
 # a model llama.cpp's converter has no class for: one line, exit 3, nothing written
 expect_fail 3 "--precision ggml: model_type 'qwen2_vl'" "$P" gen --config "$C/extra/qwen2-vl-7b.json" \
     --precision ggml --seq-len 4 -o no.npz
@@ -88,7 +110,7 @@ set -e
 [ "$rc1" -eq 1 ] && [ "$rc2" -eq 1 ]
 
 # usage errors
-expect_fail 2 "--precision: unknown precision 'gguf' (expected exact, hf or ggml)" \
+expect_fail 2 "--precision: unknown precision 'gguf' (expected exact, hf, vllm or ggml)" \
     "$P" gen --config "$C/qwen3-8b.json" --precision gguf -o t2.npz
 expect_fail 2 "--precision needs --expect-q/--expect-k" \
     "$P" verify --config "$C/qwen3-8b.json" --precision ggml
