@@ -108,6 +108,17 @@ set +e
     --expect-q gq.npy --expect-k gk.npy -q; rc2=$?
 set -e
 [ "$rc1" -eq 1 ] && [ "$rc2" -eq 1 ]
+# verify --precision vllm: vLLM's rotation passes its own dump and tells ggml's apart
+expect_ok "$P" apply q.npy k.npy --config "$C/llama-3.1-8b.json" --precision vllm --offset 131000 -o v.npz
+"$P" convert v.npz:q vq.npy
+"$P" convert v.npz:k vk.npy
+expect_ok "$P" verify --config "$C/llama-3.1-8b.json" --q q.npy --k k.npy --offset 131000 \
+    --expect-q vq.npy --expect-k vk.npy --precision vllm -q
+set +e
+"$P" verify --config "$C/llama-3.1-8b.json" --q q.npy --k k.npy --offset 131000 \
+    --expect-q gq.npy --expect-k gk.npy --precision vllm -q; rc3=$?
+set -e
+[ "$rc3" -eq 1 ]
 
 # usage errors
 expect_fail 2 "--precision: unknown precision 'gguf' (expected exact, hf, vllm or ggml)" \
