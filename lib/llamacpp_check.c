@@ -135,6 +135,66 @@ static void tensors(posenc_gguf_check *c, const posenc_gguf_rope *w, const posen
     }
 }
 
+/* The tables themselves: cos and sin of every frequency by ggml's numerics (rope_ggml.c) from
+ * both sides' arguments, at positions 0-63 and the powers of two up to the context, and its last
+ * position. Any argument that changes what llama.cpp computes shows here as a number. */
+static void tables(posenc_gguf_check *c, const posenc_ggml_rope *W, const posenc_ggml_rope *H,
+                   int64_t ctx)
+{
+    static const char *what = "cos/sin (ggml numerics)";
+    char e[160], f[160];
+    if (W->n_dims != H->n_dims || W->n_dims < 2 || W->mode == POSENC_GGML_ROPE_NONE ||
+        W->mode == POSENC_GGML_ROPE_VISION || H->mode == POSENC_GGML_ROPE_NONE ||
+        H->mode == POSENC_GGML_ROPE_VISION) {
+        add(c, NULL, what, "tables", "comparable tables", "not compared",
+            "%s", W->n_dims != H->n_dims ? "the rotated dims differ (above), so the tables are "
+                                           "not comparable frequency by frequency"
+                                         : "ggml's numerics are not computed for this rope mode");
+        return;
+    }
+    if (ctx <= 0)
+        ctx = 131072;
+    int nf = W->n_dims / 2;
+    double wc[POSENC_MAX_FREQ], ws[POSENC_MAX_FREQ], hc[POSENC_MAX_FREQ], hs[POSENC_MAX_FREQ];
+    int64_t pos[64 + 64 + 1];
+    int npos = 0;
+    for (int64_t p = 0; p < ctx && p < 64; p++)
+        pos[npos++] = p;
+    for (int64_t p = 64; p < ctx - 1; p *= 2)
+        pos[npos++] = p;
+    if (ctx - 1 >= 64)
+        pos[npos++] = ctx - 1;
+    double worst = 0; /* NaN on either side counts as infinitely far */
+    int64_t worst_pos = 0;
+    int worst_i = 0;
+    for (int k = 0; k < npos; k++) {
+        int64_t p3[3] = { pos[k], pos[k], pos[k] };
+        posenc_ggml_rope_cossin(W, p3, wc, ws);
+        posenc_ggml_rope_cossin(H, p3, hc, hs);
+        for (int i = 0; i < nf; i++) {
+            double d = fmax(fabs(wc[i] - hc[i]), fabs(ws[i] - hs[i]));
+            if (isnan(d))
+                d = INFINITY;
+            if (d > worst) {
+                worst = d;
+                worst_pos = pos[k];
+                worst_i = i;
+            }
+        }
+    }
+    snprintf(e, sizeof e, "the converter's tables at %lld positions to %lld", (long long)npos,
+             (long long)(ctx - 1));
+    if (worst == 0) {
+        add(c, NULL, what, "tables", e, "equal (0 difference)", NULL);
+        return;
+    }
+    snprintf(f, sizeof f, "max |difference| %.3g (position %lld, frequency %d)", worst,
+             (long long)worst_pos, worst_i);
+    add(c, NULL, what, "tables", e, f,
+        "llama.cpp's cos and sin from this file differ from the config's by up to %.3g (position "
+        "%lld, frequency %d of %d)", worst, (long long)worst_pos, worst_i, nf);
+}
+
 posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
                                   int64_t orig_ctx, posenc_gguf_check *out, posenc_error *err)
 {
@@ -322,5 +382,6 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
 #undef CMPI
 #undef CMPF
     tensors(out, want, have, orig_ctx);
+    tables(out, &W, &H, want->context_length);
     return POSENC_OK;
 }

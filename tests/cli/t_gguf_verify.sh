@@ -65,6 +65,7 @@ for c in $good; do
     n=$(basename $c)
     expect_ok "$POSENC" verify --config "$D/$c.json" --gguf $n.gguf --report $n.report.json
     grep -q '^result: PASS' out.stdout || { cat out.stdout; exit 1; }
+    grep -q '^ok    cos/sin (ggml numerics) .*equal (0 difference)' out.stdout || { cat out.stdout; exit 1; }
 done
 n3=0
 for f in l3_*.json; do
@@ -74,30 +75,32 @@ done
 [ "$n3" -eq 20 ]
 
 # mistake FILE CONFIG NFAIL 'FAIL line start' 'consequence text'
+# (NFAIL counts the tables check too: every mistake that changes llama.cpp's cos and sin fails
+# it as well; the softmax scale and the pairing leave the per-frequency values alone)
 mistake() {
     set +e
     "$POSENC" verify --config "$2" --gguf "$1" --report "$1.json" > out.stdout 2> out.stderr
     rc=$?
     set -e
     [ "$rc" -eq 1 ] || { echo "$1: expected exit 1, got $rc"; cat out.stdout out.stderr; return 1; }
-    [ "$(grep -c '^FAIL' out.stdout)" -eq "$3" ] || { echo "$1: not $3 failure(s)"; cat out.stdout; return 1; }
+    [ "$(grep -c "^FAIL" out.stdout)" -eq "$3" ] || { echo "$1: not $3 failure(s)"; cat out.stdout; return 1; }
     grep "^FAIL  $4" out.stdout | grep -qF -- "$5" || { echo "$1: no '$4 ... $5'"; cat out.stdout; return 1; }
 }
-mistake m_theta.gguf "$D/gguf/codellama-7b.json" 1 "llama.rope.freq_base" \
+mistake m_theta.gguf "$D/gguf/codellama-7b.json" 2 "llama.rope.freq_base" \
     "expected 1000000, found 10000: llama.cpp uses theta 10000 instead of 1e+06"
-mistake m_nofreqs.gguf "$D/llama-3.1-8b.json" 1 "rope_freqs.weight" \
+mistake m_nofreqs.gguf "$D/llama-3.1-8b.json" 2 "rope_freqs.weight" \
     "no rope_freqs.weight: llama.cpp will not apply llama3 scaling; output degrades past 8192 tokens"
 mistake m_dsattn.gguf "$D/deepseek-v3.json" 1 "deepseek2.rope.scaling.yarn_log_multiplier" \
     "softmax scale is 1.586673 instead of 0.1352338"
-mistake m_mistral.gguf "$D/gguf/ministral3-8b-text.json" 1 "mistral3.rope.scaling.yarn_log_multiplier" \
+mistake m_mistral.gguf "$D/gguf/ministral3-8b-text.json" 2 "mistral3.rope.scaling.yarn_log_multiplier" \
     "llama.cpp scales cos and sin by 1 instead of 0.7829266"
 mistake m_arch.gguf "$D/qwen3-8b.json" 1 "general.architecture" \
     "llama.cpp rotates pairs (2i, 2i+1) (norm) instead of pairs (i, i+n/2) (neox)"
 mistake m_unknown.gguf "$D/qwen3-8b.json" 2 "general.architecture" \
     "llama.cpp has no architecture 'qwen9' and refuses the file"
-mistake m_notheta.gguf mixtral-notheta.json 1 "llama.rope.freq_base" \
+mistake m_notheta.gguf mixtral-notheta.json 2 "llama.rope.freq_base" \
     "expected 1000000, found 10000"
-mistake m_swap.gguf "$D/extra/phi-3-mini-128k.json" 2 "rope_factors_long.weight" \
+mistake m_swap.gguf "$D/extra/phi-3-mini-128k.json" 3 "rope_factors_long.weight" \
     "rope_factors_long and rope_factors_short are swapped"
 
 # the JSON report: the failed check names the key, both values and the consequence
@@ -106,7 +109,7 @@ import json
 r = json.load(open("m_theta.gguf.json"))
 assert r["ok"] is False and r["inputs"]["gguf"] == "m_theta.gguf", r["inputs"]
 bad = [c for c in r["checks"] if not c["ok"]]
-assert len(bad) == 1, bad
+assert len(bad) == 2 and bad[1]["name"] == "cos/sin (ggml numerics)", bad
 d = bad[0]["details"]
 assert d["key"] == "llama.rope.freq_base" and d["expected"] == "1000000" and d["found"] == "10000", d
 assert "every frequency but the first is wrong" in d["consequence"], d
@@ -217,3 +220,15 @@ expect_fail 3 "model_type 'gptj': convert_hf_to_gguf.py has no class for it" \
     "$POSENC" verify --config "$D/gpt-j-6b.json" --gguf qwen3-8b.gguf
 expect_fail 3 "'missing.gguf'" "$POSENC" info --gguf missing.gguf
 expect_fail 3 "not a GGUF file" "$POSENC" info --gguf "$D/qwen3-8b.json"
+
+# the tables check names the size, position and frequency of the difference (numbers)
+set +e
+"$POSENC" verify --config "$D/gguf/codellama-7b.json" --gguf m_theta.gguf --report tab.json > /dev/null
+set -e
+"$PY" - <<'PY'
+import json
+r = json.load(open("tab.json"))
+t = [c for c in r["checks"] if c["details"]["key"].startswith("cos/sin")]
+assert len(t) == 1 and not t[0]["ok"], t
+assert "max |difference| 2 (position 41, frequency 15)" in t[0]["details"]["found"], t
+PY
