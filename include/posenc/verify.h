@@ -222,6 +222,43 @@ int posenc_verify_pair_angle(posenc_style style, int rotary_dim, int i, const do
  * [1, n) where ok[i] is set. 0 when fewer than two are usable. */
 double posenc_verify_fit_theta(const double *inv, const unsigned char *ok, int n, int exp_dim);
 
+/* ---- which runtime the rows came from ---- */
+
+#define POSENC_VERIFY_N_PROFILES 4 /* exact, hf, vllm, ggml */
+
+/* How one profile's rotation fits a runtime's rows. */
+typedef struct posenc_profile_fit {
+    posenc_precision prec;
+    const char *runtime;     /* "exact math", "transformers", "vLLM", "llama.cpp" (static) */
+    int available;           /* 0: the profile refuses the config (why says so) */
+    char why[200];
+    double max_abs_err, max_rel_err; /* worst row against the profile's rotation */
+    double ratio;            /* worst allowance ratio at the dump dtype's tolerance, no angle
+                                allowance; <= 1 matches */
+    int matches;
+    double drift;            /* the profile's own max |cos, sin - exact| at the rows' positions */
+    int64_t drift_pos;       /* where it is largest */
+} posenc_profile_fit;
+
+typedef struct posenc_verify_profiles_result {
+    int n;
+    posenc_profile_fit fit[POSENC_VERIFY_N_PROFILES];
+    int best;                /* the matching profile with the smallest error, -1 when none */
+    char explanation[400];   /* "k matches the ggml profile (llama.cpp) bit for bit; it drifts
+                                from exact math by 3.5e-03 at position 131072, which is
+                                llama.cpp's float32 accumulation, not a bug" */
+} posenc_verify_profiles_result;
+
+/* Try every profile on the sampled rows (what: "q" or "k"): a row matches a profile when it is
+ * within tol of that profile's rotation (tol relative to the row's largest element, as
+ * posenc_verify_default_tol gives for the dump dtype). ggml and vllm refuse configs their
+ * runtime does not run (fit.available 0). */
+posenc_status posenc_verify_profiles(const posenc_model *m, const char *layer_type,
+                                     const posenc_rope_config *cfg, int64_t seq_len, double tol,
+                                     const posenc_verify_sample *rows, size_t n_rows,
+                                     const char *what, posenc_verify_profiles_result *out,
+                                     posenc_error *err);
+
 /* ---- non-rotary encodings ---- */
 
 typedef struct posenc_bias_check_result {
