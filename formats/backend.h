@@ -9,6 +9,8 @@
 #include "posenc/io.h"
 
 struct posenc_backend;
+struct posenc_strbuf;
+struct posenc_gguf_rope;
 
 struct posenc_container {
     const struct posenc_backend *be;
@@ -42,6 +44,8 @@ struct posenc_writer {
     uint64_t done;                /* elements of arrays[cur] written so far */
     size_t nmeta;
     char **meta_keys, **meta_vals; /* JSON value texts */
+    unsigned char *meta_types;     /* posenc_meta_type of each */
+    struct posenc_gguf_rope *gguf_rope; /* posenc_gguf_writer_rope's copy (GGUF), owned */
     int started;                  /* be->w_start has run */
     void *impl;                   /* backend state */
 };
@@ -107,6 +111,21 @@ posenc_status posenc_tmp_commit(FILE *fp, const char *tmp_path, const char *fina
                                 posenc_error *err);
 /* Close fp (may be NULL) and unlink tmp_path (may be NULL). */
 void posenc_tmp_discard(FILE *fp, const char *tmp_path);
+
+/* Check that json_value (a JSON text) is a value of type t (posenc_meta_type) and, when out is
+ * not NULL, append its GGUF encoding (uint32 type, then the value) to out and add the number of
+ * values it holds (1, or 1 + the elements of an array) to *nvalues (may be NULL). A
+ * POSENC_META_AUTO null appends nothing. Messages name path and key (formats/gguf_write.c). */
+posenc_status posenc_gguf_meta_encode(struct posenc_strbuf *out, int t, const char *json_value,
+                                      const char *path, const char *key, uint64_t *nvalues,
+                                      posenc_error *err);
+
+/* The writer half of posenc_backend_gguf (formats/gguf_write.c). */
+posenc_status posenc_gguf_w_start(posenc_writer *w, posenc_error *err);
+posenc_status posenc_gguf_w_write(posenc_writer *w, const void *data, uint64_t nelem,
+                                  posenc_error *err);
+posenc_status posenc_gguf_w_commit(posenc_writer *w, posenc_error *err);
+void posenc_gguf_w_abort(posenc_writer *w);
 
 /* The writer's metadata as one JSON object text {"key": value, ...}; malloc'd, caller frees.
  * NULL on allocation failure. */

@@ -1,4 +1,5 @@
-/* gguf.c: llama.cpp's GGUF model files (read only), versions 2 and 3, little-endian.
+/* gguf.c: reading llama.cpp's GGUF model files, versions 2 and 3, little-endian (gguf_write.c
+ * writes them).
  *
  * Layout (ggml-org/ggml docs/gguf.md; the reader to agree with is gguf_init_from_reader in
  * ggml/src/gguf.cpp): "GGUF", uint32 version, uint64 tensor count, uint64 key-value count; the
@@ -721,5 +722,9 @@ const posenc_backend posenc_backend_gguf = {
     .read = gguf_read,
     .reader_close = posenc_span_close,
     .close = gguf_close,
+    .w_start = posenc_gguf_w_start,   /* writing: gguf_write.c */
+    .w_write = posenc_gguf_w_write,
+    .w_commit = posenc_gguf_w_commit,
+    .w_abort = posenc_gguf_w_abort,
     .array_type = gguf_array_type,
 };

@@ -341,14 +341,16 @@ static void writer_free(posenc_writer *w)
     }
     free(w->meta_keys);
     free(w->meta_vals);
+    free(w->meta_types);
+    free(w->gguf_rope);
     free(w->arrays);
     free(w->nelem);
     free(w->path);
     free(w);
 }
 
-posenc_status posenc_writer_meta(posenc_writer *w, const char *key, const char *json_value,
-                                 posenc_error *err)
+static posenc_status meta_add(posenc_writer *w, const char *key, posenc_meta_type type,
+                              const char *json_value, posenc_error *err)
 {
     if (w->started)
         return posenc_seterr(err, POSENC_EINVAL, "'%s': metadata must come before the data",
@@ -361,6 +363,10 @@ posenc_status posenc_writer_meta(posenc_writer *w, const char *key, const char *
         return posenc_seterr(err, POSENC_EINVAL, "'%s': metadata '%s' is not a JSON value: %.64s",
                              w->path, key, json_value);
     cJSON_Delete(v);
+    posenc_status st;
+    if (type != POSENC_META_AUTO &&
+        (st = posenc_gguf_meta_encode(NULL, (int)type, json_value, w->path, key, NULL, err)))
+        return st;
     char *k = strdup(key), *val = strdup(json_value);
     if (!k || !val) {
         free(k);
@@ -372,6 +378,7 @@ posenc_status posenc_writer_meta(posenc_writer *w, const char *key, const char *
             free(k);
             free(w->meta_vals[i]);
             w->meta_vals[i] = val;
+            w->meta_types[i] = (unsigned char)type;
             return POSENC_OK;
         }
     char **nk = realloc(w->meta_keys, (w->nmeta + 1) * sizeof *nk);
@@ -380,15 +387,34 @@ posenc_status posenc_writer_meta(posenc_writer *w, const char *key, const char *
     char **nv = nk ? realloc(w->meta_vals, (w->nmeta + 1) * sizeof *nv) : NULL;
     if (nv)
         w->meta_vals = nv;
-    if (!nk || !nv) {
+    unsigned char *nt = nv ? realloc(w->meta_types, w->nmeta + 1) : NULL;
+    if (nt)
+        w->meta_types = nt;
+    if (!nk || !nv || !nt) {
         free(k);
         free(val);
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     }
     w->meta_keys[w->nmeta] = k;
     w->meta_vals[w->nmeta] = val;
+    w->meta_types[w->nmeta] = (unsigned char)type;
     w->nmeta++;
     return POSENC_OK;
+}
+
+posenc_status posenc_writer_meta(posenc_writer *w, const char *key, const char *json_value,
+                                 posenc_error *err)
+{
+    return meta_add(w, key, POSENC_META_AUTO, json_value, err);
+}
+
+posenc_status posenc_writer_meta_typed(posenc_writer *w, const char *key, posenc_meta_type type,
+                                       const char *json_value, posenc_error *err)
+{
+    if ((unsigned)type > POSENC_META_STRING_ARRAY)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': metadata '%s' has an invalid type %d",
+                             w->path, key ? key : "", (int)type);
+    return meta_add(w, key, type, json_value, err);
 }
 
 posenc_status posenc_writer_declare(posenc_writer *w, const posenc_array_info *a,

@@ -26,7 +26,7 @@ typedef enum posenc_format {
     POSENC_FMT_SAFETENSORS,
     POSENC_FMT_CHEADER,     /* .h: static const arrays plus #defines (write only) */
     POSENC_FMT_RAW,         /* .bin + .json sidecar (dtype, shape, byte offset per array) */
-    POSENC_FMT_GGUF         /* llama.cpp's GGUF v2/v3 model files (read only) */
+    POSENC_FMT_GGUF         /* llama.cpp's GGUF model files (reads v2/v3, writes v3) */
 } posenc_format;
 
 /* "npy", "npz", "dir", "hdf5"/"h5", "safetensors", "header"/"h", "raw"/"bin", "gguf". */
@@ -123,6 +123,29 @@ posenc_status posenc_writer_open(const char *path, const posenc_write_opts *opts
  * write. Formats store it as they can (see posenc-formats(5)); NPY alone drops it. */
 posenc_status posenc_writer_meta(posenc_writer *w, const char *key, const char *json_value,
                                  posenc_error *err);
+/* The GGUF type a metadata value gets (posenc-formats(5)); the other formats keep the JSON text
+ * either way. POSENC_META_AUTO follows the JSON value: a string, a bool, a number as float64, an
+ * array of strings, bools or numbers (float64) as an array of that type; anything else as a
+ * string holding the JSON text; null leaves the key out of a GGUF file. */
+typedef enum posenc_meta_type {
+    POSENC_META_AUTO = 0,
+    POSENC_META_STRING,
+    POSENC_META_BOOL,
+    POSENC_META_U32,
+    POSENC_META_I32,
+    POSENC_META_U64,
+    POSENC_META_I64,
+    POSENC_META_F32,
+    POSENC_META_F64,
+    POSENC_META_I32_ARRAY,
+    POSENC_META_F32_ARRAY,
+    POSENC_META_F64_ARRAY,
+    POSENC_META_STRING_ARRAY
+} posenc_meta_type;
+/* posenc_writer_meta with a type: POSENC_EINVAL when the value is not of that type (an integer
+ * out of the type's range, a float32 beyond FLT_MAX, a string for a number...). */
+posenc_status posenc_writer_meta_typed(posenc_writer *w, const char *key, posenc_meta_type type,
+                                       const char *json_value, posenc_error *err);
 /* Declare every array before writing any data; arrays are then written in declaration order. */
 posenc_status posenc_writer_declare(posenc_writer *w, const posenc_array_info *a,
                                     posenc_error *err);

@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "posenc/error.h"
+#include "posenc/io.h"
 #include "posenc/model.h"
 
 #ifdef __cplusplus
@@ -108,6 +109,16 @@ typedef struct posenc_ggml_rope {
  * POSENC_EUNSUPPORTED with a one-line reason when the converter has no rule for the model. */
 posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *layer_type,
                                           posenc_gguf_rope *out, posenc_error *err);
+
+/* Give a GGUF writer (posenc_writer_open with format gguf; before its first write) the llama.cpp
+ * keys and tensors of g: general.architecture, every {arch}.* key whose bit is set in g->has with
+ * the type gguf-py's GGUFWriter gives it (uint32 lengths, float32 frequencies and factors, the
+ * string scaling type, int32 dimension sections), and the F32 tensors rope_freqs.weight,
+ * rope_factors_long.weight and rope_factors_short.weight of g's n_* factors, stored after the
+ * declared arrays (formats/gguf_write.c). POSENC_EINVAL for a writer of another format, a second
+ * call, or a value that does not fit its GGUF type. */
+posenc_status posenc_gguf_writer_rope(posenc_writer *w, const posenc_gguf_rope *g,
+                                      posenc_error *err);
 
 /* What llama.cpp passes to ggml_rope_ext for a file holding g, with context n_ctx (0: the
  * file's context_length). */

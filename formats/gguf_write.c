@@ -1,0 +1,774 @@
+/* gguf_write.c: writing llama.cpp's GGUF v3 files (gguf.c reads them).
+ *
+ * The layout is the one gguf.c describes (ggml-org/llama.cpp ggml/src/gguf.cpp gguf_write_to_buf,
+ * gguf-py/gguf/gguf_writer.py GGUFWriter): "GGUF", uint32 3, uint64 tensor count, uint64
+ * key-value count, the key-value pairs, the tensor infos, zeros up to general.alignment (32,
+ * written as a key), then each tensor's data padded with zeros to the alignment. Every size is
+ * planned before the header is written, so the data streams straight after it.
+ *
+ * Keys: general.architecture and the {arch}.* keys of a posenc_gguf_rope attached with
+ * posenc_gguf_writer_rope, general.alignment, then the writer's metadata as posenc.KEY with the
+ * type posenc_writer_meta_typed gave it (POSENC_META_AUTO: from the JSON value). Tensors: the
+ * declared arrays (ggml's ne is the C-order shape reversed), then the rope factor tensors. */
+#include <errno.h>
+#include <float.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "backend.h"
+#include "posenc/llamacpp.h"
+#include "strbuf.h"
+
+#define GW_ALIGNMENT 32             /* GGUF_DEFAULT_ALIGNMENT of gguf-py/gguf/constants.py */
+#define GW_MAX_TENSORS (1u << 24)
+#define GW_MAX_KEYS (1u << 24)
+#define GW_MAX_VALUES (1u << 24)    /* what posenc's own reader accepts (gguf.c GGUF_MAX_VALUES) */
+#define GW_MAX_KEY_LEN 65535        /* ggml docs/gguf.md: a key is at most 2^16 - 1 bytes */
+#define GW_MAX_STRING (1u << 30)    /* GGUF_MAX_STRING_LENGTH of ggml/src/gguf.cpp */
+#define GW_MAX_NAME 64              /* GGML_MAX_NAME (ggml.h): names are shorter */
+#define GW_MAX_DIMS 4               /* GGML_MAX_DIMS */
+#define GW_IO_BLOCK (1u << 20)
+
+/* enum gguf_type of ggml/include/gguf.h */
+enum { T_U8 = 0, T_I8, T_U16, T_I16, T_U32, T_I32, T_F32, T_BOOL, T_STRING, T_ARRAY, T_U64,
+       T_I64, T_F64 };
+
+/* posenc dtype -> enum ggml_type of ggml/include/ggml.h; -1: no ggml type */
+static int ggml_type_of(posenc_dtype dt)
+{
+    switch (dt) {
+    case POSENC_DT_F32: return 0;  /* GGML_TYPE_F32 */
+    case POSENC_DT_F16: return 1;  /* GGML_TYPE_F16 */
+    case POSENC_DT_I32: return 26; /* GGML_TYPE_I32 */
+    case POSENC_DT_I64: return 27; /* GGML_TYPE_I64 */
+    case POSENC_DT_F64: return 28; /* GGML_TYPE_F64 */
+    case POSENC_DT_BF16: return 30; /* GGML_TYPE_BF16 */
+    default: return -1;            /* u8: ggml has I8 but no unsigned 8-bit type */
+    }
+}
+
+static int host_is_le(void)
+{
+    const uint16_t one = 1;
+    return *(const unsigned char *)&one == 1;
+}
+
+static void put_le(posenc_strbuf *b, uint64_t v, int n)
+{
+    char c[8];
+    for (int i = 0; i < n; i++)
+        c[i] = (char)(unsigned char)(v >> (8 * i));
+    posenc_strbuf_add(b, c, (size_t)n);
+}
+
+static void put_str(posenc_strbuf *b, const char *s, size_t n)
+{
+    put_le(b, n, 8);
+    posenc_strbuf_add(b, s, n);
+}
+
+static void put_f32(posenc_strbuf *b, float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    put_le(b, u, 4);
+}
+
+static void put_f64(posenc_strbuf *b, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    put_le(b, u, 8);
+}
+
+/* ---------------------------------------------------------------- metadata values */
+
+static const char *const type_names[] = {
+    [POSENC_META_STRING] = "a string",        [POSENC_META_BOOL] = "a bool",
+    [POSENC_META_U32] = "a uint32",           [POSENC_META_I32] = "an int32",
+    [POSENC_META_U64] = "a uint64",           [POSENC_META_I64] = "an int64",
+    [POSENC_META_F32] = "a finite float32",   [POSENC_META_F64] = "a number",
+    [POSENC_META_I32_ARRAY] = "an array of int32",
+    [POSENC_META_F32_ARRAY] = "an array of finite float32",
+    [POSENC_META_F64_ARRAY] = "an array of numbers",
+    [POSENC_META_STRING_ARRAY] = "an array of strings",
+};
+
+/* The JSON text s as an integer literal: 1 with *neg and the magnitude in *mag, 0 otherwise. */
+static int int_literal(const char *s, int *neg, uint64_t *mag)
+{
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    *neg = *s == '-';
+    if (*neg)
+        s++;
+    if (*s < '0' || *s > '9')
+        return 0;
+    uint64_t v = 0;
+    for (; *s >= '0' && *s <= '9'; s++) {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return 0;
+        v = v * 10 + d;
+    }
+    while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+        s++;
+    *mag = v;
+    return *s == '\0';
+}
+
+static int f32_ok(const cJSON *x)
+{
+    return cJSON_IsNumber(x) && isfinite(x->valuedouble) && fabs(x->valuedouble) <= FLT_MAX;
+}
+
+static int i32_ok(const cJSON *x)
+{
+    double d = x->valuedouble;
+    return cJSON_IsNumber(x) && d >= INT32_MIN && d <= INT32_MAX && d == floor(d);
+}
+
+/* A JSON array whose elements all satisfy ok. */
+static int all_of(const cJSON *v, int (*ok)(const cJSON *))
+{
+    const cJSON *x;
+    cJSON_ArrayForEach(x, v)
+        if (!ok(x))
+            return 0;
+    return 1;
+}
+
+static int is_string(const cJSON *x) { return cJSON_IsString(x); }
+static int is_number(const cJSON *x) { return cJSON_IsNumber(x); }
+static int is_bool(const cJSON *x) { return cJSON_IsBool(x); }
+
+static void put_array(posenc_strbuf *b, const cJSON *v, int et, uint64_t *nvalues)
+{
+    uint64_t n = (uint64_t)cJSON_GetArraySize(v);
+    put_le(b, T_ARRAY, 4);
+    put_le(b, (uint64_t)et, 4);
+    put_le(b, n, 8);
+    const cJSON *x;
+    cJSON_ArrayForEach(x, v) {
+        if (et == T_STRING)
+            put_str(b, x->valuestring, strlen(x->valuestring));
+        else if (et == T_BOOL)
+            put_le(b, cJSON_IsTrue(x) ? 1 : 0, 1);
+        else if (et == T_I32)
+            put_le(b, (uint32_t)(int32_t)x->valuedouble, 4);
+        else if (et == T_F32)
+            put_f32(b, (float)x->valuedouble);
+        else
+            put_f64(b, x->valuedouble);
+    }
+    *nvalues += n;
+}
+
+/* The longest string in an array (0 for other values). */
+static size_t longest(const cJSON *v)
+{
+    size_t m = 0;
+    const cJSON *x;
+    if (cJSON_IsString(v))
+        return strlen(v->valuestring);
+    cJSON_ArrayForEach(x, v)
+        if (cJSON_IsString(x) && strlen(x->valuestring) > m)
+            m = strlen(x->valuestring);
+    return m;
+}
+
+posenc_status posenc_gguf_meta_encode(posenc_strbuf *out, int t, const char *json_value,
+                                      const char *path, const char *key, uint64_t *nvalues,
+                                      posenc_error *err)
+{
+    posenc_status st = POSENC_OK;
+    posenc_strbuf scratch = { 0 };
+    posenc_strbuf *b = out ? out : &scratch;
+    uint64_t nv = 1;
+    char *text = NULL;
+    cJSON *v = cJSON_Parse(json_value);
+    if (!v)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': metadata '%s' is not a JSON value: %.64s",
+                             path, key, json_value);
+    int neg = 0;
+    uint64_t mag = 0;
+    int lit = int_literal(json_value, &neg, &mag);
+    int ok = 1;
+    if (longest(v) > GW_MAX_STRING)
+        goto toolong;
+    if (cJSON_IsArray(v) && (uint64_t)cJSON_GetArraySize(v) > GW_MAX_VALUES)
+        goto toolong;
+    switch (t) {
+    case POSENC_META_AUTO:
+        if (cJSON_IsNull(v)) {
+            nv = 0;
+        } else if (cJSON_IsString(v)) {
+            put_le(b, T_STRING, 4);
+            put_str(b, v->valuestring, strlen(v->valuestring));
+        } else if (cJSON_IsBool(v)) {
+            put_le(b, T_BOOL, 4);
+            put_le(b, cJSON_IsTrue(v) ? 1 : 0, 1);
+        } else if (cJSON_IsNumber(v) && lit && mag > (1ull << 53) &&
+                   (neg ? mag <= (uint64_t)INT64_MAX + 1 : 1)) {
+            /* an integer a float64 cannot hold exactly: int64, or uint64 past INT64_MAX */
+            if (neg || mag <= (uint64_t)INT64_MAX) {
+                put_le(b, T_I64, 4);
+                put_le(b, neg ? (uint64_t)0 - mag : mag, 8);
+            } else {
+                put_le(b, T_U64, 4);
+                put_le(b, mag, 8);
+            }
+        } else if (cJSON_IsNumber(v)) {
+            put_le(b, T_F64, 4);
+            put_f64(b, v->valuedouble);
+        } else if (cJSON_IsArray(v) && cJSON_GetArraySize(v) > 0 && all_of(v, is_string)) {
+            put_array(b, v, T_STRING, &nv);
+        } else if (cJSON_IsArray(v) && cJSON_GetArraySize(v) > 0 && all_of(v, is_bool)) {
+            put_array(b, v, T_BOOL, &nv);
+        } else if (cJSON_IsArray(v) && all_of(v, is_number)) {
+            put_array(b, v, T_F64, &nv);
+        } else { /* an object, or an array of mixed or nested values: its JSON text */
+            text = cJSON_PrintUnformatted(v);
+            if (!text) {
+                st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+                goto out;
+            }
+            if (strlen(text) > GW_MAX_STRING)
+                goto toolong;
+            put_le(b, T_STRING, 4);
+            put_str(b, text, strlen(text));
+        }
+        break;
+    case POSENC_META_STRING:
+        if ((ok = cJSON_IsString(v))) {
+            put_le(b, T_STRING, 4);
+            put_str(b, v->valuestring, strlen(v->valuestring));
+        }
+        break;
+    case POSENC_META_BOOL:
+        if ((ok = cJSON_IsBool(v))) {
+            put_le(b, T_BOOL, 4);
+            put_le(b, cJSON_IsTrue(v) ? 1 : 0, 1);
+        }
+        break;
+    case POSENC_META_U32:
+    case POSENC_META_U64:
+        ok = lit && (!neg || mag == 0) && (t == POSENC_META_U64 || mag <= UINT32_MAX);
+        if (ok) {
+            put_le(b, t == POSENC_META_U32 ? T_U32 : T_U64, 4);
+            put_le(b, mag, t == POSENC_META_U32 ? 4 : 8);
+        }
+        break;
+    case POSENC_META_I32:
+    case POSENC_META_I64: {
+        uint64_t lim = t == POSENC_META_I32 ? (uint64_t)INT32_MAX : (uint64_t)INT64_MAX;
+        ok = lit && mag <= lim + (neg ? 1 : 0);
+        if (ok) {
+            uint64_t u = neg ? (uint64_t)0 - mag : mag;
+            put_le(b, t == POSENC_META_I32 ? T_I32 : T_I64, 4);
+            put_le(b, u, t == POSENC_META_I32 ? 4 : 8);
+        }
+        break;
+    }
+    case POSENC_META_F32:
+        if ((ok = f32_ok(v))) {
+            put_le(b, T_F32, 4);
+            put_f32(b, (float)v->valuedouble);
+        }
+        break;
+    case POSENC_META_F64:
+        if ((ok = cJSON_IsNumber(v))) {
+            put_le(b, T_F64, 4);
+            put_f64(b, v->valuedouble);
+        }
+        break;
+    case POSENC_META_I32_ARRAY:
+        if ((ok = cJSON_IsArray(v) && all_of(v, i32_ok)))
+            put_array(b, v, T_I32, &nv);
+        break;
+    case POSENC_META_F32_ARRAY:
+        if ((ok = cJSON_IsArray(v) && all_of(v, f32_ok)))
+            put_array(b, v, T_F32, &nv);
+        break;
+    case POSENC_META_F64_ARRAY:
+        if ((ok = cJSON_IsArray(v) && all_of(v, is_number)))
+            put_array(b, v, T_F64, &nv);
+        break;
+    case POSENC_META_STRING_ARRAY:
+        if ((ok = cJSON_IsArray(v) && all_of(v, is_string)))
+            put_array(b, v, T_STRING, &nv);
+        break;
+    default:
+        st = posenc_seterr(err, POSENC_EINVAL, "'%s': metadata '%s' has an invalid type %d", path,
+                           key, t);
+        goto out;
+    }
+    if (!ok) {
+        st = posenc_seterr(err, POSENC_EINVAL, "'%s': metadata '%s' is not %s: %.64s", path, key,
+                           type_names[t], json_value);
+        goto out;
+    }
+    if (b->oom)
+        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    else if (nvalues)
+        *nvalues += nv;
+    goto out;
+toolong:
+    st = posenc_seterr(err, POSENC_ERANGE,
+                       "'%s': metadata '%s' is too large for GGUF (a string over %u bytes or an "
+                       "array over %u values)", path, key, GW_MAX_STRING, GW_MAX_VALUES);
+out:
+    free(text);
+    free(scratch.p);
+    cJSON_Delete(v);
+    return st;
+}
+
+/* ---------------------------------------------------------------- llama.cpp keys */
+
+/* What gguf-py's GGUFWriter writes for each posenc_gguf_rope field (gguf-py/gguf/gguf_writer.py
+ * add_context_length, add_embedding_length, add_head_count, add_key_length, add_rope_freq_base,
+ * add_rope_freq_base_swa, add_rope_dimension_count, add_rope_dimension_sections (add_array of
+ * ints: int32), add_rope_scaling_type, add_rope_scaling_factor, add_rope_scaling_attn_factors,
+ * add_rope_scaling_orig_ctx_len, add_rope_scaling_yarn_*; key names in gguf-py/gguf/constants.py
+ * Keys.LLM, Keys.Attention, Keys.Rope). {arch}.rope.scale_linear is the float32 key llama.cpp
+ * still reads when rope.scaling.factor is absent (src/llama-arch.cpp LLM_KV_ROPE_SCALE_LINEAR,
+ * src/llama-model.cpp load_hparams). */
+enum { K_U32, K_F32, K_STR, K_SECTIONS };
+static const struct {
+    unsigned bit;
+    const char *suffix;
+    int kind;
+    size_t off;
+} rope_keys[] = {
+#define F(field) offsetof(posenc_gguf_rope, field)
+    { POSENC_GGUF_CONTEXT_LENGTH, "context_length", K_U32, F(context_length) },
+    { POSENC_GGUF_EMBEDDING_LENGTH, "embedding_length", K_U32, F(embedding_length) },
+    { POSENC_GGUF_HEAD_COUNT, "attention.head_count", K_U32, F(head_count) },
+    { POSENC_GGUF_KEY_LENGTH, "attention.key_length", K_U32, F(key_length) },
+    { POSENC_GGUF_FREQ_BASE, "rope.freq_base", K_F32, F(freq_base) },
+    { POSENC_GGUF_FREQ_BASE_SWA, "rope.freq_base_swa", K_F32, F(freq_base_swa) },
+    { POSENC_GGUF_DIMENSION_COUNT, "rope.dimension_count", K_U32, F(dimension_count) },
+    { POSENC_GGUF_DIMENSION_SECTIONS, "rope.dimension_sections", K_SECTIONS, F(sections) },
+    { POSENC_GGUF_SCALING_TYPE, "rope.scaling.type", K_STR, F(scaling_type) },
+    { POSENC_GGUF_SCALING_FACTOR, "rope.scaling.factor", K_F32, F(scaling_factor) },
+    { POSENC_GGUF_SCALE_LINEAR, "rope.scale_linear", K_F32, F(scaling_factor) },
+    { POSENC_GGUF_ATTN_FACTOR, "rope.scaling.attn_factor", K_F32, F(attn_factor) },
+    { POSENC_GGUF_ORIG_CTX, "rope.scaling.original_context_length", K_U32,
+      F(original_context_length) },
+    { POSENC_GGUF_YARN_EXT_FACTOR, "rope.scaling.yarn_ext_factor", K_F32, F(yarn_ext_factor) },
+    { POSENC_GGUF_YARN_ATTN_FACTOR, "rope.scaling.yarn_attn_factor", K_F32, F(yarn_attn_factor) },
+    { POSENC_GGUF_YARN_BETA_FAST, "rope.scaling.yarn_beta_fast", K_F32, F(yarn_beta_fast) },
+    { POSENC_GGUF_YARN_BETA_SLOW, "rope.scaling.yarn_beta_slow", K_F32, F(yarn_beta_slow) },
+    { POSENC_GGUF_YARN_LOG_MUL, "rope.scaling.yarn_log_multiplier", K_F32,
+      F(yarn_log_multiplier) },
+#undef F
+};
+#define N_ROPE_KEYS (sizeof rope_keys / sizeof rope_keys[0])
+
+/* The factor tensors (gguf-py/gguf/constants.py TENSOR_NAMES: MODEL_TENSOR.ROPE_FREQS,
+ * ROPE_FACTORS_LONG, ROPE_FACTORS_SHORT, with the ".weight" suffix the converter adds). */
+static const struct {
+    const char *name;
+    size_t n_off, v_off;
+} rope_tensors[] = {
+    { "rope_freqs.weight", offsetof(posenc_gguf_rope, n_rope_freqs),
+      offsetof(posenc_gguf_rope, rope_freqs) },
+    { "rope_factors_long.weight", offsetof(posenc_gguf_rope, n_factors_long),
+      offsetof(posenc_gguf_rope, factors_long) },
+    { "rope_factors_short.weight", offsetof(posenc_gguf_rope, n_factors_short),
+      offsetof(posenc_gguf_rope, factors_short) },
+};
+#define N_ROPE_TENSORS (sizeof rope_tensors / sizeof rope_tensors[0])
+
+static int rope_tensor_n(const posenc_gguf_rope *g, size_t i)
+{
+    return *(const int *)((const char *)g + rope_tensors[i].n_off);
+}
+
+static const float *rope_tensor_v(const posenc_gguf_rope *g, size_t i)
+{
+    return (const float *)((const char *)g + rope_tensors[i].v_off);
+}
+
+static void put_key(posenc_strbuf *b, const char *arch, const char *suffix)
+{
+    size_t na = strlen(arch), ns = strlen(suffix);
+    put_le(b, na + 1 + ns, 8);
+    posenc_strbuf_add(b, arch, na);
+    posenc_strbuf_add(b, ".", 1);
+    posenc_strbuf_add(b, suffix, ns);
+}
+
+/* The llama.cpp key-value pairs of g into b (general.architecture first); *nkv counts them. */
+static posenc_status rope_kv(const posenc_gguf_rope *g, const char *path, posenc_strbuf *b,
+                             uint64_t *nkv, uint64_t *nvalues, posenc_error *err)
+{
+    size_t na = strnlen(g->arch, sizeof g->arch);
+    if (na == 0 || na == sizeof g->arch)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': the GGUF architecture name is %s", path,
+                             na ? "too long" : "empty");
+    for (size_t i = 0; i < na; i++) {
+        char c = g->arch[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-'))
+            return posenc_seterr(err, POSENC_EINVAL,
+                                 "'%s': GGUF architecture name '%s' has a character other than "
+                                 "letters, digits, '_' and '-'", path, g->arch);
+    }
+    if (strcmp(g->arch, "posenc") == 0 || strcmp(g->arch, "general") == 0)
+        return posenc_seterr(err, POSENC_EINVAL,
+                             "'%s': GGUF architecture name '%s' would clash with the %s.* keys",
+                             path, g->arch, g->arch);
+    static const char arch_key[] = "general.architecture";
+    put_str(b, arch_key, sizeof arch_key - 1);
+    put_le(b, T_STRING, 4);
+    put_str(b, g->arch, na);
+    (*nkv)++;
+    (*nvalues)++;
+    for (size_t k = 0; k < N_ROPE_KEYS; k++) {
+        if (!(g->has & rope_keys[k].bit))
+            continue;
+        const char *f = (const char *)g + rope_keys[k].off;
+        const char *what = rope_keys[k].suffix;
+        put_key(b, g->arch, what);
+        (*nkv)++;
+        (*nvalues)++;
+        switch (rope_keys[k].kind) {
+        case K_U32: {
+            int64_t v;
+            memcpy(&v, f, sizeof v);
+            if (v < 0 || v > (int64_t)UINT32_MAX)
+                return posenc_seterr(err, POSENC_ERANGE, "'%s': %s.%s = %" PRId64
+                                     " does not fit GGUF's uint32", path, g->arch, what, v);
+            put_le(b, T_U32, 4);
+            put_le(b, (uint64_t)v, 4);
+            break;
+        }
+        case K_F32: {
+            double d;
+            memcpy(&d, f, sizeof d);
+            if (!isfinite(d) || fabs(d) > FLT_MAX)
+                return posenc_seterr(err, POSENC_ERANGE, "'%s': %s.%s = %g is not a finite "
+                                     "float32", path, g->arch, what, d);
+            put_le(b, T_F32, 4);
+            put_f32(b, (float)d);
+            break;
+        }
+        case K_STR: {
+            size_t n = strnlen(f, sizeof g->scaling_type);
+            if (n == sizeof g->scaling_type)
+                return posenc_seterr(err, POSENC_EINVAL, "'%s': %s.%s is not terminated", path,
+                                     g->arch, what);
+            put_le(b, T_STRING, 4);
+            put_str(b, f, n);
+            break;
+        }
+        case K_SECTIONS:
+            if (g->n_sections < 1 || g->n_sections > 4)
+                return posenc_seterr(err, POSENC_EINVAL,
+                                     "'%s': %s.%s has %d values (1 to 4 expected)", path,
+                                     g->arch, what, g->n_sections);
+            put_le(b, T_ARRAY, 4);
+            put_le(b, T_I32, 4);
+            put_le(b, (uint64_t)g->n_sections, 8);
+            for (int i = 0; i < g->n_sections; i++)
+                put_le(b, (uint32_t)g->sections[i], 4);
+            *nvalues += (uint64_t)g->n_sections;
+            break;
+        }
+    }
+    for (size_t i = 0; i < N_ROPE_TENSORS; i++) {
+        int n = rope_tensor_n(g, i);
+        if (n < 0 || n > POSENC_MAX_FREQ)
+            return posenc_seterr(err, POSENC_EINVAL, "'%s': %s has %d values (at most %d)", path,
+                                 rope_tensors[i].name, n, POSENC_MAX_FREQ);
+        const float *v = rope_tensor_v(g, i);
+        for (int k = 0; k < n; k++)
+            if (!isfinite(v[k]))
+                return posenc_seterr(err, POSENC_EINVAL, "'%s': %s[%d] is not finite", path,
+                                     rope_tensors[i].name, k);
+    }
+    return b->oom ? posenc_seterr(err, POSENC_ENOMEM, "out of memory") : POSENC_OK;
+}
+
+posenc_status posenc_gguf_writer_rope(posenc_writer *w, const posenc_gguf_rope *g,
+                                      posenc_error *err)
+{
+    if (w->opts.format != POSENC_FMT_GGUF)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': llama.cpp's keys go into GGUF files only",
+                             w->path);
+    if (w->started || w->gguf_rope)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': llama.cpp's keys must be given once, "
+                             "before the data", w->path);
+    posenc_strbuf b = { 0 };
+    uint64_t nkv = 0, nv = 0;
+    posenc_status st = rope_kv(g, w->path, &b, &nkv, &nv, err); /* check it now */
+    free(b.p);
+    if (st)
+        return st;
+    if (!(w->gguf_rope = malloc(sizeof *g)))
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    memcpy(w->gguf_rope, g, sizeof *g);
+    return POSENC_OK;
+}
+
+/* ---------------------------------------------------------------- the file */
+
+typedef struct gw_state {
+    char *tmp;
+    FILE *fp;
+    size_t cur;       /* our own cursor over w->arrays */
+    uint64_t done;    /* elements of arrays[cur] written */
+    uint64_t *nbytes; /* of each declared array */
+    unsigned char *swap;
+} gw_state;
+
+static void gw_free(posenc_writer *w, int remove_tmp)
+{
+    gw_state *s = w->impl;
+    if (!s)
+        return;
+    if (remove_tmp)
+        posenc_tmp_discard(s->fp, s->tmp);
+    free(s->tmp);
+    free(s->nbytes);
+    free(s->swap);
+    free(s);
+    w->impl = NULL;
+}
+
+static uint64_t pad_of(uint64_t n) { return (GW_ALIGNMENT - n % GW_ALIGNMENT) % GW_ALIGNMENT; }
+
+/* One tensor info into b; *off is its offset, advanced past its padded data. */
+static posenc_status tensor_info(posenc_strbuf *b, const char *path, const char *name, int ndim,
+                                 const int64_t *shape, posenc_dtype dt, uint64_t nbytes,
+                                 uint64_t *off, posenc_error *err)
+{
+    size_t nl = strlen(name);
+    int gt = ggml_type_of(dt);
+    if (nl >= GW_MAX_NAME)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': tensor name '%.64s...' is longer than "
+                             "ggml's %d bytes", path, name, GW_MAX_NAME - 1);
+    if (ndim > GW_MAX_DIMS)
+        return posenc_seterr(err, POSENC_EINVAL, "'%s': array '%s' has %d dimensions; ggml "
+                             "tensors have at most %d", path, name, ndim, GW_MAX_DIMS);
+    if (gt < 0)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': array '%s' is %s; GGUF stores "
+                             "f32, f16, bf16, f64, i32 and i64 tensors", path, name,
+                             posenc_dtype_name(dt));
+    uint64_t padded = nbytes + pad_of(nbytes);
+    if (padded < nbytes || padded > (uint64_t)INT64_MAX - *off)
+        return posenc_seterr(err, POSENC_ERANGE, "'%s': tensor data would pass 2^63 bytes",
+                             path);
+    put_str(b, name, nl);
+    put_le(b, (uint64_t)ndim, 4);
+    for (int d = ndim - 1; d >= 0; d--) /* ne[0] is the innermost (last C) dimension */
+        put_le(b, (uint64_t)shape[d], 8);
+    put_le(b, (uint64_t)gt, 4);
+    put_le(b, *off, 8);
+    *off += padded;
+    return POSENC_OK;
+}
+
+static posenc_status write_pad(posenc_writer *w, uint64_t nbytes, posenc_error *err)
+{
+    static const unsigned char zeros[GW_ALIGNMENT];
+    gw_state *s = w->impl;
+    return posenc_write_exact(s->fp, zeros, (size_t)pad_of(nbytes), w->path, err);
+}
+
+posenc_status posenc_gguf_w_start(posenc_writer *w, posenc_error *err)
+{
+    posenc_status st;
+    posenc_strbuf kv = { 0 }, ti = { 0 }, hd = { 0 };
+    uint64_t nkv = 0, nvalues = 0, off = 0;
+    const posenc_gguf_rope *g = w->gguf_rope;
+    gw_state *s = calloc(1, sizeof *s);
+    if (!s || !(s->nbytes = calloc(w->n ? w->n : 1, sizeof *s->nbytes))) {
+        free(s);
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    }
+    w->impl = s;
+
+    /* key-value pairs */
+    if (g && (st = rope_kv(g, w->path, &kv, &nkv, &nvalues, err)))
+        goto fail;
+    static const char align_key[] = "general.alignment";
+    put_str(&kv, align_key, sizeof align_key - 1);
+    put_le(&kv, T_U32, 4);
+    put_le(&kv, GW_ALIGNMENT, 4);
+    nkv++;
+    nvalues++;
+    for (size_t i = 0; i < w->nmeta; i++) {
+        /* posenc's keys go under posenc. (once: a GGUF file's own posenc.* keys, carried over
+         * by convert, keep their names) */
+        const char *key = w->meta_keys[i];
+        size_t kl = strlen(key), before = kv.len;
+        size_t pl = strncmp(key, "posenc.", 7) == 0 ? 0 : 7;
+        if (kl + pl > GW_MAX_KEY_LEN) {
+            st = posenc_seterr(err, POSENC_EINVAL, "'%s': metadata key '%.64s...' is longer than "
+                               "GGUF's %d bytes", w->path, key, GW_MAX_KEY_LEN);
+            goto fail;
+        }
+        put_le(&kv, kl + pl, 8);
+        posenc_strbuf_add(&kv, "posenc.", pl);
+        posenc_strbuf_add(&kv, key, kl);
+        size_t mid = kv.len;
+        if ((st = posenc_gguf_meta_encode(&kv, w->meta_types[i], w->meta_vals[i], w->path,
+                                          w->meta_keys[i], &nvalues, err)))
+            goto fail;
+        if (kv.len == mid) /* null: no key */
+            kv.len = before;
+        else
+            nkv++;
+        if (nkv > GW_MAX_KEYS || nvalues > GW_MAX_VALUES) {
+            st = posenc_seterr(err, POSENC_ERANGE, "'%s': more than %u metadata keys or values "
+                               "for one GGUF file", w->path, GW_MAX_VALUES);
+            goto fail;
+        }
+    }
+
+    /* tensor infos: the declared arrays, then the rope factors */
+    size_t nt = w->n;
+    for (size_t i = 0; g && i < N_ROPE_TENSORS; i++)
+        if (rope_tensor_n(g, i) > 0) {
+            for (size_t k = 0; k < w->n; k++)
+                if (strcmp(w->arrays[k].name, rope_tensors[i].name) == 0) {
+                    st = posenc_seterr(err, POSENC_EINVAL, "'%s': array name '%s' used twice",
+                                       w->path, rope_tensors[i].name);
+                    goto fail;
+                }
+            nt++;
+        }
+    if (nt > GW_MAX_TENSORS) {
+        st = posenc_seterr(err, POSENC_ERANGE, "'%s': %zu arrays; posenc writes at most %u "
+                           "tensors to a GGUF file", w->path, nt, GW_MAX_TENSORS);
+        goto fail;
+    }
+    for (size_t i = 0; i < w->n; i++) {
+        const posenc_array_info *a = &w->arrays[i];
+        if ((st = posenc_shape_size(a->ndim, a->shape, a->dtype, NULL, &s->nbytes[i], err)) ||
+            (st = tensor_info(&ti, w->path, a->name, a->ndim, a->shape, a->dtype, s->nbytes[i],
+                              &off, err)))
+            goto fail;
+    }
+    for (size_t i = 0; g && i < N_ROPE_TENSORS; i++) {
+        int64_t n = rope_tensor_n(g, i);
+        if (n > 0 && (st = tensor_info(&ti, w->path, rope_tensors[i].name, 1, &n, POSENC_DT_F32,
+                                       (uint64_t)n * 4, &off, err)))
+            goto fail;
+    }
+
+    /* header */
+    posenc_strbuf_add(&hd, "GGUF", 4);
+    put_le(&hd, 3, 4);
+    put_le(&hd, nt, 8);
+    put_le(&hd, nkv, 8);
+    posenc_strbuf_add(&hd, kv.p ? kv.p : "", kv.len);
+    posenc_strbuf_add(&hd, ti.p ? ti.p : "", ti.len);
+    while (!hd.oom && hd.len % GW_ALIGNMENT)
+        posenc_strbuf_add(&hd, "", 1);
+    if (kv.oom || ti.oom || hd.oom) {
+        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        goto fail;
+    }
+    if (off > (uint64_t)INT64_MAX - hd.len) {
+        st = posenc_seterr(err, POSENC_ERANGE, "'%s': the file would pass 2^63 bytes", w->path);
+        goto fail;
+    }
+    if ((st = posenc_tmp_create(w->path, &s->tmp, &s->fp, err)))
+        goto fail;
+    setvbuf(s->fp, NULL, _IOFBF, 1u << 20);
+    if ((st = posenc_write_exact(s->fp, hd.p, hd.len, w->path, err)))
+        goto fail;
+    free(kv.p);
+    free(ti.p);
+    free(hd.p);
+    return POSENC_OK;
+fail:
+    free(kv.p);
+    free(ti.p);
+    free(hd.p);
+    gw_free(w, 1);
+    return st;
+}
+
+posenc_status posenc_gguf_w_write(posenc_writer *w, const void *data, uint64_t nelem,
+                                  posenc_error *err)
+{
+    gw_state *s = w->impl;
+    const unsigned char *p = data;
+    posenc_status st;
+    while (nelem > 0) {
+        while (s->cur < w->n && s->done >= w->nelem[s->cur]) {
+            s->cur++;
+            s->done = 0;
+        }
+        if (s->cur >= w->n)
+            return posenc_seterr(err, POSENC_EINVAL, "'%s': more data than declared", w->path);
+        uint64_t take = w->nelem[s->cur] - s->done;
+        if (take > nelem)
+            take = nelem;
+        size_t es = posenc_dtype_size(w->arrays[s->cur].dtype);
+        if (host_is_le() || es == 1) {
+            if ((st = posenc_write_exact(s->fp, p, (size_t)(take * es), w->path, err)))
+                return st;
+        } else {
+            if (!s->swap && !(s->swap = malloc(GW_IO_BLOCK)))
+                return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+            for (uint64_t k = 0; k < take;) {
+                size_t m = GW_IO_BLOCK / es;
+                if (m > take - k)
+                    m = (size_t)(take - k);
+                memcpy(s->swap, p + k * es, m * es);
+                posenc_byteswap(s->swap, es, m);
+                if ((st = posenc_write_exact(s->fp, s->swap, m * es, w->path, err)))
+                    return st;
+                k += m;
+            }
+        }
+        p += take * es;
+        nelem -= take;
+        s->done += take;
+        if (s->done == w->nelem[s->cur] && (st = write_pad(w, s->nbytes[s->cur], err)))
+            return st;
+    }
+    return POSENC_OK;
+}
+
+posenc_status posenc_gguf_w_commit(posenc_writer *w, posenc_error *err)
+{
+    posenc_status st;
+    if (!w->impl && (st = posenc_gguf_w_start(w, err)))
+        return st;
+    gw_state *s = w->impl;
+    const posenc_gguf_rope *g = w->gguf_rope;
+    for (size_t i = 0; g && i < N_ROPE_TENSORS; i++) {
+        int n = rope_tensor_n(g, i);
+        if (n <= 0)
+            continue;
+        posenc_strbuf b = { 0 };
+        const float *v = rope_tensor_v(g, i);
+        for (int k = 0; k < n; k++)
+            put_f32(&b, v[k]);
+        st = b.oom ? posenc_seterr(err, POSENC_ENOMEM, "out of memory")
+                   : posenc_write_exact(s->fp, b.p, b.len, w->path, err);
+        free(b.p);
+        if (st || (st = write_pad(w, (uint64_t)n * 4, err))) {
+            gw_free(w, 1);
+            return st;
+        }
+    }
+    st = posenc_tmp_commit(s->fp, s->tmp, w->path, err);
+    s->fp = NULL; /* closed by posenc_tmp_commit either way */
+    gw_free(w, st != POSENC_OK);
+    return st;
+}
+
+void posenc_gguf_w_abort(posenc_writer *w) { gw_free(w, 1); }
