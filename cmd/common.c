@@ -181,6 +181,7 @@ void posenc_meta_take(struct posenc_meta *m, const char *key, posenc_strbuf *b)
         m->oom = 1;
     } else {
         m->key[m->n] = k;
+        m->type[m->n] = POSENC_META_AUTO;
         m->val[m->n++] = v;
     }
     memset(b, 0, sizeof *b);
@@ -229,7 +230,10 @@ void posenc_meta_int(struct posenc_meta *m, const char *key, int64_t v)
 {
     posenc_strbuf b = { 0 };
     posenc_strbuf_printf(&b, "%" PRId64, v);
+    size_t n = m->n;
     posenc_meta_take(m, key, &b);
+    if (m->n > n)
+        m->type[n] = POSENC_META_I64;
 }
 
 void posenc_meta_bool(struct posenc_meta *m, const char *key, int v)
@@ -255,7 +259,8 @@ posenc_status posenc_meta_write(const struct posenc_meta *m, posenc_writer *w, p
     if (m->oom)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     for (size_t i = 0; i < m->n; i++) {
-        posenc_status st = posenc_writer_meta(w, m->key[i], m->val[i], err);
+        posenc_status st =
+            posenc_writer_meta_typed(w, m->key[i], (posenc_meta_type)m->type[i], m->val[i], err);
         if (st != POSENC_OK)
             return st;
     }

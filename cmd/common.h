@@ -88,6 +88,7 @@ struct posenc_meta {
     size_t n;
     char *key[POSENC_META_MAX];
     char *val[POSENC_META_MAX];
+    unsigned char type[POSENC_META_MAX]; /* posenc_meta_type: int64 for posenc_meta_int, else auto */
     int oom;
 };
 void posenc_meta_json(struct posenc_meta *m, const char *key, const char *json);
@@ -100,7 +101,7 @@ void posenc_meta_bool(struct posenc_meta *m, const char *key, int v);
 void posenc_meta_nums(struct posenc_meta *m, const char *key, const double *v, int n);
 /* Shortest text that reads back as the same double; null for NaN/Inf (not JSON). */
 void posenc_strbuf_json_num(posenc_strbuf *b, double v);
-/* Hand every entry to w (POSENC_ENOMEM when collecting failed). */
+/* Hand every entry to w with its type (POSENC_ENOMEM when collecting failed). */
 posenc_status posenc_meta_write(const struct posenc_meta *m, posenc_writer *w, posenc_error *err);
 void posenc_meta_free(struct posenc_meta *m);
 

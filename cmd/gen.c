@@ -762,11 +762,10 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         rc = posenc_fail(CMD, &err);
         goto out;
     }
-    for (size_t i = 0; i < mt.n; i++)
-        if (posenc_writer_meta(w, mt.key[i], mt.val[i], &err) != POSENC_OK) {
-            rc = rope_fail(w, &err);
-            goto out;
-        }
+    if (posenc_meta_write(&mt, w, &err) != POSENC_OK) {
+        rc = rope_fail(w, &err);
+        goto out;
+    }
     for (int i = 0; i < ARR_N; i++)
         if (want[i] && posenc_writer_declare(w, &info[i], &err) != POSENC_OK) {
             rc = rope_fail(w, &err);
@@ -1021,9 +1020,8 @@ static int run(struct job *j, const char *hint)
     }
     if (posenc_writer_open(a->out, &a->wopts, &j->w, &err) != POSENC_OK)
         return posenc_fail(CMD, &err);
-    for (size_t i = 0; i < j->mt.n; i++)
-        if (posenc_writer_meta(j->w, j->mt.key[i], j->mt.val[i], &err) != POSENC_OK)
-            goto fail;
+    if (posenc_meta_write(&j->mt, j->w, &err) != POSENC_OK)
+        goto fail;
     for (int i = 0; i < j->narr; i++)
         if (j->want[i] && posenc_writer_declare(j->w, &j->arr[i], &err) != POSENC_OK)
             goto fail;
