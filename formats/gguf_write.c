@@ -405,7 +405,16 @@ static void put_key(posenc_strbuf *b, const char *arch, const char *suffix)
     posenc_strbuf_add(b, suffix, ns);
 }
 
-/* The llama.cpp key-value pairs of g into b (general.architecture first); *nkv counts them. */
+static void put_alignment(posenc_strbuf *b)
+{
+    static const char key[] = "general.alignment";
+    put_str(b, key, sizeof key - 1);
+    put_le(b, T_U32, 4);
+    put_le(b, GW_ALIGNMENT, 4);
+}
+
+/* The llama.cpp key-value pairs of g into b: general.architecture, general.alignment, then the
+ * {arch}.* keys; *nkv counts them. */
 static posenc_status rope_kv(const posenc_gguf_rope *g, const char *path, posenc_strbuf *b,
                              uint64_t *nkv, uint64_t *nvalues, posenc_error *err)
 {
@@ -429,8 +438,9 @@ static posenc_status rope_kv(const posenc_gguf_rope *g, const char *path, posenc
     put_str(b, arch_key, sizeof arch_key - 1);
     put_le(b, T_STRING, 4);
     put_str(b, g->arch, na);
-    (*nkv)++;
-    (*nvalues)++;
+    put_alignment(b);
+    *nkv += 2;
+    *nvalues += 2;
     for (size_t k = 0; k < N_ROPE_KEYS; k++) {
         if (!(g->has & rope_keys[k].bit))
             continue;
@@ -597,14 +607,14 @@ posenc_status posenc_gguf_w_start(posenc_writer *w, posenc_error *err)
     w->impl = s;
 
     /* key-value pairs */
-    if (g && (st = rope_kv(g, w->path, &kv, &nkv, &nvalues, err)))
-        goto fail;
-    static const char align_key[] = "general.alignment";
-    put_str(&kv, align_key, sizeof align_key - 1);
-    put_le(&kv, T_U32, 4);
-    put_le(&kv, GW_ALIGNMENT, 4);
-    nkv++;
-    nvalues++;
+    if (g) {
+        if ((st = rope_kv(g, w->path, &kv, &nkv, &nvalues, err)))
+            goto fail;
+    } else {
+        put_alignment(&kv);
+        nkv++;
+        nvalues++;
+    }
     for (size_t i = 0; i < w->nmeta; i++) {
         /* posenc's keys go under posenc. (once: a GGUF file's own posenc.* keys, carried over
          * by convert, keep their names) */
