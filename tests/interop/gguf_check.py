@@ -1,18 +1,22 @@
 #!/usr/bin/python3
-"""gguf_check.py DUMP REF.npz [CONVERTER_DUMP]: check, value by value, that a GGUF file posenc
+"""gguf_check.py [--untyped] [--gguf-note TEXT] DUMP REF.safetensors [CONVERTER_DUMP]: check, value by value, that a GGUF file posenc
 wrote holds what posenc meant to write.
 
 DUMP is what llama.cpp's reader saw in the file (tests/interop/ggml_gguf_dump.c; gguf-py's reader
-prints the same lines, compared by the caller). REF.npz is the same `posenc gen` run written as
-NPZ: its arrays and meta.json are what the GGUF file must hold:
+prints the same lines, compared by the caller). REF.safetensors is the same `posenc gen` run
+written as safetensors: its arrays and __metadata__ are what the GGUF file must hold:
 
   - version 3, general.alignment uint32 32, the data section and every tensor aligned to 32;
-  - one key posenc.KEY per meta.json key whose value is not null, with the type
+  - one key posenc.KEY per metadata key whose value is not null, with the type
     posenc-formats(5) gives it: strings, bools, arrays of strings; the keys gen records as
-    integers (INT_KEYS) int64; every other number float64, arrays of numbers array[float64];
+    integers (INT_KEYS) int64 (with --untyped, for files posenc convert wrote, float64 too);
+    every other number float64, arrays of numbers array[float64];
     objects and mixed arrays a string of their JSON text; the value equal (float64 exactly);
-  - the NPZ's arrays as tensors, in order, ggml type from the dtype, ne the reversed shape,
+  - the arrays as tensors, in order, ggml type from the dtype, ne the reversed shape,
     offsets consecutive and padded to 32, and their data equal element by element.
+
+--gguf-note TEXT: posenc.notes holds, besides the reference's notes, one that starts with TEXT
+(gen's reason for writing no llama.cpp keys).
 
 CONVERTER_DUMP, when given, is the dump of the file llama.cpp's convert_hf_to_gguf.py writes for
 the same config (tests/interop/gguf_convert.py): general.architecture, every {arch}.* key of
@@ -24,8 +28,8 @@ Prints "ok" or raises.
 """
 import json
 import re
+import struct
 import sys
-import zipfile
 
 import numpy as np
 
@@ -66,8 +70,11 @@ def jstr(s):
     return json.dumps(s, ensure_ascii=False)
 
 
+UNTYPED = False  # --untyped: metadata given as JSON only (posenc convert): numbers are float64
+
+
 def expect_kv(key, v):
-    """(type, value text) posenc's writer gives meta.json's value v; None: no key."""
+    """(type, value text) posenc's writer gives the metadata value v; None: no key."""
     if v is None:
         return None
     if isinstance(v, bool):
@@ -75,7 +82,7 @@ def expect_kv(key, v):
     if isinstance(v, str):
         return ("str", jstr(v))
     if isinstance(v, (int, float)):
-        if key in INT_KEYS:
+        if key in INT_KEYS and not UNTYPED:
             assert float(v) == int(v), (key, v)
             return ("i64", str(int(v)))
         return ("f64", "%.17g" % float(v))
@@ -89,19 +96,25 @@ def expect_kv(key, v):
     return ("str", jstr(json.dumps(v, separators=(",", ":"), ensure_ascii=False)))
 
 
-def load_npz(path):
+def load_safetensors(path):
+    """The arrays (in order) and the metadata of a posenc safetensors file: its __metadata__
+    holds each value's JSON text exactly as gen made it (NPZ's meta.json is re-printed by cJSON,
+    whose 15-digit shortcut can be 1 ulp off)."""
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    buf = b[8 + n:]
+    meta = {k: json.loads(v) for k, v in h.pop("__metadata__", {}).items()}
+    npt = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "I32": "<i4", "I64": "<i8", "BF16": "<V2"}
     arrays = []
-    with np.load(path) as z:
-        for name in z.files:
-            if not name.endswith(".json"):
-                arrays.append((name, z[name]))
-    meta = json.loads(zipfile.ZipFile(path).read("meta.json"))
-    meta.pop("posenc_dtypes", None)  # NPZ's own record of its bf16 members (npz.c)
+    for name, e in h.items():
+        s0, s1 = e["data_offsets"]
+        arrays.append((name, np.frombuffer(buf[s0:s1], npt[e["dtype"]]).reshape(e["shape"])))
     return arrays, meta
 
 
 def values_of(a):
-    if a.dtype.kind == "V":  # posenc writes bf16 as '<V2'
+    if a.dtype.kind == "V":  # bf16
         f = (a.reshape(-1).view(np.uint16).astype(np.uint32) << 16).view(np.float32)
         return ["%.9g" % float(x) for x in f], "bf16"
     flat = a.reshape(-1)
@@ -113,9 +126,20 @@ def values_of(a):
 
 
 def main():
-    head, kv, tensors, data = parse_dump(sys.argv[1])
-    arrays, meta = load_npz(sys.argv[2])
-    conv = parse_dump(sys.argv[3]) if len(sys.argv) > 3 else None
+    global UNTYPED
+    args = sys.argv[1:]
+    note = None
+    while args and args[0].startswith("--"):
+        if args[0] == "--untyped":
+            UNTYPED = True
+            args = args[1:]
+        elif args[0] == "--gguf-note":
+            note, args = args[1], args[2:]
+        else:
+            raise SystemExit("unknown option " + args[0])
+    head, kv, tensors, data = parse_dump(args[0])
+    arrays, meta = load_safetensors(args[1])
+    conv = parse_dump(args[2]) if len(args) > 2 else None
 
     assert head["version"] == 3, head
     assert head["alignment"] == 32, head
@@ -130,6 +154,13 @@ def main():
         if e is not None:
             want["posenc." + k] = e
     got = {k: v for k, v in kv.items() if k.startswith("posenc.")}
+    if note is not None:  # the one note GGUF output adds: why the file has no llama.cpp keys
+        t, text = got["posenc.notes"]
+        notes = json.loads(text)
+        extra = [n for n in notes if n.startswith("gguf: ")]
+        assert len(extra) == 1 and extra[0].startswith(note), (extra, note)
+        notes.remove(extra[0])
+        got["posenc.notes"] = (t, "[" + ",".join(jstr(n) for n in notes) + "]")
     assert set(got) == set(want), ("posenc keys differ", set(got) ^ set(want))
     for k, e in want.items():
         assert got[k] == e, (k, got[k], e)
