@@ -419,7 +419,7 @@ static int rope_fail(posenc_writer *w, const posenc_error *err)
 static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, const posenc_model *m,
                           const posenc_rope_config *c, const posenc_rope_params *p,
                           const struct rope_opts *ro, const posenc_vllm_info *vi,
-                          int64_t seq_len, int64_t first, int64_t last)
+                          int64_t seq_len, int64_t first, int64_t last, const char *gguf_note)
 {
     posenc_meta_str(mt, "posenc_version", posenc_version());
     posenc_meta_str(mt, "model_type", posenc_model_type(m));
@@ -550,6 +550,11 @@ static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, cons
         if (any++)
             posenc_strbuf_puts(&b, ", ");
         posenc_strbuf_json_string(&b, vi->note);
+    }
+    if (gguf_note) {
+        if (any++)
+            posenc_strbuf_puts(&b, ", ");
+        posenc_strbuf_json_string(&b, gguf_note);
     }
     if (ro->precision == POSENC_PREC_EXACT) {
         if (any++)
@@ -725,7 +730,26 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         return POSENC_EXIT_ERROR;
     }
 
-    add_rope_meta(&mt, a, m, &cfg, &p, ro, &vi, seq_len, first, last);
+    /* GGUF: llama.cpp's keys and tensors for the model, as its converter writes them */
+    posenc_gguf_rope gr;
+    int have_gr = 0;
+    char gguf_note[POSENC_ERRMSG_MAX + 32];
+    gguf_note[0] = '\0';
+    if (a->wopts.format == POSENC_FMT_GGUF) {
+        posenc_error ge = { 0 };
+        posenc_status gs = posenc_gguf_rope_from_model(m, ro->layer_type, &gr, &ge);
+        if (gs == POSENC_OK) {
+            have_gr = 1;
+        } else if (gs == POSENC_EUNSUPPORTED) {
+            snprintf(gguf_note, sizeof gguf_note, "gguf: no llama.cpp keys: %s", ge.msg);
+            posenc_msg(CMD, "'%s': %s; '%s' holds posenc's arrays and keys only", cfgname,
+                       ge.msg, a->out);
+        } else {
+            return posenc_fail(CMD, &ge);
+        }
+    }
+    add_rope_meta(&mt, a, m, &cfg, &p, ro, &vi, seq_len, first, last,
+                  gguf_note[0] ? gguf_note : NULL);
     if (mt.oom) {
         posenc_meta_free(&mt);
         posenc_msg(CMD, "out of memory");
@@ -763,7 +787,8 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         rc = posenc_fail(CMD, &err);
         goto out;
     }
-    if (posenc_meta_write(&mt, w, &err) != POSENC_OK) {
+    if (posenc_meta_write(&mt, w, &err) != POSENC_OK ||
+        (have_gr && posenc_gguf_writer_rope(w, &gr, &err) != POSENC_OK)) {
         rc = rope_fail(w, &err);
         goto out;
     }

@@ -332,7 +332,8 @@ out:
 /* ---------------------------------------------------------------- llama.cpp keys */
 
 /* What gguf-py's GGUFWriter writes for each posenc_gguf_rope field (gguf-py/gguf/gguf_writer.py
- * add_context_length, add_embedding_length, add_head_count, add_key_length, add_rope_freq_base,
+ * add_context_length, add_embedding_length, add_head_count, add_key_length, add_key_length_mla,
+ * add_rope_freq_base,
  * add_rope_freq_base_swa, add_rope_dimension_count, add_rope_dimension_sections (add_array of
  * ints: int32), add_rope_scaling_type, add_rope_scaling_factor, add_rope_scaling_attn_factors,
  * add_rope_scaling_orig_ctx_len, add_rope_scaling_yarn_*; key names in gguf-py/gguf/constants.py
@@ -351,6 +352,7 @@ static const struct {
     { POSENC_GGUF_EMBEDDING_LENGTH, "embedding_length", K_U32, F(embedding_length) },
     { POSENC_GGUF_HEAD_COUNT, "attention.head_count", K_U32, F(head_count) },
     { POSENC_GGUF_KEY_LENGTH, "attention.key_length", K_U32, F(key_length) },
+    { POSENC_GGUF_KEY_LENGTH_MLA, "attention.key_length_mla", K_U32, F(key_length_mla) },
     { POSENC_GGUF_FREQ_BASE, "rope.freq_base", K_F32, F(freq_base) },
     { POSENC_GGUF_FREQ_BASE_SWA, "rope.freq_base_swa", K_F32, F(freq_base_swa) },
     { POSENC_GGUF_DIMENSION_COUNT, "rope.dimension_count", K_U32, F(dimension_count) },

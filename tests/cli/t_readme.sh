@@ -24,6 +24,9 @@ grep -q '^ggml_rope_ext  *mode norm, n_dims 128, n_ctx_orig 131072, freq_base 50
 expect_ok "$P" gen --config config.json -o rope.npz --seq-len 4096
 expect_ok "$P" gen --config config.json -o rope.safetensors --dtype bf16 --layout half --seq-len 512
 expect_ok "$P" gen --config config.json -o rope.h --seq-len 64
+expect_ok "$P" gen --config config.json -o rope.gguf --seq-len 4096
+expect_ok "$P" ls --meta rope.gguf
+grep -q '^general.architecture  *string  *"llama"$' out.stdout
 expect_ok "$P" gen --config config.json --positions 0,1,131071 --array cos -o cos3.npy
 "$P" gen --config config.json --positions 0,1,131071 --array cos -o - > cos.npy
 cmp cos.npy cos3.npy
