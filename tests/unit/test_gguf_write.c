@@ -256,6 +256,36 @@ static void test_plain(void **state)
     fmt_close(c);
 }
 
+/* The old {arch}.rope.scale_linear (float32, from scaling_factor) and MLA's key length; a
+ * struct with no key bits still names its architecture. */
+static void test_rope_minimal(void **state)
+{
+    (void)state;
+    posenc_gguf_rope g;
+    memset(&g, 0, sizeof g);
+    snprintf(g.arch, sizeof g.arch, "deepseek2");
+    g.has = POSENC_GGUF_SCALE_LINEAR | POSENC_GGUF_KEY_LENGTH_MLA;
+    g.scaling_factor = 2.5;
+    g.key_length_mla = 192;
+    const char *path = tu_path("min.gguf");
+    posenc_writer *w = fmt_writer(be, path, 0, NULL, 0);
+    posenc_error err = { 0 };
+    assert_int_equal(posenc_gguf_writer_rope(w, &g, &err), POSENC_OK);
+    assert_int_equal(posenc_writer_commit(w, &err), POSENC_OK);
+    posenc_container *c = NULL;
+    assert_int_equal(fmt_open(be, path, 0, &c, &err), POSENC_OK);
+    assert_string_equal(posenc_container_meta(c),
+                        "{\"general.architecture\":\"deepseek2\",\"general.alignment\":32,"
+                        "\"deepseek2.attention.key_length_mla\":192,"
+                        "\"deepseek2.rope.scale_linear\":2.5}");
+    assert_string_equal(posenc_container_meta_types(c),
+                        "{\"general.architecture\":\"string\",\"general.alignment\":\"uint32\","
+                        "\"deepseek2.attention.key_length_mla\":\"uint32\","
+                        "\"deepseek2.rope.scale_linear\":\"float32\"}");
+    assert_int_equal(posenc_container_count(c), 0);
+    fmt_close(c);
+}
+
 /* A bad typed value: EINVAL naming the key, at the call. */
 static void test_bad_meta(void **state)
 {
@@ -396,6 +426,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),
         cmocka_unit_test(test_plain),
+        cmocka_unit_test(test_rope_minimal),
         cmocka_unit_test(test_bad_meta),
         cmocka_unit_test(test_bad_rope),
         cmocka_unit_test(test_bad_arrays),
