@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""gguf_check.py [--untyped] [--gguf-note TEXT] DUMP REF.safetensors [CONVERTER_DUMP]: check, value by value, that a GGUF file posenc
+"""gguf_check.py [--untyped] [--no-theta] [--gguf-note TEXT] DUMP REF.safetensors [CONVERTER_DUMP]: check, value by value, that a GGUF file posenc
 wrote holds what posenc meant to write.
 
 DUMP is what llama.cpp's reader saw in the file (tests/interop/ggml_gguf_dump.c; gguf-py's reader
@@ -14,6 +14,10 @@ written as safetensors: its arrays and __metadata__ are what the GGUF file must 
     objects and mixed arrays a string of their JSON text; the value equal (float64 exactly);
   - the arrays as tensors, in order, ggml type from the dtype, ne the reversed shape,
     offsets consecutive and padded to 32, and their data equal element by element.
+
+--no-theta: the config has no rope_theta. posenc then writes {arch}.rope.freq_base 10000,
+transformers' class default that the converter reads through AutoConfig; the test's converter
+runs with a stub transformers and writes none (llama.cpp then also uses 10000).
 
 --gguf-note TEXT: posenc.notes holds, besides the reference's notes, one that starts with TEXT
 (gen's reason for writing no llama.cpp keys).
@@ -96,6 +100,15 @@ def expect_kv(key, v):
     return ("str", jstr(json.dumps(v, separators=(",", ":"), ensure_ascii=False)))
 
 
+def json_or_str(v):
+    """A __metadata__ value as posenc reads it back: its JSON value when it is one, else the
+    string itself (posenc stores JSON strings unquoted, as Hugging Face's writers do)."""
+    try:
+        return json.loads(v)
+    except ValueError:
+        return v
+
+
 def load_safetensors(path):
     """The arrays (in order) and the metadata of a posenc safetensors file: its __metadata__
     holds each value's JSON text exactly as gen made it (NPZ's meta.json is re-printed by cJSON,
@@ -104,7 +117,7 @@ def load_safetensors(path):
     n = struct.unpack("<Q", b[:8])[0]
     h = json.loads(b[8:8 + n])
     buf = b[8 + n:]
-    meta = {k: json.loads(v) for k, v in h.pop("__metadata__", {}).items()}
+    meta = {k: json_or_str(v) for k, v in h.pop("__metadata__", {}).items()}
     npt = {"F32": "<f4", "F16": "<f2", "F64": "<f8", "I32": "<i4", "I64": "<i8", "BF16": "<V2"}
     arrays = []
     for name, e in h.items():
@@ -129,9 +142,13 @@ def main():
     global UNTYPED
     args = sys.argv[1:]
     note = None
+    no_theta = False
     while args and args[0].startswith("--"):
         if args[0] == "--untyped":
             UNTYPED = True
+            args = args[1:]
+        elif args[0] == "--no-theta":
+            no_theta = True
             args = args[1:]
         elif args[0] == "--gguf-note":
             note, args = args[1], args[2:]
@@ -191,6 +208,9 @@ def main():
     _, ckv, ctensors, cdata = conv
     assert "general.architecture" in llama, "no general.architecture"
     for k, v in llama.items():
+        if no_theta and k.endswith(".rope.freq_base") and k not in ckv:
+            assert v == ("f32", "10000"), (k, v)
+            continue
         assert k in ckv, ("key the converter does not write", k, v)
         assert ckv[k] == v, (k, v, ckv[k])
     for k in ckv:
