@@ -16,42 +16,9 @@
 #include <cjson/cJSON.h>
 
 #include "posenc/io.h"
+#include "gguf_keys.h"
 #include "gguf_rope.h"
 #include "posenc/llamacpp.h"
-
-enum kt { K_U32, K_F32, K_STR, K_SECTIONS, K_HEADS };
-
-struct key_spec {
-    const char *suffix; /* after "{arch}." */
-    enum kt type;
-    unsigned bit;
-    size_t off;         /* offsetof the field in posenc_gguf_rope */
-};
-
-#define OFF(f) offsetof(posenc_gguf_rope, f)
-static const struct key_spec keys[] = {
-    { "rope.freq_base", K_F32, POSENC_GGUF_FREQ_BASE, OFF(freq_base) },
-    { "rope.freq_base_swa", K_F32, POSENC_GGUF_FREQ_BASE_SWA, OFF(freq_base_swa) },
-    { "rope.dimension_count", K_U32, POSENC_GGUF_DIMENSION_COUNT, OFF(dimension_count) },
-    { "rope.dimension_sections", K_SECTIONS, POSENC_GGUF_DIMENSION_SECTIONS, 0 },
-    { "rope.scaling.type", K_STR, POSENC_GGUF_SCALING_TYPE, OFF(scaling_type) },
-    { "rope.scaling.factor", K_F32, POSENC_GGUF_SCALING_FACTOR, OFF(scaling_factor) },
-    { "rope.scaling.original_context_length", K_U32, POSENC_GGUF_ORIG_CTX,
-      OFF(original_context_length) },
-    { "rope.scaling.yarn_ext_factor", K_F32, POSENC_GGUF_YARN_EXT_FACTOR, OFF(yarn_ext_factor) },
-    { "rope.scaling.yarn_attn_factor", K_F32, POSENC_GGUF_YARN_ATTN_FACTOR, OFF(yarn_attn_factor) },
-    { "rope.scaling.yarn_beta_fast", K_F32, POSENC_GGUF_YARN_BETA_FAST, OFF(yarn_beta_fast) },
-    { "rope.scaling.yarn_beta_slow", K_F32, POSENC_GGUF_YARN_BETA_SLOW, OFF(yarn_beta_slow) },
-    { "rope.scaling.yarn_log_multiplier", K_F32, POSENC_GGUF_YARN_LOG_MUL,
-      OFF(yarn_log_multiplier) },
-    { "rope.scaling.attn_factor", K_F32, POSENC_GGUF_ATTN_FACTOR, OFF(attn_factor) },
-    { "context_length", K_U32, POSENC_GGUF_CONTEXT_LENGTH, OFF(context_length) },
-    { "attention.key_length", K_U32, POSENC_GGUF_KEY_LENGTH, OFF(key_length) },
-    { "attention.key_length_mla", K_U32, POSENC_GGUF_KEY_LENGTH_MLA, OFF(key_length_mla) },
-    { "attention.head_count", K_HEADS, POSENC_GGUF_HEAD_COUNT, OFF(head_count) },
-    { "embedding_length", K_U32, POSENC_GGUF_EMBEDDING_LENGTH, OFF(embedding_length) },
-};
-#undef OFF
 
 static posenc_status bad_type(const char *path, const char *key, const char *type,
                               const char *want, posenc_error *err)
@@ -61,7 +28,7 @@ static posenc_status bad_type(const char *path, const char *key, const char *typ
 }
 
 static posenc_status read_key(const char *path, const cJSON *meta, const cJSON *types,
-                              const char *arch, const struct key_spec *k, posenc_gguf_rope *g,
+                              const char *arch, const pe_gguf_key *k, posenc_gguf_rope *g,
                               posenc_error *err)
 {
     char key[160];
@@ -73,12 +40,12 @@ static posenc_status read_key(const char *path, const cJSON *meta, const cJSON *
     const char *ty = cJSON_IsString(t) ? t->valuestring : "?";
     char *base = (char *)g + k->off;
     switch (k->type) {
-    case K_U32:
+    case PE_GK_U32:
         if (strcmp(ty, "uint32") != 0 || !cJSON_IsNumber(v))
             return bad_type(path, key, ty, "uint32", err);
         *(int64_t *)(void *)base = (int64_t)v->valuedouble;
         break;
-    case K_HEADS:
+    case PE_GK_HEADS:
         if (strcmp(ty, "uint32") == 0 && cJSON_IsNumber(v))
             *(int64_t *)(void *)base = (int64_t)v->valuedouble;
         else if (strcmp(ty, "array[uint32]") == 0 && cJSON_IsArray(v) && cJSON_IsNumber(v->child))
@@ -86,12 +53,12 @@ static posenc_status read_key(const char *path, const cJSON *meta, const cJSON *
         else
             return bad_type(path, key, ty, "uint32 or a non-empty array of uint32", err);
         break;
-    case K_F32:
+    case PE_GK_F32:
         if (strcmp(ty, "float32") != 0 || !cJSON_IsNumber(v))
             return bad_type(path, key, ty, "float32", err);
         *(double *)(void *)base = v->valuedouble;
         break;
-    case K_STR:
+    case PE_GK_STR:
         if (strcmp(ty, "string") != 0 || !cJSON_IsString(v))
             return bad_type(path, key, ty, "string", err);
         if (strlen(v->valuestring) >= sizeof g->scaling_type)
@@ -100,7 +67,7 @@ static posenc_status read_key(const char *path, const cJSON *meta, const cJSON *
                                  path, key, v->valuestring);
         snprintf(g->scaling_type, sizeof g->scaling_type, "%s", v->valuestring);
         break;
-    case K_SECTIONS: {
+    case PE_GK_SECTIONS: {
         if (strcmp(ty, "array[int32]") != 0 || !cJSON_IsArray(v))
             return bad_type(path, key, ty, "an array of int32", err);
         int n = cJSON_GetArraySize(v);
@@ -184,14 +151,14 @@ posenc_status posenc_gguf_read_rope(const char *path, posenc_gguf_rope *out, pos
         goto out;
     }
     snprintf(g->arch, sizeof g->arch, "%s", a->valuestring);
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-        if ((st = read_key(path, meta, types, g->arch, &keys[i], g, err)) != POSENC_OK)
+    for (size_t i = 0; i < pe_gguf_rope_nkeys; i++)
+        if ((st = read_key(path, meta, types, g->arch, &pe_gguf_rope_keys[i], g, err)) !=
+            POSENC_OK)
             goto out;
     /* the old key name, read when rope.scaling.factor is absent (load_hparams) */
     if (!(g->has & POSENC_GGUF_SCALING_FACTOR)) {
-        static const struct key_spec old = { "rope.scale_linear", K_F32, POSENC_GGUF_SCALE_LINEAR,
-                                             offsetof(posenc_gguf_rope, scaling_factor) };
-        if ((st = read_key(path, meta, types, g->arch, &old, g, err)) != POSENC_OK)
+        if ((st = read_key(path, meta, types, g->arch, &pe_gguf_scale_linear, g, err)) !=
+            POSENC_OK)
             goto out;
     }
     if ((st = read_factors(c, path, "rope_freqs.weight", g->rope_freqs, &g->n_rope_freqs, err)) !=

@@ -20,6 +20,7 @@
 #include "backend.h"
 #include "posenc/llamacpp.h"
 #include "ggufenc.h"
+#include "gguf_keys.h"
 #include "strbuf.h"
 
 #define GW_ALIGNMENT 32             /* GGUF_DEFAULT_ALIGNMENT of gguf-py/gguf/constants.py */
@@ -52,47 +53,6 @@ static int host_is_le(void)
 
 /* ---------------------------------------------------------------- llama.cpp keys */
 
-/* What gguf-py's GGUFWriter writes for each posenc_gguf_rope field (gguf-py/gguf/gguf_writer.py
- * add_context_length, add_embedding_length, add_head_count, add_key_length, add_key_length_mla,
- * add_rope_freq_base,
- * add_rope_freq_base_swa, add_rope_dimension_count, add_rope_dimension_sections (add_array of
- * ints: int32), add_rope_scaling_type, add_rope_scaling_factor, add_rope_scaling_attn_factors,
- * add_rope_scaling_orig_ctx_len, add_rope_scaling_yarn_*; key names in gguf-py/gguf/constants.py
- * Keys.LLM, Keys.Attention, Keys.Rope). {arch}.rope.scale_linear is the float32 key llama.cpp
- * still reads when rope.scaling.factor is absent (src/llama-arch.cpp LLM_KV_ROPE_SCALE_LINEAR,
- * src/llama-model.cpp load_hparams). */
-enum { K_U32, K_F32, K_STR, K_SECTIONS };
-static const struct {
-    unsigned bit;
-    const char *suffix;
-    int kind;
-    size_t off;
-} rope_keys[] = {
-#define F(field) offsetof(posenc_gguf_rope, field)
-    { POSENC_GGUF_CONTEXT_LENGTH, "context_length", K_U32, F(context_length) },
-    { POSENC_GGUF_EMBEDDING_LENGTH, "embedding_length", K_U32, F(embedding_length) },
-    { POSENC_GGUF_HEAD_COUNT, "attention.head_count", K_U32, F(head_count) },
-    { POSENC_GGUF_KEY_LENGTH, "attention.key_length", K_U32, F(key_length) },
-    { POSENC_GGUF_KEY_LENGTH_MLA, "attention.key_length_mla", K_U32, F(key_length_mla) },
-    { POSENC_GGUF_FREQ_BASE, "rope.freq_base", K_F32, F(freq_base) },
-    { POSENC_GGUF_FREQ_BASE_SWA, "rope.freq_base_swa", K_F32, F(freq_base_swa) },
-    { POSENC_GGUF_DIMENSION_COUNT, "rope.dimension_count", K_U32, F(dimension_count) },
-    { POSENC_GGUF_DIMENSION_SECTIONS, "rope.dimension_sections", K_SECTIONS, F(sections) },
-    { POSENC_GGUF_SCALING_TYPE, "rope.scaling.type", K_STR, F(scaling_type) },
-    { POSENC_GGUF_SCALING_FACTOR, "rope.scaling.factor", K_F32, F(scaling_factor) },
-    { POSENC_GGUF_SCALE_LINEAR, "rope.scale_linear", K_F32, F(scaling_factor) },
-    { POSENC_GGUF_ATTN_FACTOR, "rope.scaling.attn_factor", K_F32, F(attn_factor) },
-    { POSENC_GGUF_ORIG_CTX, "rope.scaling.original_context_length", K_U32,
-      F(original_context_length) },
-    { POSENC_GGUF_YARN_EXT_FACTOR, "rope.scaling.yarn_ext_factor", K_F32, F(yarn_ext_factor) },
-    { POSENC_GGUF_YARN_ATTN_FACTOR, "rope.scaling.yarn_attn_factor", K_F32, F(yarn_attn_factor) },
-    { POSENC_GGUF_YARN_BETA_FAST, "rope.scaling.yarn_beta_fast", K_F32, F(yarn_beta_fast) },
-    { POSENC_GGUF_YARN_BETA_SLOW, "rope.scaling.yarn_beta_slow", K_F32, F(yarn_beta_slow) },
-    { POSENC_GGUF_YARN_LOG_MUL, "rope.scaling.yarn_log_multiplier", K_F32,
-      F(yarn_log_multiplier) },
-#undef F
-};
-#define N_ROPE_KEYS (sizeof rope_keys / sizeof rope_keys[0])
 
 /* The factor tensors (gguf-py/gguf/constants.py TENSOR_NAMES: MODEL_TENSOR.ROPE_FREQS,
  * ROPE_FACTORS_LONG, ROPE_FACTORS_SHORT, with the ".weight" suffix the converter adds). */
@@ -164,16 +124,20 @@ static posenc_status rope_kv(const posenc_gguf_rope *g, const char *path, posenc
     put_alignment(b);
     *nkv += 2;
     *nvalues += 2;
-    for (size_t k = 0; k < N_ROPE_KEYS; k++) {
-        if (!(g->has & rope_keys[k].bit))
+    /* the keys of gguf_keys.h's table, then the old scale_linear (written only when asked) */
+    for (size_t k = 0; k <= pe_gguf_rope_nkeys; k++) {
+        const pe_gguf_key *key = k < pe_gguf_rope_nkeys ? &pe_gguf_rope_keys[k]
+                                                        : &pe_gguf_scale_linear;
+        if (!(g->has & key->bit))
             continue;
-        const char *f = (const char *)g + rope_keys[k].off;
-        const char *what = rope_keys[k].suffix;
+        const char *f = (const char *)g + key->off;
+        const char *what = key->suffix;
         put_key(b, g->arch, what);
         (*nkv)++;
         (*nvalues)++;
-        switch (rope_keys[k].kind) {
-        case K_U32: {
+        switch (key->type) {
+        case PE_GK_U32:
+        case PE_GK_HEADS: { /* gguf-py writes one head count as uint32 */
             int64_t v;
             memcpy(&v, f, sizeof v);
             if (v < 0 || v > (int64_t)UINT32_MAX)
@@ -183,7 +147,7 @@ static posenc_status rope_kv(const posenc_gguf_rope *g, const char *path, posenc
             put_le(b, (uint64_t)v, 4);
             break;
         }
-        case K_F32: {
+        case PE_GK_F32: {
             double d;
             memcpy(&d, f, sizeof d);
             if (!isfinite(d) || fabs(d) > FLT_MAX)
@@ -193,7 +157,7 @@ static posenc_status rope_kv(const posenc_gguf_rope *g, const char *path, posenc
             put_f32(b, (float)d);
             break;
         }
-        case K_STR: {
+        case PE_GK_STR: {
             size_t n = strnlen(f, sizeof g->scaling_type);
             if (n == sizeof g->scaling_type)
                 return posenc_seterr(err, POSENC_EINVAL, "'%s': %s.%s is not terminated", path,
@@ -202,7 +166,7 @@ static posenc_status rope_kv(const posenc_gguf_rope *g, const char *path, posenc
             put_str(b, f, n);
             break;
         }
-        case K_SECTIONS:
+        case PE_GK_SECTIONS:
             if (g->n_sections < 1 || g->n_sections > 4)
                 return posenc_seterr(err, POSENC_EINVAL,
                                      "'%s': %s.%s has %d values (1 to 4 expected)", path,
