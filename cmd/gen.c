@@ -1145,7 +1145,7 @@ static void meta_common(struct job *j)
     posenc_meta_str(&j->mt, "encoding", j->enc);
     posenc_meta_str(&j->mt, "posenc_version", posenc_version());
     if (j->a->config)
-        posenc_meta_str(&j->mt, "config", j->a->config);
+        posenc_meta_str(&j->mt, "config", base_name(j->a->config));
     if (j->m && posenc_model_type(j->m))
         posenc_meta_str(&j->mt, "model_type", posenc_model_type(j->m));
     if (j->m)

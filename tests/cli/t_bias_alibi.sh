@@ -127,3 +127,7 @@ a, m = load('full.npz')
 assert a['bias'].shape == (40, 1, 4096) and m['k_len'] == 4096
 np.testing.assert_allclose(a['bias'][:, 0, :], np.array(press_slopes(40))[:, None] * np.arange(4096)[None, :], rtol=1e-7)
 "
+
+# the metadata name the config by its file name, not the path it was given by (no machine paths)
+"$POSENC" ls --meta bloom.npz > meta.txt
+grep -Eq '^config +string +"bloom-560m.json"$' meta.txt || { cat meta.txt; exit 1; }
