@@ -2465,6 +2465,25 @@ posenc_encoding posenc_model_layer_name_encoding(const posenc_model *m, size_t i
     return i < m->n_alias ? m->alias_enc[i] : POSENC_ENC_NONE;
 }
 
+posenc_status posenc_model_layer(const posenc_model *m, int64_t layer, const char **type,
+                                 int *nope, posenc_error *err)
+{
+    int64_t n = m->n_layers > 0 ? m->n_layers : (int64_t)m->n_types;
+    if (layer < 0 || (n > 0 && layer >= n))
+        return posenc_seterr(err, POSENC_ERANGE, "'%s': layer %lld does not exist (%s has %lld "
+                             "layers)", m->source, (long long)layer,
+                             m->n_layers > 0 ? "num_hidden_layers" : "layer_types", (long long)n);
+    if (type)
+        *type = (uint64_t)layer < m->n_types ? m->alias[m->type_of[layer]] : NULL;
+    if (nope) {
+        *nope = 0;
+        for (size_t i = 0; i < m->n_nope; i++)
+            if (m->nope[i] == layer)
+                *nope = 1;
+    }
+    return POSENC_OK;
+}
+
 size_t posenc_model_layer_type_count(const posenc_model *m)
 {
     return m->n_lt;

@@ -166,6 +166,13 @@ size_t posenc_model_nope_layers(const posenc_model *m, const int64_t **idx);
 size_t posenc_model_layer_name_count(const posenc_model *m);
 const char *posenc_model_layer_name(const posenc_model *m, size_t i);
 posenc_encoding posenc_model_layer_name_encoding(const posenc_model *m, size_t i);
+/* Layer `layer` (0-based) as the config describes it: *type gets its name in layer_types
+ * (borrowed; NULL when the config has no layer_types or they end before this layer) and *nope
+ * 1 when it is one of posenc_model_nope_layers (either may be NULL). POSENC_ERANGE when layer
+ * is negative or not below num_hidden_layers (or the length of layer_types when the config
+ * gives no num_hidden_layers); a config that gives neither accepts any layer >= 0. */
+posenc_status posenc_model_layer(const posenc_model *m, int64_t layer, const char **type,
+                                 int *nope, posenc_error *err);
 
 /* Layer types with their own RoPE parameters (Gemma 3/4 full/sliding, MiMo full/swa). 0 for
  * configs with one set of parameters. Names borrowed. */

@@ -342,6 +342,45 @@ static void test_gemma3_file(void **state)
     posenc_model_free(m);
 }
 
+/* posenc_model_layer: layer i's type from layer_types, its NoPE flag, the range check */
+static void test_layer_of(void **state)
+{
+    (void)state;
+    posenc_model *m = load("gemma-3-27b-it.json");
+    const char *t = NULL;
+    int nope = -1;
+    posenc_error err = { 0 };
+    assert_int_equal(posenc_model_layer(m, 0, &t, &nope, &err), POSENC_OK);
+    assert_string_equal(t, "sliding_attention");
+    assert_int_equal(nope, 0);
+    assert_int_equal(posenc_model_layer(m, 5, &t, NULL, &err), POSENC_OK);
+    assert_string_equal(t, "full_attention");           /* every sixth layer */
+    assert_int_equal(posenc_model_layer(m, 61, &t, NULL, &err), POSENC_OK);
+    assert_string_equal(t, "sliding_attention");
+    assert_int_equal(posenc_model_layer(m, 62, &t, NULL, &err), POSENC_ERANGE);
+    assert_non_null(strstr(err.msg, "layer 62 does not exist (num_hidden_layers has 62"));
+    assert_int_equal(posenc_model_layer(m, -1, &t, NULL, &err), POSENC_ERANGE);
+    posenc_model_free(m);
+    /* Llama 4: no_rope_layers 0 marks a NoPE layer; no layer_types */
+    m = parse_ok("{'model_type':'llama4_text','hidden_size':5120,'num_attention_heads':40,"
+                 "'head_dim':128,'num_hidden_layers':8,'no_rope_layers':[1,1,1,0,1,1,1,0],"
+                 "'rope_theta':500000.0}");
+    for (int64_t i = 0; i < 8; i++) {
+        t = "x";
+        assert_int_equal(posenc_model_layer(m, i, &t, &nope, &err), POSENC_OK);
+        assert_null(t);
+        assert_int_equal(nope, i == 3 || i == 7);
+    }
+    assert_int_equal(posenc_model_layer(m, 8, NULL, NULL, &err), POSENC_ERANGE);
+    posenc_model_free(m);
+    /* no num_hidden_layers, no layer_types: any layer, one parameter set */
+    m = parse_ok("{'model_type':'llama','hidden_size':64,'num_attention_heads':2}");
+    assert_int_equal(posenc_model_layer(m, 1000, &t, &nope, &err), POSENC_OK);
+    assert_null(t);
+    assert_int_equal(nope, 0);
+    posenc_model_free(m);
+}
+
 static void test_gemma4_file(void **state)
 {
     (void)state;
@@ -1130,6 +1169,7 @@ int main(void)
         cmocka_unit_test(test_mimo),
         cmocka_unit_test(test_minimax),
         cmocka_unit_test(test_gemma3_file),
+        cmocka_unit_test(test_layer_of),
         cmocka_unit_test(test_gemma4_file),
         cmocka_unit_test(test_falcon_baichuan_nemotron),
         cmocka_unit_test(test_extra_nonrope),
