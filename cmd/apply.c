@@ -25,11 +25,17 @@ static void usage(FILE *fp)
     fprintf(fp,
             "usage: posenc apply Q K --config FILE [-o OUT] [options]\n"
             "   or: posenc apply X --config FILE [-o OUT] [options]\n"
+            "   or: posenc apply DUMPS --config FILE [-o OUT] [--pairs GLOB] [options]\n"
             "\n"
             "Rotate query/key dumps (any readable format; '-' = NPY on stdin) by RoPE as the\n"
             "model does. OUT: .npz, .h5 or .safetensors holding q and k, a directory receiving\n"
             "q.npy and k.npy, or '-' (one tensor as NPY on stdout). Without -o each input X.EXT\n"
-            "is written to X.rope.EXT beside it.\n"
+            "is written to X.rope.EXT beside it. DUMPS, a container of several arrays, has\n"
+            "every q/k pair (members whose last component is q/k, query/key, q_proj/k_proj or\n"
+            "query_states/key_states, grouped by the rest of the path) rotated into one OUT\n"
+            "that keeps the member names; a layer index in the group (layer0, layers.12)\n"
+            "picks the layer's RoPE parameters from the config's layer_types, and a layer\n"
+            "without RoPE is copied unchanged.\n"
             "\n"
             "options:\n"
             "  -c, --config FILE       model config.json (required)\n"
@@ -55,6 +61,7 @@ static void usage(FILE *fp)
             "      --dtype T           output dtype f16, bf16, f32, f64 (default: input's)\n"
             "      --assume-bf16       read NPY '<V2' arrays as bfloat16\n"
             "      --force             write more than 4 GiB of output\n"
+            "      --pairs GLOB        only the pairs whose group matches GLOB ('layer[0-3]')\n"
             "  -q, --quiet             no progress line on a terminal\n"
             "  -h, --help              show this help\n");
 }
@@ -199,6 +206,298 @@ static int load_positions(const char *arg, int64_t offset, int mrope, int64_t ba
     return 0;
 }
 
+/* "'FILE': " before a message that does not name a file yet */
+static void prefix_file(posenc_error *e, const char *file)
+{
+    if (e->msg[0] != '\'')
+        posenc_error_prefix(e, e->code, "'%s': ", file);
+}
+
+/* The metadata every apply output carries. */
+static posenc_status write_meta(posenc_writer *w, const char *config, posenc_style style,
+                                posenc_precision prec, int inverse, posenc_error *err)
+{
+    char cj[4200];
+    json_str(config, cj, sizeof cj);
+    const char *kv[][2] = {
+        { "posenc_apply_config", cj },
+        { "posenc_apply_style", style == POSENC_STYLE_GPTJ ? "\"gptj\"" : "\"neox\"" },
+        { "posenc_apply_precision", prec == POSENC_PREC_HF     ? "\"hf\""
+                                    : prec == POSENC_PREC_VLLM ? "\"vllm\""
+                                    : prec == POSENC_PREC_GGML ? "\"ggml\""
+                                                               : "\"exact\"" },
+        { "posenc_apply_inverse", inverse ? "true" : "false" },
+    };
+    for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)
+        if (posenc_writer_meta(w, kv[k][0], kv[k][1], err) != POSENC_OK)
+            return err ? err->code : POSENC_EIO;
+    return POSENC_OK;
+}
+
+/* ---- every q/k pair of a container ---- */
+
+/* What the pair run takes from the options. */
+struct popts {
+    const char *config, *outp, *layer_type, *positions_arg, *glob;
+    posenc_apply_layout layout;
+    posenc_style style;
+    int style_set, inverse, dtype_set, force;
+    posenc_precision prec;
+    int64_t seq_len, offset, max_model_len;
+    posenc_dtype out_dtype;
+    posenc_write_opts wopts;
+};
+
+#define MAX_AP 32 /* distinct (layer type, dtype) rotations of one run */
+
+/* Rotate every q/k pair of the open container c (path: its file) into one output that keeps the
+ * member names; a pair on a layer without RoPE is copied unchanged. Returns the exit status. */
+static int apply_pairs(const struct popts *o, posenc_model *model, posenc_container *c,
+                       const char *path)
+{
+    posenc_error err = { 0 };
+    int rc = POSENC_EXIT_ERROR;
+    pe_pairs *pp = NULL;
+    pe_apply_job *jobs = NULL;
+    posenc_writer *w = NULL;
+    char *outpath = NULL;
+    struct positions pos = { 0 };
+    struct {
+        const char *lt;
+        posenc_dtype dt;
+        posenc_apply *ap;
+    } aps[MAX_AP];
+    size_t naps = 0;
+    posenc_strbuf layers = { 0 };
+
+    if (pe_pairs_find(c, path, o->glob, &pp, &err) != POSENC_OK) {
+        rc = err.code == POSENC_EINVAL ? posenc_usage_error(CMD, "%s", err.msg)
+                                       : posenc_fail(CMD, &err);
+        goto out;
+    }
+    if (pe_pairs_layers(pp, model, o->layer_type, path, &err) != POSENC_OK)
+        goto fail;
+    size_t nj = 2 * pp->n;
+    if (!(jobs = calloc(nj, sizeof *jobs)))
+        goto nomem;
+    uint64_t total = 0;
+    for (size_t i = 0; i < nj; i++) {
+        const pe_pair *pr = &pp->v[i / 2];
+        pe_apply_job *j = &jobs[i];
+        j->c = c;
+        j->index = i % 2 ? pr->k : pr->q;
+        const posenc_array_info *ai = posenc_container_array(c, j->index);
+        if (!(ai->dtype <= POSENC_DT_F64)) {
+            posenc_seterr(&err, POSENC_EUNSUPPORTED, "'%s': '%s': cannot rotate %s data (need "
+                          "f16, bf16, f32 or f64)", path, ai->name, posenc_dtype_name(ai->dtype));
+            goto fail;
+        }
+        if (posenc_apply_shape_of(o->layout, ai->ndim, ai->shape, &j->sh, &err) != POSENC_OK) {
+            posenc_error_prefix(&err, err.code, "'%s': '%s': ", path, ai->name);
+            goto fail;
+        }
+        /* k against its q; every q against the first: one batch and sequence for the run */
+        const pe_apply_job *ref = &jobs[i % 2 ? i - 1 : 0];
+        if (ref->sh.batch != j->sh.batch || ref->sh.seq != j->sh.seq ||
+            (i % 2 && ref->sh.head_dim != j->sh.head_dim)) {
+            char sa[160], sb[160];
+            const posenc_array_info *ia = posenc_container_array(c, ref->index);
+            posenc_seterr(&err, POSENC_EMISMATCH, "'%s': '%s' %s and '%s' %s disagree on %s "
+                          "(layout %s)", path, ia->name,
+                          posenc_shape_str(ia->ndim, ia->shape, sa, sizeof sa), ai->name,
+                          posenc_shape_str(ai->ndim, ai->shape, sb, sizeof sb),
+                          i % 2 ? "batch, seq or head_dim" : "batch or seq",
+                          posenc_apply_layout_name(o->layout));
+            goto fail;
+        }
+        j->in_dt = ai->dtype;
+        j->out_dt = o->dtype_set ? o->out_dtype : ai->dtype;
+        j->nvec = posenc_apply_shape_vectors(&j->sh);
+        j->D = (size_t)j->sh.head_dim;
+        uint64_t ne, nb;
+        if (posenc_shape_size(ai->ndim, ai->shape, j->out_dt, &ne, &nb, &err) != POSENC_OK)
+            goto fail;
+        total += nb;
+    }
+    if (total > ((uint64_t)4 << 30) && !o->force) {
+        posenc_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass "
+                        "--force", o->outp ? o->outp : path,
+                   (double)total / (double)((uint64_t)1 << 30));
+        goto out;
+    }
+
+    /* positions: one forward pass, shared by every layer */
+    int mrope = 0;
+    for (size_t i = 0; i < pp->n; i++) {
+        posenc_rope_config rcfg;
+        if (!pp->v[i].nope && posenc_model_rope(model, pp->v[i].layer_type, &rcfg, &err) != POSENC_OK) {
+            rc = cmd_rope_fail(CMD, model, &err);
+            goto out;
+        }
+        mrope |= !pp->v[i].nope && rcfg.n_mrope_section == 3;
+    }
+    if ((rc = load_positions(o->positions_arg, o->offset, mrope, jobs[0].sh.batch,
+                             jobs[0].sh.seq, &pos)))
+        goto out;
+    rc = POSENC_EXIT_ERROR;
+    posenc_apply_positions apos = { pos.values, pos.offset, pos.rows, pos.naxes };
+    posenc_style style0 = POSENC_STYLE_NEOX;
+    int have_style = 0;
+    for (size_t i = 0; i < nj; i++) {
+        const pe_pair *pr = &pp->v[i / 2];
+        pe_apply_job *j = &jobs[i];
+        if (pr->nope)
+            continue;
+        size_t a;
+        for (a = 0; a < naps; a++)
+            if (aps[a].dt == j->in_dt && (aps[a].lt == pr->layer_type ||
+                                          (aps[a].lt && pr->layer_type &&
+                                           strcmp(aps[a].lt, pr->layer_type) == 0)))
+                break;
+        if (a == naps) {
+            posenc_rope_config rcfg;
+            posenc_rope_params params;
+            if (naps == MAX_AP) {
+                posenc_seterr(&err, POSENC_ERANGE, "'%s': more than %d layer types and dtypes",
+                              path, MAX_AP);
+                goto fail;
+            }
+            if (posenc_model_rope(model, pr->layer_type, &rcfg, &err) != POSENC_OK)
+                goto fail;
+            if (o->style_set)
+                rcfg.style = o->style;
+            posenc_vllm_info vi;
+            if (posenc_rope_params_for(&rcfg, o->prec, posenc_model_family(model),
+                                       o->seq_len ? o->seq_len : pos.max + 1, o->max_model_len,
+                                       &params, &vi, &err) != POSENC_OK) {
+                prefix_file(&err, o->config);
+                goto fail;
+            }
+            if (o->prec == POSENC_PREC_VLLM && pos.max >= vi.cache_len) {
+                posenc_seterr(&err, POSENC_ERANGE, "'%s': position %" PRId64 " is past vLLM's "
+                              "cos_sin_cache (%s: %" PRId64 " rows)", o->config, pos.max, vi.cls,
+                              vi.cache_len);
+                goto fail;
+            }
+            if (o->prec == POSENC_PREC_VLLM && vi.note[0] && naps == 0)
+                posenc_msg(CMD, "'%s': %s", o->config, vi.note);
+            if (pos.naxes == 3 && !params.mrope) {
+                posenc_seterr(&err, POSENC_EINVAL, "'%s': 3-axis positions need a multimodal "
+                              "(mrope) RoPE config, and layer type '%s' of '%s' has none",
+                              o->positions_arg, pr->layer_type ? pr->layer_type : "",
+                              o->config);
+                goto fail;
+            }
+            style0 = have_style ? style0 : params.style;
+            have_style = 1;
+            posenc_apply_opts ao = { o->prec, o->inverse, j->in_dt };
+            if (posenc_apply_new(&params, &ao, &apos, j->sh.seq, posenc_nthreads(), &aps[a].ap,
+                                 &err) != POSENC_OK) {
+                prefix_file(&err, o->config);
+                goto fail;
+            }
+            aps[a].lt = pr->layer_type;
+            aps[a].dt = j->in_dt;
+            naps++;
+        }
+        j->ap = aps[a].ap;
+        if (posenc_apply_check(j->ap, &j->sh, &err) != POSENC_OK) {
+            posenc_error_prefix(&err, err.code, "'%s': '%s': ", path,
+                                posenc_container_array(c, j->index)->name);
+            goto fail;
+        }
+    }
+
+    /* one output for the container: X.EXT -> X.rope.EXT beside it, or -o */
+    if (o->outp) {
+        if (!(outpath = xstrdup(o->outp)))
+            goto nomem;
+    } else {
+        char dir[4096], stem[1024], ext[64];
+        split_name(path, dir, sizeof dir, stem, sizeof stem, ext, sizeof ext);
+        size_t len = strlen(dir) + strlen(stem) + strlen(ext) + 16;
+        if (!(outpath = malloc(len)))
+            goto nomem;
+        snprintf(outpath, len, "%s%s.rope%s", dir, stem, ext[0] ? ext : ".npz");
+    }
+    {
+        const char *ins[] = { o->config, path, o->positions_arg };
+        const char *outs[] = { outpath };
+        if ((rc = cmd_check_outputs(CMD, outs, 1, ins, sizeof ins / sizeof *ins)))
+            goto out;
+        rc = POSENC_EXIT_ERROR;
+    }
+    posenc_write_opts wo = o->wopts;
+    if (wo.format == POSENC_FMT_AUTO)
+        wo.format = posenc_format_guess(outpath);
+    if (wo.format == POSENC_FMT_AUTO)
+        wo.format = POSENC_FMT_DIR;
+    if (posenc_format_one_array(wo.format) || wo.format == POSENC_FMT_CHEADER) {
+        posenc_seterr(&err, POSENC_EINVAL, "'%s': %zu q/k pairs need a container output (.npz, "
+                      ".h5, .safetensors or a directory)", outpath, pp->n);
+        goto fail;
+    }
+    if (posenc_writer_open(outpath, &wo, &w, &err) != POSENC_OK)
+        goto fail;
+    /* which parameters each pair got: {"group": "layer type" | "rope" | "none"} */
+    posenc_strbuf_puts(&layers, "{");
+    for (size_t i = 0; i < pp->n; i++) {
+        const pe_pair *pr = &pp->v[i];
+        posenc_strbuf_puts(&layers, i ? ", " : "");
+        posenc_strbuf_json_string(&layers, pr->group);
+        posenc_strbuf_puts(&layers, ": ");
+        posenc_strbuf_json_string(&layers, pr->nope ? "none" : pr->layer_type ? pr->layer_type
+                                                                              : "rope");
+        if (pr->nope)
+            posenc_msg(CMD, "'%s': '%s' is layer %lld, which has no RoPE: copied unchanged",
+                       path, pe_pairs_label(pr), (long long)pr->layer);
+    }
+    posenc_strbuf_puts(&layers, "}");
+    if (pp->n_other)
+        posenc_msg(CMD, "'%s': %zu member%s in no q/k pair %s not written ('%s'%s)", path,
+                   pp->n_other, pp->n_other == 1 ? "" : "s", pp->n_other == 1 ? "is" : "are",
+                   pp->other, pp->n_other > 1 ? ", ..." : "");
+    if (layers.oom || write_meta(w, o->config, style0, o->prec, o->inverse, &err) != POSENC_OK ||
+        posenc_writer_meta(w, "posenc_apply_layers", layers.p, &err) != POSENC_OK)
+        goto fail;
+    for (size_t i = 0; i < nj; i++) {
+        posenc_array_info info = *posenc_container_array(c, jobs[i].index);
+        /* "/layer0/q" -> "layer0/q": the same path in HDF5, a flat name elsewhere */
+        if (info.name[0] == '/')
+            memmove(info.name, info.name + 1, strlen(info.name));
+        info.dtype = jobs[i].out_dt;
+        if (posenc_writer_declare(w, &info, &err) != POSENC_OK)
+            goto fail;
+        jobs[i].w = w;
+    }
+    /* a library that is not thread-safe (HDF5's) keeps its reads and writes on one thread */
+    int threaded = posenc_nthreads() > 1 &&
+                   posenc_format_thread_safe(posenc_container_format(c)) &&
+                   posenc_format_thread_safe(posenc_writer_format(w));
+    if (pe_apply_run(jobs, nj, threaded, &err) != POSENC_OK)
+        goto fail;
+    posenc_status st = posenc_writer_commit(w, &err);
+    w = NULL;
+    if (st != POSENC_OK)
+        goto fail;
+    rc = POSENC_EXIT_OK;
+    goto out;
+nomem:
+    posenc_seterr(&err, POSENC_ENOMEM, "out of memory");
+fail:
+    rc = posenc_fail(CMD, &err);
+out:
+    posenc_writer_abort(w);
+    for (size_t a = 0; a < naps; a++)
+        posenc_apply_free(aps[a].ap);
+    free(jobs);
+    free(outpath);
+    free(layers.p);
+    pe_positions_free(pos.list);
+    pe_pairs_free(pp);
+    return rc;
+}
+
 /* ---- the command ---- */
 
 enum {
@@ -215,15 +514,10 @@ enum {
     OPT_DTYPE,
     OPT_ASSUME_BF16,
     OPT_FORCE,
-    OPT_MAX_MODEL_LEN
+    OPT_MAX_MODEL_LEN,
+    OPT_PAIRS
 };
 
-/* "'FILE': " before a message that does not name a file yet */
-static void prefix_file(posenc_error *e, const char *file)
-{
-    if (e->msg[0] != '\'')
-        posenc_error_prefix(e, e->code, "'%s': ", file);
-}
 
 static int usage_err_status(const posenc_error *e) { return posenc_usage_error(CMD, "%s", e->msg); }
 
@@ -247,11 +541,12 @@ int cmd_apply(int argc, char **argv)
         { "force", no_argument, NULL, OPT_FORCE },
         { "max-model-len", required_argument, NULL, OPT_MAX_MODEL_LEN },
         { "quiet", no_argument, NULL, 'q' },
+        { "pairs", required_argument, NULL, OPT_PAIRS },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *config = NULL, *outp = NULL, *layer_type = NULL, *positions_arg = NULL,
-               *family = NULL;
+               *family = NULL, *glob = NULL;
     posenc_apply_layout layout = POSENC_APPLY_BHSD;
     posenc_style style = POSENC_STYLE_NEOX;
     int style_set = 0, inverse = 0, dtype_set = 0, offset_set = 0, force = 0;
@@ -315,6 +610,7 @@ int cmd_apply(int argc, char **argv)
         case OPT_ASSUME_BF16: ropts.assume_bf16 = 1; break;
         case OPT_FORCE: force = 1; break;
         case 'q': cmd_progress_quiet(); break;
+        case OPT_PAIRS: glob = optarg; break;
         case 'h':
             usage(stdout);
             return POSENC_EXIT_OK;
@@ -335,6 +631,40 @@ int cmd_apply(int argc, char **argv)
     if (positions_arg && offset_set)
         return posenc_usage_error(CMD, "--positions and --offset exclude each other");
     const char *in[2] = { argv[optind], nin == 2 ? argv[optind + 1] : NULL };
+    {
+        /* one container of several arrays and no member named: every q/k pair in it */
+        char ipath[4096], imember[POSENC_NAME_MAX];
+        posenc_container *ct = NULL;
+        posenc_error e2 = { 0 };
+        if (nin == 1 && strcmp(in[0], "-") != 0 &&
+            posenc_spec_split(in[0], ipath, sizeof ipath, imember, sizeof imember, &e2) ==
+                POSENC_OK && !imember[0] &&
+            posenc_container_open(ipath, &ropts, &ct, &e2) == POSENC_OK &&
+            (posenc_container_count(ct) > 1 || glob)) {
+            if (!config) {
+                posenc_container_close(ct);
+                return posenc_usage_error(CMD, "--config FILE is required");
+            }
+            if (positions_arg && offset_set) {
+                posenc_container_close(ct);
+                return posenc_usage_error(CMD, "--positions and --offset exclude each other");
+            }
+            posenc_model *pm = NULL;
+            struct popts po = { config, outp, layer_type, positions_arg, glob, layout, style,
+                                style_set, inverse, dtype_set, force, prec, seq_len, offset,
+                                max_model_len, out_dtype, wopts };
+            int prc = cmd_load_config(CMD, config, family, &pm);
+            if (prc == 0)
+                prc = apply_pairs(&po, pm, ct, ipath);
+            posenc_model_free(pm);
+            posenc_container_close(ct);
+            return prc;
+        }
+        posenc_container_close(ct);
+    }
+    if (glob)
+        return posenc_usage_error(CMD, "--pairs needs one container (.h5, .npz, .safetensors, "
+                                       "a directory) without a member name");
     if (nin == 2 && strcmp(in[0], "-") == 0 && strcmp(in[1], "-") == 0)
         return posenc_usage_error(CMD, "only one input can be '-' (stdin)");
     if (!outp && (strcmp(in[0], "-") == 0 || (in[1] && strcmp(in[1], "-") == 0)))
@@ -551,22 +881,9 @@ int cmd_apply(int argc, char **argv)
         }
         if (posenc_writer_open(outpaths[w], &wo, &writers[w], &err) != POSENC_OK)
             goto fail;
-        if (!posenc_format_one_array(wo.format)) {
-            char cj[4200];
-            json_str(config, cj, sizeof cj);
-            const char *kv[][2] = {
-                { "posenc_apply_config", cj },
-                { "posenc_apply_style", params.style == POSENC_STYLE_GPTJ ? "\"gptj\"" : "\"neox\"" },
-                { "posenc_apply_precision", prec == POSENC_PREC_HF     ? "\"hf\""
-                                            : prec == POSENC_PREC_VLLM ? "\"vllm\""
-                                            : prec == POSENC_PREC_GGML ? "\"ggml\""
-                                                                       : "\"exact\"" },
-                { "posenc_apply_inverse", inverse ? "true" : "false" },
-            };
-            for (size_t k = 0; k < sizeof kv / sizeof kv[0]; k++)
-                if (posenc_writer_meta(writers[w], kv[k][0], kv[k][1], &err) != POSENC_OK)
-                    goto fail;
-        }
+        if (!posenc_format_one_array(wo.format) &&
+            write_meta(writers[w], config, params.style, prec, inverse, &err) != POSENC_OK)
+            goto fail;
         for (int a = 0; a < narr; a++) {
             int i = outp ? a : w;
             posenc_array_info info = *posenc_reader_info(jobs[i].r);

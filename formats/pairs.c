@@ -270,7 +270,8 @@ posenc_status pe_pairs_find_names(const char *const *names, size_t n, const char
         }
         st = posenc_seterr(err, POSENC_ENOTFOUND, "'%s': no q/k pair among its %zu member%s "
                            "(names ending in q/k, query/key, q_proj/k_proj or "
-                           "query_states/key_states)", path, n, n == 1 ? "" : "s");
+                           "query_states/key_states); name one as '%s:NAME'", path, n, n == 1 ? "" : "s",
+                           path);
         goto fail;
     }
     qsort(p->v, p->n, sizeof *p->v, cmp_pair);
