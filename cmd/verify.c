@@ -15,6 +15,7 @@
 #include "common.h"
 #include "posenc/verify.h"
 #include "posenc/llamacpp.h"
+#include "pairs.h"
 #include "report.h"
 
 #define CMD "verify"
@@ -31,11 +32,15 @@ static void usage(FILE *fp)
             "usage: posenc verify --config FILE [options]\n"
             "   or: posenc verify --config FILE --q Q --k K [--expect-q Q2 --expect-k K2 | --rotated]\n"
             "   or: posenc verify --config FILE --gguf MODEL.gguf\n"
+            "   or: posenc verify --config FILE --q DUMPS [--expect-q ROTATED | --rotated] [--pairs GLOB]\n"
             "\n"
             "Check that the config's position encoding is relative (scores depend only on m - n),\n"
             "check a runtime's Q/K dumps against posenc's rotation, and name the likely mistake\n"
-            "when they differ. Exit status: 0 every check passed, 1 a check failed, 2 usage\n"
-            "error, 3 any other error.\n"
+            "when they differ. DUMPS, a container of several arrays, has every q/k pair checked\n"
+            "(grouped by path as in posenc apply; ROTATED holds the runtime's pairs under the\n"
+            "same groups), each with its layer's parameters, into one report with a row per\n"
+            "pair. Exit status: 0 every check passed, 1 a check failed, 2 usage error, 3 any\n"
+            "other error.\n"
             "\n"
             "options:\n"
             "  -c, --config FILE       model config.json (required)\n"
@@ -63,6 +68,7 @@ static void usage(FILE *fp)
             "                          (default, transformers' float32 tables), exact, vllm\n"
             "                          (vLLM's cos_sin_cache) or ggml (llama.cpp's CPU numerics)\n"
             "      --variant V         sinusoidal variant: vaswani, t2t, fairseq, marian, cos_sin\n"
+            "      --pairs GLOB        only the pairs of DUMPS whose group matches GLOB\n"
             "      --report FILE       write a report (.json, .md or .html; repeatable);\n"
             "                          - writes the JSON report to stdout instead of the summary\n"
             "  -q, --quiet             no summary on stdout, no progress line on a terminal\n"
@@ -75,7 +81,8 @@ static const char *const layout_names[] = { "bhsd", "bshd", "shd", "hsd", "sd" }
 static const int layout_ndim[] = { 4, 4, 3, 3, 2 };
 
 struct opts {
-    const char *config, *layer_type, *q, *k, *eq, *ek, *positions_spec, *variant, *family, *gguf;
+    const char *config, *layer_type, *q, *k, *eq, *ek, *positions_spec, *variant, *family, *gguf,
+               *glob;
     const char *reports[MAX_REPORTS];
     int n_reports;
     int64_t max_position, offset;
@@ -92,14 +99,22 @@ struct opts {
 struct vstate {
     cJSON *root;
     int failed, n_checks;
+    /* one pair of a multi-layer dump (verify_pairs): check names get "@GROUP", the dump's rope
+     * parameters go to its row, and a layer without RoPE is checked as not rotated */
+    const char *suffix;
+    cJSON *row;
+    int nope;
+    int64_t layer;
 };
 
 static cJSON *add_check(struct vstate *v, const char *name, int ok, int info, double abs_err,
                         double rel_err, double tol, const char *summary, cJSON *details)
 {
+    char full[POSENC_NAME_MAX + 96];
+    snprintf(full, sizeof full, "%s%s%s", name, v->suffix ? "@" : "", v->suffix ? v->suffix : "");
     v->n_checks++;
     v->failed += !ok;
-    return posenc_report_add_check(v->root, name, ok, info, abs_err, rel_err, tol, summary,
+    return posenc_report_add_check(v->root, full, ok, info, abs_err, rel_err, tol, summary,
                                    details);
 }
 
@@ -423,7 +438,17 @@ static int compare_check(struct vstate *v, struct pass *p, const char *kind,
     char name[32], summary[512];
     snprintf(name, sizeof name, "%s_%s", kind, p->what);
     int ok = st->max_ratio <= 1.0 && st->rows > 0;
-    if (ok)
+    if (v->nope && ok)
+        snprintf(summary, sizeof summary,
+                 "%s is not rotated, as layer %" PRId64 " has no RoPE: max rel err %.3g over %"
+                 PRIu64 " rows", p->what, v->layer, st->max_rel, st->rows);
+    else if (v->nope)
+        snprintf(summary, sizeof summary,
+                 "%s differs from the unrotated %s in %" PRIu64 " of %" PRIu64 " rows, but layer %"
+                 PRId64 " has no RoPE: max rel err %.3g (worst at head %" PRId64 ", position %"
+                 PRId64 ")", p->what, p->what, st->bad, st->rows, v->layer, st->max_rel,
+                 st->worst_h, st->worst_pos);
+    else if (ok)
         snprintf(summary, sizeof summary,
                  "%s matches posenc's rotation: max rel err %.3g over %" PRIu64 " rows", p->what,
                  st->max_rel, st->rows);
@@ -433,8 +458,8 @@ static int compare_check(struct vstate *v, struct pass *p, const char *kind,
                  " rows: max rel err %.3g (worst at head %" PRId64 ", position %" PRId64 ")",
                  p->what, st->bad, st->rows, st->max_rel, st->worst_h, st->worst_pos);
     cJSON *det = cJSON_CreateObject();
-    cJSON_AddStringToObject(det, "reference",
-                            "posenc's rotation of the pre-RoPE rows with transformers' float32 tables");
+    cJSON_AddStringToObject(det, "reference", v->nope ? "the pre-RoPE rows (the layer has no RoPE)"
+                            : "posenc's rotation of the pre-RoPE rows with transformers' float32 tables");
     cJSON_AddNumberToObject(det, "rows", (double)st->rows);
     cJSON_AddNumberToObject(det, "rows_failed", (double)st->bad);
     cJSON_AddItemToObject(det, "max_allowance_ratio", posenc_report_number(st->max_ratio));
@@ -484,7 +509,7 @@ static int compare_check(struct vstate *v, struct pass *p, const char *kind,
     cJSON_AddItemToArray(plots, pl);
     cJSON_AddItemToObject(det, "plots", plots);
     cJSON *c = add_check(v, name, ok, 0, st->max_abs, st->max_rel, p->tol.tol, summary, det);
-    if (ok || p->n_samples == 0)
+    if (ok || p->n_samples == 0 || v->nope)
         return 0;
     posenc_verify_sample *rows = malloc(p->n_samples * sizeof *rows);
     if (!rows) {
@@ -520,10 +545,20 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
                               const posenc_invariance_result *res, const char *source,
                               int64_t max_position, const char *layer)
 {
+    cJSON *checks = cJSON_GetObjectItemCaseSensitive(v->root, "checks");
+    int first = cJSON_GetArraySize(checks);
     v->failed += posenc_report_invariance(v->root, res, source, max_position, layer,
                                           o->has_tol ? o->tol : POSENC_VERIFY_INVARIANCE_TOL,
                                           o->has_hf_tol ? o->hf_tol : NAN);
     v->n_checks += 3;
+    /* one pair of a multi-layer dump: NAME@GROUP, as add_check names the others */
+    for (int c = first; v->suffix && c < cJSON_GetArraySize(checks); c++) {
+        cJSON *ck = cJSON_GetArrayItem(checks, c);
+        char full[POSENC_NAME_MAX + 96];
+        snprintf(full, sizeof full, "%s@%s",
+                 cJSON_GetObjectItemCaseSensitive(ck, "name")->valuestring, v->suffix);
+        cJSON_ReplaceItemInObjectCaseSensitive(ck, "name", cJSON_CreateString(full));
+    }
 }
 
 /* ---- non-rotary encodings ---- */
@@ -773,8 +808,18 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
     if (o->has_prec && o->prec == POSENC_PREC_GGML &&
         (rc = cmd_ggml_params(CMD, o->config, m, o->layer_type, seq_len, &params)) != 0)
         goto out;
-    cJSON *cj = cJSON_GetObjectItemCaseSensitive(v->root, "config");
-    cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", posenc_report_rope(cfg, &params));
+    if (v->row) {
+        cJSON_AddItemToObject(v->row, "rope", v->nope ? cJSON_CreateNull() : posenc_report_rope(cfg, &params));
+    } else {
+        cJSON *cj = cJSON_GetObjectItemCaseSensitive(v->root, "config");
+        cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", posenc_report_rope(cfg, &params));
+    }
+    if (v->nope) {
+        /* a layer without RoPE: the reference is the unrotated row */
+        params.n_freq = 0;
+        params.rotary_dim = 0;
+        params.attention_scaling = 1;
+    }
     posenc_verify_recipe rec;
     posenc_verify_recipe_init(&rec, &params);
     if (o->has_prec)
@@ -856,7 +901,12 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
     if ((rc = run_pass(&pq, o->layout, 1)) || (rc = run_pass(&pk, o->layout, 1)))
         goto out;
 
-    if (!o->rotated) {
+    if (v->nope && !pq.cmp) {
+        char summary[256];
+        snprintf(summary, sizeof summary, "layer %" PRId64 " has no RoPE: the dumps are not "
+                 "rotated, nothing relative to check", v->layer);
+        add_check(v, "no_rope", 1, 1, NAN, NAN, NAN, summary, NULL);
+    } else if (!o->rotated && !v->nope) {
         /* scores of sampled pre-RoPE rows: head 0 of q against head 0 of k */
         size_t nqs = 0, nks = 0;
         size_t D = (size_t)dq.D;
@@ -923,6 +973,151 @@ out:
     dump_close(&dk);
     dump_close(&deq);
     dump_close(&dek);
+    return rc;
+}
+
+/* ---- every q/k pair of a multi-layer dump ---- */
+
+/* Open o->q (and o->eq) as containers and find their pairs; NULL *pairs when o->q is one array
+ * (the single-pair path). Returns an exit status. */
+static int open_pairs(const struct opts *o, const char *spec, posenc_container **c,
+                      pe_pairs **pairs, char *path, size_t plen)
+{
+    char member[POSENC_NAME_MAX];
+    posenc_error err = { 0 };
+    posenc_read_opts ro = { o->assume_bf16, POSENC_FMT_AUTO };
+    *c = NULL;
+    *pairs = NULL;
+    if (strcmp(spec, "-") == 0 ||
+        posenc_spec_split(spec, path, plen, member, sizeof member, &err) != POSENC_OK ||
+        member[0] || posenc_container_open(path, &ro, c, &err) != POSENC_OK)
+        return 0;
+    if (posenc_container_count(*c) < 2 && !o->glob) {
+        posenc_container_close(*c);
+        *c = NULL;
+        return 0;
+    }
+    if (pe_pairs_find(*c, path, o->glob, pairs, &err) != POSENC_OK)
+        return err.code == POSENC_EINVAL ? posenc_usage_error(CMD, "%s", err.msg)
+                                         : posenc_fail(CMD, &err);
+    return 0;
+}
+
+/* Verify every pair of o->q (against the same groups of o->eq): one row per pair in the report's
+ * "pairs", its checks named CHECK@GROUP. */
+static int verify_pairs(struct vstate *v, const struct opts *o, const posenc_model *m,
+                        posenc_container *cq, pe_pairs *pq, const char *qpath, cJSON *inputs)
+{
+    posenc_container *ce = NULL;
+    pe_pairs *pe = NULL;
+    posenc_error err = { 0 };
+    char epath[4096];
+    int rc = 0;
+    if (pe_pairs_layers(pq, m, o->layer_type, qpath, &err) != POSENC_OK)
+        return posenc_fail(CMD, &err);
+    if (o->eq) {
+        if ((rc = open_pairs(o, o->eq, &ce, &pe, epath, sizeof epath)))
+            goto out;
+        if (!pe) {
+            posenc_msg(CMD, "'%s': --q names a container of q/k pairs, so --expect-q needs one "
+                            "too", o->eq);
+            rc = POSENC_EXIT_USAGE;
+            goto out;
+        }
+    }
+    cJSON_AddStringToObject(inputs, "dumps", qpath);
+    if (o->eq)
+        cJSON_AddStringToObject(inputs, "expect", epath);
+    cJSON_AddNumberToObject(inputs, "pairs", (double)pq->n);
+    if (o->glob)
+        cJSON_AddStringToObject(inputs, "pairs_glob", o->glob);
+    cJSON *rows = cJSON_AddArrayToObject(v->root, "pairs");
+    cJSON *header_pairs = cJSON_CreateArray();
+    size_t len = strlen(qpath) + (o->eq ? strlen(epath) : 0) + POSENC_NAME_MAX + 8;
+    char *spec[4];
+    for (int i = 0; i < 4; i++)
+        if (!(spec[i] = malloc(len))) {
+            for (int j = 0; j < i; j++)
+                free(spec[j]);
+            posenc_msg(CMD, "out of memory");
+            rc = POSENC_EXIT_ERROR;
+            goto out;
+        }
+    for (size_t i = 0; i < pq->n && rc == 0; i++) {
+        const pe_pair *pr = &pq->v[i];
+        const pe_pair *er = pe ? pe_pairs_get(pe, pr->group) : NULL;
+        if (pe && !er) {
+            posenc_msg(CMD, "'%s': no q/k pair for group '%s' of '%s'", epath,
+                       pe_pairs_label(pr), qpath);
+            rc = POSENC_EXIT_ERROR;
+            break;
+        }
+        snprintf(spec[0], len, "%s:%s", qpath, posenc_container_array(cq, pr->q)->name);
+        snprintf(spec[1], len, "%s:%s", qpath, posenc_container_array(cq, pr->k)->name);
+        if (er) {
+            snprintf(spec[2], len, "%s:%s", epath, posenc_container_array(ce, er->q)->name);
+            snprintf(spec[3], len, "%s:%s", epath, posenc_container_array(ce, er->k)->name);
+        }
+        struct opts po = *o;
+        po.q = spec[0];
+        po.k = spec[1];
+        po.eq = er ? spec[2] : NULL;
+        po.ek = er ? spec[3] : NULL;
+        cJSON *row = cJSON_CreateObject();
+        cJSON_AddItemToArray(rows, row);
+        cJSON_AddStringToObject(row, "group", pr->group);
+        if (pr->layer >= 0)
+            cJSON_AddNumberToObject(row, "layer", (double)pr->layer);
+        else
+            cJSON_AddNullToObject(row, "layer");
+        if (pr->layer_type)
+            cJSON_AddStringToObject(row, "layer_type", pr->layer_type);
+        else
+            cJSON_AddNullToObject(row, "layer_type");
+        cJSON_AddBoolToObject(row, "has_rope", !pr->nope);
+        posenc_rope_config cfg;
+        const char *lt = pr->layer_type;
+        if (pr->nope && !lt && posenc_model_layer_type_count(m) > 1)
+            lt = posenc_model_layer_type_name(m, 0); /* only head_dim matters */
+        if (posenc_model_rope(m, lt, &cfg, &err) != POSENC_OK) {
+            rc = cmd_rope_fail(CMD, m, &err);
+            break;
+        }
+        if (o->has_style)
+            cfg.style = o->style;
+        cJSON *checks = cJSON_GetObjectItemCaseSensitive(v->root, "checks");
+        int before = v->failed, first = cJSON_GetArraySize(checks);
+        v->suffix = pr->group[0] ? pr->group : "top";
+        v->row = row;
+        v->nope = pr->nope;
+        v->layer = pr->layer;
+        po.layer_type = lt; /* the pair's own, for --precision ggml's arguments */
+        rc = verify_dumps(v, &po, m, &cfg, row);
+        /* verify_dumps set the header to this pair alone: keep it, labelled, with the others */
+        cJSON *hp = cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(v->root, "header"), "pairs");
+        cJSON *one = cJSON_GetArraySize(hp) == 1 ? cJSON_DetachItemFromArray(hp, 0) : NULL;
+        if (one) {
+            cJSON_DeleteItemFromObjectCaseSensitive(one, "label");
+            cJSON_AddStringToObject(one, "label", pe_pairs_label(pr));
+            cJSON_AddItemToArray(header_pairs, one);
+        }
+        cJSON_AddBoolToObject(row, "ok", v->failed == before);
+        cJSON *names = cJSON_AddArrayToObject(row, "checks");
+        for (int c = first; c < cJSON_GetArraySize(checks); c++)
+            cJSON_AddItemToArray(names, cJSON_CreateString(cJSON_GetObjectItemCaseSensitive(
+                cJSON_GetArrayItem(checks, c), "name")->valuestring));
+    }
+    cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(v->root, "header"),
+                                           "pairs", header_pairs);
+    v->suffix = NULL;
+    v->row = NULL;
+    v->nope = 0;
+    for (int i = 0; i < 4; i++)
+        free(spec[i]);
+out:
+    pe_pairs_free(pe);
+    posenc_container_close(ce);
     return rc;
 }
 
@@ -1038,6 +1233,19 @@ static void print_summary(const struct vstate *v)
             printf("      diagnosis: %s\n",
                    cJSON_GetObjectItemCaseSensitive(d, "explanation")->valuestring);
     }
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(v->root, "pairs"))
+    {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(c, "layer"),
+                    *t = cJSON_GetObjectItemCaseSensitive(c, "layer_type");
+        char layer[64] = "no layer index";
+        if (cJSON_IsNumber(l))
+            snprintf(layer, sizeof layer, "layer %.0f", l->valuedouble);
+        printf("%-5s pair %-15s %s%s%s%s\n",
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "ok")) ? "ok" : "FAIL",
+               cJSON_GetObjectItemCaseSensitive(c, "group")->valuestring, layer,
+               cJSON_IsString(t) ? ", " : "", cJSON_IsString(t) ? t->valuestring : "",
+               cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "has_rope")) ? "" : ", no RoPE");
+    }
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(v->root, "notes"))
         printf("note: %s\n", c->valuestring);
     if (v->failed)
@@ -1046,12 +1254,20 @@ static void print_summary(const struct vstate *v)
         printf("result: PASS (%d checks)\n", v->n_checks);
 }
 
+/* Free what open_pairs made; returns rc. */
+static int pairs_done(posenc_container *c, pe_pairs *p, int rc)
+{
+    pe_pairs_free(p);
+    posenc_container_close(c);
+    return rc;
+}
+
 int cmd_verify(int argc, char **argv)
 {
     enum {
         O_LAYER = 256, O_MAXPOS, O_SEED, O_SAMPLES, O_TOL, O_HFTOL, O_Q, O_K, O_LAYOUT, O_OFFSET,
         O_POSITIONS, O_ROTATED, O_EQ, O_EK, O_STYLE, O_VARIANT, O_REPORT, O_BF16, O_FAMILY, O_GGUF,
-        O_PREC
+        O_PREC, O_PAIRS
     };
     static const struct option longopts[] = {
         { "config", required_argument, NULL, 'c' },
@@ -1076,6 +1292,7 @@ int cmd_verify(int argc, char **argv)
         { "variant", required_argument, NULL, O_VARIANT },
         { "report", required_argument, NULL, O_REPORT },
         { "gguf", required_argument, NULL, O_GGUF },
+        { "pairs", required_argument, NULL, O_PAIRS },
         { "quiet", no_argument, NULL, 'q' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -1159,6 +1376,7 @@ int cmd_verify(int argc, char **argv)
         case O_EK: o.ek = optarg; break;
         case O_VARIANT: o.variant = optarg; break;
         case O_GGUF: o.gguf = optarg; break;
+        case O_PAIRS: o.glob = optarg; break;
         case O_REPORT: {
             posenc_report_kind kind;
             if (o.n_reports == MAX_REPORTS)
@@ -1186,34 +1404,60 @@ int cmd_verify(int argc, char **argv)
         return posenc_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (!o.config)
         return posenc_usage_error(CMD, "--config is required");
-    if (!o.q != !o.k)
+    /* --q naming a container of several arrays: every q/k pair in it */
+    posenc_container *pc = NULL;
+    pe_pairs *pp = NULL;
+    char qpath[4096];
+    if (o.q && (!o.k || posenc_same_file(o.k, o.q))) {
+        int prc = open_pairs(&o, o.q, &pc, &pp, qpath, sizeof qpath);
+        if (prc) {
+            posenc_container_close(pc);
+            return prc;
+        }
+    }
+    if (pp) {
+        if (o.ek && (!o.eq || !posenc_same_file(o.ek, o.eq))) {
+            pe_pairs_free(pp);
+            posenc_container_close(pc);
+            return posenc_usage_error(CMD, "--q names a container of q/k pairs: give their "
+                                           "rotated pairs as one --expect-q container");
+        }
+        o.k = o.q;
+        o.ek = o.eq;
+    } else if (o.glob) {
+        posenc_container_close(pc);
+        return posenc_usage_error(CMD, "--pairs needs --q naming a container of q/k pairs");
+    }
+    if (!o.q != !o.k) {
+        posenc_container_close(pc);
         return posenc_usage_error(CMD, "--q and --k go together");
+    }
     if ((o.eq || o.ek) && !o.q)
-        return posenc_usage_error(CMD, "--expect-q/--expect-k need --q and --k (the pre-RoPE dumps)");
+        return pairs_done(pc, pp, posenc_usage_error(CMD, "--expect-q/--expect-k need --q and --k (the pre-RoPE dumps)"));
     if (o.rotated && !o.q)
-        return posenc_usage_error(CMD, "--rotated needs --q and --k");
+        return pairs_done(pc, pp, posenc_usage_error(CMD, "--rotated needs --q and --k"));
     if (o.has_prec && !(o.eq || o.ek))
-        return posenc_usage_error(CMD, "--precision needs --expect-q/--expect-k (it picks the "
-                                       "rotation the runtime's dumps are compared with)");
+        return pairs_done(pc, pp, posenc_usage_error(CMD, "--precision needs --expect-q/--expect-k (it picks the "
+                                       "rotation the runtime's dumps are compared with)"));
     if (o.rotated && (o.eq || o.ek))
-        return posenc_usage_error(CMD, "--rotated and --expect-q/--expect-k exclude each other");
+        return pairs_done(pc, pp, posenc_usage_error(CMD, "--rotated and --expect-q/--expect-k exclude each other"));
     if (o.positions_spec && o.offset)
-        return posenc_usage_error(CMD, "--positions and --offset exclude each other");
+        return pairs_done(pc, pp, posenc_usage_error(CMD, "--positions and --offset exclude each other"));
     if (o.gguf && (o.q || o.k || o.eq || o.ek || o.rotated || o.positions_spec))
-        return posenc_usage_error(CMD, "--gguf checks a GGUF file against the config: it takes "
-                                       "no dumps (--q, --k, --expect-q/k, --rotated, --positions)");
+        return pairs_done(pc, pp, posenc_usage_error(CMD, "--gguf checks a GGUF file against the config: it takes "
+                                       "no dumps (--q, --k, --expect-q/k, --rotated, --positions)"));
 
     {
         const char *ins[] = { o.config, o.q, o.k, o.eq, o.ek, o.positions_spec, o.gguf };
         int crc = cmd_check_outputs(CMD, o.reports, (size_t)o.n_reports, ins,
                                     sizeof ins / sizeof *ins);
         if (crc)
-            return crc;
+            return pairs_done(pc, pp, crc);
     }
     posenc_model *m = NULL;
     int lrc = cmd_load_config(CMD, o.config, o.family, &m);
     if (lrc)
-        return lrc;
+        return pairs_done(pc, pp, lrc);
     struct vstate v = { 0 };
     posenc_encoding enc = posenc_model_encoding(m);
     if (!(v.root = posenc_report_new(posenc_version()))) {
@@ -1279,6 +1523,20 @@ int cmd_verify(int argc, char **argv)
         }
         cJSON_AddItemToObject(cfgj, "rope", posenc_report_rope(&cfg, NULL));
         rc = verify_gguf(&v, &o, m, &cfg, inputs);
+    } else if (enc == POSENC_ENC_ROPE && pp) {
+        /* the parameters of every layer type; each pair's row says which it used */
+        cJSON *ropes = posenc_model_layer_type_count(m) > 1 ? cJSON_AddObjectToObject(cfgj, "rope")
+                                                            : NULL;
+        for (size_t i = 0; i < posenc_model_layer_type_count(m) && ropes; i++) {
+            posenc_rope_config cfg;
+            const char *lt = posenc_model_layer_type_name(m, i);
+            if (posenc_model_rope(m, lt, &cfg, &err) == POSENC_OK)
+                cJSON_AddItemToObject(ropes, lt, posenc_report_rope(&cfg, NULL));
+        }
+        posenc_rope_config cfg;
+        if (!ropes && posenc_model_rope(m, o.layer_type, &cfg, &err) == POSENC_OK)
+            cJSON_AddItemToObject(cfgj, "rope", posenc_report_rope(&cfg, NULL));
+        rc = verify_pairs(&v, &o, m, pc, pp, qpath, inputs);
     } else if (enc == POSENC_ENC_ROPE) {
         posenc_rope_config cfg;
         if (posenc_model_rope(m, o.layer_type, &cfg, &err) != POSENC_OK) {
@@ -1312,5 +1570,5 @@ int cmd_verify(int argc, char **argv)
 out:
     cJSON_Delete(v.root);
     posenc_model_free(m);
-    return rc;
+    return pairs_done(pc, pp, rc);
 }
