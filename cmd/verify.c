@@ -980,7 +980,7 @@ out:
 
 /* Open o->q (and o->eq) as containers and find their pairs; NULL *pairs when o->q is one array
  * (the single-pair path). Returns an exit status. */
-static int open_pairs(const struct opts *o, const char *spec, posenc_container **c,
+static int open_pairs(const struct opts *o, const char *spec, int must, posenc_container **c,
                       pe_pairs **pairs, char *path, size_t plen)
 {
     char member[POSENC_NAME_MAX];
@@ -990,9 +990,11 @@ static int open_pairs(const struct opts *o, const char *spec, posenc_container *
     *pairs = NULL;
     if (strcmp(spec, "-") == 0 ||
         posenc_spec_split(spec, path, plen, member, sizeof member, &err) != POSENC_OK ||
-        member[0] || posenc_container_open(path, &ro, c, &err) != POSENC_OK)
+        member[0])
         return 0;
-    if (posenc_container_count(*c) < 2 && !o->glob) {
+    if (posenc_container_open(path, &ro, c, &err) != POSENC_OK)
+        return must ? posenc_fail(CMD, &err) : 0; /* else the single-dump path says it */
+    if (posenc_container_count(*c) < 2 && !o->glob && !must) {
         posenc_container_close(*c);
         *c = NULL;
         return 0;
@@ -1016,11 +1018,11 @@ static int verify_pairs(struct vstate *v, const struct opts *o, const posenc_mod
     if (pe_pairs_layers(pq, m, o->layer_type, qpath, &err) != POSENC_OK)
         return posenc_fail(CMD, &err);
     if (o->eq) {
-        if ((rc = open_pairs(o, o->eq, &ce, &pe, epath, sizeof epath)))
+        if ((rc = open_pairs(o, o->eq, 1, &ce, &pe, epath, sizeof epath)))
             goto out;
         if (!pe) {
             posenc_msg(CMD, "'%s': --q names a container of q/k pairs, so --expect-q needs one "
-                            "too", o->eq);
+                            "too (not a member)", o->eq);
             rc = POSENC_EXIT_USAGE;
             goto out;
         }
@@ -1409,7 +1411,7 @@ int cmd_verify(int argc, char **argv)
     pe_pairs *pp = NULL;
     char qpath[4096];
     if (o.q && (!o.k || posenc_same_file(o.k, o.q))) {
-        int prc = open_pairs(&o, o.q, &pc, &pp, qpath, sizeof qpath);
+        int prc = open_pairs(&o, o.q, 0, &pc, &pp, qpath, sizeof qpath);
         if (prc) {
             posenc_container_close(pc);
             return prc;

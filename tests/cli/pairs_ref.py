@@ -6,6 +6,7 @@
       each pair rotated with its layer's RoPE parameters (float64 closed form, a few float32
       ulps), a layer without RoPE bit for bit unchanged. GROUPS (comma list of layer indices):
       only those pairs are expected in OUT.
+  pairs_ref.py close A B TOL   the same members in A and B, every one within TOL (max abs)
   pairs_ref.py big FILE LAYERS SEQ   a large multi-layer HDF5 (f32 [1, 8, SEQ, 128] q and k)
 
 Nothing here reads posenc's code: the per-layer parameters are written out below from the
@@ -160,6 +161,8 @@ def make(d):
     st = {f"layers.{i}.{r}": a for i, (q, k) in L.items() for r, a in (("q", q), ("k", k))}
     write_all(f"{d}/layers.safetensors", st)
     np.savez(f"{d}/layers.npz", **st)
+    # a group that names no layer
+    write_all(f"{d}/noidx.h5", {"/attn/q": L[0][0], "/attn/k": L[0][1]})
     # an unpaired q: layer 1 lost its k
     write_all(f"{d}/lone.h5", {"/layer0/q": L[0][0], "/layer0/k": L[0][1], "/layer1/q": L[1][0]})
     # what a runtime following transformers writes, per model, and one with a mistake
@@ -191,7 +194,8 @@ def check(model, inp, outp, groups=None):
             continue
         layer = int(re.search(r"(\d+)", name).group(1))
         if keep is None or layer in keep:
-            want[name.lstrip("/") if not outp.endswith(".h5") else name] = (x, layer)
+            want[name.lstrip("/")] = (x, layer)
+    b = {k.lstrip("/"): v for k, v in b.items()}  # HDF5 paths and flat names alike
     got = set(b)
     if got != set(want):
         sys.exit(f"members {sorted(got)} != {sorted(want)}")
@@ -234,6 +238,14 @@ def main():
         make(sys.argv[2])
     elif cmd == "check":
         check(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else None)
+    elif cmd == "close":
+        a, b, tol = read_all(sys.argv[2]), read_all(sys.argv[3]), float(sys.argv[4])
+        if set(a) != set(b):
+            sys.exit(f"members {sorted(a)} != {sorted(b)}")
+        e = max(float(np.abs(a[k].astype(np.float64) - b[k]).max()) for k in a)
+        print(f"max diff {e:.3g}")
+        if e > tol:
+            sys.exit(f"differ by {e} > {tol}")
     elif cmd == "big":
         big(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:

@@ -1,0 +1,155 @@
+# posenc apply and verify on multi-layer dumps: every q/k pair of an HDF5, safetensors or NPZ file
+# in one run, each with its layer's parameters (tests/cli/pairs_ref.py makes the fixtures and the
+# references: a float64 closed form and transformers' float32 path in torch).
+. "$SRC/tests/cli/lib.sh"
+REF="$SRC/tests/cli/pairs_ref.py"
+$PY "$REF" make .
+G=gemma.json      # Gemma-3-style: layers 0, 2 sliding (theta 1e4), 1, 3 full (1e6, linear x8)
+SM=smol.json      # SmolLM3: layer 3 has no RoPE
+# CMD must exit 1 (a check failed) with nothing on stderr
+expect_check_fail() {
+    set +e
+    "$@" > out.stdout 2> out.stderr
+    rc=$?
+    set -e
+    if [ "$rc" -ne 1 ] || [ -s out.stderr ]; then
+        echo "expected exit 1 and no message, got $rc: $*"; cat out.stderr; return 1
+    fi
+}
+sum0=$(cat layers.h5 layers.safetensors layers.npz | cksum)
+
+# ---- apply: HDF5 with /layer0..3/{q,k} and a /layer0/v -> one HDF5 keeping the groups
+expect_ok "$POSENC" apply layers.h5 --config $G -o out.h5
+grep -qF "posenc apply: 'layers.h5': 1 member in no q/k pair is not written ('/layer0/v')" out.stderr
+$PY "$REF" check gemma layers.h5 out.h5
+# the same values transformers' float32 code gives (torch), to float32 rounding
+$PY "$REF" close out.h5 gemma_rot.h5 1e-6
+"$POSENC" ls out.h5 > ls.txt
+grep -q '^/layer3/k ' ls.txt
+grep -qF '"/layer0":"sliding_attention","/layer1":"full_attention"' ls.txt
+# --precision hf: transformers' float32 tables
+expect_ok "$POSENC" apply layers.h5 --config $G -o hf.h5 --precision hf
+$PY "$REF" close hf.h5 gemma_rot.h5 1e-6
+
+# ---- safetensors layers.N.q / layers.N.k, default output beside it
+expect_ok "$POSENC" apply layers.safetensors --config $G
+$PY "$REF" check gemma layers.safetensors layers.rope.safetensors
+
+# ---- NPZ through a config with a NoPE layer: layer 3 copied bit for bit, and said so
+expect_ok "$POSENC" apply layers.npz --config $SM -o smol.npz
+grep -qF "posenc apply: 'layers.npz': 'layers.3' is layer 3, which has no RoPE: copied unchanged" out.stderr
+$PY "$REF" check smol layers.npz smol.npz
+"$POSENC" ls smol.npz | grep -qF '"layers.3":"none"'
+
+# ---- --pairs chooses; HDF5 groups into flat safetensors names
+expect_ok "$POSENC" apply layers.h5 --config $G -o some.safetensors --pairs '/layer[13]'
+$PY "$REF" check gemma layers.h5 some.safetensors 1,3
+expect_ok "$POSENC" apply layers.safetensors --config $G -o two.h5 --pairs 'layers.2'
+$PY "$REF" check gemma layers.safetensors two.h5 2
+
+# ---- refusals: one line, nothing written
+expect_fail 3 "posenc apply: 'lone.h5': '/layer1/q' has no key: '/layer1/k' is missing" \
+    "$POSENC" apply lone.h5 --config $G -o x.h5
+expect_fail 2 "no q/k pair matches --pairs 'layer9' (pairs: /layer0, /layer1, /layer2, /layer3)" \
+    "$POSENC" apply layers.h5 --config $G -o x.h5 --pairs layer9
+expect_fail 3 "'x.npy': 4 q/k pairs need a container output" \
+    "$POSENC" apply layers.h5 --config $G -o x.npy
+expect_fail 2 "--pairs needs one container" \
+    "$POSENC" apply layers.h5:/layer0/q layers.h5:/layer0/k --config $G -o x.h5 --pairs 'layer*'
+expect_fail 3 "group '/attn' names no layer index" "$POSENC" apply noidx.h5 --config $G -o x.h5
+expect_fail 3 "'/layer0/q': head_dim 16 does not match" \
+    "$POSENC" apply layers.h5 --config "$DATA/configs/llama-3.1-8b.json" -o x.h5
+expect_fail 2 "refusing to overwrite an input" "$POSENC" apply layers.h5 --config $G -o layers.h5
+no_file x.h5 x.npy
+# lone.h5 without its broken layer
+expect_ok "$POSENC" apply lone.h5 --config $G -o lone0.h5 --pairs layer0
+$PY "$REF" check gemma lone.h5 lone0.h5 0
+# --layer-type sets every pair: the noindex group then works
+expect_ok "$POSENC" apply noidx.h5 --config $G -o noidx.rope.h5 --layer-type full_attention
+
+# ---- verify: one run, one report, a row per pair
+expect_ok "$POSENC" verify --config $G --q layers.h5 --expect-q gemma_rot.h5 --report r.json \
+    --report r.md
+grep -q '^ok    pair /layer1  *layer 1, full_attention' out.stdout
+grep -q '^result: PASS' out.stdout
+$PY - << 'EOF'
+import json
+r = json.load(open("r.json"))
+assert r["ok"] is True
+rows = r["pairs"]
+assert [p["group"] for p in rows] == ["/layer0", "/layer1", "/layer2", "/layer3"], rows
+assert [p["layer_type"] for p in rows] == ["sliding_attention", "full_attention"] * 2
+assert all(p["ok"] and p["has_rope"] for p in rows)
+assert rows[1]["rope"]["theta"] == 1e6 and rows[1]["rope"]["factor"] == 8
+assert rows[0]["rope"]["theta"] == 1e4
+assert rows[2]["q"] == "layers.h5:/layer2/q" and rows[2]["expect_k"] == "gemma_rot.h5:/layer2/k"
+names = [c["name"] for c in r["checks"]]
+assert "expect_k@/layer3" in names and "invariance@/layer0" in names, names
+assert r["inputs"]["pairs"] == 4
+EOF
+grep -qF '`expect_q@/layer2`' r.md
+# a full layer rotated with the sliding parameters: exit 1, the report names it
+expect_check_fail "$POSENC" verify --config $G --q layers.h5 --expect-q gemma_bad.h5 --report bad.json
+grep -q '^FAIL  expect_k@/layer3 ' out.stdout
+grep -q '^FAIL  pair /layer3 ' out.stdout
+grep -q '^ok    pair /layer2 ' out.stdout
+$PY - << 'EOF'
+import json
+r = json.load(open("bad.json"))
+assert r["ok"] is False
+assert [p["ok"] for p in r["pairs"]] == [True, True, True, False]
+bad = [c["name"] for c in r["checks"] if not c["ok"]]
+assert bad == ["expect_k@/layer3"], bad
+EOF
+# SmolLM3: the NoPE layer must come back unrotated
+expect_ok "$POSENC" verify --config $SM --q layers.safetensors --expect-q smol_rot.safetensors
+grep -q '^ok    expect_q@layers.3 .*q is not rotated, as layer 3 has no RoPE' out.stdout
+grep -q '^ok    pair layers.3  *layer 3, no RoPE' out.stdout
+expect_check_fail "$POSENC" verify --config $SM --q layers.safetensors \
+    --expect-q smol_bad.safetensors --report smolr.json
+grep -q '^FAIL  expect_k@layers.3 .*but layer 3 has no RoPE' out.stdout
+$PY -c "
+import json; r = json.load(open('smolr.json'))
+assert [p['has_rope'] for p in r['pairs']] == [True, True, True, False]
+assert [p['ok'] for p in r['pairs']] == [True, True, True, False]
+assert r['pairs'][3]['rope'] is None"
+# the NPZ dump alone (invariance of every pair), --pairs, --k naming the same file
+expect_ok "$POSENC" verify --config $G --q layers.npz
+grep -q '^ok    invariance@layers.3 ' out.stdout
+expect_ok "$POSENC" verify --config $G --q layers.h5 --k layers.h5 --pairs 'layer[12]' \
+    --expect-q gemma_rot.h5 --report some.json
+$PY -c "
+import json; r = json.load(open('some.json'))
+assert [p['group'] for p in r['pairs']] == ['/layer1', '/layer2']"
+# apply's output verifies against its own input
+expect_ok "$POSENC" verify --config $G --q layers.safetensors --expect-q layers.rope.safetensors
+expect_fail 3 "posenc verify: 'lone.h5': '/layer1/q' has no key: '/layer1/k' is missing" \
+    "$POSENC" verify --config $G --q lone.h5
+expect_fail 3 "'lone.h5': no q/k pair for group '/layer2' of 'layers.h5'" \
+    "$POSENC" verify --config $G --q layers.h5 --expect-q lone.h5 --pairs 'layer[02]'
+expect_fail 2 "--pairs needs --q naming a container" "$POSENC" verify --config $G --pairs 'x'
+expect_fail 2 "no q/k pair matches --pairs 'z*'" "$POSENC" verify --config $G --q layers.h5 --pairs 'z*'
+expect_fail 2 "give their rotated pairs as one --expect-q container" \
+    "$POSENC" verify --config $G --q layers.h5 --expect-q gemma_rot.h5 --expect-k x.h5
+# the inputs were never touched
+[ "$(cat layers.h5 layers.safetensors layers.npz | cksum)" = "$sum0" ]
+
+# ---- memory stays bounded: 128 MiB of dumps, peak RSS far below
+$PY "$REF" big big.h5 8 2048
+$PY - << 'EOF'
+import json
+c = json.load(open("gemma.json"))
+c.update(head_dim=128, num_hidden_layers=8, layer_types=c["layer_types"] * 2)
+json.dump(c, open("g8.json", "w"))
+EOF
+cat > rss.py << 'EOF'
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[2:])
+kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+print(f"peak RSS {kb} kB (limit {sys.argv[1]} kB), exit {r.returncode}: {sys.argv[3]}")
+sys.exit(r.returncode != 0 or kb > int(sys.argv[1]))
+EOF
+$PY rss.py 40000 "$POSENC" apply big.h5 --config g8.json -o big.rope.h5
+$PY rss.py 40000 "$POSENC" apply big.h5 --config g8.json -o big.rope.safetensors
+$PY rss.py 48000 "$POSENC" verify --config g8.json --q big.h5 --expect-q big.rope.h5 -q
+rm -f big.h5 big.rope.h5 big.rope.safetensors
