@@ -161,6 +161,49 @@ static void md_text(posenc_strbuf *b, const char *s)
 }
 
 static void config_line(posenc_strbuf *b, const cJSON *report, int html);
+static void html_text(posenc_strbuf *b, const char *s);
+
+/* The pairs of a multi-layer dump, one row each (the report's "pairs"; nothing without it). */
+static void pairs_table(posenc_strbuf *b, const cJSON *report, int html)
+{
+    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(report, "pairs"), *p;
+    if (!cJSON_IsArray(pairs))
+        return;
+    static const char *const head[] = { "pair", "layer", "layer type", "RoPE", "q", "k",
+                                        "result" };
+    void (*text)(posenc_strbuf *, const char *) = html ? html_text : md_text;
+    posenc_strbuf_puts(b, html ? "<table id=\"pairs\">\n<tr>" : "|");
+    for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
+        posenc_strbuf_printf(b, html ? "<th>%s</th>" : " %s |", head[i]);
+    posenc_strbuf_puts(b, html ? "</tr>\n" : "\n|---|---|---|---|---|---|---|\n");
+    cJSON_ArrayForEach(p, pairs)
+    {
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(p, "layer");
+        char layer[32] = "-";
+        if (cJSON_IsNumber(l))
+            snprintf(layer, sizeof layer, "%.0f", l->valuedouble);
+        const char *cell[] = { jstr(p, "group", ""), layer, jstr(p, "layer_type", "-"),
+                               jbool(p, "has_rope") ? "yes" : "no (not rotated)",
+                               jstr(p, "q", "?"), jstr(p, "k", "?"),
+                               jbool(p, "ok") ? "ok" : "FAIL" };
+        posenc_strbuf_puts(b, html ? "<tr>" : "|");
+        for (size_t i = 0; i < sizeof cell / sizeof cell[0]; i++) {
+            int last = i + 1 == sizeof cell / sizeof cell[0];
+            if (html)
+                posenc_strbuf_printf(b, "<td%s>", !last ? "" : jbool(p, "ok") ? " class=\"ok\""
+                                                                             : " class=\"fail\"");
+            else
+                posenc_strbuf_puts(b, last && !jbool(p, "ok") ? " **" : " ");
+            text(b, cell[i]);
+            if (html)
+                posenc_strbuf_puts(b, "</td>");
+            else
+                posenc_strbuf_puts(b, last && !jbool(p, "ok") ? "** |" : " |");
+        }
+        posenc_strbuf_puts(b, html ? "</tr>\n" : "\n");
+    }
+    posenc_strbuf_puts(b, html ? "</table>\n" : "\n");
+}
 
 char *posenc_report_markdown(const cJSON *report)
 {
@@ -209,6 +252,7 @@ char *posenc_report_markdown(const cJSON *report)
         }
     }
     posenc_strbuf_printf(&b, "\n%d check%s, %d failed.\n\n", n, n == 1 ? "" : "s", failed);
+    pairs_table(&b, report, 0);
     posenc_strbuf_puts(&b, "| check | result | max abs err | max rel err | tolerance | summary |\n");
     posenc_strbuf_puts(&b, "|---|---|---|---|---|---|\n");
     cJSON_ArrayForEach(c, checks)
@@ -366,6 +410,7 @@ char *posenc_report_html(const cJSON *report)
         }
         posenc_strbuf_puts(&b, "</table>\n");
     }
+    pairs_table(&b, report, 1);
     posenc_strbuf_puts(&b, "<table id=\"checks\">\n<tr><th>check</th><th>result</th><th>max abs err</th>"
                 "<th>max rel err</th><th>tolerance</th><th>summary</th></tr>\n");
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks"), *c;

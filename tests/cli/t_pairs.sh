@@ -88,6 +88,7 @@ assert "expect_k@/layer3" in names and "invariance@/layer0" in names, names
 assert r["inputs"]["pairs"] == 4
 EOF
 grep -qF '`expect_q@/layer2`' r.md
+grep -qF '| /layer1 | 1 | full_attention | yes | layers.h5:/layer1/q | layers.h5:/layer1/k | ok |' r.md
 # a full layer rotated with the sliding parameters: exit 1, the report names it
 expect_check_fail "$POSENC" verify --config $G --q layers.h5 --expect-q gemma_bad.h5 --report bad.json
 grep -q '^FAIL  expect_k@/layer3 ' out.stdout

@@ -132,6 +132,38 @@ static int count_tmp(const char *dir)
     return n;
 }
 
+/* A multi-layer report: one row per pair in Markdown and HTML, a failed pair marked. */
+static void test_pairs(void **state)
+{
+    (void)state;
+    cJSON *r = sample_report();
+    cJSON *pairs = cJSON_AddArrayToObject(r, "pairs");
+    cJSON_AddItemToArray(pairs, cJSON_Parse("{\"group\":\"/layer0\",\"layer\":0,"
+        "\"layer_type\":\"sliding_attention\",\"has_rope\":true,\"q\":\"d.h5:/layer0/q\","
+        "\"k\":\"d.h5:/layer0/k\",\"ok\":true}"));
+    cJSON_AddItemToArray(pairs, cJSON_Parse("{\"group\":\"a|b\",\"layer\":null,"
+        "\"layer_type\":null,\"has_rope\":false,\"q\":\"d.h5:a|b/q\",\"k\":\"d.h5:<k>\","
+        "\"ok\":false}"));
+    char *md = posenc_report_markdown(r), *html = posenc_report_html(r);
+    assert_non_null(md);
+    assert_non_null(html);
+    assert_non_null(strstr(md, "| pair | layer | layer type | RoPE | q | k | result |\n"));
+    assert_non_null(strstr(md, "| /layer0 | 0 | sliding_attention | yes | d.h5:/layer0/q | "
+                               "d.h5:/layer0/k | ok |\n"));
+    assert_non_null(strstr(md, "| a\\|b | - | - | no (not rotated) | d.h5:a\\|b/q | d.h5:<k> | "
+                               "**FAIL** |\n"));
+    assert_non_null(strstr(html, "<table id=\"pairs\">"));
+    assert_non_null(strstr(html, "<td>d.h5:&lt;k&gt;</td><td class=\"fail\">FAIL</td>"));
+    free(md);
+    free(html);
+    /* without pairs, no table */
+    cJSON_DeleteItemFromObjectCaseSensitive(r, "pairs");
+    md = posenc_report_markdown(r);
+    assert_null(strstr(md, "| pair |"));
+    free(md);
+    cJSON_Delete(r);
+}
+
 static void test_write(void **state)
 {
     (void)state;
@@ -254,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_texts),
         cmocka_unit_test(test_write),
         cmocka_unit_test(test_tree),
+        cmocka_unit_test(test_pairs),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }
