@@ -1005,6 +1005,91 @@ static int open_pairs(const struct opts *o, const char *spec, int must, posenc_c
     return 0;
 }
 
+/* 1 when the compare check of `what` ("q" or "k") among checks[first..] passed (-1: none). */
+static int compare_ok(const cJSON *checks, int first, const char *what)
+{
+    for (int c = first; c < cJSON_GetArraySize(checks); c++) {
+        const cJSON *ck = cJSON_GetArrayItem(checks, c);
+        const char *nm = cJSON_GetObjectItemCaseSensitive(ck, "name")->valuestring;
+        char e[16], r[16];
+        snprintf(e, sizeof e, "expect_%s@", what);
+        snprintf(r, sizeof r, "rotated_%s@", what);
+        if (strncmp(nm, e, strlen(e)) == 0 || strncmp(nm, r, strlen(r)) == 0)
+            return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ck, "ok"));
+    }
+    return -1;
+}
+
+/* A failed pair: would another layer type's parameters, no rotation (a RoPE layer) or the
+ * config's rotation (a layer without RoPE) have passed q or k? The likely mistake: a runtime
+ * that swaps Gemma's sliding and full parameters, or ignores a NoPE layer. Checked quietly in a
+ * scratch report; the answer goes to the pair's row ("explanation") and the notes. */
+static void explain_pair(struct vstate *v, const struct opts *po, const posenc_model *m,
+                         const pe_pair *pr, int head_dim, int first, cJSON *row)
+{
+    size_t nt = posenc_model_layer_type_count(m);
+    const char *role[2] = { "q", "k" };
+    char found[2][160] = { "", "" };
+    int todo[2];
+    for (int r = 0; r < 2; r++)
+        todo[r] = compare_ok(cJSON_GetObjectItemCaseSensitive(v->root, "checks"), first,
+                             role[r]) == 0;
+    for (size_t i = 0; i <= (nt ? nt : 1) && (todo[0] || todo[1]); i++) {
+        /* i < nt (or i == 0 with one set): rotate with that set; the last: do not rotate */
+        int nope = i == (nt ? nt : 1);
+        const char *lt = nope || !nt ? NULL : posenc_model_layer_type_name(m, i);
+        if (nope == pr->nope && (nope || !nt || (pr->layer_type && strcmp(lt, pr->layer_type) == 0)))
+            continue; /* what was checked */
+        posenc_rope_config cfg;
+        if (posenc_model_rope(m, nope && nt ? posenc_model_layer_type_name(m, 0) : lt, &cfg,
+                              NULL) != POSENC_OK || cfg.head_dim != head_dim)
+            continue;
+        if (po->has_style)
+            cfg.style = po->style;
+        struct vstate sv = { 0 };
+        if (!(sv.root = posenc_report_new(posenc_version())))
+            break;
+        sv.row = cJSON_AddObjectToObject(sv.root, "row");
+        sv.suffix = "";
+        sv.nope = nope;
+        sv.layer = pr->layer;
+        struct opts so = *po;
+        so.layer_type = nope && nt ? posenc_model_layer_type_name(m, 0) : lt;
+        if (verify_dumps(&sv, &so, m, &cfg, sv.row) == 0)
+            for (int r = 0; r < 2; r++)
+                if (todo[r] && compare_ok(cJSON_GetObjectItemCaseSensitive(sv.root, "checks"), 0,
+                                          role[r]) == 1) {
+                    todo[r] = 0;
+                    if (nope)
+                        snprintf(found[r], sizeof found[r], "not rotated");
+                    else if (lt)
+                        snprintf(found[r], sizeof found[r], "rotated with layer type '%s'", lt);
+                    else
+                        snprintf(found[r], sizeof found[r], "rotated with the config's RoPE");
+                }
+        cJSON_Delete(sv.root);
+    }
+    char said[160], text[400];
+    if (pr->nope)
+        snprintf(said, sizeof said, "layer %lld has no RoPE", (long long)pr->layer);
+    else if (pr->layer_type)
+        snprintf(said, sizeof said, "layer %lld is %s", (long long)pr->layer, pr->layer_type);
+    else
+        snprintf(said, sizeof said, "the config rotates it");
+    if (found[0][0] && found[1][0] && strcmp(found[0], found[1]) == 0)
+        snprintf(text, sizeof text, "q and k match when %s", found[0]);
+    else if (found[0][0] || found[1][0])
+        snprintf(text, sizeof text, "%s%s%s%s%s", found[0][0] ? "q matches when " : "",
+                 found[0], found[0][0] && found[1][0] ? ", " : "",
+                 found[1][0] ? "k matches when " : "", found[1]);
+    else {
+        cJSON_AddNullToObject(row, "explanation");
+        return;
+    }
+    cJSON_AddStringToObject(row, "explanation", text);
+    posenc_report_add_note(v->root, "%s: %s; %s", pe_pairs_label(pr), text, said);
+}
+
 /* Verify every pair of o->q (against the same groups of o->eq): one row per pair in the report's
  * "pairs", its checks named CHECK@GROUP. */
 static int verify_pairs(struct vstate *v, const struct opts *o, const posenc_model *m,
@@ -1105,6 +1190,8 @@ static int verify_pairs(struct vstate *v, const struct opts *o, const posenc_mod
             cJSON_AddItemToArray(header_pairs, one);
         }
         cJSON_AddBoolToObject(row, "ok", v->failed == before);
+        if (rc == 0 && v->failed != before && (po.eq || po.rotated))
+            explain_pair(v, &po, m, pr, cfg.head_dim, first, row);
         cJSON *names = cJSON_AddArrayToObject(row, "checks");
         for (int c = first; c < cJSON_GetArraySize(checks); c++)
             cJSON_AddItemToArray(names, cJSON_CreateString(cJSON_GetObjectItemCaseSensitive(

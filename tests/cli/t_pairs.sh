@@ -94,6 +94,8 @@ expect_check_fail "$POSENC" verify --config $G --q layers.h5 --expect-q gemma_ba
 grep -q '^FAIL  expect_k@/layer3 ' out.stdout
 grep -q '^FAIL  pair /layer3 ' out.stdout
 grep -q '^ok    pair /layer2 ' out.stdout
+# and says which parameters the runtime used
+grep -qF "note: /layer3: k matches when rotated with layer type 'sliding_attention'; layer 3 is full_attention" out.stdout
 $PY - << 'EOF'
 import json
 r = json.load(open("bad.json"))
@@ -101,6 +103,8 @@ assert r["ok"] is False
 assert [p["ok"] for p in r["pairs"]] == [True, True, True, False]
 bad = [c["name"] for c in r["checks"] if not c["ok"]]
 assert bad == ["expect_k@/layer3"], bad
+assert r["pairs"][3]["explanation"] == "k matches when rotated with layer type 'sliding_attention'"
+assert r["pairs"][2]["explanation"] is None if "explanation" in r["pairs"][2] else True
 EOF
 # SmolLM3: the NoPE layer must come back unrotated
 expect_ok "$POSENC" verify --config $SM --q layers.safetensors --expect-q smol_rot.safetensors
@@ -109,6 +113,7 @@ grep -q '^ok    pair layers.3  *layer 3, no RoPE' out.stdout
 expect_check_fail "$POSENC" verify --config $SM --q layers.safetensors \
     --expect-q smol_bad.safetensors --report smolr.json
 grep -q '^FAIL  expect_k@layers.3 .*but layer 3 has no RoPE' out.stdout
+grep -qF "note: layers.3: q and k match when rotated with the config's RoPE; layer 3 has no RoPE" out.stdout
 $PY -c "
 import json; r = json.load(open('smolr.json'))
 assert [p['has_rope'] for p in r['pairs']] == [True, True, True, False]
