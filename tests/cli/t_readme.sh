@@ -59,6 +59,34 @@ test -s q.rope.npy
 "$P" convert rotated.npz:q q_from_npz.npy
 cmp q_rot_pipe.npy q_from_npz.npy
 expect_ok "$P" apply q.npy --config config.json --precision ggml -o q_llamacpp.npy
+# every layer's pairs in one file (HDF5 groups for Gemma 3, flat safetensors names)
+"$PY" - <<'PY'
+import json, struct, h5py, numpy as np
+r = np.random.default_rng(2)
+with h5py.File("layers.h5", "w") as f:
+    for i in range(6):
+        f[f"/layer{i}/q"] = r.standard_normal((1, 4, 8, 128)).astype(np.float32)
+        f[f"/layer{i}/k"] = r.standard_normal((1, 2, 8, 128)).astype(np.float32)
+hdr, blobs, off = {}, [], 0
+for i in range(12):
+    for n in "qk":
+        a = r.standard_normal((1, 2, 8, 128)).astype(np.float32)
+        hdr[f"layers.{i}.{n}"] = {"dtype": "F32", "shape": list(a.shape), "data_offsets": [off, off + a.nbytes]}
+        blobs.append(a.tobytes()); off += a.nbytes
+h = json.dumps(hdr).encode(); h += b" " * (-len(h) % 8)
+open("layers.safetensors", "wb").write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+PY
+cp config.json c.json
+expect_ok "$P" apply layers.h5 --config gemma3.json -o layers_rot.h5
+"$PY" -c "
+import json, h5py
+f = h5py.File('layers_rot.h5', 'r')
+assert sorted(f) == ['layer%d' % i for i in range(6)] and f['layer5/k'].shape == (1, 2, 8, 128)
+assert json.loads(f.attrs['posenc_apply_layers'])['/layer5'] == 'full_attention'"
+expect_ok "$P" apply layers.safetensors --config c.json --pairs 'layers.1*'
+"$P" ls layers.rope.safetensors | grep -c '^layers\.1' | grep -qx 6
+expect_ok "$P" verify --config gemma3.json --q layers.h5 --expect-q layers_rot.h5 --report layers.json
+"$PY" -c "import json; d=json.load(open('layers.json')); assert d['ok'] and len(d['pairs']) == 6"
 expect_ok "$P" verify --config config.json --report verify.html --max-position 65536
 test -s verify.html
 "$P" convert rotated.npz:q runtime_q.npy
