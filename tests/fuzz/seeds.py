@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Write the seed corpora of fuzz_positions, fuzz_spec, fuzz_raw, fuzz_dir and fuzz_diff into
+"""Write the seed corpora of fuzz_positions, fuzz_spec, fuzz_raw, fuzz_dir, fuzz_diff and fuzz_pairs into
 tests/fuzz/corpus/NAME/ (run from anywhere: python3 tests/fuzz/seeds.py). Each seed is small;
 valid inputs come first, then one or two of each way the format can be wrong. The input layouts
 are the harnesses' (see the comment at the top of each tests/fuzz/fuzz_NAME.c). Files named
@@ -184,4 +184,24 @@ out("diff", {
     "f64_random": diffin(0x0f | 0x30, 0x4a, 0, np.random.default_rng(1).standard_normal(64),
                          np.random.default_rng(2).standard_normal(64)),
     "empty": bytes([0, 0, 0]),
+})
+
+
+# ---- pairs: a --pairs glob line (empty: none), then member names, one a line ---------------
+out("pairs", {
+    "h5_layers": "\n/layer0/q\n/layer0/k\n/layer1/q\n/layer1/k\n/layer0/v\n",
+    "st_layers": "\nlayers.0.q\nlayers.0.k\nlayers.3.k\nlayers.3.q\nlayers.2.q\nlayers.2.k\n",
+    "hf_names": "\nmodel.layers.1.self_attn.q_proj\nmodel.layers.1.self_attn.k_proj\n",
+    "states": "\nh.2.query_states\nh.2.key_states\nblk.3-q\nblk.3-k\nlayer_1_query\nlayer_1_key\n",
+    "glob": "layer[01]\n/layer0/q\n/layer0/k\n/layer1/q\n/layer1/k\n/layer2/q\n",
+    "glob_slash": "/layers.*\nlayers.0.q\nlayers.0.k\n",
+    "glob_none": "zz*\n/layer0/q\n/layer0/k\n",
+    "top": "\nq\nk\n",
+    "no_index": "\nattn/q\nattn/k\n",
+    "past_layers": "\nlayers.9.q\nlayers.9.k\n",
+    "bad_lone_q": "\n/layer0/q\n/layer0/k\n/layer1/q\n",
+    "bad_lone_k": "\nlayers.3.k_proj\nlayers.3.q\n",
+    "bad_two_rows": "\na/q\na/k\na/query\na/key\n",
+    "bad_none": "\ncos\nsin\n",
+    "bad_huge_index": "\nlayers.99999999999.q\nlayers.99999999999.k\n/3/7/q\n/3/7/k\n",
 })
