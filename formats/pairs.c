@@ -326,13 +326,14 @@ posenc_status pe_pairs_layers(pe_pairs *p, const posenc_model *m, const char *la
         pe_pair *pr = &p->v[i];
         pr->layer_type = layer_type;
         pr->nope = 0;
-        if (layer_type || !per_layer)
-            continue;
+        if (layer_type || !per_layer || !pr->group[0])
+            continue; /* top-level q and k are one Q/K pair, as FILE:q FILE:k would be */
         if (pr->layer < 0)
             return posenc_seterr(err, POSENC_EINVAL, "'%s': group '%s' names no layer index "
                                  "(like layer0 or layers.0), and the config's layers differ "
-                                 "(several layer types or layers without RoPE); rename it or "
-                                 "give --layer-type", path, pe_pairs_label(pr));
+                                 "(several layer types or layers without RoPE); rename it, "
+                                 "give --layer-type or name its two members", path,
+                                 pe_pairs_label(pr));
         const char *type;
         posenc_error e2 = { 0 };
         if (posenc_model_layer(m, pr->layer, &type, &pr->nope, &e2) != POSENC_OK)

@@ -73,7 +73,9 @@ const pe_pair *pe_pairs_get(const pe_pairs *p, const char *group);
  * every pair; else, when the model has several layer types or NoPE layers, the layer type and
  * NoPE flag of the pair's layer index (posenc_model_layer). A pair without a layer index, on a
  * layer the config does not describe, is refused (POSENC_EINVAL naming path and the group);
- * models with one parameter set and no NoPE layers need no index. */
+ * models with one parameter set and no NoPE layers need no index, and neither does a top-level
+ * pair (group ""): it is one Q/K pair, rotated with layer_type (NULL: the only set) as the two
+ * members named one by one would be. */
 posenc_status pe_pairs_layers(pe_pairs *p, const posenc_model *m, const char *layer_type,
                               const char *path, posenc_error *err);
 

@@ -137,6 +137,35 @@ expect_fail 2 "--pairs needs --q naming a container" "$POSENC" verify --config $
 expect_fail 2 "no q/k pair matches --pairs 'z*'" "$POSENC" verify --config $G --q layers.h5 --pairs 'z*'
 expect_fail 2 "give their rotated pairs as one --expect-q container" \
     "$POSENC" verify --config $G --q layers.h5 --expect-q gemma_rot.h5 --expect-k x.h5
+# a file of one top-level pair is one Q/K pair: same bytes as naming the two members
+$PY -c "
+import numpy as np; r = np.random.default_rng(3)
+np.savez('qk.npz', q=r.standard_normal((1, 4, 5, 16)).astype('f4'), k=r.standard_normal((1, 2, 5, 16)).astype('f4'))"
+expect_ok "$POSENC" apply qk.npz --config $SM
+expect_ok "$POSENC" apply qk.npz:q qk.npz:k --config $SM -o qk2.npz
+$PY "$SRC/tests/cli/apply_ref.py" same qk.rope.npz:q qk2.npz:q
+$PY "$SRC/tests/cli/apply_ref.py" same qk.rope.npz:k qk2.npz:k
+expect_ok "$POSENC" verify --config $SM --q qk.npz --expect-q qk.rope.npz
+grep -q '^ok    expect_k@top ' out.stdout
+expect_fail 2 "several RoPE layer types" "$POSENC" apply qk.npz --config $G -o qk3.npz
+# --rotated on every pair: position-independent content (one token repeated), rotated by torch
+$PY - "$REF" << 'EOF'
+import importlib.util, sys, numpy as np, h5py
+spec = importlib.util.spec_from_file_location("ref", sys.argv[1])
+ref = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(ref)
+pos = np.arange(ref.S, dtype=np.float64)
+r = np.random.default_rng(4)
+with h5py.File("rep.h5", "w") as f:
+    for i in range(ref.LAYERS):
+        th, fa = ref.layer_params("gemma", i)
+        for n, h in (("q", ref.HQ), ("k", ref.HK)):
+            x = np.repeat(r.standard_normal((1, h, 1, ref.HD)), ref.S, axis=2).astype(np.float32)
+            f[f"/layer{i}/{n}"] = ref.rotate_hf(x, th, fa, pos)
+EOF
+expect_ok "$POSENC" verify --config $G --q rep.h5 --rotated
+grep -q '^ok    rotated_k@/layer3 ' out.stdout
+grep -q '^ok    rotated_q@/layer0 ' out.stdout
 # the inputs were never touched
 [ "$(cat layers.h5 layers.safetensors layers.npz | cksum)" = "$sum0" ]
 

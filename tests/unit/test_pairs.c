@@ -226,6 +226,13 @@ static void test_layers(void **state)
     assert_non_null(strstr(err.msg, "'d.h5': group '/attn' names no layer index"));
     assert_int_equal(pe_pairs_layers(p, m, "sliding_attention", "d.h5", &err), POSENC_OK);
     pe_pairs_free(p);
+    /* top-level q and k: one Q/K pair, no index needed; --layer-type or the model decides */
+    const char *top[] = { "q", "k" };
+    p = find_ok(top, 2, NULL);
+    assert_int_equal(pe_pairs_layers(p, m, NULL, "d.h5", &err), POSENC_OK);
+    assert_null(p->v[0].layer_type);
+    assert_int_equal(p->v[0].nope, 0);
+    pe_pairs_free(p);
     const char *past[] = { "layers.4.q", "layers.4.k" };
     p = find_ok(past, 2, NULL);
     assert_int_equal(pe_pairs_layers(p, m, NULL, "d.h5", &err), POSENC_EINVAL);
