@@ -41,6 +41,14 @@ grep -qF "posenc apply: 'layers.npz': 'layers.3' is layer 3, which has no RoPE: 
 $PY "$REF" check smol layers.npz smol.npz
 "$POSENC" ls smol.npz | grep -qF '"layers.3":"none"'
 
+# --precision vllm: each pair as vLLM's cache rotates it, the same bytes as one pair at a time
+expect_ok "$POSENC" apply layers.npz --config $SM -o vllm.npz --precision vllm
+expect_ok "$POSENC" apply layers.npz:layers.1.q layers.npz:layers.1.k --config $SM \
+    --precision vllm -o vllm1.npz
+$PY "$SRC/tests/cli/apply_ref.py" same vllm.npz:layers.1.q vllm1.npz:q
+$PY "$SRC/tests/cli/apply_ref.py" same vllm.npz:layers.1.k vllm1.npz:k
+$PY "$SRC/tests/cli/apply_ref.py" same vllm.npz:layers.3.k layers.npz:layers.3.k
+
 # ---- --pairs chooses; HDF5 groups into flat safetensors names
 expect_ok "$POSENC" apply layers.h5 --config $G -o some.safetensors --pairs '/layer[13]'
 $PY "$REF" check gemma layers.h5 some.safetensors 1,3
