@@ -185,14 +185,34 @@ c = json.load(open("gemma.json"))
 c.update(head_dim=128, num_hidden_layers=8, layer_types=c["layer_types"] * 2)
 json.dump(c, open("g8.json", "w"))
 EOF
+# peak RSS in kB of CMD (which must exit 0) into rss.txt; a sanitizer build keeps at most 4 MiB
+# of freed memory in quarantine, so its peak measures what the run holds, not what it freed
 cat > rss.py << 'EOF'
 import resource, subprocess, sys
-r = subprocess.run(sys.argv[2:])
+r = subprocess.run(sys.argv[1:])
 kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(f"peak RSS {kb} kB (limit {sys.argv[1]} kB), exit {r.returncode}: {sys.argv[3]}")
-sys.exit(r.returncode != 0 or kb > int(sys.argv[1]))
+print(f"peak RSS {kb} kB, exit {r.returncode}: {' '.join(sys.argv[1:3])}")
+open("rss.txt", "w").write(str(kb))
+sys.exit(r.returncode != 0)
 EOF
-$PY rss.py 40000 "$POSENC" apply big.h5 --config g8.json -o big.rope.h5
-$PY rss.py 40000 "$POSENC" apply big.h5 --config g8.json -o big.rope.safetensors
-$PY rss.py 48000 "$POSENC" verify --config g8.json --q big.h5 --expect-q big.rope.h5 -q
-rm -f big.h5 big.rope.h5 big.rope.safetensors
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=4"
+# every run of 8 layers (128 MiB) stays below half the file and within 8 MiB of one pair's run
+limit=$(($(stat -c %s big.h5) / 2048))
+check_rss() {
+    kb=$(cat rss.txt)
+    [ "$kb" -le "$limit" ] && [ "$kb" -le $(($1 + 8192)) ] ||
+        { echo "peak RSS $kb kB: over $limit kB or one pair's $1 kB + 8 MiB"; return 1; }
+}
+$PY rss.py "$POSENC" apply big.h5:/layer1/q big.h5:/layer1/k --config g8.json \
+    --layer-type full_attention -o one.h5
+one=$(cat rss.txt)
+$PY rss.py "$POSENC" apply big.h5 --config g8.json -o big.rope.h5
+check_rss "$one"
+$PY rss.py "$POSENC" apply big.h5 --config g8.json -o big.rope.safetensors
+check_rss "$one"
+$PY rss.py "$POSENC" verify --config g8.json --layer-type full_attention -q \
+    --q big.h5:/layer1/q --k big.h5:/layer1/k --expect-q one.h5:q --expect-k one.h5:k
+one=$(cat rss.txt)
+$PY rss.py "$POSENC" verify --config g8.json --q big.h5 --expect-q big.rope.h5 -q
+check_rss "$one"
+rm -f big.h5 big.rope.h5 big.rope.safetensors one.h5
