@@ -7,7 +7,8 @@
  * is -1 or in [0, 2^31)) then group, every named member with a role whose group matches the glob
  * is in exactly one pair, and n_other counts the members without a role; a failure is a known
  * code with a one-line message naming the file. The pairs then get their layers from a fixed
- * Gemma-3-style config (four layers, two layer types) and one with a NoPE layer. */
+ * Gemma-3-style config (four layers, two layer types) and one with a NoPE layer: every pair
+ * has its layer's type and NoPE flag, and a top-level pair (group "") none. */
 #include <fnmatch.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -147,6 +148,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         for (size_t j = 0; j < p->n; j++) {
             const pe_pair *pr = &p->v[j];
+            if (!pr->group[0]) { /* top-level q and k: one Q/K pair, the model's only set */
+                if (pr->layer_type || pr->nope)
+                    __builtin_trap();
+                continue;
+            }
             if (pr->layer < 0 || pr->layer > 3)
                 __builtin_trap(); /* both models need an index in range */
             if (w == 0 && (!pr->layer_type || strcmp(pr->layer_type, pr->layer % 2
