@@ -94,6 +94,10 @@ assert rows[2]["q"] == "layers.h5:/layer2/q" and rows[2]["expect_k"] == "gemma_r
 names = [c["name"] for c in r["checks"]]
 assert "expect_k@/layer3" in names and "invariance@/layer0" in names, names
 assert r["inputs"]["pairs"] == 4
+# the header lists every pair's dumps under its group
+hp = r["header"]["pairs"]
+assert [p["label"] for p in hp] == ["/layer0", "/layer1", "/layer2", "/layer3"], hp
+assert [d["member"] for d in hp[3]["dumps"]] == ["/layer3/q", "/layer3/k"] * 2, hp[3]
 EOF
 grep -qF '`expect_q@/layer2`' r.md
 grep -qF '| /layer1 | 1 | full_attention | yes | layers.h5:/layer1/q | layers.h5:/layer1/k | ok |' r.md
