@@ -381,6 +381,11 @@ static int apply_pairs(const struct popts *o, posenc_model *model, posenc_contai
             }
             if (o->prec == POSENC_PREC_VLLM && vi.note[0] && naps == 0)
                 posenc_msg(CMD, "'%s': %s", o->config, vi.note);
+            if (o->prec == POSENC_PREC_GGML &&
+                (rc = cmd_ggml_params(CMD, o->config, model, pr->layer_type,
+                                      o->seq_len ? o->seq_len : pos.max + 1, &params)) != 0)
+                goto out;
+            rc = POSENC_EXIT_ERROR;
             if (pos.naxes == 3 && !params.mrope) {
                 posenc_seterr(&err, POSENC_EINVAL, "'%s': 3-axis positions need a multimodal "
                               "(mrope) RoPE config, and layer type '%s' of '%s' has none",

@@ -48,6 +48,12 @@ expect_ok "$POSENC" apply layers.npz:layers.1.q layers.npz:layers.1.k --config $
 $PY "$SRC/tests/cli/apply_ref.py" same vllm.npz:layers.1.q vllm1.npz:q
 $PY "$SRC/tests/cli/apply_ref.py" same vllm.npz:layers.1.k vllm1.npz:k
 $PY "$SRC/tests/cli/apply_ref.py" same vllm.npz:layers.3.k layers.npz:layers.3.k
+# --precision ggml likewise (llama.cpp's tables per layer)
+expect_ok "$POSENC" apply layers.npz --config $SM -o ggml.npz --precision ggml
+expect_ok "$POSENC" apply layers.npz:layers.2.q layers.npz:layers.2.k --config $SM \
+    --precision ggml -o ggml2.npz
+$PY "$SRC/tests/cli/apply_ref.py" same ggml.npz:layers.2.q ggml2.npz:q
+$PY "$SRC/tests/cli/apply_ref.py" same ggml.npz:layers.2.k ggml2.npz:k
 
 # ---- --pairs chooses; HDF5 groups into flat safetensors names
 expect_ok "$POSENC" apply layers.h5 --config $G -o some.safetensors --pairs '/layer[13]'
