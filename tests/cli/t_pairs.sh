@@ -54,6 +54,9 @@ expect_ok "$POSENC" apply layers.npz:layers.2.q layers.npz:layers.2.k --config $
     --precision ggml -o ggml2.npz
 $PY "$SRC/tests/cli/apply_ref.py" same ggml.npz:layers.2.q ggml2.npz:q
 $PY "$SRC/tests/cli/apply_ref.py" same ggml.npz:layers.2.k ggml2.npz:k
+# and verify --precision checks each pair against that runtime's rotation
+expect_ok "$POSENC" verify --config $SM --q layers.npz --expect-q vllm.npz --precision vllm
+expect_ok "$POSENC" verify --config $SM --q layers.npz --expect-q ggml.npz --precision ggml
 
 # ---- --pairs chooses; HDF5 groups into flat safetensors names
 expect_ok "$POSENC" apply layers.h5 --config $G -o some.safetensors --pairs '/layer[13]'
