@@ -430,8 +430,9 @@ static void pass_free(struct pass *p)
 }
 
 /* The comparison check of one pass (expect_q / rotated_k ...), with its diagnosis. */
-static int compare_check(struct vstate *v, struct pass *p, const char *kind,
-                         const posenc_rope_config *cfg, int64_t seq_len)
+static int compare_check(struct vstate *v, const struct opts *o, const posenc_model *m,
+                         struct pass *p, const char *kind, const posenc_rope_config *cfg,
+                         int64_t seq_len)
 {
     struct stats *st = &p->st;
     struct dump *main = p->pre ? p->pre : p->cmp;
@@ -508,11 +509,9 @@ static int compare_check(struct vstate *v, struct pass *p, const char *kind,
     cJSON_AddItemToArray(ser, posenc_report_series("max abs err", xs, ya, np));
     cJSON_AddItemToArray(plots, pl);
     cJSON_AddItemToObject(det, "plots", plots);
-    cJSON *c = add_check(v, name, ok, 0, st->max_abs, st->max_rel, p->tol.tol, summary, det);
-    if (ok || p->n_samples == 0 || v->nope)
-        return 0;
-    posenc_verify_sample *rows = malloc(p->n_samples * sizeof *rows);
+    posenc_verify_sample *rows = malloc((p->n_samples + 1) * sizeof *rows);
     if (!rows) {
+        cJSON_Delete(det);
         posenc_msg(CMD, "out of memory");
         return POSENC_EXIT_ERROR;
     }
@@ -522,8 +521,38 @@ static int compare_check(struct vstate *v, struct pass *p, const char *kind,
         rows[i].pre = p->samples[i].pre;
         rows[i].expected = p->samples[i].expected;
     }
-    posenc_diagnosis *d = malloc(sizeof *d);
     posenc_error err = { 0 };
+    /* which runtime's numerics the rows are (pre-RoPE dumps given, a layer with RoPE): a dump
+     * that is exactly one runtime's output passes however far that runtime drifts from
+     * transformers, unless --precision names the one to hold it to */
+    if (p->pre && !v->nope && p->n_samples > 0) {
+        posenc_verify_profiles_result fits;
+        if (posenc_verify_profiles(m, o->layer_type, cfg, seq_len, p->tol.tol, rows,
+                                   p->n_samples, p->what, &fits, &err) != POSENC_OK) {
+            free(rows);
+            cJSON_Delete(det);
+            return posenc_fail(CMD, &err);
+        }
+        posenc_report_runtimes(det, &fits);
+        const posenc_profile_fit *b = fits.best >= 0 ? &fits.fit[fits.best] : NULL;
+        if (!ok && !o->has_prec && b) {
+            ok = 1;
+            snprintf(summary, sizeof summary, "%s (posenc's hf rotation differs by max rel err "
+                     "%.3g)", fits.explanation, st->max_rel);
+        } else if (b && b->prec != (o->has_prec ? o->prec : POSENC_PREC_HF)) {
+            size_t len = strlen(summary);
+            snprintf(summary + len, sizeof summary - len, "; %s", fits.explanation);
+        } else if (!b) {
+            size_t len = strlen(summary);
+            snprintf(summary + len, sizeof summary - len, "; %s", fits.explanation);
+        }
+    }
+    cJSON *c = add_check(v, name, ok, 0, st->max_abs, st->max_rel, p->tol.tol, summary, det);
+    if (ok || p->n_samples == 0 || v->nope) {
+        free(rows);
+        return 0;
+    }
+    posenc_diagnosis *d = malloc(sizeof *d);
     if (!d) {
         free(rows);
         posenc_msg(CMD, "out of memory");
@@ -955,9 +984,9 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
         invariance_checks(v, o, res, "sampled rows of the pre-RoPE dumps", maxp, NULL);
         free(res);
     }
-    if (pq.cmp && (rc = compare_check(v, &pq, kind, cfg, seq_len)))
+    if (pq.cmp && (rc = compare_check(v, o, m, &pq, kind, cfg, seq_len)))
         goto out;
-    if (pk.cmp && (rc = compare_check(v, &pk, kind, cfg, seq_len)))
+    if (pk.cmp && (rc = compare_check(v, o, m, &pk, kind, cfg, seq_len)))
         goto out;
     if (cfg->type == POSENC_ROPE_DYNAMIC)
         posenc_report_add_note(v->root, "dynamic NTK: the base depends on the sequence length (theta %.6g used for "

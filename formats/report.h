@@ -58,6 +58,10 @@ cJSON *posenc_report_plot(const char *title, const char *x_label, const char *y_
 void posenc_report_plot_add(cJSON *plot, cJSON *series);
 cJSON *posenc_report_rope(const posenc_rope_config *c, const posenc_rope_params *p);
 cJSON *posenc_report_diagnosis(const posenc_diagnosis *d);
+/* Add to a comparison check's details "runtimes" (one object per profile: precision,
+ * runtime, available, why, max_abs_err, max_rel_err, matches, drift, drift_position),
+ * "runtime_match" (the best matching precision or null) and "runtime_explanation". */
+void posenc_report_runtimes(cJSON *details, const posenc_verify_profiles_result *r);
 
 /* The three checks of an invariance result (lib/verify.c posenc_verify_invariance), named
  * invariance, invariance_hf and tables (":LAYER" appended when layer is set), with their

@@ -148,6 +148,35 @@ cJSON *posenc_report_rope(const posenc_rope_config *c, const posenc_rope_params 
     return o;
 }
 
+void posenc_report_runtimes(cJSON *details, const posenc_verify_profiles_result *r)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < r->n; i++) {
+        const posenc_profile_fit *f = &r->fit[i];
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "precision", posenc_precision_name(f->prec));
+        cJSON_AddStringToObject(e, "runtime", f->runtime);
+        cJSON_AddBoolToObject(e, "available", f->available);
+        if (!f->available) {
+            cJSON_AddStringToObject(e, "why", f->why);
+        } else {
+            cJSON_AddItemToObject(e, "max_abs_err", posenc_report_number(f->max_abs_err));
+            cJSON_AddItemToObject(e, "max_rel_err", posenc_report_number(f->max_rel_err));
+            cJSON_AddBoolToObject(e, "matches", f->matches);
+            cJSON_AddItemToObject(e, "drift", posenc_report_number(f->drift));
+            cJSON_AddNumberToObject(e, "drift_position", (double)f->drift_pos);
+        }
+        cJSON_AddItemToArray(a, e);
+    }
+    cJSON_AddItemToObject(details, "runtimes", a);
+    if (r->best >= 0)
+        cJSON_AddStringToObject(details, "runtime_match",
+                                posenc_precision_name(r->fit[r->best].prec));
+    else
+        cJSON_AddNullToObject(details, "runtime_match");
+    cJSON_AddStringToObject(details, "runtime_explanation", r->explanation);
+}
+
 cJSON *posenc_report_diagnosis(const posenc_diagnosis *d)
 {
     cJSON *o = cJSON_CreateObject();

@@ -22,9 +22,11 @@ static const struct {
     const char *drift_cause; /* what its drift from exact math is */
 } profiles[POSENC_VERIFY_N_PROFILES] = {
     { POSENC_PREC_EXACT, "exact math", "none: the exact values" },
-    { POSENC_PREC_HF, "transformers", "transformers' float32 angles and tables" },
+    { POSENC_PREC_HF, "transformers", "transformers' float32 pipeline" },
     { POSENC_PREC_VLLM, "vLLM", "vLLM's float32 cos_sin_cache" },
-    { POSENC_PREC_GGML, "llama.cpp", "llama.cpp's float32 accumulation" },
+    { POSENC_PREC_GGML, "llama.cpp",
+      "llama.cpp's own numerics (float32 angle accumulation; YaRN's correction range always "
+      "rounded)" },
 };
 
 static posenc_status params_of(const posenc_model *m, const char *layer_type,

@@ -1,0 +1,70 @@
+# verify names the runtime whose numerics a dump holds: exact math, transformers (hf), vLLM or
+# llama.cpp (ggml). Dumps made by posenc apply in each precision (each proven against its runtime
+# elsewhere: t_interop_ggml against real ggml, t_apply_vllm against the vLLM port); a correct
+# llama.cpp dump at position 131072 passes although it is 1.6e-2 from transformers' rotation,
+# a wrong theta matches no profile and fails, --precision holds the dump to one profile.
+. "$SRC/tests/cli/lib.sh"
+C="$DATA/configs"
+"$PY" -c "
+import json, numpy as np
+rng = np.random.default_rng(7)
+np.save('q.npy', rng.standard_normal((1, 4, 48, 128)).astype('f4'))
+np.save('k.npy', rng.standard_normal((1, 2, 48, 128)).astype('f4'))
+c = json.load(open('$C/llama-3.1-8b.json')); c['rope_theta'] = 10000
+json.dump(c, open('bad-theta.json', 'w'))"
+L="$C/llama-3.1-8b.json"
+for p in exact hf vllm ggml; do
+    expect_ok "$POSENC" apply q.npy k.npy --config "$L" --precision $p --offset 131024 -o $p.npz
+done
+expect_ok "$POSENC" apply q.npy k.npy --config bad-theta.json --precision ggml --offset 131024 -o bad.npz
+
+run() { # run DUMP EXIT [options]: verify q/k of DUMP.npz, the report in DUMP.json
+    d=$1 want=$2
+    shift 2
+    set +e
+    "$POSENC" verify --config "$L" --q q.npy --k k.npy --expect-q $d.npz:q --expect-k $d.npz:k \
+        --offset 131024 --report $d.json "$@" > $d.out 2> $d.err
+    rc=$?
+    set -e
+    [ "$rc" -eq "$want" ] || { echo "$d: exit $rc, not $want"; cat $d.out $d.err; exit 1; }
+}
+run ggml 0
+grep -q '^ok    expect_k .*k matches the ggml profile (llama.cpp).*not a bug' ggml.out || { cat ggml.out; exit 1; }
+run exact 0
+grep -q '^ok    expect_q .*q matches exact math' exact.out || { cat exact.out; exit 1; }
+run hf 0
+run vllm 0
+run bad 1
+grep -q '^FAIL  expect_q .*matches no runtime profile' bad.out || { cat bad.out; exit 1; }
+# held to one profile: the llama.cpp dump fails against hf and passes against ggml
+run ggml 1 --precision hf
+grep -q '^FAIL  expect_q .*q matches the ggml profile' ggml.out || { cat ggml.out; exit 1; }
+run ggml 0 --precision ggml
+
+"$PY" - <<'PY'
+import json
+def check(name, role):
+    r = json.load(open(name + ".json"))
+    return [c for c in r["checks"] if c["name"] == "expect_" + role][0]
+for role in ("q", "k"):
+    d = check("bad", role)["details"]
+    assert d["runtime_match"] is None and not any(f.get("matches") for f in d["runtimes"]), d["runtimes"]
+    fits = {f["precision"]: f for f in check("exact", role)["details"]["runtimes"]}
+    assert set(fits) == {"exact", "hf", "vllm", "ggml"}, fits
+    assert fits["exact"]["matches"] and fits["exact"]["drift"] == 0, fits["exact"]
+    # transformers' and llama.cpp's float32 pipelines drift from exact math at 131072 by ~1e-2
+    assert 1e-3 < fits["hf"]["drift"] < 5e-2 and 1e-3 < fits["ggml"]["drift"] < 5e-2, fits
+    assert not fits["hf"]["matches"] and not fits["ggml"]["matches"], fits
+PY
+# the ggml dump matches ggml only; the hf dump matches hf and vLLM (the same float32 pipeline
+# for Llama 3.1) and names hf
+"$PY" - <<'PY'
+import json
+for name, want, also in (("ggml", "ggml", set()), ("hf", "hf", {"vllm"}), ("vllm", "hf", {"vllm"})):
+    r = json.load(open(name + ".json"))
+    for c in r["checks"]:
+        if c["name"].startswith("expect_"):
+            d = c["details"]
+            m = {f["precision"] for f in d["runtimes"] if f.get("matches")}
+            assert d["runtime_match"] == want and m == {want} | also, (name, d["runtime_match"], m)
+PY
