@@ -7,7 +7,7 @@
 
 #include "posenc/posenc.h"
 #include "positions.h"
-#include "progress.h"
+#include "util_progress.h"
 #include "strbuf.h"
 
 /* Exit status of every subcommand (posenc(1) EXIT STATUS). */

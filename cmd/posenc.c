@@ -6,7 +6,7 @@
 
 #include "common.h"
 #include "iowatch.h"
-#include "progress.h"
+#include "util_progress.h"
 
 static const struct cmd {
     const char *name;

@@ -1,4 +1,4 @@
-/* cmd/progress.c: one progress line on standard error while a long run streams data.
+/* cmd/util_progress.c: one progress line on standard error while a long run streams data.
  *
  * The counters are atomics so that the io layer's observer (formats/iowatch.h) can be called from
  * apply's and gen's streaming threads; one thread at a time draws (an atomic flag), and only
@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "iowatch.h"
-#include "progress.h"
+#include "util_progress.h"
 
 #define NS 1000000000LL
 

@@ -1,4 +1,4 @@
-/* cmd/progress.h: one progress line on standard error while a long run streams data. */
+/* cmd/util_progress.h: one progress line on standard error while a long run streams data. */
 #ifndef POSENC_CMD_PROGRESS_H
 #define POSENC_CMD_PROGRESS_H
 
