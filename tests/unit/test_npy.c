@@ -68,30 +68,6 @@ static void expect_open_error(const char *path, const posenc_read_opts *o, posen
     assert_non_null(strstr(err.msg, msg));
 }
 
-/* An opaque '<V2' array: the container lists it (its NPY descr, not readable, 2-byte elements)
- * and opening a reader on it fails with msg. */
-static void expect_opaque(const char *path, const char *msg)
-{
-    posenc_container *c = NULL;
-    posenc_reader *r = NULL;
-    posenc_error err = { 0 };
-    int readable = 1;
-    uint64_t nb = 0;
-    if (posenc_container_open(path, NULL, &c, &err) != POSENC_OK)
-        fail_msg("open '%s': %s", path, err.msg);
-    assert_int_equal(posenc_container_count(c), 1);
-    const char *t = posenc_container_array_type(c, 0, &nb, &readable);
-    assert_non_null(t);
-    assert_true(strcmp(t, "<V2") == 0 || strcmp(t, "|V2") == 0);
-    assert_int_equal(readable, 0);
-    const posenc_array_info *a = posenc_container_array(c, 0);
-    assert_true(nb == (uint64_t)a->shape[0] * 2);
-    assert_int_equal(posenc_reader_open_index(c, 0, &r, &err), POSENC_EUNSUPPORTED);
-    if (!strstr(err.msg, msg))
-        fail_msg("reader on '%s': '%s' lacks '%s'", path, err.msg, msg);
-    posenc_container_close(c);
-}
-
 static void fill(posenc_dtype dt, void *buf, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -391,7 +367,7 @@ static void test_dtypes_descr(void **state)
     /* '<V2' is opaque unless the caller says it is bf16 */
     n = make_npy(buf, 1, "{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }", data, 4);
     tu_write_file(tu_path("v2.npy"), buf, n);
-    expect_opaque(tu_path("v2.npy"), "dtype '<V2' is opaque; pass --dtype bf16 if it is bfloat16");
+    tu_expect_opaque(tu_path("v2.npy"), "dtype '<V2' is opaque; pass --dtype bf16 if it is bfloat16");
     posenc_read_opts o = { .assume_bf16 = 1 };
     float *f;
     posenc_array_info info;

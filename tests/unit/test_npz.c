@@ -57,30 +57,6 @@ static void expect_open_error(const char *path, const posenc_read_opts *o, posen
     assert_non_null(strstr(err.msg, msg));
 }
 
-/* An opaque '<V2' array: the container lists it (its NPY descr, not readable, 2-byte elements)
- * and opening a reader on it fails with msg. */
-static void expect_opaque(const char *path, const char *msg)
-{
-    posenc_container *c = NULL;
-    posenc_reader *r = NULL;
-    posenc_error err = { 0 };
-    int readable = 1;
-    uint64_t nb = 0;
-    if (posenc_container_open(path, NULL, &c, &err) != POSENC_OK)
-        fail_msg("open '%s': %s", path, err.msg);
-    assert_int_equal(posenc_container_count(c), 1);
-    const char *t = posenc_container_array_type(c, 0, &nb, &readable);
-    assert_non_null(t);
-    assert_true(strcmp(t, "<V2") == 0 || strcmp(t, "|V2") == 0);
-    assert_int_equal(readable, 0);
-    const posenc_array_info *a = posenc_container_array(c, 0);
-    assert_true(nb == (uint64_t)a->shape[0] * 2);
-    assert_int_equal(posenc_reader_open_index(c, 0, &r, &err), POSENC_EUNSUPPORTED);
-    if (!strstr(err.msg, msg))
-        fail_msg("reader on '%s': '%s' lacks '%s'", path, err.msg, msg);
-    posenc_container_close(c);
-}
-
 /* Read every element of array name of path; returns the status of the first failure. */
 static posenc_status read_member(const char *spec, void *buf, uint64_t n, posenc_error *err)
 {
@@ -629,7 +605,7 @@ static void test_bad_archives(void **state)
           .n = sizeof bf16_meta - 1, .usize = -1 },
     };
     build_zip(tu_path("v2.npz"), vm, 1, 0, NULL);
-    expect_opaque(tu_path("v2.npz"), "'<V2' is opaque; pass --dtype bf16");
+    tu_expect_opaque(tu_path("v2.npz"), "'<V2' is opaque; pass --dtype bf16");
     build_zip(tu_path("v2.npz"), vm, 2, 0, NULL);
     posenc_container *c;
     if (posenc_container_open(tu_path("v2.npz"), NULL, &c, &err))

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "posenc/io.h"
 
 char tu_dir[256];
 
@@ -119,4 +120,28 @@ posenc_rope_params tu_rope_params(const posenc_rope_config *c)
     if (posenc_rope_params_compute(c, 0, &p, &err) != POSENC_OK)
         fail_msg("posenc_rope_params_compute: %s", err.msg);
     return p;
+}
+
+/* An opaque '<V2' array: the container lists it (its NPY descr, not readable, 2-byte elements)
+ * and opening a reader on it fails with msg. */
+void tu_expect_opaque(const char *path, const char *msg)
+{
+    posenc_container *c = NULL;
+    posenc_reader *r = NULL;
+    posenc_error err = { 0 };
+    int readable = 1;
+    uint64_t nb = 0;
+    if (posenc_container_open(path, NULL, &c, &err) != POSENC_OK)
+        fail_msg("open '%s': %s", path, err.msg);
+    assert_int_equal(posenc_container_count(c), 1);
+    const char *t = posenc_container_array_type(c, 0, &nb, &readable);
+    assert_non_null(t);
+    assert_true(strcmp(t, "<V2") == 0 || strcmp(t, "|V2") == 0);
+    assert_int_equal(readable, 0);
+    const posenc_array_info *a = posenc_container_array(c, 0);
+    assert_true(nb == (uint64_t)a->shape[0] * 2);
+    assert_int_equal(posenc_reader_open_index(c, 0, &r, &err), POSENC_EUNSUPPORTED);
+    if (!strstr(err.msg, msg))
+        fail_msg("reader on '%s': '%s' lacks '%s'", path, err.msg, msg);
+    posenc_container_close(c);
 }

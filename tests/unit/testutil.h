@@ -69,6 +69,10 @@ int tu_python_run(const char *modules, const char *code);
         assert_int_equal(rc_, 0);                                                            \
     } while (0)
 
+/* An opaque '<V2' array (NPY without --dtype bf16): the container at path lists it (its NPY
+ * descr, not readable, 2-byte elements) and opening a reader on it fails with msg. */
+void tu_expect_opaque(const char *path, const char *msg);
+
 /* ---- RoPE fixtures ---- */
 
 /* A default-RoPE config: theta, head_dim, rotary_dim (exponent over rotary_dim), pairing style,
