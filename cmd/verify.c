@@ -539,10 +539,8 @@ static int compare_check(struct vstate *v, const struct opts *o, const posenc_mo
             ok = 1;
             snprintf(summary, sizeof summary, "%s (posenc's hf rotation differs by max rel err "
                      "%.3g)", fits.explanation, st->max_rel);
-        } else if (b && b->prec != (o->has_prec ? o->prec : POSENC_PREC_HF)) {
-            size_t len = strlen(summary);
-            snprintf(summary + len, sizeof summary - len, "; %s", fits.explanation);
-        } else if (!b) {
+        } else if (!b || b->prec != (o->has_prec ? o->prec : POSENC_PREC_HF)) {
+            /* no profile fits, or another than the one the rows were held to */
             size_t len = strlen(summary);
             snprintf(summary + len, sizeof summary - len, "; %s", fits.explanation);
         }

@@ -81,21 +81,36 @@ const posenc_backend *posenc_backend_for(posenc_format f)
     return d ? d->be : NULL;
 }
 
+/* The formats' names, comma separated and `last` before the final one; files_only: only the
+ * formats a file can be read as (a reader, not a directory). */
+static void names_of(char *buf, size_t n, int files_only, const char *last)
+{
+    const format_desc *pick[N_FORMATS];
+    size_t k = 0, used = 0;
+    for (size_t i = 0; i < N_FORMATS; i++)
+        if (!files_only || (formats[i].be->open && formats[i].fmt != POSENC_FMT_DIR))
+            pick[k++] = &formats[i];
+    buf[0] = '\0';
+    for (size_t i = 0; i < k && used < n; i++) {
+        int w = snprintf(buf + used, n - used, "%s%s", i ? (i + 1 < k ? ", " : last) : "",
+                         pick[i]->name);
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
 posenc_status posenc_format_parse(const char *s, posenc_format *out, posenc_error *err)
 {
-    char list[160] = "";
-    size_t used = 0;
     for (size_t i = 0; i < N_FORMATS; i++) {
         const format_desc *d = &formats[i];
         if (strcmp(s, d->name) == 0 || (d->alias && strcmp(s, d->alias) == 0)) {
             *out = d->fmt;
             return POSENC_OK;
         }
-        int k = snprintf(list + used, sizeof list - used, "%s%s", i ? (i + 1 < N_FORMATS ?
-                         ", " : " or ") : "", d->name);
-        if (k > 0 && (size_t)k < sizeof list - used)
-            used += (size_t)k;
     }
+    char list[160];
+    names_of(list, sizeof list, 0, " or ");
     return posenc_seterr(err, POSENC_EINVAL, "unknown format '%s' (expected %s)", s, list);
 }
 
@@ -184,16 +199,8 @@ posenc_status posenc_format_sniff(const char *path, posenc_format *out, posenc_e
         }
     posenc_format g = by_ext(path, strlen(path), 1);
     if (g == POSENC_FMT_AUTO || !posenc_backend_for(g)->open) {
-        char list[160] = "";
-        size_t used = 0;
-        for (size_t i = 0; i < N_FORMATS; i++) {
-            if (!formats[i].be->open || formats[i].fmt == POSENC_FMT_DIR)
-                continue;
-            int k = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "",
-                             formats[i].name);
-            if (k > 0 && (size_t)k < sizeof list - used)
-                used += (size_t)k;
-        }
+        char list[160];
+        names_of(list, sizeof list, 1, ", ");
         return posenc_seterr(err, POSENC_EFORMAT, "'%s': unknown file format (not %s)", path,
                              list);
     }
