@@ -81,7 +81,7 @@ $(B)/%.o: %.c
 # ---- shared library ----
 # -fno-semantic-interposition lets calls inside a file be inlined as in the static build; the
 # version script exports only the functions include/posenc/*.h declares (the internal
-# posenc_npy_*, posenc_mathx_*, posenc_tmp_*, ... that cmd/ and the tests take from
+# pe_npy_*, pe_mathx_*, pe_tmp_*, ... that cmd/ and the tests take from
 # libposenc.a stay local). -z defs: every dependency is on the link line, so plain
 # `pkg-config --libs posenc` suffices.
 $(B)/pic/%.o: %.c

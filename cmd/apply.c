@@ -145,7 +145,7 @@ static int load_positions(const char *arg, int64_t offset, int mrope, int64_t ba
     pos->naxes = 1;
     if (!arg) {
         if (offset + seq > POS_END)
-            return posenc_usage_error(CMD, "--offset: positions %" PRId64 " to %" PRId64
+            return cmd_usage_error(CMD, "--offset: positions %" PRId64 " to %" PRId64
                                            " exceed 2^31 - 1", offset, offset + seq - 1);
         pos->offset = offset;
         pos->max = seq ? offset + seq - 1 : offset;
@@ -160,7 +160,7 @@ static int load_positions(const char *arg, int64_t offset, int mrope, int64_t ba
     if (!file && pp->count != (uint64_t)seq) {
         uint64_t n = pp->count;
         pe_positions_free(pp);
-        return posenc_usage_error(CMD, "--positions: %" PRIu64 " position%s for a sequence of %"
+        return cmd_usage_error(CMD, "--positions: %" PRIu64 " position%s for a sequence of %"
                                        PRId64 " token%s", n, n == 1 ? "" : "s", seq,
                                   seq == 1 ? "" : "s");
     }
@@ -181,24 +181,24 @@ static int load_positions(const char *arg, int64_t offset, int mrope, int64_t ba
         ok = 1;
     }
     if (!ok && !mrope && ndim >= 2 && shape[0] == 3 && shape[ndim - 1] == seq) {
-        posenc_msg(CMD, "'%s': 3-axis (t, h, w) positions need a multimodal (mrope) RoPE config",
+        cmd_msg(CMD, "'%s': 3-axis (t, h, w) positions need a multimodal (mrope) RoPE config",
                    arg);
         pe_positions_free(pp);
-        return POSENC_EXIT_ERROR;
+        return CMD_EXIT_ERROR;
     }
     if (!ok) {
         char buf[160];
         posenc_shape_str(ndim, shape, buf, sizeof buf);
-        posenc_msg(CMD, "'%s': positions of shape %s do not fit batch %" PRId64 " and seq %" PRId64
+        cmd_msg(CMD, "'%s': positions of shape %s do not fit batch %" PRId64 " and seq %" PRId64
                    " (expected [seq], [batch, seq]%s)", arg, buf, batch, seq,
                    mrope ? ", [3, seq] or [3, batch, seq]" : "");
         pe_positions_free(pp);
-        return POSENC_EXIT_ERROR;
+        return CMD_EXIT_ERROR;
     }
     posenc_error err = { 0 };
     if (pe_positions_values(pp, &pos->values, &err) != POSENC_OK) {
         pe_positions_free(pp);
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     }
     /* every value is in [0, 2^31): checked by the parser */
     pos->list = pp;
@@ -256,7 +256,7 @@ static int apply_pairs(const struct popts *o, posenc_model *model, posenc_contai
                        const char *path)
 {
     posenc_error err = { 0 };
-    int rc = POSENC_EXIT_ERROR;
+    int rc = CMD_EXIT_ERROR;
     pe_pairs *pp = NULL;
     pe_apply_job *jobs = NULL;
     posenc_writer *w = NULL;
@@ -268,11 +268,11 @@ static int apply_pairs(const struct popts *o, posenc_model *model, posenc_contai
         posenc_apply *ap;
     } aps[MAX_AP];
     size_t naps = 0;
-    posenc_strbuf layers = { 0 };
+    pe_strbuf layers = { 0 };
 
     if (pe_pairs_find(c, path, o->glob, &pp, &err) != POSENC_OK) {
-        rc = err.code == POSENC_EINVAL ? posenc_usage_error(CMD, "%s", err.msg)
-                                       : posenc_fail(CMD, &err);
+        rc = err.code == POSENC_EINVAL ? cmd_usage_error(CMD, "%s", err.msg)
+                                       : cmd_fail(CMD, &err);
         goto out;
     }
     if (pe_pairs_layers(pp, model, o->layer_type, path, &err) != POSENC_OK)
@@ -320,7 +320,7 @@ static int apply_pairs(const struct popts *o, posenc_model *model, posenc_contai
         total += nb;
     }
     if (total > ((uint64_t)4 << 30) && !o->force) {
-        posenc_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass "
+        cmd_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass "
                         "--force", o->outp ? o->outp : path,
                    (double)total / (double)((uint64_t)1 << 30));
         goto out;
@@ -339,7 +339,7 @@ static int apply_pairs(const struct popts *o, posenc_model *model, posenc_contai
     if ((rc = load_positions(o->positions_arg, o->offset, mrope, jobs[0].sh.batch,
                              jobs[0].sh.seq, &pos)))
         goto out;
-    rc = POSENC_EXIT_ERROR;
+    rc = CMD_EXIT_ERROR;
     posenc_apply_positions apos = { pos.values, pos.offset, pos.rows, pos.naxes };
     posenc_style style0 = POSENC_STYLE_NEOX;
     int have_style = 0;
@@ -380,12 +380,12 @@ static int apply_pairs(const struct popts *o, posenc_model *model, posenc_contai
                 goto fail;
             }
             if (o->prec == POSENC_PREC_VLLM && vi.note[0] && naps == 0)
-                posenc_msg(CMD, "'%s': %s", o->config, vi.note);
+                cmd_msg(CMD, "'%s': %s", o->config, vi.note);
             if (o->prec == POSENC_PREC_GGML &&
                 (rc = cmd_ggml_params(CMD, o->config, model, pr->layer_type,
                                       o->seq_len ? o->seq_len : pos.max + 1, &params)) != 0)
                 goto out;
-            rc = POSENC_EXIT_ERROR;
+            rc = CMD_EXIT_ERROR;
             if (pos.naxes == 3 && !params.mrope) {
                 posenc_seterr(&err, POSENC_EINVAL, "'%s': 3-axis positions need a multimodal "
                               "(mrope) RoPE config, and layer type '%s' of '%s' has none",
@@ -396,7 +396,7 @@ static int apply_pairs(const struct popts *o, posenc_model *model, posenc_contai
             style0 = have_style ? style0 : params.style;
             have_style = 1;
             posenc_apply_opts ao = { o->prec, o->inverse, j->in_dt };
-            if (posenc_apply_new(&params, &ao, &apos, j->sh.seq, posenc_nthreads(), &aps[a].ap,
+            if (posenc_apply_new(&params, &ao, &apos, j->sh.seq, cmd_nthreads(), &aps[a].ap,
                                  &err) != POSENC_OK) {
                 prefix_file(&err, o->config);
                 goto fail;
@@ -430,7 +430,7 @@ static int apply_pairs(const struct popts *o, posenc_model *model, posenc_contai
         const char *outs[] = { outpath };
         if ((rc = cmd_check_outputs(CMD, outs, 1, ins, sizeof ins / sizeof *ins)))
             goto out;
-        rc = POSENC_EXIT_ERROR;
+        rc = CMD_EXIT_ERROR;
     }
     posenc_write_opts wo = o->wopts;
     if (wo.format == POSENC_FMT_AUTO)
@@ -445,21 +445,21 @@ static int apply_pairs(const struct popts *o, posenc_model *model, posenc_contai
     if (posenc_writer_open(outpath, &wo, &w, &err) != POSENC_OK)
         goto fail;
     /* which parameters each pair got: {"group": "layer type" | "rope" | "none"} */
-    posenc_strbuf_puts(&layers, "{");
+    pe_strbuf_puts(&layers, "{");
     for (size_t i = 0; i < pp->n; i++) {
         const pe_pair *pr = &pp->v[i];
-        posenc_strbuf_puts(&layers, i ? ", " : "");
-        posenc_strbuf_json_string(&layers, pr->group);
-        posenc_strbuf_puts(&layers, ": ");
-        posenc_strbuf_json_string(&layers, pr->nope ? "none" : pr->layer_type ? pr->layer_type
+        pe_strbuf_puts(&layers, i ? ", " : "");
+        pe_strbuf_json_string(&layers, pr->group);
+        pe_strbuf_puts(&layers, ": ");
+        pe_strbuf_json_string(&layers, pr->nope ? "none" : pr->layer_type ? pr->layer_type
                                                                               : "rope");
         if (pr->nope)
-            posenc_msg(CMD, "'%s': '%s' is layer %lld, which has no RoPE: copied unchanged",
+            cmd_msg(CMD, "'%s': '%s' is layer %lld, which has no RoPE: copied unchanged",
                        path, pe_pairs_label(pr), (long long)pr->layer);
     }
-    posenc_strbuf_puts(&layers, "}");
+    pe_strbuf_puts(&layers, "}");
     if (pp->n_other)
-        posenc_msg(CMD, "'%s': %zu member%s in no q/k pair %s not written ('%s'%s)", path,
+        cmd_msg(CMD, "'%s': %zu member%s in no q/k pair %s not written ('%s'%s)", path,
                    pp->n_other, pp->n_other == 1 ? "" : "s", pp->n_other == 1 ? "is" : "are",
                    pp->other, pp->n_other > 1 ? ", ..." : "");
     if (layers.oom || write_meta(w, o->config, style0, o->prec, o->inverse, &err) != POSENC_OK ||
@@ -476,7 +476,7 @@ static int apply_pairs(const struct popts *o, posenc_model *model, posenc_contai
         jobs[i].w = w;
     }
     /* a library that is not thread-safe (HDF5's) keeps its reads and writes on one thread */
-    int threaded = posenc_nthreads() > 1 &&
+    int threaded = cmd_nthreads() > 1 &&
                    posenc_format_thread_safe(posenc_container_format(c)) &&
                    posenc_format_thread_safe(posenc_writer_format(w));
     if (pe_apply_run(jobs, nj, threaded, &err) != POSENC_OK)
@@ -485,12 +485,12 @@ static int apply_pairs(const struct popts *o, posenc_model *model, posenc_contai
     w = NULL;
     if (st != POSENC_OK)
         goto fail;
-    rc = POSENC_EXIT_OK;
+    rc = CMD_EXIT_OK;
     goto out;
 nomem:
     posenc_seterr(&err, POSENC_ENOMEM, "out of memory");
 fail:
-    rc = posenc_fail(CMD, &err);
+    rc = cmd_fail(CMD, &err);
 out:
     posenc_writer_abort(w);
     for (size_t a = 0; a < naps; a++)
@@ -524,7 +524,7 @@ enum {
 };
 
 
-static int usage_err_status(const posenc_error *e) { return posenc_usage_error(CMD, "%s", e->msg); }
+static int usage_err_status(const posenc_error *e) { return cmd_usage_error(CMD, "%s", e->msg); }
 
 int cmd_apply(int argc, char **argv)
 {
@@ -589,26 +589,26 @@ int cmd_apply(int argc, char **argv)
         case OPT_LAYER_TYPE: layer_type = optarg; break;
         case OPT_FAMILY: family = optarg; break;
         case OPT_SEQ_LEN:
-            if (posenc_parse_i64(CMD, "--seq-len", optarg, 1, INT64_C(1) << 31, &seq_len))
-                return POSENC_EXIT_USAGE;
+            if (cmd_parse_i64(CMD, "--seq-len", optarg, 1, INT64_C(1) << 31, &seq_len))
+                return CMD_EXIT_USAGE;
             break;
         case OPT_OFFSET:
-            if (posenc_parse_i64(CMD, "--offset", optarg, 0, (INT64_C(1) << 31) - 1, &offset))
-                return POSENC_EXIT_USAGE;
+            if (cmd_parse_i64(CMD, "--offset", optarg, 0, (INT64_C(1) << 31) - 1, &offset))
+                return CMD_EXIT_USAGE;
             offset_set = 1;
             break;
         case OPT_POSITIONS: positions_arg = optarg; break;
         case OPT_MAX_MODEL_LEN:
-            if (posenc_parse_i64(CMD, "--max-model-len", optarg, 1, INT64_C(1) << 48,
+            if (cmd_parse_i64(CMD, "--max-model-len", optarg, 1, INT64_C(1) << 48,
                                  &max_model_len))
-                return POSENC_EXIT_USAGE;
+                return CMD_EXIT_USAGE;
             break;
         case OPT_INVERSE: inverse = 1; break;
         case OPT_DTYPE:
             if (posenc_dtype_parse(optarg, &out_dtype, &err) != POSENC_OK)
                 return usage_err_status(&err);
             if (!posenc_dtype_is_float(out_dtype))
-                return posenc_usage_error(CMD, "--dtype: '%s' is not a float dtype "
+                return cmd_usage_error(CMD, "--dtype: '%s' is not a float dtype "
                                                "(f16, bf16, f32, f64)", optarg);
             dtype_set = 1;
             break;
@@ -618,23 +618,23 @@ int cmd_apply(int argc, char **argv)
         case OPT_PAIRS: glob = optarg; break;
         case 'h':
             usage(stdout);
-            return POSENC_EXIT_OK;
+            return CMD_EXIT_OK;
         case ':':
-            return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+            return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
         default:
-            return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+            return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (max_model_len && prec != POSENC_PREC_VLLM)
-        return posenc_usage_error(CMD, "--max-model-len applies only to --precision vllm");
+        return cmd_usage_error(CMD, "--max-model-len applies only to --precision vllm");
     int nin = argc - optind;
     if (nin < 1 || nin > 2)
-        return posenc_usage_error(CMD, nin < 1 ? "need Q and K dumps (or one dump X)"
+        return cmd_usage_error(CMD, nin < 1 ? "need Q and K dumps (or one dump X)"
                                               : "too many arguments: give Q and K, or one dump");
     if (!config)
-        return posenc_usage_error(CMD, "--config FILE is required");
+        return cmd_usage_error(CMD, "--config FILE is required");
     if (positions_arg && offset_set)
-        return posenc_usage_error(CMD, "--positions and --offset exclude each other");
+        return cmd_usage_error(CMD, "--positions and --offset exclude each other");
     const char *in[2] = { argv[optind], nin == 2 ? argv[optind + 1] : NULL };
     {
         /* one container of several arrays and no member named: every q/k pair in it */
@@ -648,11 +648,11 @@ int cmd_apply(int argc, char **argv)
             (posenc_container_count(ct) > 1 || glob)) {
             if (!config) {
                 posenc_container_close(ct);
-                return posenc_usage_error(CMD, "--config FILE is required");
+                return cmd_usage_error(CMD, "--config FILE is required");
             }
             if (positions_arg && offset_set) {
                 posenc_container_close(ct);
-                return posenc_usage_error(CMD, "--positions and --offset exclude each other");
+                return cmd_usage_error(CMD, "--positions and --offset exclude each other");
             }
             posenc_model *pm = NULL;
             struct popts po = { config, outp, layer_type, positions_arg, glob, layout, style,
@@ -668,17 +668,17 @@ int cmd_apply(int argc, char **argv)
         posenc_container_close(ct);
     }
     if (glob)
-        return posenc_usage_error(CMD, "--pairs needs one container (.h5, .npz, .safetensors, "
+        return cmd_usage_error(CMD, "--pairs needs one container (.h5, .npz, .safetensors, "
                                        "a directory) without a member name");
     if (nin == 2 && strcmp(in[0], "-") == 0 && strcmp(in[1], "-") == 0)
-        return posenc_usage_error(CMD, "only one input can be '-' (stdin)");
+        return cmd_usage_error(CMD, "only one input can be '-' (stdin)");
     if (!outp && (strcmp(in[0], "-") == 0 || (in[1] && strcmp(in[1], "-") == 0)))
-        return posenc_usage_error(CMD, "reading stdin needs -o OUT");
+        return cmd_usage_error(CMD, "reading stdin needs -o OUT");
     if (outp && nin == 2 && strcmp(outp, "-") == 0)
-        return posenc_usage_error(CMD, "'-o -' writes one tensor; give one dump or an .npz, "
+        return cmd_usage_error(CMD, "'-o -' writes one tensor; give one dump or an .npz, "
                                        ".h5, .safetensors or directory OUT");
 
-    int rc = POSENC_EXIT_ERROR;
+    int rc = CMD_EXIT_ERROR;
     posenc_model *model = NULL;
     pe_apply_job jobs[2];
     memset(jobs, 0, sizeof jobs);
@@ -746,10 +746,10 @@ int cmd_apply(int argc, char **argv)
             total += nb;
         }
         if (total > ((uint64_t)4 << 30) && !force) {
-            posenc_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass "
+            cmd_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass "
                             "--force", outp ? outp : in[0],
                        (double)total / (double)((uint64_t)1 << 30));
-            rc = POSENC_EXIT_ERROR;
+            rc = CMD_EXIT_ERROR;
             goto out;
         }
     }
@@ -758,7 +758,7 @@ int cmd_apply(int argc, char **argv)
                         jobs[0].sh.seq, &pos);
     if (rc)
         goto out;
-    rc = POSENC_EXIT_ERROR;
+    rc = CMD_EXIT_ERROR;
     posenc_rope_params params;
     posenc_vllm_info vi;
     if (posenc_rope_params_for(&rcfg, prec, posenc_model_family(model),
@@ -774,12 +774,12 @@ int cmd_apply(int argc, char **argv)
         goto fail;
     }
     if (prec == POSENC_PREC_VLLM && vi.note[0])
-        posenc_msg(CMD, "'%s': %s", config, vi.note);
+        cmd_msg(CMD, "'%s': %s", config, vi.note);
     if (prec == POSENC_PREC_GGML &&
         (rc = cmd_ggml_params(CMD, config, model, layer_type, seq_len ? seq_len : pos.max + 1,
-                              &params)) != POSENC_EXIT_OK)
+                              &params)) != CMD_EXIT_OK)
         goto out;
-    rc = POSENC_EXIT_ERROR;
+    rc = CMD_EXIT_ERROR;
     if (pos.naxes == 3 && !params.mrope) {
         posenc_seterr(&err, POSENC_EINVAL, "'%s': 3-axis positions need a multimodal (mrope) "
                       "RoPE config, and '%s' has none", positions_arg, config);
@@ -791,7 +791,7 @@ int cmd_apply(int argc, char **argv)
             jobs[1].ap = aps[0];
         } else {
             posenc_apply_opts o = { prec, inverse, jobs[i].in_dt };
-            if (posenc_apply_new(&params, &o, &ap, jobs[i].sh.seq, posenc_nthreads(), &aps[i],
+            if (posenc_apply_new(&params, &o, &ap, jobs[i].sh.seq, cmd_nthreads(), &aps[i],
                                  &err) != POSENC_OK) {
                 prefix_file(&err, config);
                 goto fail;
@@ -852,7 +852,7 @@ int cmd_apply(int argc, char **argv)
         const char *outs[] = { outpaths[0], outpaths[1] };
         if ((rc = cmd_check_outputs(CMD, outs, (size_t)nwriters, ins, sizeof ins / sizeof *ins)))
             goto out;
-        rc = POSENC_EXIT_ERROR;
+        rc = CMD_EXIT_ERROR;
     }
     for (int w = 0; w < nwriters; w++) {
         posenc_write_opts wo = wopts;
@@ -866,7 +866,7 @@ int cmd_apply(int argc, char **argv)
             if (nin == 2 && !strchr(base + 1, '.')) {
                 wo.format = POSENC_FMT_DIR;
             } else {
-                rc = posenc_usage_error(CMD, "'%s': cannot tell the output format from the name; "
+                rc = cmd_usage_error(CMD, "'%s': cannot tell the output format from the name; "
                                         "pass --format or end it in .npz, .npy, .h5, "
                                         ".safetensors, .bin or /%s", outpaths[w],
                                         nin == 2 ? " (or give a new directory's name)" : "");
@@ -902,7 +902,7 @@ int cmd_apply(int argc, char **argv)
 
     /* a library that is not thread-safe (HDF5's) keeps its reads and writes on one thread; the
      * readers know their format from the bytes, whatever the files are called */
-    int threaded = posenc_nthreads() > 1;
+    int threaded = cmd_nthreads() > 1;
     for (int i = 0; i < nin; i++)
         if (!posenc_format_thread_safe(posenc_reader_format(jobs[i].r)))
             threaded = 0;
@@ -917,12 +917,12 @@ int cmd_apply(int argc, char **argv)
         if (st != POSENC_OK)
             goto fail;
     }
-    rc = POSENC_EXIT_OK;
+    rc = CMD_EXIT_OK;
     goto out;
 nomem:
     posenc_seterr(&err, POSENC_ENOMEM, "out of memory");
 fail:
-    rc = posenc_fail(CMD, &err);
+    rc = cmd_fail(CMD, &err);
 out:
     for (int w = 0; w < 2; w++)
         posenc_writer_abort(writers[w]);

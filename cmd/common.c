@@ -10,7 +10,7 @@
 
 #include "common.h"
 
-void posenc_msg(const char *cmd, const char *fmt, ...)
+void cmd_msg(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     cmd_progress_clear();
@@ -21,11 +21,11 @@ void posenc_msg(const char *cmd, const char *fmt, ...)
     fputc('\n', stderr);
 }
 
-int posenc_fail(const char *cmd, const posenc_error *err)
+int cmd_fail(const char *cmd, const posenc_error *err)
 {
-    posenc_msg(cmd, "%s", err && err->msg[0] ? err->msg : "unknown error");
+    cmd_msg(cmd, "%s", err && err->msg[0] ? err->msg : "unknown error");
     /* refusing to overwrite an input is a usage error in every command */
-    return err && err->code == POSENC_EOVERWRITE ? POSENC_EXIT_USAGE : POSENC_EXIT_ERROR;
+    return err && err->code == POSENC_EOVERWRITE ? CMD_EXIT_USAGE : CMD_EXIT_ERROR;
 }
 
 int cmd_load_config(const char *cmd, const char *path, const char *family, posenc_model **out)
@@ -37,24 +37,24 @@ int cmd_load_config(const char *cmd, const char *path, const char *family, posen
     if (family) {
         posenc_family_info fi;
         if (posenc_family_find(family, &fi, &err) != POSENC_OK)
-            return posenc_usage_error(cmd, "--family: %s", err.msg);
+            return cmd_usage_error(cmd, "--family: %s", err.msg);
     }
     if (posenc_config_load(path, &opts, &m, &err) != POSENC_OK)
-        return posenc_fail(cmd, &err);
+        return cmd_fail(cmd, &err);
     if (posenc_model_warning(m))
-        posenc_msg(cmd, "'%s': %s", path, posenc_model_warning(m));
+        cmd_msg(cmd, "'%s': %s", path, posenc_model_warning(m));
     *out = m;
-    return POSENC_EXIT_OK;
+    return CMD_EXIT_OK;
 }
 
 int cmd_rope_fail(const char *cmd, const posenc_model *m, const posenc_error *err)
 {
-    posenc_msg(cmd, "%s", err && err->msg[0] ? err->msg : "unknown error");
+    cmd_msg(cmd, "%s", err && err->msg[0] ? err->msg : "unknown error");
     /* a model that does not rotate is the input's fact (exit 3); the rest is the layer type */
     if (m && posenc_model_encoding(m) != POSENC_ENC_ROPE)
-        return POSENC_EXIT_ERROR;
+        return CMD_EXIT_ERROR;
     return err && (err->code == POSENC_ENOTFOUND || err->code == POSENC_EINVAL)
-               ? POSENC_EXIT_USAGE : POSENC_EXIT_ERROR;
+               ? CMD_EXIT_USAGE : CMD_EXIT_ERROR;
 }
 
 int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
@@ -77,18 +77,18 @@ int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
         posenc_error err = { 0 };
         /* '-o -' is binary NPY: never onto a terminal (it would garble it), as gzip refuses */
         if (outs[i] && strcmp(outs[i], "-") == 0 && isatty(STDOUT_FILENO))
-            return posenc_usage_error(cmd, "'-': standard output is a terminal and NPY is binary; "
+            return cmd_usage_error(cmd, "'-': standard output is a terminal and NPY is binary; "
                                            "redirect it (> FILE.npy or | PROGRAM) or name a "
                                            "file");
         if (outs[i] && posenc_output_check(outs[i], &err) != POSENC_OK) {
-            posenc_msg(cmd, "%s", err.msg);
-            return POSENC_EXIT_USAGE;
+            cmd_msg(cmd, "%s", err.msg);
+            return CMD_EXIT_USAGE;
         }
     }
-    return POSENC_EXIT_OK;
+    return CMD_EXIT_OK;
 }
 
-int posenc_usage_error(const char *cmd, const char *fmt, ...)
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     cmd_progress_clear();
@@ -97,38 +97,38 @@ int posenc_usage_error(const char *cmd, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     va_end(ap);
     fprintf(stderr, "\nposenc %s: try 'posenc %s --help'\n", cmd, cmd);
-    return POSENC_EXIT_USAGE;
+    return CMD_EXIT_USAGE;
 }
 
-int posenc_parse_i64(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
+int cmd_parse_i64(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
                      int64_t *out)
 {
     char *end;
     errno = 0;
     long long v = strtoll(s, &end, 10);
     if (end == s || *end != '\0' || errno == ERANGE || v < min || v > max)
-        return posenc_usage_error(cmd, "%s: '%s' is not an integer in [%" PRId64 ", %" PRId64 "]",
+        return cmd_usage_error(cmd, "%s: '%s' is not an integer in [%" PRId64 ", %" PRId64 "]",
                                   opt, s, min, max);
     *out = v;
     return 0;
 }
 
-int posenc_parse_int(const char *cmd, const char *opt, const char *s, int min, int max, int *out)
+int cmd_parse_int(const char *cmd, const char *opt, const char *s, int min, int max, int *out)
 {
     int64_t v;
-    int rc = posenc_parse_i64(cmd, opt, s, min, max, &v);
+    int rc = cmd_parse_i64(cmd, opt, s, min, max, &v);
     if (rc == 0)
         *out = (int)v;
     return rc;
 }
 
-int posenc_parse_double(const char *cmd, const char *opt, const char *s, double *out)
+int cmd_parse_double(const char *cmd, const char *opt, const char *s, double *out)
 {
     char *end;
     errno = 0;
     double v = strtod(s, &end);
     if (end == s || *end != '\0' || errno == ERANGE || !isfinite(v))
-        return posenc_usage_error(cmd, "%s: '%s' is not a finite number", opt, s);
+        return cmd_usage_error(cmd, "%s: '%s' is not a finite number", opt, s);
     *out = v;
     return 0;
 }
@@ -142,14 +142,14 @@ int cmd_parse_positions(const char *cmd, const char *spec, int64_t end, uint64_t
         if (pe_positions_read(spec, end, max_count < PE_POSITIONS_FILE_MAX ? max_count
                                                                             : PE_POSITIONS_FILE_MAX,
                               out, &err) != POSENC_OK)
-            return posenc_fail(cmd, &err);
+            return cmd_fail(cmd, &err);
         return 0;
     }
     posenc_status st = pe_positions_parse(spec, end, max_count, out, &err);
     if (st == POSENC_EINVAL || st == POSENC_ERANGE)
-        return posenc_usage_error(cmd, "--positions: %s", err.msg);
+        return cmd_usage_error(cmd, "--positions: %s", err.msg);
     if (st != POSENC_OK)
-        return posenc_fail(cmd, &err);
+        return cmd_fail(cmd, &err);
     return 0;
 }
 
@@ -163,7 +163,7 @@ static int stat_spec(const char *spec, struct stat *st)
     return stat(path, st);
 }
 
-int posenc_same_file(const char *a, const char *b)
+int cmd_same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
     if (stat_spec(a, &sa) != 0 || stat_spec(b, &sb) != 0)
@@ -171,11 +171,11 @@ int posenc_same_file(const char *a, const char *b)
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-void posenc_meta_take(struct posenc_meta *m, const char *key, posenc_strbuf *b)
+void cmd_meta_take(struct cmd_meta *m, const char *key, pe_strbuf *b)
 {
-    char *v = posenc_strbuf_finish(b);
+    char *v = pe_strbuf_finish(b);
     char *k = strdup(key);
-    if (!v || !k || m->n == POSENC_META_MAX) {
+    if (!v || !k || m->n == CMD_META_MAX) {
         free(v);
         free(k);
         m->oom = 1;
@@ -187,28 +187,28 @@ void posenc_meta_take(struct posenc_meta *m, const char *key, posenc_strbuf *b)
     memset(b, 0, sizeof *b);
 }
 
-void posenc_meta_json(struct posenc_meta *m, const char *key, const char *json)
+void cmd_meta_json(struct cmd_meta *m, const char *key, const char *json)
 {
-    posenc_strbuf b = { 0 };
-    posenc_strbuf_puts(&b, json);
-    posenc_meta_take(m, key, &b);
+    pe_strbuf b = { 0 };
+    pe_strbuf_puts(&b, json);
+    cmd_meta_take(m, key, &b);
 }
 
-void posenc_meta_str(struct posenc_meta *m, const char *key, const char *s)
+void cmd_meta_str(struct cmd_meta *m, const char *key, const char *s)
 {
-    posenc_strbuf b = { 0 };
+    pe_strbuf b = { 0 };
     if (s)
-        posenc_strbuf_json_string(&b, s);
+        pe_strbuf_json_string(&b, s);
     else
-        posenc_strbuf_puts(&b, "null");
-    posenc_meta_take(m, key, &b);
+        pe_strbuf_puts(&b, "null");
+    cmd_meta_take(m, key, &b);
 }
 
-void posenc_strbuf_json_num(posenc_strbuf *b, double v)
+void cmd_strbuf_json_num(pe_strbuf *b, double v)
 {
     char t[40];
     if (!isfinite(v)) {
-        posenc_strbuf_puts(b, "null");
+        pe_strbuf_puts(b, "null");
         return;
     }
     for (int prec = 15; prec <= 17; prec++) {
@@ -216,45 +216,45 @@ void posenc_strbuf_json_num(posenc_strbuf *b, double v)
         if (strtod(t, NULL) == v)
             break;
     }
-    posenc_strbuf_puts(b, t);
+    pe_strbuf_puts(b, t);
 }
 
-void posenc_meta_num(struct posenc_meta *m, const char *key, double v)
+void cmd_meta_num(struct cmd_meta *m, const char *key, double v)
 {
-    posenc_strbuf b = { 0 };
-    posenc_strbuf_json_num(&b, v);
-    posenc_meta_take(m, key, &b);
+    pe_strbuf b = { 0 };
+    cmd_strbuf_json_num(&b, v);
+    cmd_meta_take(m, key, &b);
 }
 
-void posenc_meta_int(struct posenc_meta *m, const char *key, int64_t v)
+void cmd_meta_int(struct cmd_meta *m, const char *key, int64_t v)
 {
-    posenc_strbuf b = { 0 };
-    posenc_strbuf_printf(&b, "%" PRId64, v);
+    pe_strbuf b = { 0 };
+    pe_strbuf_printf(&b, "%" PRId64, v);
     size_t n = m->n;
-    posenc_meta_take(m, key, &b);
+    cmd_meta_take(m, key, &b);
     if (m->n > n)
         m->type[n] = POSENC_META_I64;
 }
 
-void posenc_meta_bool(struct posenc_meta *m, const char *key, int v)
+void cmd_meta_bool(struct cmd_meta *m, const char *key, int v)
 {
-    posenc_meta_json(m, key, v ? "true" : "false");
+    cmd_meta_json(m, key, v ? "true" : "false");
 }
 
-void posenc_meta_nums(struct posenc_meta *m, const char *key, const double *v, int n)
+void cmd_meta_nums(struct cmd_meta *m, const char *key, const double *v, int n)
 {
-    posenc_strbuf b = { 0 };
-    posenc_strbuf_puts(&b, "[");
+    pe_strbuf b = { 0 };
+    pe_strbuf_puts(&b, "[");
     for (int i = 0; i < n; i++) {
         if (i)
-            posenc_strbuf_puts(&b, ", ");
-        posenc_strbuf_json_num(&b, v[i]);
+            pe_strbuf_puts(&b, ", ");
+        cmd_strbuf_json_num(&b, v[i]);
     }
-    posenc_strbuf_puts(&b, "]");
-    posenc_meta_take(m, key, &b);
+    pe_strbuf_puts(&b, "]");
+    cmd_meta_take(m, key, &b);
 }
 
-posenc_status posenc_meta_write(const struct posenc_meta *m, posenc_writer *w, posenc_error *err)
+posenc_status cmd_meta_write(const struct cmd_meta *m, posenc_writer *w, posenc_error *err)
 {
     if (m->oom)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
@@ -267,7 +267,7 @@ posenc_status posenc_meta_write(const struct posenc_meta *m, posenc_writer *w, p
     return POSENC_OK;
 }
 
-void posenc_meta_free(struct posenc_meta *m)
+void cmd_meta_free(struct cmd_meta *m)
 {
     for (size_t i = 0; i < m->n; i++) {
         free(m->key[i]);
@@ -305,15 +305,15 @@ int cmd_env_check(const char *cmd)
         const char *e = getenv(k->name);
         double v;
         if (e && *e && env_value(k, e, &v) != 0) {
-            posenc_msg(cmd, "%s: '%s' is not %s in [%g, %g]", k->name, e,
+            cmd_msg(cmd, "%s: '%s' is not %s in [%g, %g]", k->name, e,
                        k->integer ? "an integer" : "a number", k->min, k->max);
-            return POSENC_EXIT_USAGE;
+            return CMD_EXIT_USAGE;
         }
     }
-    return POSENC_EXIT_OK;
+    return CMD_EXIT_OK;
 }
 
-int posenc_nthreads(void)
+int cmd_nthreads(void)
 {
     const char *e = getenv("POSENC_THREADS");
     double v;
@@ -330,38 +330,38 @@ int cmd_ggml_params(const char *cmd, const char *cfgname, const posenc_model *m,
 {
     posenc_error err = { 0 };
     if (posenc_rope_params_ggml(p, m, layer_type, n_ctx, &err) == POSENC_OK)
-        return POSENC_EXIT_OK;
-    posenc_msg(cmd, "'%s': --precision ggml: %s", cfgname, err.msg[0] ? err.msg : "unknown error");
-    return POSENC_EXIT_ERROR;
+        return CMD_EXIT_OK;
+    cmd_msg(cmd, "'%s': --precision ggml: %s", cfgname, err.msg[0] ? err.msg : "unknown error");
+    return CMD_EXIT_ERROR;
 }
 
-void cmd_ggml_json(posenc_strbuf *b, const posenc_rope_params *p)
+void cmd_ggml_json(pe_strbuf *b, const posenc_rope_params *p)
 {
     const posenc_ggml_rope *g = &p->ggml;
-    posenc_strbuf_puts(b, "{\"mode\": ");
-    posenc_strbuf_json_string(b, posenc_ggml_mode_name(g->mode));
-    posenc_strbuf_printf(b, ", \"n_dims\": %d, \"head_dim\": %d, \"n_ctx_orig\": %d", g->n_dims,
+    pe_strbuf_puts(b, "{\"mode\": ");
+    pe_strbuf_json_string(b, posenc_ggml_mode_name(g->mode));
+    pe_strbuf_printf(b, ", \"n_dims\": %d, \"head_dim\": %d, \"n_ctx_orig\": %d", g->n_dims,
                          g->head_dim, g->n_ctx_orig);
     static const char *const names[] = { "freq_base", "freq_scale", "ext_factor",
                                          "attn_factor", "beta_fast", "beta_slow" };
     const float v[] = { g->freq_base, g->freq_scale, g->ext_factor,
                         g->attn_factor, g->beta_fast, g->beta_slow };
     for (int i = 0; i < 6; i++) {
-        posenc_strbuf_printf(b, ", \"%s\": ", names[i]);
-        posenc_strbuf_printf(b, "%.9g", (double)v[i]);
+        pe_strbuf_printf(b, ", \"%s\": ", names[i]);
+        pe_strbuf_printf(b, "%.9g", (double)v[i]);
     }
-    posenc_strbuf_printf(b, ", \"mscale\": %.9g", posenc_ggml_rope_mscale(g));
-    posenc_strbuf_printf(b, ", \"sections\": [%d, %d, %d, %d]", g->sections[0], g->sections[1],
+    pe_strbuf_printf(b, ", \"mscale\": %.9g", posenc_ggml_rope_mscale(g));
+    pe_strbuf_printf(b, ", \"sections\": [%d, %d, %d, %d]", g->sections[0], g->sections[1],
                          g->sections[2], g->sections[3]);
-    posenc_strbuf_puts(b, ", \"freq_factors\": [");
+    pe_strbuf_puts(b, ", \"freq_factors\": [");
     for (int i = 0; i < g->n_freq_factors; i++)
-        posenc_strbuf_printf(b, "%s%.9g", i ? ", " : "", (double)g->freq_factors[i]);
-    posenc_strbuf_puts(b, "]");
-    posenc_strbuf_printf(b, ", \"kq_scale\": ");
-    posenc_strbuf_json_num(b, g->kq_scale);
-    posenc_strbuf_puts(b, ", \"note\": ");
-    posenc_strbuf_json_string(b, cmd_ggml_note(p));
-    posenc_strbuf_puts(b, "}");
+        pe_strbuf_printf(b, "%s%.9g", i ? ", " : "", (double)g->freq_factors[i]);
+    pe_strbuf_puts(b, "]");
+    pe_strbuf_printf(b, ", \"kq_scale\": ");
+    cmd_strbuf_json_num(b, g->kq_scale);
+    pe_strbuf_puts(b, ", \"note\": ");
+    pe_strbuf_json_string(b, cmd_ggml_note(p));
+    pe_strbuf_puts(b, "}");
 }
 
 const char *cmd_ggml_note(const posenc_rope_params *p)

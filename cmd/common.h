@@ -12,10 +12,10 @@
 
 /* Exit status of every subcommand (posenc(1) EXIT STATUS). */
 enum {
-    POSENC_EXIT_OK = 0,
-    POSENC_EXIT_CHECK = 1, /* verify: a check failed */
-    POSENC_EXIT_USAGE = 2, /* bad option or argument */
-    POSENC_EXIT_ERROR = 3  /* any other error */
+    CMD_EXIT_OK = 0,
+    CMD_EXIT_CHECK = 1, /* verify: a check failed */
+    CMD_EXIT_USAGE = 2, /* bad option or argument */
+    CMD_EXIT_ERROR = 3  /* any other error */
 };
 
 /* Every subcommand: int cmd_NAME(int argc, char **argv), argv[0] = "NAME". */
@@ -28,16 +28,16 @@ int cmd_convert(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 
 /* "posenc CMD: message" on stderr. */
-void posenc_msg(const char *cmd, const char *fmt, ...)
+void cmd_msg(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
-/* Print the error line for err and return POSENC_EXIT_ERROR (POSENC_EXIT_USAGE for EINVAL when
+/* Print the error line for err and return CMD_EXIT_ERROR (CMD_EXIT_USAGE for EINVAL when
  * usage_on_einval is set). */
-int posenc_fail(const char *cmd, const posenc_error *err);
-/* "posenc CMD: message" plus "try 'posenc CMD --help'"; returns POSENC_EXIT_USAGE. */
-int posenc_usage_error(const char *cmd, const char *fmt, ...)
+int cmd_fail(const char *cmd, const posenc_error *err);
+/* "posenc CMD: message" plus "try 'posenc CMD --help'"; returns CMD_EXIT_USAGE. */
+int cmd_usage_error(const char *cmd, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
@@ -64,10 +64,10 @@ int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
                       const char *const *ins, size_t nin);
 
 /* Checked parsing of option values; on failure print a usage error and return nonzero. */
-int posenc_parse_i64(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
+int cmd_parse_i64(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
                      int64_t *out);
-int posenc_parse_int(const char *cmd, const char *opt, const char *s, int min, int max, int *out);
-int posenc_parse_double(const char *cmd, const char *opt, const char *s, double *out);
+int cmd_parse_int(const char *cmd, const char *opt, const char *s, int min, int max, int *out);
+int cmd_parse_double(const char *cmd, const char *opt, const char *s, double *out);
 
 /* --positions SPEC: a list like 0,1,8-15 or, when SPEC names a file, an integer array read from
  * it (formats/positions.h), every position in [0, end) and at most max_count of them (a file:
@@ -79,31 +79,31 @@ int cmd_parse_positions(const char *cmd, const char *spec, int64_t end, uint64_t
 
 /* 1 when a and b name the same existing file or directory (either may be a FILE:MEMBER
  * spec); "-" never matches. Used to refuse an output that would overwrite an input. */
-int posenc_same_file(const char *a, const char *b);
+int cmd_same_file(const char *a, const char *b);
 
 /* Metadata collected before a writer exists: keys and JSON value texts (both owned). An
- * allocation failure or overflow sets oom; posenc_meta_write then reports it. */
-#define POSENC_META_MAX 64
-struct posenc_meta {
+ * allocation failure or overflow sets oom; cmd_meta_write then reports it. */
+#define CMD_META_MAX 64
+struct cmd_meta {
     size_t n;
-    char *key[POSENC_META_MAX];
-    char *val[POSENC_META_MAX];
-    unsigned char type[POSENC_META_MAX]; /* posenc_meta_type: int64 for posenc_meta_int, else auto */
+    char *key[CMD_META_MAX];
+    char *val[CMD_META_MAX];
+    unsigned char type[CMD_META_MAX]; /* posenc_meta_type: int64 for cmd_meta_int, else auto */
     int oom;
 };
-void posenc_meta_json(struct posenc_meta *m, const char *key, const char *json);
+void cmd_meta_json(struct cmd_meta *m, const char *key, const char *json);
 /* Take b's text as the value (b is left empty). */
-void posenc_meta_take(struct posenc_meta *m, const char *key, posenc_strbuf *b);
-void posenc_meta_str(struct posenc_meta *m, const char *key, const char *s); /* NULL: null */
-void posenc_meta_num(struct posenc_meta *m, const char *key, double v); /* shortest; NaN: null */
-void posenc_meta_int(struct posenc_meta *m, const char *key, int64_t v);
-void posenc_meta_bool(struct posenc_meta *m, const char *key, int v);
-void posenc_meta_nums(struct posenc_meta *m, const char *key, const double *v, int n);
+void cmd_meta_take(struct cmd_meta *m, const char *key, pe_strbuf *b);
+void cmd_meta_str(struct cmd_meta *m, const char *key, const char *s); /* NULL: null */
+void cmd_meta_num(struct cmd_meta *m, const char *key, double v); /* shortest; NaN: null */
+void cmd_meta_int(struct cmd_meta *m, const char *key, int64_t v);
+void cmd_meta_bool(struct cmd_meta *m, const char *key, int v);
+void cmd_meta_nums(struct cmd_meta *m, const char *key, const double *v, int n);
 /* Shortest text that reads back as the same double; null for NaN/Inf (not JSON). */
-void posenc_strbuf_json_num(posenc_strbuf *b, double v);
+void cmd_strbuf_json_num(pe_strbuf *b, double v);
 /* Hand every entry to w with its type (POSENC_ENOMEM when collecting failed). */
-posenc_status posenc_meta_write(const struct posenc_meta *m, posenc_writer *w, posenc_error *err);
-void posenc_meta_free(struct posenc_meta *m);
+posenc_status cmd_meta_write(const struct cmd_meta *m, posenc_writer *w, posenc_error *err);
+void cmd_meta_free(struct cmd_meta *m);
 
 /* Refuse, with one line and exit 2, an environment variable posenc reads (POSENC_THREADS, the
  * test knobs POSENC_PROGRESS_DELAY and POSENC_PROGRESS_INTERVAL) set to a bad value; 0 when all
@@ -116,14 +116,14 @@ int cmd_env_check(const char *cmd);
 int cmd_ggml_params(const char *cmd, const char *cfgname, const posenc_model *m,
                     const char *layer_type, int64_t n_ctx, posenc_rope_params *p);
 /* p's ggml_rope_ext arguments as one JSON object (gen's metadata, info --json). */
-void cmd_ggml_json(posenc_strbuf *b, const posenc_rope_params *p);
+void cmd_ggml_json(pe_strbuf *b, const posenc_rope_params *p);
 /* The one-line note every ggml output carries (static). */
 const char *cmd_ggml_note(const posenc_rope_params *p);
 
 /* Number of worker threads to use (online CPUs, capped at 64; POSENC_THREADS overrides). */
-int posenc_nthreads(void);
+int cmd_nthreads(void);
 
 /* Write the one-line help table of subcommands (for posenc --help). */
-void posenc_print_commands(FILE *fp);
+void cmd_print_commands(FILE *fp);
 
 #endif

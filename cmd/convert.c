@@ -112,7 +112,7 @@ int cmd_convert(int argc, char **argv)
     posenc_read_opts ro = { 0, POSENC_FMT_AUTO };
     posenc_write_opts wo = { POSENC_FMT_AUTO, 0 };
     posenc_dtype out_dt = POSENC_DT_F32;
-    int dtype_set = 0, force = 0, c, rc = POSENC_EXIT_ERROR;
+    int dtype_set = 0, force = 0, c, rc = CMD_EXIT_ERROR;
     posenc_error err = { 0 };
 
     optind = 0;
@@ -121,50 +121,50 @@ int cmd_convert(int argc, char **argv)
         switch (c) {
         case 'h':
             usage(stdout);
-            return POSENC_EXIT_OK;
+            return CMD_EXIT_OK;
         case OPT_DTYPE:
             if (posenc_dtype_parse(optarg, &out_dt, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--dtype: %s", err.msg);
+                return cmd_usage_error(CMD, "--dtype: %s", err.msg);
             if (!posenc_dtype_is_float(out_dt))
-                return posenc_usage_error(CMD, "--dtype: convert changes floating-point arrays "
+                return cmd_usage_error(CMD, "--dtype: convert changes floating-point arrays "
                                                "only (f32, f64, f16 or bf16), not %s",
                                           posenc_dtype_name(out_dt));
             dtype_set = 1;
             break;
         case OPT_FORMAT:
             if (posenc_format_parse(optarg, &wo.format, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--format: %s", err.msg);
+                return cmd_usage_error(CMD, "--format: %s", err.msg);
             break;
         case OPT_COMPRESS: wo.compress = 1; break;
         case OPT_ASSUME_BF16: ro.assume_bf16 = 1; break;
         case OPT_FORCE: force = 1; break;
         case 'q': cmd_progress_quiet(); break;
         case ':':
-            return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+            return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
         default:
             if (optopt)
-                return posenc_usage_error(CMD, "unknown option '-%c'", optopt);
-            return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+                return cmd_usage_error(CMD, "unknown option '-%c'", optopt);
+            return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (argc - optind < 2)
-        return posenc_usage_error(CMD, "missing %s", argc - optind == 0 ? "IN and OUT" : "OUT");
+        return cmd_usage_error(CMD, "missing %s", argc - optind == 0 ? "IN and OUT" : "OUT");
     if (argc - optind > 2)
-        return posenc_usage_error(CMD, "unexpected argument '%s'", argv[optind + 2]);
+        return cmd_usage_error(CMD, "unexpected argument '%s'", argv[optind + 2]);
     const char *in = argv[optind], *out = argv[optind + 1];
 
     char path[4096], member[POSENC_NAME_MAX * 4];
     if (posenc_spec_split(in, path, sizeof path, member, sizeof member, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     if (wo.format == POSENC_FMT_AUTO) {
         wo.format = posenc_format_guess(out);
         if (wo.format == POSENC_FMT_AUTO)
-            return posenc_usage_error(CMD, "'%s': cannot tell the output format from the name; "
+            return cmd_usage_error(CMD, "'%s': cannot tell the output format from the name; "
                                            "pass --format or end it in .npz, .npy, .h5, "
                                            ".safetensors, .h, .bin or /", out);
     }
     if (strcmp(out, "-") == 0 && !posenc_format_to_stdout(wo.format))
-        return posenc_usage_error(CMD, "- writes NPY only, not %s", posenc_format_name(wo.format));
+        return cmd_usage_error(CMD, "- writes NPY only, not %s", posenc_format_name(wo.format));
     {
         const char *ins[] = { path }, *outs[] = { out };
         int crc = cmd_check_outputs(CMD, outs, 1, ins, 1);
@@ -178,7 +178,7 @@ int cmd_convert(int argc, char **argv)
     size_t first = 0, count = 0;
 
     if (posenc_container_open(path, &ro, &ct, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     count = posenc_container_count(ct);
     if (member[0]) {
         /* one array, by name (HDF5 paths may be given with or without the leading '/') */
@@ -191,18 +191,18 @@ int cmd_convert(int argc, char **argv)
                 break;
         }
         if (i == count) {
-            posenc_msg(CMD, "'%s': no array '%s'", path, member);
+            cmd_msg(CMD, "'%s': no array '%s'", path, member);
             goto out;
         }
         first = i;
         count = 1;
     }
     if (count == 0) {
-        posenc_msg(CMD, "'%s': holds no arrays", path);
+        cmd_msg(CMD, "'%s': holds no arrays", path);
         goto out;
     }
     if (posenc_format_one_array(wo.format) && count > 1) {
-        rc = posenc_usage_error(CMD, "'%s' holds %zu arrays and NPY holds one: name one as "
+        rc = cmd_usage_error(CMD, "'%s' holds %zu arrays and NPY holds one: name one as "
                                      "%s:NAME or write a container", path, count, path);
         goto out;
     }
@@ -215,13 +215,13 @@ int cmd_convert(int argc, char **argv)
             posenc_dtype dt = dtype_set && posenc_dtype_is_float(a->dtype) ? out_dt : a->dtype;
             uint64_t nelem, nbytes;
             if (posenc_shape_size(a->ndim, a->shape, dt, &nelem, &nbytes, &err) != POSENC_OK) {
-                rc = posenc_fail(CMD, &err);
+                rc = cmd_fail(CMD, &err);
                 goto out;
             }
             total = total + nbytes < total ? UINT64_MAX : total + nbytes;
         }
         if (total > CONVERT_SIZE_LIMIT && !force) {
-            posenc_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass "
+            cmd_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass "
                             "--force", out, (double)total / (double)((uint64_t)1 << 30));
             goto out;
         }
@@ -229,11 +229,11 @@ int cmd_convert(int argc, char **argv)
     buf = malloc(CHUNK_BYTES);
     cbuf = malloc(CHUNK_BYTES);
     if (!buf || !cbuf) {
-        posenc_msg(CMD, "out of memory");
+        cmd_msg(CMD, "out of memory");
         goto out;
     }
     if (posenc_writer_open(out, &wo, &w, &err) != POSENC_OK) {
-        rc = posenc_fail(CMD, &err);
+        rc = cmd_fail(CMD, &err);
         goto out;
     }
     if (copy_meta(ct, w, &err) != POSENC_OK)
@@ -261,14 +261,14 @@ int cmd_convert(int argc, char **argv)
     }
     if (posenc_writer_commit(w, &err) != POSENC_OK) {
         w = NULL;
-        rc = posenc_fail(CMD, &err);
+        rc = cmd_fail(CMD, &err);
         goto out;
     }
     w = NULL;
-    rc = POSENC_EXIT_OK;
+    rc = CMD_EXIT_OK;
     goto out;
 fail:
-    rc = posenc_fail(CMD, &err);
+    rc = cmd_fail(CMD, &err);
     posenc_writer_abort(w);
     w = NULL;
 out:

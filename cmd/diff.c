@@ -92,7 +92,7 @@ static int emit(const pe_diff_report *rep, int json, int quiet)
         return 0;
     char *t = json ? pe_diff_report_json(rep) : pe_diff_report_text(rep);
     if (!t) {
-        posenc_msg(CMD, "out of memory");
+        cmd_msg(CMD, "out of memory");
         return -1;
     }
     fputs(t, stdout);
@@ -133,68 +133,68 @@ int cmd_diff(int argc, char **argv)
         case OPT_RTOL: {
             double x;
             const char *name = c == OPT_ATOL ? "--atol" : "--rtol";
-            if (posenc_parse_double(CMD, name, optarg, &x))
-                return POSENC_EXIT_USAGE;
+            if (cmd_parse_double(CMD, name, optarg, &x))
+                return CMD_EXIT_USAGE;
             if (x < 0)
-                return posenc_usage_error(CMD, "%s: '%s' is negative", name, optarg);
+                return cmd_usage_error(CMD, "%s: '%s' is negative", name, optarg);
             *(c == OPT_ATOL ? &o.atol : &o.rtol) = x;
             *(c == OPT_ATOL ? &atol_set : &rtol_set) = 1;
             break;
         }
         case OPT_MAX_ULP:
-            if (posenc_parse_i64(CMD, "--max-ulp", optarg, 0, INT64_MAX, &v))
-                return POSENC_EXIT_USAGE;
+            if (cmd_parse_i64(CMD, "--max-ulp", optarg, 0, INT64_MAX, &v))
+                return CMD_EXIT_USAGE;
             o.use_ulp = 1;
             o.max_ulp = (uint64_t)v;
             break;
         case OPT_EQUAL_NAN: o.equal_nan = 1; break;
         case OPT_DTYPE:
             if (posenc_dtype_parse(optarg, &o.ulp_dtype, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--dtype: %s", err.msg);
+                return cmd_usage_error(CMD, "--dtype: %s", err.msg);
             if (!posenc_dtype_is_float(o.ulp_dtype))
-                return posenc_usage_error(CMD, "--dtype: '%s' is not a float dtype "
+                return cmd_usage_error(CMD, "--dtype: '%s' is not a float dtype "
                                                "(f16, bf16, f32, f64)", optarg);
             dtype_set = 1;
             break;
         case OPT_LAYOUT:
             if (posenc_apply_layout_parse(optarg, &layout, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--layout: %s", err.msg);
+                return cmd_usage_error(CMD, "--layout: %s", err.msg);
             layout_set = 1;
             break;
         case OPT_BUCKETS:
-            if (posenc_parse_i64(CMD, "--buckets", optarg, 1, INT64_MAX, &o.bucket_width))
-                return POSENC_EXIT_USAGE;
+            if (cmd_parse_i64(CMD, "--buckets", optarg, 1, INT64_MAX, &o.bucket_width))
+                return CMD_EXIT_USAGE;
             break;
         case OPT_TOP:
-            if (posenc_parse_int(CMD, "--top", optarg, 0, POSENC_DIFF_MAX_TOP, &o.top_k))
-                return POSENC_EXIT_USAGE;
+            if (cmd_parse_int(CMD, "--top", optarg, 0, POSENC_DIFF_MAX_TOP, &o.top_k))
+                return CMD_EXIT_USAGE;
             break;
         case OPT_JSON: json = 1; break;
         case OPT_ASSUME_BF16: ropts.assume_bf16 = 1; break;
         case 'q': quiet = 1; break;
         case 'h':
             usage(stdout);
-            return POSENC_EXIT_OK;
+            return CMD_EXIT_OK;
         case ':':
-            return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+            return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
         default:
-            return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+            return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (argc - optind != 2)
-        return posenc_usage_error(CMD, argc - optind < 2 ? "need two arrays A and B"
+        return cmd_usage_error(CMD, argc - optind < 2 ? "need two arrays A and B"
                                                          : "too many arguments: give A and B");
     if (atol_set != rtol_set)
-        return posenc_usage_error(CMD, "--atol and --rtol go together, as in "
+        return cmd_usage_error(CMD, "--atol and --rtol go together, as in "
                                        "torch.testing.assert_close (--rtol 0: absolute only)");
     if (o.bucket_width && !layout_set)
-        return posenc_usage_error(CMD, "--buckets needs --layout (which axis holds positions)");
+        return cmd_usage_error(CMD, "--buckets needs --layout (which axis holds positions)");
     struct input in[2] = { { argv[optind], NULL, NULL, NULL },
                            { argv[optind + 1], NULL, NULL, NULL } };
     if (strcmp(in[0].spec, "-") == 0 && strcmp(in[1].spec, "-") == 0)
-        return posenc_usage_error(CMD, "only one input can be '-' (stdin)");
+        return cmd_usage_error(CMD, "only one input can be '-' (stdin)");
 
-    int rc = POSENC_EXIT_ERROR;
+    int rc = CMD_EXIT_ERROR;
     posenc_diff *d = NULL;
     for (int i = 0; i < 2; i++) {
         if (posenc_reader_open(in[i].spec, &ropts, &in[i].r, &err) != POSENC_OK)
@@ -206,7 +206,7 @@ int cmd_diff(int argc, char **argv)
                            .layout = layout_set ? posenc_apply_layout_name(layout) : NULL };
     if (!same_shape(in[0].info, in[1].info)) {
         /* a difference, not an error: one line (or the JSON object), exit 1 */
-        rc = emit(&rep, json, quiet) ? POSENC_EXIT_ERROR : POSENC_EXIT_CHECK;
+        rc = emit(&rep, json, quiet) ? CMD_EXIT_ERROR : CMD_EXIT_CHECK;
         goto out;
     }
     if (layout_set) {
@@ -239,7 +239,7 @@ int cmd_diff(int argc, char **argv)
     }
     if (posenc_diff_new(&o, in[1].info->ndim, in[1].info->shape, &d, &err) != POSENC_OK) {
         if (err.code == POSENC_ERANGE) {
-            rc = posenc_usage_error(CMD, "--buckets: %s", err.msg);
+            rc = cmd_usage_error(CMD, "--buckets: %s", err.msg);
             goto out;
         }
         goto fail;
@@ -252,10 +252,10 @@ int cmd_diff(int argc, char **argv)
     rep.pass = r.outside == 0;
     if (emit(&rep, json, quiet))
         goto out;
-    rc = rep.pass ? POSENC_EXIT_OK : POSENC_EXIT_CHECK;
+    rc = rep.pass ? CMD_EXIT_OK : CMD_EXIT_CHECK;
     goto out;
 fail:
-    rc = posenc_fail(CMD, &err);
+    rc = cmd_fail(CMD, &err);
 out:
     for (int i = 0; i < 2; i++) {
         posenc_reader_close(in[i].r);

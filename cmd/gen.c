@@ -194,13 +194,13 @@ static int header_default_check(const struct gen_args *a, uint64_t nvalues, int6
 {
     if (a->wopts.format != POSENC_FMT_CHEADER || a->seq_len || a->positions || a->force ||
         nvalues <= HEADER_DEFAULT_VALUES)
-        return POSENC_EXIT_OK;
+        return CMD_EXIT_OK;
     char hs[32];
     human_size(nvalues * HEADER_TEXT_PER_VALUE, hs, sizeof hs);
-    posenc_msg(CMD, "'%s': a C header of all %" PRId64 " default positions would hold %" PRIu64
+    cmd_msg(CMD, "'%s': a C header of all %" PRId64 " default positions would hold %" PRIu64
                " values (about %s of text); pass --seq-len N, --positions or --force", a->out,
                rows, nvalues, hs);
-    return POSENC_EXIT_ERROR;
+    return CMD_EXIT_ERROR;
 }
 
 /* Round the double-double hi + lo (|lo| <= ulp(hi)/2) to dt once: hi rounded unless hi lies
@@ -413,17 +413,17 @@ static posenc_status rope_stream(struct rope_job *j, struct sink *s, int which, 
 static int rope_fail(posenc_writer *w, const posenc_error *err)
 {
     posenc_writer_abort(w);
-    return posenc_fail(CMD, err);
+    return cmd_fail(CMD, err);
 }
 
-static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, const posenc_model *m,
+static void add_rope_meta(struct cmd_meta *mt, const struct gen_args *a, const posenc_model *m,
                           const posenc_rope_config *c, const posenc_rope_params *p,
                           const struct rope_opts *ro, const posenc_vllm_info *vi,
                           int64_t seq_len, int64_t first, int64_t last, const char *gguf_note)
 {
-    posenc_meta_str(mt, "posenc_version", posenc_version());
-    posenc_meta_str(mt, "model_type", posenc_model_type(m));
-    posenc_meta_str(mt, "family", posenc_model_family(m));
+    cmd_meta_str(mt, "posenc_version", posenc_version());
+    cmd_meta_str(mt, "model_type", posenc_model_type(m));
+    cmd_meta_str(mt, "family", posenc_model_family(m));
     {
         const int64_t *nope;
         size_t nn = posenc_model_nope_layers(m, &nope);
@@ -432,67 +432,67 @@ static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, cons
             size_t k = nn < 512 ? nn : 512;
             for (size_t i = 0; i < k; i++)
                 v[i] = (double)nope[i];
-            posenc_meta_nums(mt, "nope_layers", v, (int)k);
+            cmd_meta_nums(mt, "nope_layers", v, (int)k);
         }
     }
-    posenc_meta_str(mt, "config", base_name(a->config));
-    posenc_meta_str(mt, "layer_type", ro->layer_type);
-    posenc_meta_str(mt, "encoding", "rope");
-    posenc_meta_str(mt, "rope_type", posenc_rope_type_name(p->type));
-    posenc_meta_num(mt, "theta", c->theta);
-    posenc_meta_str(mt, "theta_source", c->theta_source);
-    posenc_meta_num(mt, "theta_used", p->theta_used);
-    posenc_meta_int(mt, "head_dim", p->head_dim);
-    posenc_meta_int(mt, "rotary_dim", p->rotary_dim);
-    posenc_meta_int(mt, "n_freq", p->n_freq);
-    posenc_meta_num(mt, "partial_rotary_factor", c->partial_rotary_factor);
-    posenc_meta_str(mt, "style", posenc_style_name(p->style));
-    posenc_meta_str(mt, "layout", posenc_layout_name(ro->layout));
-    posenc_meta_str(mt, "precision", posenc_precision_name(ro->precision));
-    posenc_meta_str(mt, "dtype", posenc_dtype_name(a->dtype));
-    posenc_meta_num(mt, "attention_scaling",
+    cmd_meta_str(mt, "config", base_name(a->config));
+    cmd_meta_str(mt, "layer_type", ro->layer_type);
+    cmd_meta_str(mt, "encoding", "rope");
+    cmd_meta_str(mt, "rope_type", posenc_rope_type_name(p->type));
+    cmd_meta_num(mt, "theta", c->theta);
+    cmd_meta_str(mt, "theta_source", c->theta_source);
+    cmd_meta_num(mt, "theta_used", p->theta_used);
+    cmd_meta_int(mt, "head_dim", p->head_dim);
+    cmd_meta_int(mt, "rotary_dim", p->rotary_dim);
+    cmd_meta_int(mt, "n_freq", p->n_freq);
+    cmd_meta_num(mt, "partial_rotary_factor", c->partial_rotary_factor);
+    cmd_meta_str(mt, "style", posenc_style_name(p->style));
+    cmd_meta_str(mt, "layout", posenc_layout_name(ro->layout));
+    cmd_meta_str(mt, "precision", posenc_precision_name(ro->precision));
+    cmd_meta_str(mt, "dtype", posenc_dtype_name(a->dtype));
+    cmd_meta_num(mt, "attention_scaling",
              ro->precision == POSENC_PREC_GGML    ? posenc_ggml_rope_mscale(&p->ggml)
              : ro->precision != POSENC_PREC_EXACT ? (double)p->attention_scaling_f32
                                                   : p->attention_scaling);
     if (ro->precision == POSENC_PREC_VLLM) {
-        posenc_meta_str(mt, "vllm_class", vi->cls);
-        posenc_meta_str(mt, "vllm_source", vi->source);
-        posenc_meta_int(mt, "max_model_len", vi->max_model_len);
-        posenc_meta_int(mt, "vllm_cache_len", vi->cache_len);
-        posenc_meta_int(mt, "vllm_cache_rows", vi->cache_rows);
-        posenc_meta_int(mt, "vllm_cache_offset", vi->cache_offset);
-        posenc_meta_num(mt, "vllm_base", vi->base);
-        posenc_meta_num(mt, "vllm_mscale", vi->mscale);
+        cmd_meta_str(mt, "vllm_class", vi->cls);
+        cmd_meta_str(mt, "vllm_source", vi->source);
+        cmd_meta_int(mt, "max_model_len", vi->max_model_len);
+        cmd_meta_int(mt, "vllm_cache_len", vi->cache_len);
+        cmd_meta_int(mt, "vllm_cache_rows", vi->cache_rows);
+        cmd_meta_int(mt, "vllm_cache_offset", vi->cache_offset);
+        cmd_meta_num(mt, "vllm_base", vi->base);
+        cmd_meta_num(mt, "vllm_mscale", vi->mscale);
     }
     if (ro->precision == POSENC_PREC_GGML) {
-        posenc_strbuf gb = { 0 };
+        pe_strbuf gb = { 0 };
         cmd_ggml_json(&gb, p);
-        posenc_meta_take(mt, "ggml", &gb);
+        cmd_meta_take(mt, "ggml", &gb);
     }
-    posenc_meta_num(mt, "softmax_scale", p->softmax_scale);
-    posenc_meta_int(mt, "max_position_embeddings", c->max_position_embeddings);
-    posenc_meta_int(mt, "original_max_position_embeddings", c->original_max_position_embeddings);
-    posenc_meta_num(mt, "factor", c->factor);
+    cmd_meta_num(mt, "softmax_scale", p->softmax_scale);
+    cmd_meta_int(mt, "max_position_embeddings", c->max_position_embeddings);
+    cmd_meta_int(mt, "original_max_position_embeddings", c->original_max_position_embeddings);
+    cmd_meta_num(mt, "factor", c->factor);
     switch (c->type) {
     case POSENC_ROPE_LLAMA3:
-        posenc_meta_num(mt, "low_freq_factor", c->low_freq_factor);
-        posenc_meta_num(mt, "high_freq_factor", c->high_freq_factor);
+        cmd_meta_num(mt, "low_freq_factor", c->low_freq_factor);
+        cmd_meta_num(mt, "high_freq_factor", c->high_freq_factor);
         break;
     case POSENC_ROPE_YARN:
-        posenc_meta_num(mt, "beta_fast", c->beta_fast);
-        posenc_meta_num(mt, "beta_slow", c->beta_slow);
-        posenc_meta_bool(mt, "truncate", c->truncate);
-        posenc_meta_num(mt, "mscale", c->mscale);
-        posenc_meta_num(mt, "mscale_all_dim", c->mscale_all_dim);
+        cmd_meta_num(mt, "beta_fast", c->beta_fast);
+        cmd_meta_num(mt, "beta_slow", c->beta_slow);
+        cmd_meta_bool(mt, "truncate", c->truncate);
+        cmd_meta_num(mt, "mscale", c->mscale);
+        cmd_meta_num(mt, "mscale_all_dim", c->mscale_all_dim);
         if (c->has_attention_factor)
-            posenc_meta_num(mt, "attention_factor", c->attention_factor);
+            cmd_meta_num(mt, "attention_factor", c->attention_factor);
         break;
     case POSENC_ROPE_LONGROPE:
-        posenc_meta_nums(mt, "short_factor", c->short_factor, c->n_short_factor);
-        posenc_meta_nums(mt, "long_factor", c->long_factor, c->n_long_factor);
-        posenc_meta_bool(mt, "long_factors_used", p->long_factors);
+        cmd_meta_nums(mt, "short_factor", c->short_factor, c->n_short_factor);
+        cmd_meta_nums(mt, "long_factor", c->long_factor, c->n_long_factor);
+        cmd_meta_bool(mt, "long_factors_used", p->long_factors);
         if (c->has_attention_factor)
-            posenc_meta_num(mt, "attention_factor", c->attention_factor);
+            cmd_meta_num(mt, "attention_factor", c->attention_factor);
         break;
     default:
         break;
@@ -501,24 +501,24 @@ static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, cons
         double sec[4];
         for (int i = 0; i < c->n_mrope_section && i < 4; i++)
             sec[i] = c->mrope_section[i];
-        posenc_meta_nums(mt, "mrope_section", sec, c->n_mrope_section < 4 ? c->n_mrope_section : 4);
-        posenc_meta_bool(mt, "mrope_interleaved", c->mrope_interleaved);
+        cmd_meta_nums(mt, "mrope_section", sec, c->n_mrope_section < 4 ? c->n_mrope_section : 4);
+        cmd_meta_bool(mt, "mrope_interleaved", c->mrope_interleaved);
     }
-    posenc_meta_int(mt, "seq_len", seq_len);
-    posenc_meta_int(mt, "n_positions", a->positions ? (int64_t)a->positions->count : seq_len);
-    posenc_meta_int(mt, "first_position", first);
-    posenc_meta_int(mt, "last_position", last);
-    posenc_meta_str(mt, "positions", a->positions ? "list" : "range");
+    cmd_meta_int(mt, "seq_len", seq_len);
+    cmd_meta_int(mt, "n_positions", a->positions ? (int64_t)a->positions->count : seq_len);
+    cmd_meta_int(mt, "first_position", first);
+    cmd_meta_int(mt, "last_position", last);
+    cmd_meta_str(mt, "positions", a->positions ? "list" : "range");
 
     /* notes: the model module's, then what this table's parameters depend on */
-    posenc_strbuf b = { 0 };
-    posenc_strbuf_puts(&b, "[");
+    pe_strbuf b = { 0 };
+    pe_strbuf_puts(&b, "[");
     size_t nn = posenc_model_note_count(m);
     int any = 0;
     for (size_t i = 0; i < nn; i++) {
         if (any++)
-            posenc_strbuf_puts(&b, ", ");
-        posenc_strbuf_json_string(&b, posenc_model_note(m, i));
+            pe_strbuf_puts(&b, ", ");
+        pe_strbuf_json_string(&b, posenc_model_note(m, i));
     }
     char t[256];
     t[0] = '\0';
@@ -543,47 +543,47 @@ static void add_rope_meta(struct posenc_meta *mt, const struct gen_args *a, cons
                  c->original_max_position_embeddings);
     if (t[0]) {
         if (any++)
-            posenc_strbuf_puts(&b, ", ");
-        posenc_strbuf_json_string(&b, t);
+            pe_strbuf_puts(&b, ", ");
+        pe_strbuf_json_string(&b, t);
     }
     if (vi->note[0]) {
         if (any++)
-            posenc_strbuf_puts(&b, ", ");
-        posenc_strbuf_json_string(&b, vi->note);
+            pe_strbuf_puts(&b, ", ");
+        pe_strbuf_json_string(&b, vi->note);
     }
     if (gguf_note) {
         if (any++)
-            posenc_strbuf_puts(&b, ", ");
-        posenc_strbuf_json_string(&b, gguf_note);
+            pe_strbuf_puts(&b, ", ");
+        pe_strbuf_json_string(&b, gguf_note);
     }
     if (ro->precision == POSENC_PREC_EXACT) {
         if (any++)
-            posenc_strbuf_puts(&b, ", ");
-        posenc_strbuf_json_string(&b, "exact: correctly rounded values of the real-number formula; transformers' "
+            pe_strbuf_puts(&b, ", ");
+        pe_strbuf_json_string(&b, "exact: correctly rounded values of the real-number formula; transformers' "
                         "float32 tables drift from them by up to ~1e-2 at large positions");
     } else if (ro->precision == POSENC_PREC_VLLM) {
         if (any++)
-            posenc_strbuf_puts(&b, ", ");
-        posenc_strbuf_json_string(&b, "vllm: the float32 cos_sin_cache vLLM's class builds at load, "
+            pe_strbuf_puts(&b, ", ");
+        pe_strbuf_json_string(&b, "vllm: the float32 cos_sin_cache vLLM's class builds at load, "
                         "with correctly rounded pow/cos/sin where torch's are faithful; cast to "
                         "the model dtype with --dtype");
     } else if (ro->precision == POSENC_PREC_GGML) {
         if (any++)
-            posenc_strbuf_puts(&b, ", ");
-        posenc_strbuf_json_string(&b, cmd_ggml_note(p));
-        posenc_strbuf_puts(&b, ", ");
-        posenc_strbuf_json_string(&b, "ggml: inv_freq holds ggml's float32 angle at position 1 "
+            pe_strbuf_puts(&b, ", ");
+        pe_strbuf_json_string(&b, cmd_ggml_note(p));
+        pe_strbuf_puts(&b, ", ");
+        pe_strbuf_json_string(&b, "ggml: inv_freq holds ggml's float32 angle at position 1 "
                         "(ggml accumulates each angle from the position, so the angle at p is not "
                         "p times it)");
     } else {
         if (any++)
-            posenc_strbuf_puts(&b, ", ");
-        posenc_strbuf_json_string(&b, "hf: transformers' float32 pipeline step by step with correctly rounded "
+            pe_strbuf_puts(&b, ", ");
+        pe_strbuf_json_string(&b, "hf: transformers' float32 pipeline step by step with correctly rounded "
                         "pow/cos/sin; torch's vectorised pow can differ by 1 ulp of inv_freq, "
                         "moving cos/sin by up to position * ulp(inv_freq)");
     }
-    posenc_strbuf_puts(&b, "]");
-    posenc_meta_take(mt, "notes", &b);
+    pe_strbuf_puts(&b, "]");
+    cmd_meta_take(mt, "notes", &b);
 }
 
 static int gen_rope(const struct gen_args *a, const posenc_model *m, const struct rope_opts *ro)
@@ -591,11 +591,11 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
     posenc_error err = { 0 };
     posenc_rope_config cfg;
     posenc_rope_params p;
-    struct posenc_meta mt = { 0 };
+    struct cmd_meta mt = { 0 };
     struct rope_job j = { 0 };
     void *obuf = NULL;
     posenc_writer *w = NULL;
-    int rc = POSENC_EXIT_ERROR;
+    int rc = CMD_EXIT_ERROR;
     const char *cfgname = a->config;
 
     /* which layer type */
@@ -614,14 +614,14 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
                 off += (size_t)k;
         }
         if (!ro->layer_type) {
-            posenc_msg(CMD, "'%s': the config has several layer types (%s); pass --layer-type",
+            cmd_msg(CMD, "'%s': the config has several layer types (%s); pass --layer-type",
                        cfgname, list);
-            return POSENC_EXIT_USAGE;
+            return CMD_EXIT_USAGE;
         }
         if (!found) {
-            posenc_msg(CMD, "'%s': unknown layer type '%s' (layer types: %s)", cfgname,
+            cmd_msg(CMD, "'%s': unknown layer type '%s' (layer types: %s)", cfgname,
                        ro->layer_type, list);
-            return POSENC_EXIT_USAGE;
+            return CMD_EXIT_USAGE;
         }
     }
     if (posenc_model_rope(m, ro->layer_type, &cfg, &err) != POSENC_OK)
@@ -640,14 +640,14 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
         } else {
             seq_len = posenc_model_max_positions(m);
             if (seq_len <= 0) {
-                posenc_msg(CMD, "'%s': no max_position_embeddings in the config; pass --seq-len "
+                cmd_msg(CMD, "'%s': no max_position_embeddings in the config; pass --seq-len "
                                 "or --positions", cfgname);
-                return POSENC_EXIT_ERROR;
+                return CMD_EXIT_ERROR;
             }
             if (seq_len > POS_MAX) {
-                posenc_msg(CMD, "'%s': max_position_embeddings %" PRId64 " is too large; pass "
+                cmd_msg(CMD, "'%s': max_position_embeddings %" PRId64 " is too large; pass "
                                 "--seq-len or --positions", cfgname, seq_len);
-                return POSENC_EXIT_ERROR;
+                return CMD_EXIT_ERROR;
             }
         }
         n_pos = seq_len;
@@ -658,8 +658,8 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
     posenc_vllm_info vi;
     if (posenc_rope_params_for(&cfg, ro->precision, posenc_model_family(m), seq_len,
                                ro->max_model_len, &p, &vi, &err) != POSENC_OK) {
-        posenc_msg(CMD, "'%s': %s", cfgname, err.msg);
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "'%s': %s", cfgname, err.msg);
+        return CMD_EXIT_ERROR;
     }
     if (ro->precision == POSENC_PREC_VLLM) {
         /* vLLM indexes its cache: rows default to the cache, positions must lie inside it */
@@ -668,24 +668,24 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
             last = seq_len - 1;
         }
         if (last >= vi.cache_len || (a->positions && a->positions->max >= vi.cache_len)) {
-            posenc_msg(CMD, "'%s': position %" PRId64 " is past vLLM's cos_sin_cache "
+            cmd_msg(CMD, "'%s': position %" PRId64 " is past vLLM's cos_sin_cache "
                             "(%s: %" PRId64 " rows)", cfgname,
                        a->positions ? a->positions->max : last, vi.cls, vi.cache_len);
-            return POSENC_EXIT_ERROR;
+            return CMD_EXIT_ERROR;
         }
         if (vi.note[0])
-            posenc_msg(CMD, "'%s': %s", cfgname, vi.note);
+            cmd_msg(CMD, "'%s': %s", cfgname, vi.note);
     }
     if (ro->precision == POSENC_PREC_GGML) {
         int grc = cmd_ggml_params(CMD, cfgname, m, ro->layer_type, seq_len, &p);
-        if (grc != POSENC_EXIT_OK)
+        if (grc != CMD_EXIT_OK)
             return grc;
     }
     int width = posenc_rope_table_width(&p, ro->layout);
     if (width <= 0 || p.n_freq <= 0 || p.n_freq > POSENC_MAX_FREQ) {
-        posenc_msg(CMD, "'%s': RoPE parameters give an empty table (rotary_dim %d)", cfgname,
+        cmd_msg(CMD, "'%s': RoPE parameters give an empty table (rotary_dim %d)", cfgname,
                    p.rotary_dim);
-        return POSENC_EXIT_ERROR;
+        return CMD_EXIT_ERROR;
     }
 
     /* which arrays, and the size check */
@@ -715,19 +715,19 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
             continue;
         if (posenc_shape_size(info[i].ndim, info[i].shape, a->dtype, NULL, &nbytes[i], &err) !=
             POSENC_OK)
-            return posenc_fail(CMD, &err);
+            return cmd_fail(CMD, &err);
         total += nbytes[i];
     }
     if (header_default_check(a, total / posenc_dtype_size(a->dtype), n_pos))
-        return POSENC_EXIT_ERROR;
+        return CMD_EXIT_ERROR;
     if (total > a->size_limit && !a->force) {
         char hs[32];
         int ntab = want[ARR_COS] + want[ARR_SIN];
         human_size(total, hs, sizeof hs);
-        posenc_msg(CMD, "table would be %s (%" PRId64 " x %d x %d array%s, %s); pass --force to "
+        cmd_msg(CMD, "table would be %s (%" PRId64 " x %d x %d array%s, %s); pass --force to "
                         "write it", hs, n_pos, width, ntab ? ntab : 1, ntab == 1 ? "" : "s",
                    posenc_dtype_name(a->dtype));
-        return POSENC_EXIT_ERROR;
+        return CMD_EXIT_ERROR;
     }
 
     /* GGUF: llama.cpp's keys and tensors for the model, as its converter writes them */
@@ -742,18 +742,18 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
             have_gr = 1;
         } else if (gs == POSENC_EUNSUPPORTED) {
             snprintf(gguf_note, sizeof gguf_note, "gguf: no llama.cpp keys: %s", ge.msg);
-            posenc_msg(CMD, "'%s': %s; '%s' holds posenc's arrays and keys only", cfgname,
+            cmd_msg(CMD, "'%s': %s; '%s' holds posenc's arrays and keys only", cfgname,
                        ge.msg, a->out);
         } else {
-            return posenc_fail(CMD, &ge);
+            return cmd_fail(CMD, &ge);
         }
     }
     add_rope_meta(&mt, a, m, &cfg, &p, ro, &vi, seq_len, first, last,
                   gguf_note[0] ? gguf_note : NULL);
     if (mt.oom) {
-        posenc_meta_free(&mt);
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_meta_free(&mt);
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
 
     /* chunk buffers */
@@ -763,7 +763,7 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
     j.width = width;
     j.positions = a->positions;
     j.n = (size_t)n_pos;
-    j.nthreads = posenc_nthreads();
+    j.nthreads = cmd_nthreads();
     j.rows = CHUNK_ELEMS / (size_t)width;
     if (j.rows > CHUNK_ROWS_MAX)
         j.rows = CHUNK_ROWS_MAX;
@@ -780,14 +780,14 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
     }
     obuf = malloc(nob * es);
     if (!j.pos || !j.cbuf[0] || !j.sbuf[0] || !j.cbuf[1] || !j.sbuf[1] || !obuf) {
-        posenc_msg(CMD, "out of memory");
+        cmd_msg(CMD, "out of memory");
         goto out;
     }
     if (posenc_writer_open(a->out, &a->wopts, &w, &err) != POSENC_OK) {
-        rc = posenc_fail(CMD, &err);
+        rc = cmd_fail(CMD, &err);
         goto out;
     }
-    if (posenc_meta_write(&mt, w, &err) != POSENC_OK ||
+    if (cmd_meta_write(&mt, w, &err) != POSENC_OK ||
         (have_gr && posenc_gguf_writer_rope(w, &gr, &err) != POSENC_OK)) {
         rc = rope_fail(w, &err);
         goto out;
@@ -836,12 +836,12 @@ static int gen_rope(const struct gen_args *a, const posenc_model *m, const struc
     }
     if (posenc_writer_commit(w, &err) != POSENC_OK) {
         w = NULL; /* commit frees the writer and removes its temporaries on failure */
-        rc = posenc_fail(CMD, &err);
+        rc = cmd_fail(CMD, &err);
         goto out;
     }
-    rc = POSENC_EXIT_OK;
+    rc = CMD_EXIT_OK;
 out:
-    posenc_meta_free(&mt);
+    cmd_meta_free(&mt);
     free(j.pos);
     for (int i = 0; i < 2; i++) {
         free(j.cbuf[i]);
@@ -908,7 +908,7 @@ struct job {
     posenc_array_info arr[MAX_ARRAYS];
     int want[MAX_ARRAYS];
     emit_fn emit;
-    struct posenc_meta mt;
+    struct cmd_meta mt;
     /* rows */
     int64_t nq;                      /* query rows (or table rows) */
     int64_t k_len;
@@ -990,7 +990,7 @@ static int run(struct job *j, const char *hint)
 {
     const struct gen_args *a = j->a;
     posenc_error err = { 0 };
-    int rc = POSENC_EXIT_ERROR, nwant = 0;
+    int rc = CMD_EXIT_ERROR, nwant = 0;
     uint64_t total = 0, total_values = 0;
 
     for (int i = 0; i < j->narr; i++) {
@@ -1002,7 +1002,7 @@ static int run(struct job *j, const char *hint)
         for (int i = 0; i < j->narr; i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                      i ? ", " : "", j->arr[i].name);
-        return posenc_usage_error(CMD, "--array: %s tables hold %s, not '%s'", j->enc, names,
+        return cmd_usage_error(CMD, "--array: %s tables hold %s, not '%s'", j->enc, names,
                                   a->array);
     }
     if (posenc_format_one_array(a->wopts.format) && nwant > 1) {
@@ -1010,7 +1010,7 @@ static int run(struct job *j, const char *hint)
         for (int i = 0; i < j->narr; i++)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
                      i ? ", " : "", j->arr[i].name);
-        return posenc_usage_error(CMD, "%s holds one array: pass --array (%s)",
+        return cmd_usage_error(CMD, "%s holds one array: pass --array (%s)",
                                   strcmp(a->out, "-") == 0 ? "-o -" : "an NPY file", names);
     }
     for (int i = 0; i < j->narr; i++) {
@@ -1019,34 +1019,34 @@ static int run(struct job *j, const char *hint)
             continue;
         if (posenc_shape_size(j->arr[i].ndim, j->arr[i].shape, j->arr[i].dtype, &ne, &nb,
                               &err) != POSENC_OK || nb > UINT64_MAX - total) {
-            posenc_msg(CMD, "%s tables would be larger than 2^63 bytes; pass %s", j->enc, hint);
-            return POSENC_EXIT_ERROR;
+            cmd_msg(CMD, "%s tables would be larger than 2^63 bytes; pass %s", j->enc, hint);
+            return CMD_EXIT_ERROR;
         }
         total += nb;
         total_values += ne;
     }
     if (header_default_check(a, total_values, j->arr[0].ndim ? j->arr[0].shape[0] : 0))
-        return POSENC_EXIT_ERROR;
+        return CMD_EXIT_ERROR;
     if (total > a->size_limit && !a->force) {
         char hs[32], lim[32];
         human_size(total, hs, sizeof hs);
         human_size(a->size_limit, lim, sizeof lim);
-        posenc_msg(CMD, "%s tables would be %s, over the %s limit; pass %s or --force", j->enc,
+        cmd_msg(CMD, "%s tables would be %s, over the %s limit; pass %s or --force", j->enc,
                    hs, lim, hint);
-        return POSENC_EXIT_ERROR;
+        return CMD_EXIT_ERROR;
     }
     if (j->mt.oom) {
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     j->buf = malloc(OUT_BUF_BYTES);
     if (!j->buf) {
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     if (posenc_writer_open(a->out, &a->wopts, &j->w, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
-    if (posenc_meta_write(&j->mt, j->w, &err) != POSENC_OK)
+        return cmd_fail(CMD, &err);
+    if (cmd_meta_write(&j->mt, j->w, &err) != POSENC_OK)
         goto fail;
     for (int i = 0; i < j->narr; i++)
         if (j->want[i] && posenc_writer_declare(j->w, &j->arr[i], &err) != POSENC_OK)
@@ -1059,12 +1059,12 @@ static int run(struct job *j, const char *hint)
     }
     if (posenc_writer_commit(j->w, &err) != POSENC_OK) {
         j->w = NULL;
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     }
     j->w = NULL;
-    return POSENC_EXIT_OK;
+    return CMD_EXIT_OK;
 fail:
-    rc = posenc_fail(CMD, &err);
+    rc = cmd_fail(CMD, &err);
     posenc_writer_abort(j->w);
     j->w = NULL;
     return rc;
@@ -1098,10 +1098,10 @@ static int refuse_options(const struct gen_args *a, const char *enc, const char 
         char pat[64];
         snprintf(pat, sizeof pat, " %s ", opts[i].name);
         if (!strstr(allowed, pat))
-            return posenc_usage_error(CMD, "%s does not apply to %s tables", opts[i].name, enc);
+            return cmd_usage_error(CMD, "%s does not apply to %s tables", opts[i].name, enc);
     }
     if (a->tensor && !a->weights)
-        return posenc_usage_error(CMD, "--tensor needs --weights FILE");
+        return cmd_usage_error(CMD, "--tensor needs --weights FILE");
     return 0;
 }
 
@@ -1113,7 +1113,7 @@ static int plan_positions(struct job *j)
     if (a->positions) { /* counted, in [0, POS_MAX), read row by row (qpos_at) */
         int64_t mx = a->positions->max;
         if (mx >= ((int64_t)1 << 40))
-            return posenc_usage_error(CMD, "--positions: position %" PRId64 " is too large", mx);
+            return cmd_usage_error(CMD, "--positions: position %" PRId64 " is too large", mx);
         j->nq = (int64_t)a->positions->count;
         j->k_len = mx + 1;
         return 0;
@@ -1123,12 +1123,12 @@ static int plan_positions(struct job *j)
         L = j->bc->max_positions;
     if (L <= 0) {
         if (a->config)
-            return posenc_usage_error(CMD, "'%s' gives no maximum position: pass --seq-len N",
+            return cmd_usage_error(CMD, "'%s' gives no maximum position: pass --seq-len N",
                                       a->config);
-        return posenc_usage_error(CMD, "%s tables need --seq-len N", j->enc);
+        return cmd_usage_error(CMD, "%s tables need --seq-len N", j->enc);
     }
     if (L >= ((int64_t)1 << 40))
-        return posenc_usage_error(CMD, "sequence length %" PRId64 " is too large", L);
+        return cmd_usage_error(CMD, "sequence length %" PRId64 " is too large", L);
     j->nq = L;
     j->k_len = L;
     return 0;
@@ -1142,14 +1142,14 @@ static int64_t qpos_at(const struct job *j, int64_t r)
 
 static void meta_common(struct job *j)
 {
-    posenc_meta_str(&j->mt, "encoding", j->enc);
-    posenc_meta_str(&j->mt, "posenc_version", posenc_version());
+    cmd_meta_str(&j->mt, "encoding", j->enc);
+    cmd_meta_str(&j->mt, "posenc_version", posenc_version());
     if (j->a->config)
-        posenc_meta_str(&j->mt, "config", base_name(j->a->config));
+        cmd_meta_str(&j->mt, "config", base_name(j->a->config));
     if (j->m && posenc_model_type(j->m))
-        posenc_meta_str(&j->mt, "model_type", posenc_model_type(j->m));
+        cmd_meta_str(&j->mt, "model_type", posenc_model_type(j->m));
     if (j->m)
-        posenc_meta_str(&j->mt, "family", posenc_model_family(j->m));
+        cmd_meta_str(&j->mt, "family", posenc_model_family(j->m));
 }
 
 /* Find a tensor in a weights file: each name in `names` (NULL-terminated, first match wins),
@@ -1170,10 +1170,10 @@ static int find_tensor(posenc_container *c, const char *path, const char *const 
             }
         }
     }
-    posenc_msg(CMD, "'%s': no tensor '%s'%s", path, names[0],
+    cmd_msg(CMD, "'%s': no tensor '%s'%s", path, names[0],
                prefixes[1] ? " (nor with a transformer./bert. prefix); pass --tensor NAME"
                            : "; pass --tensor NAME");
-    return POSENC_EXIT_ERROR;
+    return CMD_EXIT_ERROR;
 }
 
 /* Read a whole 2-D weights tensor as float32 into j->weights. */
@@ -1184,28 +1184,28 @@ static int load_weights(struct job *j, const char *const *names, const char *con
     posenc_error err = { 0 };
     posenc_container *c = NULL;
     posenc_reader *r = NULL;
-    int rc = POSENC_EXIT_ERROR;
+    int rc = CMD_EXIT_ERROR;
     size_t idx;
     if (posenc_container_open(path, NULL, &c, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     if ((rc = find_tensor(c, path, names, prefixes, &idx)))
         goto out;
-    rc = POSENC_EXIT_ERROR;
+    rc = CMD_EXIT_ERROR;
     const posenc_array_info *info = posenc_container_array(c, idx);
     if (info->ndim != 2 || !posenc_dtype_is_float(info->dtype)) {
         char sh[128];
         posenc_shape_str(info->ndim, info->shape, sh, sizeof sh);
-        posenc_msg(CMD, "'%s': tensor '%s' is %s %s, not a 2-D float table", path, info->name,
+        cmd_msg(CMD, "'%s': tensor '%s' is %s %s, not a 2-D float table", path, info->name,
                    posenc_dtype_name(info->dtype), sh);
         goto out;
     }
     uint64_t nelem, nbytes;
     if (posenc_shape_size(2, info->shape, POSENC_DT_F32, &nelem, &nbytes, &err) != POSENC_OK) {
-        rc = posenc_fail(CMD, &err);
+        rc = cmd_fail(CMD, &err);
         goto out;
     }
     if (nbytes > WEIGHTS_MAX_BYTES) {
-        posenc_msg(CMD, "'%s': tensor '%s' is too large (%" PRIu64 " bytes as f32)", path,
+        cmd_msg(CMD, "'%s': tensor '%s' is too large (%" PRIu64 " bytes as f32)", path,
                    info->name, nbytes);
         goto out;
     }
@@ -1213,25 +1213,25 @@ static int load_weights(struct job *j, const char *const *names, const char *con
     j->wcols = info->shape[1];
     if (index_out) {
         *index_out = idx;
-        rc = POSENC_EXIT_OK;
+        rc = CMD_EXIT_OK;
         goto out;
     }
     j->weights = malloc(nbytes ? (size_t)nbytes : 1);
     void *raw = malloc(nelem ? (size_t)nelem * posenc_dtype_size(info->dtype) : 1);
     if (!j->weights || !raw) {
         free(raw);
-        posenc_msg(CMD, "out of memory");
+        cmd_msg(CMD, "out of memory");
         goto out;
     }
     if (posenc_reader_open_index(c, idx, &r, &err) != POSENC_OK ||
         posenc_reader_read(r, raw, nelem, &err) != POSENC_OK) {
         free(raw);
-        rc = posenc_fail(CMD, &err);
+        rc = cmd_fail(CMD, &err);
         goto out;
     }
     posenc_dtype_convert(j->weights, POSENC_DT_F32, raw, info->dtype, (size_t)nelem);
     free(raw);
-    rc = POSENC_EXIT_OK;
+    rc = CMD_EXIT_OK;
 out:
     posenc_reader_close(r);
     posenc_container_close(c);
@@ -1273,13 +1273,13 @@ static int gen_alibi(struct job *j)
         return rc;
     j->heads = a->heads ? a->heads : j->bc ? j->bc->heads : 0;
     if (j->heads <= 0)
-        return posenc_usage_error(CMD, "ALiBi tables need --heads N%s",
+        return cmd_usage_error(CMD, "ALiBi tables need --heads N%s",
                                   a->config ? " (the config gives no number of heads)" : "");
     if (j->heads > (1 << 16))
-        return posenc_usage_error(CMD, "%d ALiBi heads is too many", j->heads);
+        return cmd_usage_error(CMD, "%d ALiBi heads is too many", j->heads);
     j->kind = j->bc ? j->bc->alibi_kind : POSENC_ALIBI_REFERENCE;
     if (a->variant && posenc_alibi_kind_parse(a->variant, &j->kind, &err) != POSENC_OK)
-        return posenc_usage_error(CMD, "--variant: %s", err.msg);
+        return cmd_usage_error(CMD, "--variant: %s", err.msg);
     double bias_max = j->bc && j->bc->alibi_bias_max > 0 ? j->bc->alibi_bias_max : 8.0;
     /* default convention: what the model's own code builds (MPT: m(j - i) at the last query;
      * BLOOM, Baichuan, Falcon and the Press reference: m * j; a bidirectional BERT-style
@@ -1288,23 +1288,23 @@ static int gen_alibi(struct job *j)
               : j->kind == POSENC_ALIBI_MPT   ? POSENC_ALIBI_CAUSAL
                                               : POSENC_ALIBI_KEYINDEX;
     if (a->convention && posenc_alibi_convention_parse(a->convention, &j->conv, &err) != POSENC_OK)
-        return posenc_usage_error(CMD, "--convention: %s", err.msg);
+        return cmd_usage_error(CMD, "--convention: %s", err.msg);
     if (posenc_alibi_slopes(j->kind, j->heads, bias_max, j->slopes, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     if ((rc = plan_positions(j)))
         return rc;
 
     meta_common(j);
-    posenc_meta_str(&j->mt, "variant", posenc_alibi_kind_name(j->kind));
-    posenc_meta_str(&j->mt, "convention", posenc_alibi_convention_name(j->conv));
-    posenc_meta_int(&j->mt, "heads", j->heads);
+    cmd_meta_str(&j->mt, "variant", posenc_alibi_kind_name(j->kind));
+    cmd_meta_str(&j->mt, "convention", posenc_alibi_convention_name(j->conv));
+    cmd_meta_int(&j->mt, "heads", j->heads);
     if (j->kind == POSENC_ALIBI_MPT)
-        posenc_meta_num(&j->mt, "alibi_bias_max", bias_max);
-    posenc_meta_nums(&j->mt, "slopes", j->slopes, j->heads);
-    posenc_meta_int(&j->mt, "q_len", a->broadcast ? 1 : j->nq);
-    posenc_meta_int(&j->mt, "k_len", j->k_len);
+        cmd_meta_num(&j->mt, "alibi_bias_max", bias_max);
+    cmd_meta_nums(&j->mt, "slopes", j->slopes, j->heads);
+    cmd_meta_int(&j->mt, "q_len", a->broadcast ? 1 : j->nq);
+    cmd_meta_int(&j->mt, "k_len", j->k_len);
     if (a->broadcast)
-        posenc_meta_int(&j->mt, "broadcast_query", j->k_len - 1);
+        cmd_meta_int(&j->mt, "broadcast_query", j->k_len - 1);
 
     j->narr = 2;
     set_info(&j->arr[0], "slopes", a->dtype, 1, j->heads, 0, 0);
@@ -1359,12 +1359,12 @@ static int gen_t5(struct job *j)
     j->t5_bidir = !decoder;
     if (posenc_t5_check(j->t5_bidir, j->num_buckets, j->max_distance, &err) != POSENC_OK) {
         if (a->num_buckets || a->max_distance || !a->config)
-            return posenc_usage_error(CMD, "%s", err.msg);
-        posenc_msg(CMD, "'%s': %s", a->config, err.msg);
-        return POSENC_EXIT_ERROR;
+            return cmd_usage_error(CMD, "%s", err.msg);
+        cmd_msg(CMD, "'%s': %s", a->config, err.msg);
+        return CMD_EXIT_ERROR;
     }
     if (a->heads && !a->weights)
-        return posenc_usage_error(CMD, "--heads applies to T5 tables only with --weights");
+        return cmd_usage_error(CMD, "--heads applies to T5 tables only with --weights");
     if (a->weights) {
         const char *names[] = { a->tensor ? a->tensor
                                           : decoder ? T5_DECODER_TENSOR : T5_ENCODER_TENSOR,
@@ -1373,39 +1373,39 @@ static int gen_t5(struct job *j)
         if ((rc = load_weights(j, names, prefixes, NULL)))
             return rc;
         if (j->wrows != j->num_buckets) {
-            posenc_msg(CMD, "'%s': tensor '%s' has %" PRId64 " rows, but there are %d buckets "
+            cmd_msg(CMD, "'%s': tensor '%s' has %" PRId64 " rows, but there are %d buckets "
                             "(shape must be [num_buckets, heads])", a->weights, names[0],
                        j->wrows, j->num_buckets);
-            return POSENC_EXIT_ERROR;
+            return CMD_EXIT_ERROR;
         }
         int want_heads = a->heads ? a->heads : bc ? bc->heads : 0;
         if (want_heads && j->wcols != want_heads) {
-            posenc_msg(CMD, "'%s': tensor '%s' has %" PRId64 " heads (columns), not %d",
+            cmd_msg(CMD, "'%s': tensor '%s' has %" PRId64 " heads (columns), not %d",
                        a->weights, names[0], j->wcols, want_heads);
-            return POSENC_EXIT_ERROR;
+            return CMD_EXIT_ERROR;
         }
         if (j->wcols < 1 || j->wcols > (1 << 16)) {
-            posenc_msg(CMD, "'%s': tensor '%s' has %" PRId64 " columns", a->weights, names[0],
+            cmd_msg(CMD, "'%s': tensor '%s' has %" PRId64 " columns", a->weights, names[0],
                        j->wcols);
-            return POSENC_EXIT_ERROR;
+            return CMD_EXIT_ERROR;
         }
         j->heads = (int)j->wcols;
         meta_common(j);
-        posenc_meta_str(&j->mt, "weights", a->weights);
-        posenc_meta_str(&j->mt, "tensor", names[0]);
+        cmd_meta_str(&j->mt, "weights", a->weights);
+        cmd_meta_str(&j->mt, "tensor", names[0]);
     } else {
         meta_common(j);
     }
     if ((rc = plan_positions(j)))
         return rc;
-    posenc_meta_str(&j->mt, "kind", decoder ? "decoder" : "encoder");
-    posenc_meta_json(&j->mt, "bidirectional", j->t5_bidir ? "true" : "false");
-    posenc_meta_int(&j->mt, "num_buckets", j->num_buckets);
-    posenc_meta_int(&j->mt, "max_distance", j->max_distance);
-    posenc_meta_int(&j->mt, "q_len", j->nq);
-    posenc_meta_int(&j->mt, "k_len", j->k_len);
+    cmd_meta_str(&j->mt, "kind", decoder ? "decoder" : "encoder");
+    cmd_meta_json(&j->mt, "bidirectional", j->t5_bidir ? "true" : "false");
+    cmd_meta_int(&j->mt, "num_buckets", j->num_buckets);
+    cmd_meta_int(&j->mt, "max_distance", j->max_distance);
+    cmd_meta_int(&j->mt, "q_len", j->nq);
+    cmd_meta_int(&j->mt, "k_len", j->k_len);
     if (j->heads)
-        posenc_meta_int(&j->mt, "heads", j->heads);
+        cmd_meta_int(&j->mt, "heads", j->heads);
     j->narr = 1;
     set_info(&j->arr[0], "buckets", POSENC_DT_I32, 2, j->nq, j->k_len, 0);
     if (a->weights) {
@@ -1462,16 +1462,16 @@ static int gen_shaw(struct job *j)
         else if (strcmp(a->variant, "shaw") == 0)
             j->shaw_bert = 0;
         else
-            return posenc_usage_error(CMD, "--variant: unknown Shaw variant '%s' (shaw: key - "
+            return cmd_usage_error(CMD, "--variant: unknown Shaw variant '%s' (shaw: key - "
                                            "query, or bert: query - key)", a->variant);
     }
     j->shaw_k = a->max_relative_position ? a->max_relative_position
                 : j->bc ? j->bc->max_relative_position : 0;
     if (j->shaw_k <= 0)
-        return posenc_usage_error(CMD, "Shaw tables need --max-relative-position K%s",
+        return cmd_usage_error(CMD, "Shaw tables need --max-relative-position K%s",
                                   a->config ? " (the config gives none)" : "");
     if (j->shaw_k > (1 << 30))
-        return posenc_usage_error(CMD, "--max-relative-position %" PRId64 " is too large",
+        return cmd_usage_error(CMD, "--max-relative-position %" PRId64 " is too large",
                                   j->shaw_k);
     meta_common(j);
     if (a->weights) {
@@ -1480,41 +1480,41 @@ static int gen_shaw(struct job *j)
             posenc_error err = { 0 };
             posenc_container *c = NULL;
             if (posenc_container_open(a->weights, NULL, &c, &err) != POSENC_OK)
-                return posenc_fail(CMD, &err);
+                return cmd_fail(CMD, &err);
             size_t n = posenc_container_count(c);
             char name[POSENC_NAME_MAX];
             if (n == 1)
                 snprintf(name, sizeof name, "%s", posenc_container_array(c, 0)->name);
             posenc_container_close(c);
             if (n != 1)
-                return posenc_usage_error(CMD, "'%s' holds %zu tensors: pass --tensor NAME (the "
+                return cmd_usage_error(CMD, "'%s' holds %zu tensors: pass --tensor NAME (the "
                                                "[2k+1, depth] table)", a->weights, n);
             const char *names[] = { name, NULL }, *prefixes[] = { "", NULL };
             if ((rc = load_weights(j, names, prefixes, NULL)))
                 return rc;
-            posenc_meta_str(&j->mt, "tensor", name);
+            cmd_meta_str(&j->mt, "tensor", name);
         } else {
             const char *names[] = { a->tensor, NULL }, *prefixes[] = { "", NULL };
             if ((rc = load_weights(j, names, prefixes, NULL)))
                 return rc;
-            posenc_meta_str(&j->mt, "tensor", a->tensor);
+            cmd_meta_str(&j->mt, "tensor", a->tensor);
         }
         if (j->wrows != 2 * j->shaw_k + 1) {
-            posenc_msg(CMD, "'%s': the relative embedding table has %" PRId64 " rows, but "
+            cmd_msg(CMD, "'%s': the relative embedding table has %" PRId64 " rows, but "
                             "max_relative_position %" PRId64 " needs 2k+1 = %" PRId64,
                        a->weights, j->wrows, j->shaw_k, 2 * j->shaw_k + 1);
-            return POSENC_EXIT_ERROR;
+            return CMD_EXIT_ERROR;
         }
-        posenc_meta_str(&j->mt, "weights", a->weights);
+        cmd_meta_str(&j->mt, "weights", a->weights);
     }
     if ((rc = plan_positions(j)))
         return rc;
-    posenc_meta_int(&j->mt, "max_relative_position", j->shaw_k);
-    posenc_meta_str(&j->mt, "variant", j->shaw_bert ? "bert" : "shaw");
-    posenc_meta_str(&j->mt, "index_formula",
+    cmd_meta_int(&j->mt, "max_relative_position", j->shaw_k);
+    cmd_meta_str(&j->mt, "variant", j->shaw_bert ? "bert" : "shaw");
+    cmd_meta_str(&j->mt, "index_formula",
              j->shaw_bert ? "clip(query - key, -k, k) + k" : "clip(key - query, -k, k) + k");
-    posenc_meta_int(&j->mt, "q_len", j->nq);
-    posenc_meta_int(&j->mt, "k_len", j->k_len);
+    cmd_meta_int(&j->mt, "q_len", j->nq);
+    cmd_meta_int(&j->mt, "k_len", j->k_len);
     j->narr = 1;
     set_info(&j->arr[0], "index", POSENC_DT_I32, 2, j->nq, j->k_len, 0);
     if (a->weights) {
@@ -1551,19 +1551,19 @@ static int gen_sinusoidal(struct job *j)
         return rc;
     j->d_model = a->d_model ? a->d_model : j->bc ? j->bc->d_model : 0;
     if (j->d_model <= 0)
-        return posenc_usage_error(CMD, "sinusoidal tables need --d-model N%s",
+        return cmd_usage_error(CMD, "sinusoidal tables need --d-model N%s",
                                   a->config ? " (the config gives no width)" : "");
     /* the model's own variant (registry), else the original Transformer's */
     posenc_sinusoidal_variant v = j->bc ? j->bc->sinusoidal_variant : POSENC_SIN_VASWANI;
     if (a->variant && posenc_sinusoidal_variant_parse(a->variant, &v, &err) != POSENC_OK)
-        return posenc_usage_error(CMD, "--variant: %s", err.msg);
+        return cmd_usage_error(CMD, "--variant: %s", err.msg);
     int pad = -1;
     if (v == POSENC_SIN_FAIRSEQ)
         pad = j->bc && j->bc->padding_idx >= 0 ? j->bc->padding_idx : 1;
     if (posenc_sinusoidal_new(v, j->d_model, pad, &j->sin, &err) != POSENC_OK) {
         if (a->d_model || !a->config)
-            return posenc_usage_error(CMD, "%s", err.msg);
-        return posenc_fail(CMD, &err);
+            return cmd_usage_error(CMD, "%s", err.msg);
+        return cmd_fail(CMD, &err);
     }
     if ((rc = plan_positions(j)))
         return rc;
@@ -1572,11 +1572,11 @@ static int gen_sinusoidal(struct job *j)
     if (v == POSENC_SIN_FAIRSEQ && !a->positions)
         j->nq += pad + 1;
     meta_common(j);
-    posenc_meta_str(&j->mt, "variant", posenc_sinusoidal_variant_name(v));
-    posenc_meta_int(&j->mt, "d_model", j->d_model);
-    posenc_meta_int(&j->mt, "n_positions", j->nq);
+    cmd_meta_str(&j->mt, "variant", posenc_sinusoidal_variant_name(v));
+    cmd_meta_int(&j->mt, "d_model", j->d_model);
+    cmd_meta_int(&j->mt, "n_positions", j->nq);
     if (v == POSENC_SIN_FAIRSEQ)
-        posenc_meta_int(&j->mt, "padding_idx", pad);
+        cmd_meta_int(&j->mt, "padding_idx", pad);
     j->narr = 1;
     set_info(&j->arr[0], "pe", a->dtype, 2, j->nq, j->d_model, 0);
     j->emit = emit_sinusoidal;
@@ -1640,13 +1640,13 @@ static int gen_learned(struct job *j)
     if ((rc = refuse_options(a, "learned", " --weights --tensor --d-model ")))
         return rc;
     if (!a->weights)
-        return posenc_usage_error(CMD, "learned tables are copied from a checkpoint: pass "
+        return cmd_usage_error(CMD, "learned tables are copied from a checkpoint: pass "
                                        "--weights model.safetensors");
     const char *name = a->tensor;
     if (!name && j->bc && j->bc->learned_tensor[0])
         name = j->bc->learned_tensor;
     if (!name)
-        return posenc_usage_error(CMD, "no tensor name for the learned table: pass --tensor NAME");
+        return cmd_usage_error(CMD, "no tensor name for the learned table: pass --tensor NAME");
     /* the config's name, and the same without the wrapper prefix a checkpoint may lack */
     const char *bare = name;
     if (!a->tensor && strncmp(name, "transformer.", 12) == 0)
@@ -1661,24 +1661,24 @@ static int gen_learned(struct job *j)
         return rc;
     j->learned_index = idx;
     if (a->d_model && a->d_model != j->wcols) {
-        posenc_msg(CMD, "'%s': tensor '%s' is %" PRId64 " wide, not --d-model %d", a->weights,
+        cmd_msg(CMD, "'%s': tensor '%s' is %" PRId64 " wide, not --d-model %d", a->weights,
                    name, j->wcols, a->d_model);
-        return POSENC_EXIT_ERROR;
+        return CMD_EXIT_ERROR;
     }
     /* the model's positions start at row position_offset of its table */
     j->row_offset = j->bc ? j->bc->position_offset : 0;
     if (j->row_offset >= j->wrows) {
-        posenc_msg(CMD, "'%s': tensor '%s' has %" PRId64 " rows, but the model's positions "
+        cmd_msg(CMD, "'%s': tensor '%s' has %" PRId64 " rows, but the model's positions "
                         "start at row %" PRId64, a->weights, name, j->wrows, j->row_offset);
-        return POSENC_EXIT_ERROR;
+        return CMD_EXIT_ERROR;
     }
     j->wrows -= j->row_offset;
     if (a->positions) {
         if (a->positions->max >= j->wrows) {
-            posenc_msg(CMD, "'%s': position %" PRId64 " is past the %" PRId64
+            cmd_msg(CMD, "'%s': position %" PRId64 " is past the %" PRId64
                             " positions of the learned table", a->weights, a->positions->max,
                        j->wrows);
-            return POSENC_EXIT_ERROR;
+            return CMD_EXIT_ERROR;
         }
         if ((rc = load_weights(j, names, a->tensor ? prefixes_exact : prefixes_model, NULL)))
             return rc;
@@ -1687,17 +1687,17 @@ static int gen_learned(struct job *j)
     } else {
         j->nq = a->seq_len ? a->seq_len : j->wrows;
         if (j->nq > j->wrows) {
-            posenc_msg(CMD, "'%s': --seq-len %" PRId64 " is past the %" PRId64
+            cmd_msg(CMD, "'%s': --seq-len %" PRId64 " is past the %" PRId64
                             " positions of the learned table", a->weights, j->nq, j->wrows);
-            return POSENC_EXIT_ERROR;
+            return CMD_EXIT_ERROR;
         }
     }
     meta_common(j);
-    posenc_meta_str(&j->mt, "weights", a->weights);
-    posenc_meta_str(&j->mt, "tensor", name);
-    posenc_meta_int(&j->mt, "d_model", j->wcols);
-    posenc_meta_int(&j->mt, "n_positions", j->nq);
-    posenc_meta_int(&j->mt, "row_offset", j->row_offset);
+    cmd_meta_str(&j->mt, "weights", a->weights);
+    cmd_meta_str(&j->mt, "tensor", name);
+    cmd_meta_int(&j->mt, "d_model", j->wcols);
+    cmd_meta_int(&j->mt, "n_positions", j->nq);
+    cmd_meta_int(&j->mt, "row_offset", j->row_offset);
     j->narr = 1;
     set_info(&j->arr[0], "pe", a->dtype, 2, j->nq, j->wcols, 0);
     j->emit = emit_learned;
@@ -1711,8 +1711,8 @@ static int gen_nonrope(const struct gen_args *a, const posenc_model *m)
     struct job *j = calloc(1, sizeof *j);
     int rc;
     if (!j) {
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     j->a = a;
     j->m = m;
@@ -1725,16 +1725,16 @@ static int gen_nonrope(const struct gen_args *a, const posenc_model *m)
     case POSENC_ENC_SINUSOIDAL: rc = gen_sinusoidal(j); break;
     case POSENC_ENC_LEARNED: rc = gen_learned(j); break;
     case POSENC_ENC_NONE:
-        posenc_msg(CMD, "%s%s%suses no position encoding (NoPE): there is no table to generate",
+        cmd_msg(CMD, "%s%s%suses no position encoding (NoPE): there is no table to generate",
                    a->config ? "'" : "", a->config ? a->config : "", a->config ? "' " : "");
-        rc = POSENC_EXIT_ERROR;
+        rc = CMD_EXIT_ERROR;
         break;
     default:
-        posenc_msg(CMD, "%s is not a non-rotary encoding", j->enc);
-        rc = POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "%s is not a non-rotary encoding", j->enc);
+        rc = CMD_EXIT_ERROR;
         break;
     }
-    posenc_meta_free(&j->mt);
+    cmd_meta_free(&j->mt);
     free(j->weights);
     free(j->buf);
     posenc_sinusoidal_free(j->sin);
@@ -1767,46 +1767,46 @@ int cmd_gen(int argc, char **argv)
         switch (c) {
         case 'h':
             usage(stdout);
-            return POSENC_EXIT_OK;
+            return CMD_EXIT_OK;
         case OPT_CONFIG: a.config = optarg; break;
         case OPT_FAMILY: a.family = optarg; break;
         case 'o': a.out = optarg; break;
         case OPT_FORMAT:
             if (posenc_format_parse(optarg, &a.wopts.format, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--format: %s", err.msg);
+                return cmd_usage_error(CMD, "--format: %s", err.msg);
             break;
         case OPT_DTYPE:
             if (posenc_dtype_parse(optarg, &a.dtype, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--dtype: %s", err.msg);
+                return cmd_usage_error(CMD, "--dtype: %s", err.msg);
             if (!is_float_out(a.dtype))
-                return posenc_usage_error(CMD, "--dtype: tables are floating point (f32, f64, "
+                return cmd_usage_error(CMD, "--dtype: tables are floating point (f32, f64, "
                                                "f16 or bf16), not %s", posenc_dtype_name(a.dtype));
             break;
         case OPT_SEQ_LEN:
-            if ((rc = posenc_parse_i64(CMD, "--seq-len", optarg, 1, POS_MAX, &a.seq_len)))
+            if ((rc = cmd_parse_i64(CMD, "--seq-len", optarg, 1, POS_MAX, &a.seq_len)))
                 return rc;
             break;
         case OPT_POSITIONS: positions_arg = optarg; break;
         case OPT_LAYER_TYPE: ro.layer_type = optarg; given |= G_LAYER_TYPE; break;
         case OPT_PRECISION:
             if (posenc_precision_parse(optarg, &ro.precision, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--precision: %s", err.msg);
+                return cmd_usage_error(CMD, "--precision: %s", err.msg);
             given |= G_PRECISION;
             break;
         case OPT_LAYOUT:
             if (posenc_layout_parse(optarg, &ro.layout, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--layout: %s", err.msg);
+                return cmd_usage_error(CMD, "--layout: %s", err.msg);
             given |= G_LAYOUT;
             break;
         case OPT_MAX_MODEL_LEN:
-            if ((rc = posenc_parse_i64(CMD, "--max-model-len", optarg, 1, POS_MAX,
+            if ((rc = cmd_parse_i64(CMD, "--max-model-len", optarg, 1, POS_MAX,
                                        &ro.max_model_len)))
                 return rc;
             given |= G_MAX_MODEL_LEN;
             break;
         case OPT_ARRAY:
             if (!*optarg)
-                return posenc_usage_error(CMD, "--array: empty name");
+                return cmd_usage_error(CMD, "--array: empty name");
             a.array = optarg;
             break;
         case OPT_COMPRESS: a.wopts.compress = 1; break;
@@ -1814,35 +1814,35 @@ int cmd_gen(int argc, char **argv)
         case 'q': cmd_progress_quiet(); break;
         case OPT_ENCODING:
             if (posenc_encoding_parse(optarg, &a.encoding, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--encoding: %s", err.msg);
+                return cmd_usage_error(CMD, "--encoding: %s", err.msg);
             if (a.encoding == POSENC_ENC_NONE)
-                return posenc_usage_error(CMD, "--encoding: '%s' has no table to generate",
+                return cmd_usage_error(CMD, "--encoding: '%s' has no table to generate",
                                           optarg);
             a.encoding_forced = 1;
             break;
         case OPT_HEADS:
-            if ((rc = posenc_parse_int(CMD, "--heads", optarg, 1, 1 << 16, &a.heads)))
+            if ((rc = cmd_parse_int(CMD, "--heads", optarg, 1, 1 << 16, &a.heads)))
                 return rc;
             given |= G_HEADS;
             break;
         case OPT_D_MODEL:
-            if ((rc = posenc_parse_int(CMD, "--d-model", optarg, 1, 1 << 20, &a.d_model)))
+            if ((rc = cmd_parse_int(CMD, "--d-model", optarg, 1, 1 << 20, &a.d_model)))
                 return rc;
             given |= G_D_MODEL;
             break;
         case OPT_NUM_BUCKETS:
-            if ((rc = posenc_parse_int(CMD, "--num-buckets", optarg, 2, 1 << 20, &a.num_buckets)))
+            if ((rc = cmd_parse_int(CMD, "--num-buckets", optarg, 2, 1 << 20, &a.num_buckets)))
                 return rc;
             given |= G_NUM_BUCKETS;
             break;
         case OPT_MAX_DISTANCE:
-            if ((rc = posenc_parse_int(CMD, "--max-distance", optarg, 1, 1 << 30,
+            if ((rc = cmd_parse_int(CMD, "--max-distance", optarg, 1, 1 << 30,
                                        &a.max_distance)))
                 return rc;
             given |= G_MAX_DISTANCE;
             break;
         case OPT_MAX_REL:
-            if ((rc = posenc_parse_int(CMD, "--max-relative-position", optarg, 1, 1 << 30,
+            if ((rc = cmd_parse_int(CMD, "--max-relative-position", optarg, 1, 1 << 30,
                                        &a.max_relative_position)))
                 return rc;
             given |= G_MAX_REL;
@@ -1854,36 +1854,36 @@ int cmd_gen(int argc, char **argv)
         case OPT_DECODER: a.decoder = 1; given |= G_DECODER; break;
         case OPT_BROADCAST: a.broadcast = 1; given |= G_BROADCAST; break;
         case ':':
-            return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+            return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
         default:
             if (optopt)
-                return posenc_usage_error(CMD, "unknown option '-%c'", optopt);
-            return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+                return cmd_usage_error(CMD, "unknown option '-%c'", optopt);
+            return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
-        return posenc_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+        return cmd_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (!a.out)
-        return posenc_usage_error(CMD, "missing -o OUT (where to write the tables)");
+        return cmd_usage_error(CMD, "missing -o OUT (where to write the tables)");
     if (!a.config && !a.encoding_forced)
-        return posenc_usage_error(CMD, "missing --config FILE");
+        return cmd_usage_error(CMD, "missing --config FILE");
     if (positions_arg && a.seq_len)
-        return posenc_usage_error(CMD, "--seq-len and --positions conflict; pass one of them");
+        return cmd_usage_error(CMD, "--seq-len and --positions conflict; pass one of them");
     if (a.wopts.format == POSENC_FMT_AUTO) {
         a.wopts.format = posenc_format_guess(a.out);
         if (a.wopts.format == POSENC_FMT_AUTO)
-            return posenc_usage_error(CMD, "'%s': cannot tell the output format from the name; "
+            return cmd_usage_error(CMD, "'%s': cannot tell the output format from the name; "
                                            "pass --format or end it in .npz, .npy, .h5, "
                                            ".safetensors, .h, .bin or /", a.out);
     }
     if (strcmp(a.out, "-") == 0 && !posenc_format_to_stdout(a.wopts.format))
-        return posenc_usage_error(CMD, "-o - writes NPY only, not %s",
+        return cmd_usage_error(CMD, "-o - writes NPY only, not %s",
                                   posenc_format_name(a.wopts.format));
     if (a.encoding_forced && a.encoding != POSENC_ENC_ROPE && (given & ROPE_ONLY))
-        return posenc_usage_error(CMD, "%s applies only to RoPE tables",
+        return cmd_usage_error(CMD, "%s applies only to RoPE tables",
                                   first_given(given & ROPE_ONLY));
     if (a.encoding_forced && a.encoding == POSENC_ENC_ROPE && (given & ~ROPE_ONLY))
-        return posenc_usage_error(CMD, "%s does not apply to RoPE tables",
+        return cmd_usage_error(CMD, "%s does not apply to RoPE tables",
                                   first_given(given & ~ROPE_ONLY));
 
     const char *inputs[] = { a.config, positions_arg, a.weights };
@@ -1901,15 +1901,15 @@ int cmd_gen(int argc, char **argv)
     if (!a.encoding_forced) {
         a.encoding = posenc_model_encoding(m);
         if (a.encoding == POSENC_ENC_NONE) {
-            posenc_msg(CMD, "'%s': %s uses no position encoding (NoPE): there is no table to "
+            cmd_msg(CMD, "'%s': %s uses no position encoding (NoPE): there is no table to "
                             "generate", a.config, posenc_model_type(m));
-            rc = POSENC_EXIT_ERROR;
+            rc = CMD_EXIT_ERROR;
             goto out;
         }
     }
     if (a.encoding != POSENC_ENC_ROPE) {
         if (given & ROPE_ONLY) {
-            rc = posenc_usage_error(CMD, "%s applies only to RoPE tables, and '%s' uses %s",
+            rc = cmd_usage_error(CMD, "%s applies only to RoPE tables, and '%s' uses %s",
                                     first_given(given & ROPE_ONLY), a.config,
                                     posenc_encoding_name(a.encoding));
             goto out;
@@ -1918,16 +1918,16 @@ int cmd_gen(int argc, char **argv)
         goto out;
     }
     if (given & ~ROPE_ONLY) {
-        rc = posenc_usage_error(CMD, "%s does not apply to RoPE tables",
+        rc = cmd_usage_error(CMD, "%s does not apply to RoPE tables",
                                 first_given(given & ~ROPE_ONLY));
         goto out;
     }
     if (!m) {
-        rc = posenc_usage_error(CMD, "missing --config FILE (RoPE tables need a model config)");
+        rc = cmd_usage_error(CMD, "missing --config FILE (RoPE tables need a model config)");
         goto out;
     }
     if ((given & G_MAX_MODEL_LEN) && ro.precision != POSENC_PREC_VLLM) {
-        rc = posenc_usage_error(CMD, "--max-model-len applies only to --precision vllm");
+        rc = cmd_usage_error(CMD, "--max-model-len applies only to --precision vllm");
         goto out;
     }
     {
@@ -1935,14 +1935,14 @@ int cmd_gen(int argc, char **argv)
         const char *tab1 = vl ? "cos_sin_cache" : "cos", *tab2 = vl ? NULL : "sin";
         if (a.array && strcmp(a.array, tab1) != 0 && (!tab2 || strcmp(a.array, tab2) != 0) &&
             strcmp(a.array, "inv_freq") != 0) {
-            rc = posenc_usage_error(CMD, "--array: '%s' is not an array of a RoPE table with "
+            rc = cmd_usage_error(CMD, "--array: '%s' is not an array of a RoPE table with "
                                          "--layout %s (expected %s%s%s or inv_freq)", a.array,
                                     posenc_layout_name(ro.layout), tab1, tab2 ? ", " : "",
                                     tab2 ? tab2 : "");
             goto out;
         }
         if (posenc_format_one_array(a.wopts.format) && !a.array) {
-            rc = posenc_usage_error(CMD, "%s holds one array: pass --array %s%s%s or inv_freq",
+            rc = cmd_usage_error(CMD, "%s holds one array: pass --array %s%s%s or inv_freq",
                                     strcmp(a.out, "-") == 0 ? "-o -" : "an NPY file", tab1,
                                     tab2 ? ", " : "", tab2 ? tab2 : "");
             goto out;

@@ -137,8 +137,8 @@ static int compute_rope(const struct info_opts *o, const posenc_model *m, const 
         return cmd_rope_fail("info", m, &err);
     if (posenc_rope_params_for(&r->cfg, o->prec, posenc_model_family(m), o->seq_len,
                                o->max_model_len, &r->par, &r->vi, &err) != POSENC_OK) {
-        posenc_msg("info", "'%s': %s", o->config, err.msg);
-        return POSENC_EXIT_ERROR;
+        cmd_msg("info", "'%s': %s", o->config, err.msg);
+        return CMD_EXIT_ERROR;
     }
     int n = r->par.n_freq;
     if (n < 0 || n > POSENC_MAX_FREQ)
@@ -146,7 +146,7 @@ static int compute_rope(const struct info_opts *o, const posenc_model *m, const 
     r->par.n_freq = n;
     if (o->prec == POSENC_PREC_GGML) {
         int rc = cmd_ggml_params("info", o->config, m, lt, o->seq_len, &r->par);
-        if (rc != POSENC_EXIT_OK)
+        if (rc != CMD_EXIT_OK)
             return rc;
         const int64_t one[3] = { 1, 1, 1 };
         posenc_ggml_rope_angles(&r->par.ggml, one, r->inv);
@@ -219,9 +219,9 @@ static cJSON *rope_json(const struct info_opts *o, const struct rope_report *r)
     cJSON_AddItemToObject(j, "inv_freq", num_array(r->inv, p->n_freq, inv_fmt(o)));
     cJSON_AddItemToObject(j, "attention_scaling", num_raw(r->att, inv_fmt(o)));
     if (o->prec == POSENC_PREC_GGML) {
-        posenc_strbuf b = { 0 };
+        pe_strbuf b = { 0 };
         cmd_ggml_json(&b, p);
-        char *t = posenc_strbuf_finish(&b);
+        char *t = pe_strbuf_finish(&b);
         cJSON_AddItemToObject(j, "ggml", t ? cJSON_CreateRaw(t) : cJSON_CreateNull());
         free(t);
     }
@@ -355,13 +355,13 @@ static int bias_report(const struct info_opts *o, const posenc_model *m, cJSON *
     if (e == POSENC_ENC_ALIBI) {
         double *s = malloc((size_t)(b->heads > 0 ? b->heads : 1) * sizeof *s);
         if (!s) {
-            posenc_msg("info", "out of memory");
-            return POSENC_EXIT_ERROR;
+            cmd_msg("info", "out of memory");
+            return CMD_EXIT_ERROR;
         }
         if (posenc_alibi_slopes(b->alibi_kind, b->heads, b->alibi_bias_max, s, &err) !=
             POSENC_OK) {
             free(s);
-            return posenc_fail("info", &err);
+            return cmd_fail("info", &err);
         }
         if (j) {
             cJSON_AddStringToObject(j, "alibi_kind", posenc_alibi_kind_name(b->alibi_kind));
@@ -540,10 +540,10 @@ static int report(const struct info_opts *o, const posenc_model *m)
         goto nomem;
     if (e != POSENC_ENC_ROPE) {
         if (o->layer_type) {
-            posenc_msg("info", "'%s': model_type '%s' uses %s: --layer-type does not apply",
+            cmd_msg("info", "'%s': model_type '%s' uses %s: --layer-type does not apply",
                        o->config, posenc_model_type(m), posenc_encoding_name(e));
             cJSON_Delete(j);
-            return POSENC_EXIT_ERROR;
+            return CMD_EXIT_ERROR;
         }
         if ((rc = bias_report(o, m, j)) != 0) {
             cJSON_Delete(j);
@@ -624,8 +624,8 @@ static int report(const struct info_opts *o, const posenc_model *m)
     return 0;
 nomem:
     cJSON_Delete(j);
-    posenc_msg("info", "out of memory");
-    return POSENC_EXIT_ERROR;
+    cmd_msg("info", "out of memory");
+    return CMD_EXIT_ERROR;
 }
 
 /* ---- --runtimes: the table of differences in definition, and each precision's drift ---- */
@@ -736,8 +736,8 @@ static int runtimes_report(const struct info_opts *o, const posenc_model *m)
     return 0;
 nomem:
     cJSON_Delete(j);
-    posenc_msg("info", "out of memory");
-    return POSENC_EXIT_ERROR;
+    cmd_msg("info", "out of memory");
+    return CMD_EXIT_ERROR;
 }
 
 /* --gguf: the file's RoPE (formats/gguf_rope.c describes it) as JSON or one line per key */
@@ -746,22 +746,22 @@ static int gguf_report(const struct info_opts *o)
     posenc_error err = { 0 };
     posenc_gguf_rope *g = malloc(sizeof *g);
     if (!g) {
-        posenc_msg("info", "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg("info", "out of memory");
+        return CMD_EXIT_ERROR;
     }
     if (posenc_gguf_read_rope(o->gguf, g, &err) != POSENC_OK) {
         free(g);
-        return posenc_fail("info", &err);
+        return cmd_fail("info", &err);
     }
     cJSON *j = pe_gguf_rope_json(g, o->seq_len);
     free(g);
     if (!j) {
-        posenc_msg("info", "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg("info", "out of memory");
+        return CMD_EXIT_ERROR;
     }
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "warning");
     if (cJSON_IsString(w))
-        posenc_msg("info", "'%s': %s; rope mode unknown", o->gguf, w->valuestring);
+        cmd_msg("info", "'%s': %s; rope mode unknown", o->gguf, w->valuestring);
     if (!o->json)
         fprintf(g_out, "gguf: %s\n", o->gguf);
     for (const cJSON *e = o->json ? NULL : j->child; e; e = e->next) {
@@ -813,46 +813,46 @@ int cmd_info(int argc, char **argv)
         case OPT_GGUF: o.gguf = optarg; break;
         case OPT_RUNTIMES: o.runtimes = 1; break;
         case OPT_MAX_MODEL_LEN:
-            if (posenc_parse_i64("info", "--max-model-len", optarg, 1, (int64_t)1 << 48,
+            if (cmd_parse_i64("info", "--max-model-len", optarg, 1, (int64_t)1 << 48,
                                  &o.max_model_len))
-                return POSENC_EXIT_USAGE;
+                return CMD_EXIT_USAGE;
             break;
         case 'n':
-            if (posenc_parse_i64("info", "--seq-len", optarg, 1, (int64_t)1 << 53, &o.seq_len))
-                return POSENC_EXIT_USAGE;
+            if (cmd_parse_i64("info", "--seq-len", optarg, 1, (int64_t)1 << 53, &o.seq_len))
+                return CMD_EXIT_USAGE;
             break;
         case 'p':
             if (posenc_precision_parse(optarg, &o.prec, &err) != POSENC_OK)
-                return posenc_usage_error("info", "--precision: %s", err.msg);
+                return cmd_usage_error("info", "--precision: %s", err.msg);
             prec_given = 1;
             break;
         case OPT_JSON: o.json = 1; break;
-        case 'h': usage(stdout); return POSENC_EXIT_OK;
+        case 'h': usage(stdout); return CMD_EXIT_OK;
         case ':':
-            return posenc_usage_error("info", "option '%s' needs a value", argv[optind - 1]);
+            return cmd_usage_error("info", "option '%s' needs a value", argv[optind - 1]);
         default:
-            return posenc_usage_error("info", "unknown option '%s'", argv[optind - 1]);
+            return cmd_usage_error("info", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
-        return posenc_usage_error("info", "unexpected argument '%s'", argv[optind]);
+        return cmd_usage_error("info", "unexpected argument '%s'", argv[optind]);
     if (o.models && (o.config || o.family || o.layer_type || o.seq_len))
-        return posenc_usage_error("info", "--models lists the registry: it takes no config "
+        return cmd_usage_error("info", "--models lists the registry: it takes no config "
                                           "options (only --json)");
     if (o.runtimes && (o.models || o.seq_len || prec_given))
-        return posenc_usage_error("info", "--runtimes takes only --config, --layer-type, "
+        return cmd_usage_error("info", "--runtimes takes only --config, --layer-type, "
                                           "--family, --max-model-len and --json");
     if (o.max_model_len && o.prec != POSENC_PREC_VLLM && !o.runtimes)
-        return posenc_usage_error("info", "--max-model-len applies only to --precision vllm "
+        return cmd_usage_error("info", "--max-model-len applies only to --precision vllm "
                                           "and --runtimes");
     if (o.gguf && (o.config || o.models || o.runtimes || o.family || o.layer_type || prec_given ||
                    o.max_model_len))
-        return posenc_usage_error("info", "--gguf FILE reads a GGUF file: it takes only "
+        return cmd_usage_error("info", "--gguf FILE reads a GGUF file: it takes only "
                                           "--seq-len and --json");
     if (!o.config && !o.models && !o.runtimes && !o.gguf)
-        return posenc_usage_error("info", "--config FILE is required");
+        return cmd_usage_error("info", "--config FILE is required");
     if (o.runtimes && !o.config && (o.layer_type || o.family))
-        return posenc_usage_error("info", "--layer-type and --family need --config");
+        return cmd_usage_error("info", "--layer-type and --family need --config");
     posenc_model *m = NULL;
     if (!o.models && o.config) {
         int lrc = cmd_load_config("info", o.config, o.family, &m);
@@ -864,18 +864,18 @@ int cmd_info(int argc, char **argv)
     g_out = open_memstream(&text, &tlen);
     if (!g_out) {
         posenc_model_free(m);
-        posenc_msg("info", "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg("info", "out of memory");
+        return CMD_EXIT_ERROR;
     }
     int rc = o.gguf       ? gguf_report(&o)
-             : o.models   ? (models_report(&o) ? (posenc_msg("info", "out of memory"),
-                                                  POSENC_EXIT_ERROR) : 0)
+             : o.models   ? (models_report(&o) ? (cmd_msg("info", "out of memory"),
+                                                  CMD_EXIT_ERROR) : 0)
              : o.runtimes ? runtimes_report(&o, m)
                           : report(&o, m);
     posenc_model_free(m);
     if (fclose(g_out) != 0 && rc == 0) {
-        posenc_msg("info", "out of memory");
-        rc = POSENC_EXIT_ERROR;
+        cmd_msg("info", "out of memory");
+        rc = CMD_EXIT_ERROR;
     }
     g_out = NULL;
     if (rc == 0 && text)

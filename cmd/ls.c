@@ -147,7 +147,7 @@ static int print_json(const char *path, const posenc_container *c, int meta_only
         const char *dt = array_dtype(c, i, &nbytes, &err, &st);
         if (st != POSENC_OK) {
             cJSON_Delete(root);
-            return posenc_fail(CMD, &err);
+            return cmd_fail(CMD, &err);
         }
         int readable = 1;
         const char *native = posenc_container_array_type(c, i, NULL, &readable);
@@ -187,17 +187,17 @@ static int print_json(const char *path, const posenc_container *c, int meta_only
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
     if (!text) {
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     printf("%s\n", text);
     cJSON_free(text);
-    return POSENC_EXIT_OK;
+    return CMD_EXIT_OK;
 oom:
     cJSON_Delete(types);
     cJSON_Delete(root);
-    posenc_msg(CMD, "out of memory");
-    return POSENC_EXIT_ERROR;
+    cmd_msg(CMD, "out of memory");
+    return CMD_EXIT_ERROR;
 }
 
 /* `--meta`: key, type and value per line, aligned. */
@@ -207,8 +207,8 @@ static int print_meta(const posenc_container *c)
     if (load_meta(c, &meta, &types) != 0) {
         cJSON_Delete(meta);
         cJSON_Delete(types);
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     int wkey = 3, wty = 4;
     for (const cJSON *it = meta->child; it; it = it->next) {
@@ -229,7 +229,7 @@ static int print_meta(const posenc_container *c)
     }
     cJSON_Delete(meta);
     cJSON_Delete(types);
-    return POSENC_EXIT_OK;
+    return CMD_EXIT_OK;
 }
 
 static int print_text(const posenc_container *c)
@@ -247,7 +247,7 @@ static int print_text(const posenc_container *c)
             wname = l;
         const char *dt = array_dtype(c, i, &nbytes, &err, &st);
         if (st != POSENC_OK)
-            return posenc_fail(CMD, &err);
+            return cmd_fail(CMD, &err);
         l = (int)strlen(dt);
         if (l > wdt)
             wdt = l;
@@ -266,8 +266,8 @@ static int print_text(const posenc_container *c)
     if (load_meta(c, &meta, &types) != 0) {
         cJSON_Delete(meta);
         cJSON_Delete(types);
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     int typed = types != NULL; /* GGUF: vocabularies of 100k strings are shortened */
     if (meta->child) {
@@ -280,7 +280,7 @@ static int print_text(const posenc_container *c)
     }
     cJSON_Delete(meta);
     cJSON_Delete(types);
-    return POSENC_EXIT_OK;
+    return CMD_EXIT_OK;
 }
 
 /* NPY arrays of the opaque type '<V2' are listed as such (a bfloat16 file from ml_dtypes, or
@@ -296,12 +296,12 @@ static void note_opaque(const char *path, const posenc_container *c)
             first = i;
     }
     if (n == 1)
-        posenc_msg(CMD, "'%s': array '%s' has the opaque NPY dtype '%s' (2-byte elements, "
+        cmd_msg(CMD, "'%s': array '%s' has the opaque NPY dtype '%s' (2-byte elements, "
                    "bfloat16 if ml_dtypes or posenc wrote it); pass --dtype bf16 to read it as "
                    "bf16", path, posenc_container_array(c, first)->name,
                    posenc_container_array_type(c, first, NULL, NULL));
     else if (n > 1)
-        posenc_msg(CMD, "'%s': %zu arrays ('%s', ...) have the opaque NPY dtype '%s' (2-byte "
+        cmd_msg(CMD, "'%s': %zu arrays ('%s', ...) have the opaque NPY dtype '%s' (2-byte "
                    "elements, bfloat16 if ml_dtypes or posenc wrote them); pass --dtype bf16 to "
                    "read them as bf16", path, n, posenc_container_array(c, first)->name,
                    posenc_container_array_type(c, first, NULL, NULL));
@@ -319,36 +319,36 @@ int cmd_ls(int argc, char **argv)
         switch (c) {
         case 'h':
             usage(stdout);
-            return POSENC_EXIT_OK;
+            return CMD_EXIT_OK;
         case 'j': json = 1; break;
         case 'm': meta_only = 1; break;
         case 'd': {
             posenc_dtype dt;
             if (posenc_dtype_parse(optarg, &dt, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--dtype: %s", err.msg);
+                return cmd_usage_error(CMD, "--dtype: %s", err.msg);
             if (dt != POSENC_DT_BF16)
-                return posenc_usage_error(CMD, "--dtype: only bf16 changes how files are read, "
+                return cmd_usage_error(CMD, "--dtype: only bf16 changes how files are read, "
                                                "not %s", posenc_dtype_name(dt));
             ro.assume_bf16 = 1;
             break;
         }
         case ':':
-            return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+            return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
         default:
             if (optopt)
-                return posenc_usage_error(CMD, "unknown option '-%c'", optopt);
-            return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+                return cmd_usage_error(CMD, "unknown option '-%c'", optopt);
+            return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind >= argc)
-        return posenc_usage_error(CMD, "missing FILE");
+        return cmd_usage_error(CMD, "missing FILE");
     if (optind + 1 < argc)
-        return posenc_usage_error(CMD, "unexpected argument '%s' (one FILE at a time)",
+        return cmd_usage_error(CMD, "unexpected argument '%s' (one FILE at a time)",
                                   argv[optind + 1]);
     const char *path = argv[optind];
     posenc_container *ct = NULL;
     if (posenc_container_open(path, &ro, &ct, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     note_opaque(path, ct);
     int rc = json ? print_json(path, ct, meta_only) : meta_only ? print_meta(ct) : print_text(ct);
     posenc_container_close(ct);

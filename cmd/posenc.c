@@ -25,7 +25,7 @@ static const struct cmd {
     { "diff", cmd_diff, "compare two arrays: max abs/rel error, ulp histogram, worst elements", 0 },
 };
 
-void posenc_print_commands(FILE *fp)
+void cmd_print_commands(FILE *fp)
 {
     for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
         fprintf(fp, "  %-9s %s\n", commands[i].name, commands[i].help);
@@ -36,7 +36,7 @@ static void usage(FILE *fp)
     fprintf(fp, "usage: posenc [--version] [--help] COMMAND [ARGS]\n\n"
                 "Transformer positional encodings: tables, application and verification.\n\n"
                 "commands:\n");
-    posenc_print_commands(fp);
+    cmd_print_commands(fp);
     fprintf(fp, "\n'posenc help COMMAND' or 'posenc COMMAND --help' shows one command's options.\n"
                 "Exit status: 0 ok, 1 a verify check failed or diff found a difference, 2 usage error,\n"
                 "3 any other error.\n");
@@ -82,7 +82,7 @@ static void install_signals(void)
 static int finish(const char *cmd, int rc)
 {
     char dir[1024];
-    if (rc != POSENC_EXIT_OK)
+    if (rc != CMD_EXIT_OK)
         cmd_progress_clear(); /* no summary line for a failed run */
     cmd_progress_finish();
     size_t stale = posenc_tmp_stale_removed(dir, sizeof dir);
@@ -91,9 +91,9 @@ static int finish(const char *cmd, int rc)
                 cmd, dir, stale, stale == 1 ? "y" : "ies");
     /* a full disk or closed pipe must not pass silently */
     if (fflush(stdout) != 0 || ferror(stdout) || fclose(stdout) != 0) {
-        if (rc == POSENC_EXIT_OK)
+        if (rc == CMD_EXIT_OK)
             fprintf(stderr, "posenc %s: 'standard output': %s\n", cmd, strerror(errno ? errno : EIO));
-        return rc ? rc : POSENC_EXIT_ERROR;
+        return rc ? rc : CMD_EXIT_ERROR;
     }
     return rc;
 }
@@ -102,26 +102,26 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         usage(stderr);
-        return POSENC_EXIT_USAGE;
+        return CMD_EXIT_USAGE;
     }
     const char *name = argv[1];
     if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         usage(stdout);
-        return finish("help", POSENC_EXIT_OK);
+        return finish("help", CMD_EXIT_OK);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
         printf("posenc %s\n", posenc_version());
-        return finish("version", POSENC_EXIT_OK);
+        return finish("version", CMD_EXIT_OK);
     }
     if (strcmp(name, "help") == 0) {
         if (argc < 3) {
             usage(stdout);
-            return finish("help", POSENC_EXIT_OK);
+            return finish("help", CMD_EXIT_OK);
         }
         const struct cmd *c = find(argv[2]);
         if (!c) {
             fprintf(stderr, "posenc: '%s' is not a posenc command; see 'posenc --help'\n", argv[2]);
-            return POSENC_EXIT_USAGE;
+            return CMD_EXIT_USAGE;
         }
         char *hargv[] = { (char *)c->name, (char *)"--help", NULL };
         return finish(c->name, c->fn(2, hargv));
@@ -129,7 +129,7 @@ int main(int argc, char **argv)
     const struct cmd *c = find(name);
     if (!c) {
         fprintf(stderr, "posenc: '%s' is not a posenc command; see 'posenc --help'\n", name);
-        return POSENC_EXIT_USAGE;
+        return CMD_EXIT_USAGE;
     }
     install_signals();
     posenc_inputs_guard(1); /* no output of a run may replace one of its inputs */

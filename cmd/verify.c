@@ -114,7 +114,7 @@ static cJSON *add_check(struct vstate *v, const char *name, int ok, int info, do
     snprintf(full, sizeof full, "%s%s%s", name, v->suffix ? "@" : "", v->suffix ? v->suffix : "");
     v->n_checks++;
     v->failed += !ok;
-    return posenc_report_add_check(v->root, full, ok, info, abs_err, rel_err, tol, summary,
+    return pe_report_add_check(v->root, full, ok, info, abs_err, rel_err, tol, summary,
                                    details);
 }
 
@@ -138,19 +138,19 @@ static int dump_open(const char *spec, enum layout lay, int assume_bf16, struct 
     memset(d, 0, sizeof *d);
     d->spec = spec;
     if (posenc_reader_open(spec, &ro, &d->r, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     d->info = *posenc_reader_info(d->r);
     const posenc_array_info *a = &d->info;
     if (!posenc_dtype_is_float(a->dtype)) {
-        posenc_msg(CMD, "'%s': dtype %s is not a float type", spec, posenc_dtype_name(a->dtype));
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "'%s': dtype %s is not a float type", spec, posenc_dtype_name(a->dtype));
+        return CMD_EXIT_ERROR;
     }
     if (a->ndim != layout_ndim[lay]) {
         char sh[128];
-        posenc_msg(CMD, "'%s': shape %s does not fit layout %s (%d dims)", spec,
+        cmd_msg(CMD, "'%s': shape %s does not fit layout %s (%d dims)", spec,
                    posenc_shape_str(a->ndim, a->shape, sh, sizeof sh), layout_names[lay],
                    layout_ndim[lay]);
-        return POSENC_EXIT_ERROR;
+        return CMD_EXIT_ERROR;
     }
     const int64_t *s = a->shape;
     d->B = 1;
@@ -164,10 +164,10 @@ static int dump_open(const char *spec, enum layout lay, int assume_bf16, struct 
     }
     uint64_t nelem;
     if (posenc_shape_size(a->ndim, a->shape, a->dtype, &nelem, NULL, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     if (d->D < 1 || nelem == 0) {
-        posenc_msg(CMD, "'%s': empty dump", spec);
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "'%s': empty dump", spec);
+        return CMD_EXIT_ERROR;
     }
     d->rows_left = nelem / (uint64_t)d->D;
     size_t rows = CHUNK_ELEMS / (size_t)d->D;
@@ -176,8 +176,8 @@ static int dump_open(const char *spec, enum layout lay, int assume_bf16, struct 
     d->raw = malloc(rows * (size_t)d->D * posenc_dtype_size(a->dtype));
     d->buf = malloc(rows * (size_t)d->D * sizeof(double));
     if (!d->raw || !d->buf) {
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     return 0;
 }
@@ -199,14 +199,14 @@ static const double *dump_row(struct dump *d, int *rc)
             cap = 1;
         uint64_t n = d->rows_left < cap ? d->rows_left : cap;
         if (n == 0) {
-            posenc_msg(CMD, "'%s': fewer rows than its shape says", d->spec);
-            *rc = POSENC_EXIT_ERROR;
+            cmd_msg(CMD, "'%s': fewer rows than its shape says", d->spec);
+            *rc = CMD_EXIT_ERROR;
             return NULL;
         }
         posenc_error err = { 0 };
         uint64_t ne = n * (uint64_t)d->D;
         if (posenc_reader_read(d->r, d->raw, ne, &err) != POSENC_OK) {
-            *rc = posenc_fail(CMD, &err);
+            *rc = cmd_fail(CMD, &err);
             return NULL;
         }
         posenc_dtype_convert(d->buf, POSENC_DT_F64, d->raw, d->info.dtype, (size_t)ne);
@@ -284,8 +284,8 @@ static int keep_sample(struct pass *p, int64_t pos, int head, const double *pre,
     if (!s->pre || (expected && !s->expected)) {
         free(s->pre);
         free(s->expected);
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     memcpy(s->pre, pre, D * sizeof(double));
     if (expected)
@@ -334,8 +334,8 @@ static int run_pass(struct pass *p, enum layout lay, int need_samples_only)
         ref_ok = calloc((size_t)main->B * (size_t)main->H, 1);
     }
     if (!scratch || !st->head_abs || !st->head_rel || (!p->pre && (!ref || !ref_ok))) {
-        posenc_msg(CMD, "out of memory");
-        rc = POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        rc = CMD_EXIT_ERROR;
         goto out;
     }
     uint64_t want = 0;
@@ -463,7 +463,7 @@ static int compare_check(struct vstate *v, const struct opts *o, const posenc_mo
                             : "posenc's rotation of the pre-RoPE rows with transformers' float32 tables");
     cJSON_AddNumberToObject(det, "rows", (double)st->rows);
     cJSON_AddNumberToObject(det, "rows_failed", (double)st->bad);
-    cJSON_AddItemToObject(det, "max_allowance_ratio", posenc_report_number(st->max_ratio));
+    cJSON_AddItemToObject(det, "max_allowance_ratio", pe_report_number(st->max_ratio));
     cJSON_AddNumberToObject(det, "angle_slack", p->tol.angle_slack);
     cJSON *w = cJSON_CreateObject();
     cJSON_AddNumberToObject(w, "batch", (double)st->worst_b);
@@ -474,8 +474,8 @@ static int compare_check(struct vstate *v, const struct opts *o, const posenc_mo
     for (int64_t h = 0; h < main->H; h++) {
         cJSON *e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "head", (double)h);
-        cJSON_AddItemToObject(e, "max_abs_err", posenc_report_number(st->head_abs[h]));
-        cJSON_AddItemToObject(e, "max_rel_err", posenc_report_number(st->head_rel[h]));
+        cJSON_AddItemToObject(e, "max_abs_err", pe_report_number(st->head_abs[h]));
+        cJSON_AddItemToObject(e, "max_rel_err", pe_report_number(st->head_rel[h]));
         cJSON_AddItemToArray(ph, e);
     }
     cJSON_AddItemToObject(det, "per_head", ph);
@@ -490,8 +490,8 @@ static int compare_check(struct vstate *v, const struct opts *o, const posenc_mo
         cJSON_AddNumberToObject(e, "from", (double)lo);
         cJSON_AddNumberToObject(e, "to", (double)hi);
         cJSON_AddNumberToObject(e, "rows", (double)st->b_rows[b]);
-        cJSON_AddItemToObject(e, "max_abs_err", posenc_report_number(st->b_abs[b]));
-        cJSON_AddItemToObject(e, "max_rel_err", posenc_report_number(st->b_rel[b]));
+        cJSON_AddItemToObject(e, "max_abs_err", pe_report_number(st->b_abs[b]));
+        cJSON_AddItemToObject(e, "max_rel_err", pe_report_number(st->b_rel[b]));
         cJSON_AddItemToArray(pr, e);
         xs[np] = (double)hi + 1;
         ya[np] = st->b_abs[b];
@@ -502,18 +502,18 @@ static int compare_check(struct vstate *v, const struct opts *o, const posenc_mo
     cJSON *plots = cJSON_CreateArray();
     char title[96];
     snprintf(title, sizeof title, "%s: error against position", p->what);
-    cJSON *pl = posenc_report_plot(title, "position range end + 1", "max error", p->tol.tol,
+    cJSON *pl = pe_report_plot(title, "position range end + 1", "max error", p->tol.tol,
                                    "rel tolerance");
     cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
-    cJSON_AddItemToArray(ser, posenc_report_series("max rel err", xs, yr, np));
-    cJSON_AddItemToArray(ser, posenc_report_series("max abs err", xs, ya, np));
+    cJSON_AddItemToArray(ser, pe_report_series("max rel err", xs, yr, np));
+    cJSON_AddItemToArray(ser, pe_report_series("max abs err", xs, ya, np));
     cJSON_AddItemToArray(plots, pl);
     cJSON_AddItemToObject(det, "plots", plots);
     posenc_verify_sample *rows = malloc((p->n_samples + 1) * sizeof *rows);
     if (!rows) {
         cJSON_Delete(det);
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     for (size_t i = 0; i < p->n_samples; i++) {
         rows[i].pos = p->samples[i].pos;
@@ -531,9 +531,9 @@ static int compare_check(struct vstate *v, const struct opts *o, const posenc_mo
                                    p->n_samples, p->what, &fits, &err) != POSENC_OK) {
             free(rows);
             cJSON_Delete(det);
-            return posenc_fail(CMD, &err);
+            return cmd_fail(CMD, &err);
         }
-        posenc_report_runtimes(det, &fits);
+        pe_report_runtimes(det, &fits);
         const posenc_profile_fit *b = fits.best >= 0 ? &fits.fit[fits.best] : NULL;
         if (!ok && !o->has_prec && b) {
             ok = 1;
@@ -553,16 +553,16 @@ static int compare_check(struct vstate *v, const struct opts *o, const posenc_mo
     posenc_diagnosis *d = malloc(sizeof *d);
     if (!d) {
         free(rows);
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     posenc_status s = posenc_verify_diagnose(cfg, seq_len, &p->tol, rows, p->n_samples, p->what, d, &err);
     free(rows);
     if (s != POSENC_OK) {
         free(d);
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     }
-    cJSON_ReplaceItemInObjectCaseSensitive(c, "diagnosis", posenc_report_diagnosis(d));
+    cJSON_ReplaceItemInObjectCaseSensitive(c, "diagnosis", pe_report_diagnosis(d));
     free(d);
     return 0;
 }
@@ -574,7 +574,7 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
 {
     cJSON *checks = cJSON_GetObjectItemCaseSensitive(v->root, "checks");
     int first = cJSON_GetArraySize(checks);
-    v->failed += posenc_report_invariance(v->root, res, source, max_position, layer,
+    v->failed += pe_report_invariance(v->root, res, source, max_position, layer,
                                           o->has_tol ? o->tol : POSENC_VERIFY_INVARIANCE_TOL,
                                           o->has_hf_tol ? o->hf_tol : NAN);
     v->n_checks += 3;
@@ -626,14 +626,14 @@ static int verify_bias(struct vstate *v, const struct opts *o, const posenc_mode
         static const char *kinds[] = { "reference", "mpt", "falcon" };
         cJSON_AddStringToObject(bj, "alibi_kind", kinds[b->alibi_kind <= 2 ? b->alibi_kind : 0]);
         if (b->heads < 1) {
-            posenc_msg(CMD, "'%s': ALiBi check needs the number of attention heads", o->config);
-            return POSENC_EXIT_ERROR;
+            cmd_msg(CMD, "'%s': ALiBi check needs the number of attention heads", o->config);
+            return CMD_EXIT_ERROR;
         }
         static const posenc_alibi_convention convs[] = { POSENC_ALIBI_SYMMETRIC, POSENC_ALIBI_CAUSAL,
                                                          POSENC_ALIBI_KEYINDEX };
         for (int i = 0; i < 3; i++) {
             if (posenc_verify_alibi(b, convs[i], maxp, &r, &err) != POSENC_OK)
-                return posenc_fail(CMD, &err);
+                return cmd_fail(CMD, &err);
             char name[64], what[128];
             snprintf(name, sizeof name, "alibi_%s", posenc_alibi_convention_name(convs[i]));
             snprintf(what, sizeof what, "b(i,j) - b(i,i) == -m(i-j) for j <= i, %d heads", b->heads);
@@ -646,20 +646,20 @@ static int verify_bias(struct vstate *v, const struct opts *o, const posenc_mode
         cJSON_AddBoolToObject(bj, "is_decoder", b->is_decoder);
         for (int bidir = 1; bidir >= 0; bidir--) {
             if (posenc_verify_t5(nb, md, bidir, maxp, &r, &err) != POSENC_OK)
-                return posenc_fail(CMD, &err);
+                return cmd_fail(CMD, &err);
             bias_check(v, bidir ? "t5_bidirectional" : "t5_causal", &r,
                        "buckets depend only on j-i, monotone in |j-i|, match transformers' float32 formula");
         }
     } else if (enc == POSENC_ENC_SINUSOIDAL) {
         posenc_sinusoidal_variant var = b->sinusoidal_variant; /* the model's, from the registry */
         if (o->variant && posenc_sinusoidal_variant_parse(o->variant, &var, &err) != POSENC_OK)
-            return posenc_usage_error(CMD, "--variant: %s", err.msg);
+            return cmd_usage_error(CMD, "--variant: %s", err.msg);
         int d = b->d_model > 0 ? b->d_model : (b->heads * b->head_dim);
         cJSON_AddStringToObject(bj, "variant", posenc_sinusoidal_variant_name(var));
         cJSON_AddNumberToObject(bj, "d_model", d);
         if (posenc_verify_sinusoidal(var, d, var == POSENC_SIN_FAIRSEQ ? b->padding_idx : -1, maxp,
                                      o->seed, &r, &err) != POSENC_OK)
-            return posenc_fail(CMD, &err);
+            return cmd_fail(CMD, &err);
         bias_check(v, "sinusoidal_rotation", &r, "PE(p+k) is the rotation of PE(p) by PE(k)'s angles");
     } else {
         char summary[256];
@@ -688,28 +688,28 @@ static int read_positions(const struct opts *o, int64_t S, int64_t **out)
             int file = pp->from_file;
             pe_positions_free(pp);
             if (!file)
-                return posenc_usage_error(CMD, "--positions: %" PRIu64 " position%s for a "
+                return cmd_usage_error(CMD, "--positions: %" PRIu64 " position%s for a "
                                                "sequence of %" PRId64 " token%s", n,
                                           n == 1 ? "" : "s", S, S == 1 ? "" : "s");
-            posenc_msg(CMD, "'%s': %" PRIu64 " position%s for a sequence of %" PRId64 " token%s",
+            cmd_msg(CMD, "'%s': %" PRIu64 " position%s for a sequence of %" PRId64 " token%s",
                        o->positions_spec, n, n == 1 ? "" : "s", S, S == 1 ? "" : "s");
-            return POSENC_EXIT_ERROR;
+            return CMD_EXIT_ERROR;
         }
         if (pe_positions_values(pp, &v, &err) != POSENC_OK ||
             !(p = malloc((size_t)S * sizeof *p))) {
             pe_positions_free(pp);
             if (err.msg[0])
-                return posenc_fail(CMD, &err);
-            posenc_msg(CMD, "out of memory");
-            return POSENC_EXIT_ERROR;
+                return cmd_fail(CMD, &err);
+            cmd_msg(CMD, "out of memory");
+            return CMD_EXIT_ERROR;
         }
         memcpy(p, v, (size_t)S * sizeof *p);
         pe_positions_free(pp);
     } else {
         p = malloc((size_t)S * sizeof *p);
         if (!p) {
-            posenc_msg(CMD, "out of memory");
-            return POSENC_EXIT_ERROR;
+            cmd_msg(CMD, "out of memory");
+            return CMD_EXIT_ERROR;
         }
         for (int64_t s = 0; s < S; s++)
             p[s] = o->offset + s;
@@ -752,8 +752,8 @@ static int setup_pass(struct pass *p, const char *what, struct dump *pre, struct
         }
     }
     if (!p->samples) {
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     return 0;
 }
@@ -786,28 +786,28 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
     if (o->ek && (rc = dump_open(o->ek, o->layout, o->assume_bf16, &dek)))
         goto out;
     if (dq.D != cfg->head_dim || dk.D != cfg->head_dim) {
-        posenc_msg(CMD, "'%s': head_dim %" PRId64 " does not match head_dim %d of '%s'",
+        cmd_msg(CMD, "'%s': head_dim %" PRId64 " does not match head_dim %d of '%s'",
                    dq.D != cfg->head_dim ? o->q : o->k, dq.D != cfg->head_dim ? dq.D : dk.D,
                    cfg->head_dim, o->config);
-        rc = POSENC_EXIT_ERROR;
+        rc = CMD_EXIT_ERROR;
         goto out;
     }
     if (dq.B != dk.B || dq.S != dk.S) {
-        posenc_msg(CMD, "'%s': batch and sequence (%" PRId64 ", %" PRId64 ") differ from '%s' (%" PRId64
+        cmd_msg(CMD, "'%s': batch and sequence (%" PRId64 ", %" PRId64 ") differ from '%s' (%" PRId64
                    ", %" PRId64 ")", o->k, dk.B, dk.S, o->q, dq.B, dq.S);
-        rc = POSENC_EXIT_ERROR;
+        rc = CMD_EXIT_ERROR;
         goto out;
     }
     if (dq.H % dk.H != 0) {
-        posenc_msg(CMD, "'%s': %" PRId64 " key heads do not divide %" PRId64 " query heads", o->k,
+        cmd_msg(CMD, "'%s': %" PRId64 " key heads do not divide %" PRId64 " query heads", o->k,
                    dk.H, dq.H);
-        rc = POSENC_EXIT_ERROR;
+        rc = CMD_EXIT_ERROR;
         goto out;
     }
     if ((o->eq && !same_shape(&dq, &deq)) || (o->ek && !same_shape(&dk, &dek))) {
         const char *bad = o->eq && !same_shape(&dq, &deq) ? o->eq : o->ek;
-        posenc_msg(CMD, "'%s': shape differs from '%s'", bad, bad == o->eq ? o->q : o->k);
-        rc = POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "'%s': shape differs from '%s'", bad, bad == o->eq ? o->q : o->k);
+        rc = CMD_EXIT_ERROR;
         goto out;
     }
     int64_t S = dq.S;
@@ -823,23 +823,23 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
     posenc_precision prec = o->has_prec ? o->prec : POSENC_PREC_HF;
     if (posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len, 0, &params, &vi,
                                &err) != POSENC_OK) {
-        rc = posenc_fail(CMD, &err);
+        rc = cmd_fail(CMD, &err);
         goto out;
     }
     if (prec == POSENC_PREC_VLLM && maxpos >= vi.cache_len) {
-        posenc_msg(CMD, "'%s': position %" PRId64 " is past vLLM's cos_sin_cache (%s: %" PRId64
+        cmd_msg(CMD, "'%s': position %" PRId64 " is past vLLM's cos_sin_cache (%s: %" PRId64
                         " rows)", o->config, maxpos, vi.cls, vi.cache_len);
-        rc = POSENC_EXIT_ERROR;
+        rc = CMD_EXIT_ERROR;
         goto out;
     }
     if (o->has_prec && o->prec == POSENC_PREC_GGML &&
         (rc = cmd_ggml_params(CMD, o->config, m, o->layer_type, seq_len, &params)) != 0)
         goto out;
     if (v->row) {
-        cJSON_AddItemToObject(v->row, "rope", v->nope ? cJSON_CreateNull() : posenc_report_rope(cfg, &params));
+        cJSON_AddItemToObject(v->row, "rope", v->nope ? cJSON_CreateNull() : pe_report_rope(cfg, &params));
     } else {
         cJSON *cj = cJSON_GetObjectItemCaseSensitive(v->root, "config");
-        cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", posenc_report_rope(cfg, &params));
+        cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", pe_report_rope(cfg, &params));
     }
     if (v->nope) {
         /* a layer without RoPE: the reference is the unrotated row */
@@ -855,8 +855,8 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
     /* sampled sequence indices: the first 8, then log-spaced, and the last */
     keep = calloc((size_t)S, 1);
     if (!keep) {
-        posenc_msg(CMD, "out of memory");
-        rc = POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        rc = CMD_EXIT_ERROR;
         goto out;
     }
     int nk = 0;
@@ -872,16 +872,16 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
     keep[S - 1] = 1;
 
     {
-        posenc_report_pair pair = { NULL, 0, { { 0 } } };
+        pe_report_pair pair = { NULL, 0, { { 0 } } };
         const struct { const char *role, *spec; const struct dump *d; } ds[] = {
             { "q", o->q, &dq }, { "k", o->k, &dk }, { "expect_q", o->eq, &deq }, { "expect_k", o->ek, &dek },
         };
         for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++)
             if (ds[i].spec)
-                pair.dumps[pair.n_dumps++] = (posenc_report_dump){
+                pair.dumps[pair.n_dumps++] = (pe_report_dump){
                     ds[i].role, ds[i].spec, posenc_dtype_name(ds[i].d->info.dtype),
                     ds[i].d->info.ndim, ds[i].d->info.shape };
-        posenc_report_header h = { o->config, o->layer_type, NULL, layout_names[o->layout],
+        pe_report_header h = { o->config, o->layer_type, NULL, layout_names[o->layout],
                                    o->positions_spec, o->offset, positions[0], positions[S - 1],
                                    1, &pair };
         h.precision = o->rotated
@@ -889,7 +889,7 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
                             "with them, every row compared with posenc's rotation of it"
                           : "hf: posenc's rotation of the pre-RoPE rows with transformers' "
                             "float32 tables, compared in double";
-        posenc_report_set_header(v->root, &h);
+        pe_report_set_header(v->root, &h);
     }
     cJSON_AddStringToObject(inputs, "q", o->q);
     cJSON_AddStringToObject(inputs, "k", o->k);
@@ -900,9 +900,9 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
     cJSON_AddStringToObject(inputs, "layout", layout_names[o->layout]);
     cJSON_AddStringToObject(inputs, "precision", posenc_precision_name(rec.prec));
     if (rec.prec == POSENC_PREC_GGML) {
-        posenc_strbuf gb = { 0 };
+        pe_strbuf gb = { 0 };
         cmd_ggml_json(&gb, &params);
-        char *t = posenc_strbuf_finish(&gb);
+        char *t = pe_strbuf_finish(&gb);
         cJSON_AddItemToObject(inputs, "ggml", t ? cJSON_CreateRaw(t) : cJSON_CreateNull());
         free(t);
     }
@@ -952,8 +952,8 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
             free(kv);
             free(mm);
             free(nn);
-            posenc_msg(CMD, "out of memory");
-            rc = POSENC_EXIT_ERROR;
+            cmd_msg(CMD, "out of memory");
+            rc = CMD_EXIT_ERROR;
             goto out;
         }
         for (size_t t = 0; t < npair; t++) {
@@ -976,7 +976,7 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
         free(nn);
         if (st != POSENC_OK) {
             free(res);
-            rc = posenc_fail(CMD, &err);
+            rc = cmd_fail(CMD, &err);
             goto out;
         }
         invariance_checks(v, o, res, "sampled rows of the pre-RoPE dumps", maxp, NULL);
@@ -987,7 +987,7 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
     if (pk.cmp && (rc = compare_check(v, o, m, &pk, kind, cfg, seq_len)))
         goto out;
     if (cfg->type == POSENC_ROPE_DYNAMIC)
-        posenc_report_add_note(v->root, "dynamic NTK: the base depends on the sequence length (theta %.6g used for "
+        pe_report_add_note(v->root, "dynamic NTK: the base depends on the sequence length (theta %.6g used for "
                     "length %" PRId64 "); scores are relative within one length, but a key "
                     "cached under one base and a query rotated under another are not",
                  params.theta_used, seq_len);
@@ -1020,15 +1020,15 @@ static int open_pairs(const struct opts *o, const char *spec, int must, posenc_c
         member[0])
         return 0;
     if (posenc_container_open(path, &ro, c, &err) != POSENC_OK)
-        return must ? posenc_fail(CMD, &err) : 0; /* else the single-dump path says it */
+        return must ? cmd_fail(CMD, &err) : 0; /* else the single-dump path says it */
     if (posenc_container_count(*c) < 2 && !o->glob && !must) {
         posenc_container_close(*c);
         *c = NULL;
         return 0;
     }
     if (pe_pairs_find(*c, path, o->glob, pairs, &err) != POSENC_OK)
-        return err.code == POSENC_EINVAL ? posenc_usage_error(CMD, "%s", err.msg)
-                                         : posenc_fail(CMD, &err);
+        return err.code == POSENC_EINVAL ? cmd_usage_error(CMD, "%s", err.msg)
+                                         : cmd_fail(CMD, &err);
     return 0;
 }
 
@@ -1074,7 +1074,7 @@ static void explain_pair(struct vstate *v, const struct opts *po, const posenc_m
         if (po->has_style)
             cfg.style = po->style;
         struct vstate sv = { 0 };
-        if (!(sv.root = posenc_report_new(posenc_version())))
+        if (!(sv.root = pe_report_new(posenc_version())))
             break;
         sv.row = cJSON_AddObjectToObject(sv.root, "row");
         sv.suffix = "";
@@ -1114,7 +1114,7 @@ static void explain_pair(struct vstate *v, const struct opts *po, const posenc_m
         return;
     }
     cJSON_AddStringToObject(row, "explanation", text);
-    posenc_report_add_note(v->root, "%s: %s; %s", pe_pairs_label(pr), text, said);
+    pe_report_add_note(v->root, "%s: %s; %s", pe_pairs_label(pr), text, said);
 }
 
 /* Verify every pair of o->q (against the same groups of o->eq): one row per pair in the report's
@@ -1128,14 +1128,14 @@ static int verify_pairs(struct vstate *v, const struct opts *o, const posenc_mod
     char epath[4096];
     int rc = 0;
     if (pe_pairs_layers(pq, m, o->layer_type, qpath, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     if (o->eq) {
         if ((rc = open_pairs(o, o->eq, 1, &ce, &pe, epath, sizeof epath)))
             goto out;
         if (!pe) {
-            posenc_msg(CMD, "'%s': --q names a container of q/k pairs, so --expect-q needs one "
+            cmd_msg(CMD, "'%s': --q names a container of q/k pairs, so --expect-q needs one "
                             "too (not a member)", o->eq);
-            rc = POSENC_EXIT_USAGE;
+            rc = CMD_EXIT_USAGE;
             goto out;
         }
     }
@@ -1153,17 +1153,17 @@ static int verify_pairs(struct vstate *v, const struct opts *o, const posenc_mod
         if (!(spec[i] = malloc(len))) {
             for (int j = 0; j < i; j++)
                 free(spec[j]);
-            posenc_msg(CMD, "out of memory");
-            rc = POSENC_EXIT_ERROR;
+            cmd_msg(CMD, "out of memory");
+            rc = CMD_EXIT_ERROR;
             goto out;
         }
     for (size_t i = 0; i < pq->n && rc == 0; i++) {
         const pe_pair *pr = &pq->v[i];
         const pe_pair *er = pe ? pe_pairs_get(pe, pr->group) : NULL;
         if (pe && !er) {
-            posenc_msg(CMD, "'%s': no q/k pair for group '%s' of '%s'", epath,
+            cmd_msg(CMD, "'%s': no q/k pair for group '%s' of '%s'", epath,
                        pe_pairs_label(pr), qpath);
-            rc = POSENC_EXIT_ERROR;
+            rc = CMD_EXIT_ERROR;
             break;
         }
         snprintf(spec[0], len, "%s:%s", qpath, posenc_container_array(cq, pr->q)->name);
@@ -1248,21 +1248,21 @@ static int verify_rope_config(struct vstate *v, const struct opts *o, const pose
         maxp = 4096;
     posenc_rope_params params;
     if (posenc_rope_params_compute(cfg, maxp, &params, &err) != POSENC_OK)
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     cJSON *cj = cJSON_GetObjectItemCaseSensitive(v->root, "config");
     if (layer)
         cJSON_ReplaceItemInObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(cj, "rope"), layer,
-                                               posenc_report_rope(cfg, &params));
+                                               pe_report_rope(cfg, &params));
     else
-        cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", posenc_report_rope(cfg, &params));
+        cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", pe_report_rope(cfg, &params));
     posenc_invariance_result *res = malloc(sizeof *res);
     if (!res) {
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     if (posenc_verify_rope_config(&params, maxp, o->seed, o->samples, res, &err) != POSENC_OK) {
         free(res);
-        return posenc_fail(CMD, &err);
+        return cmd_fail(CMD, &err);
     }
     char src[160];
     snprintf(src, sizeof src, "%d seeded unit-normal (q, k) pairs per distance, seed %" PRIu64,
@@ -1274,14 +1274,14 @@ static int verify_rope_config(struct vstate *v, const struct opts *o, const pose
         double t0 = cfg->theta;
         if (posenc_rope_params_compute(cfg, 0, &p0, NULL) == POSENC_OK)
             t0 = p0.theta_used;
-        posenc_report_add_note(v->root, "dynamic NTK breaks invariance across lengths: the base is %.6g up to "
+        pe_report_add_note(v->root, "dynamic NTK breaks invariance across lengths: the base is %.6g up to "
                     "max_position_embeddings %" PRId64 " and %.6g at length %" PRId64 "; the checks "
                     "hold within one length only, so a key cached at one length and a query "
                     "rotated at another do not score relatively",
                  t0, cfg->max_position_embeddings, params.theta_used, maxp);
     }
     if (cfg->type == POSENC_ROPE_LONGROPE)
-        posenc_report_add_note(v->root, "longrope: the checked table uses the %s factors (length %" PRId64 " %s "
+        pe_report_add_note(v->root, "longrope: the checked table uses the %s factors (length %" PRId64 " %s "
                     "original_max_position_embeddings %" PRId64 ")",
                  params.long_factors ? "long" : "short", maxp, params.long_factors ? ">" : "<=",
                  cfg->original_max_position_embeddings);
@@ -1298,13 +1298,13 @@ static int verify_gguf(struct vstate *v, const struct opts *o, const posenc_mode
     posenc_gguf_rope *want = malloc(sizeof *want), *have = malloc(sizeof *have);
     posenc_gguf_check *chk = malloc(sizeof *chk);
     if (!want || !have || !chk) {
-        posenc_msg(CMD, "out of memory");
-        rc = POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        rc = CMD_EXIT_ERROR;
     } else if (posenc_gguf_rope_from_model(m, o->layer_type, want, &err) != POSENC_OK ||
                posenc_gguf_read_rope(o->gguf, have, &err) != POSENC_OK ||
                posenc_gguf_compare(want, have, cfg->original_max_position_embeddings, chk,
                                    &err) != POSENC_OK) {
-        rc = posenc_fail(CMD, &err);
+        rc = cmd_fail(CMD, &err);
     } else {
         cJSON_AddStringToObject(inputs, "gguf", o->gguf);
         cJSON_AddStringToObject(inputs, "gguf_architecture", have->arch);
@@ -1430,29 +1430,29 @@ int cmd_verify(int argc, char **argv)
         case O_FAMILY: o.family = optarg; break;
         case O_STYLE:
             if (posenc_style_parse(optarg, &o.style, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--style: '%s' is not neox or gptj", optarg);
+                return cmd_usage_error(CMD, "--style: '%s' is not neox or gptj", optarg);
             o.has_style = 1;
             break;
         case O_MAXPOS:
-            if (posenc_parse_i64(CMD, "--max-position", optarg, 2, (int64_t)1 << 40, &o.max_position))
-                return POSENC_EXIT_USAGE;
+            if (cmd_parse_i64(CMD, "--max-position", optarg, 2, (int64_t)1 << 40, &o.max_position))
+                return CMD_EXIT_USAGE;
             break;
         case O_SEED:
-            if (posenc_parse_i64(CMD, "--seed", optarg, 0, INT64_MAX, &v64))
-                return POSENC_EXIT_USAGE;
+            if (cmd_parse_i64(CMD, "--seed", optarg, 0, INT64_MAX, &v64))
+                return CMD_EXIT_USAGE;
             o.seed = (uint64_t)v64;
             break;
         case O_SAMPLES:
-            if (posenc_parse_int(CMD, "--samples", optarg, 1, 4096, &o.samples))
-                return POSENC_EXIT_USAGE;
+            if (cmd_parse_int(CMD, "--samples", optarg, 1, 4096, &o.samples))
+                return CMD_EXIT_USAGE;
             break;
         case O_TOL:
         case O_HFTOL: {
             double x;
-            if (posenc_parse_double(CMD, c == O_TOL ? "--tolerance" : "--hf-tolerance", optarg, &x))
-                return POSENC_EXIT_USAGE;
+            if (cmd_parse_double(CMD, c == O_TOL ? "--tolerance" : "--hf-tolerance", optarg, &x))
+                return CMD_EXIT_USAGE;
             if (!(x > 0))
-                return posenc_usage_error(CMD, "%s: '%s' must be positive",
+                return cmd_usage_error(CMD, "%s: '%s' must be positive",
                                           c == O_TOL ? "--tolerance" : "--hf-tolerance", optarg);
             if (c == O_TOL) {
                 o.tol = x;
@@ -1473,19 +1473,19 @@ int cmd_verify(int argc, char **argv)
                     found = 1;
                 }
             if (!found)
-                return posenc_usage_error(CMD, "--layout: '%s' is not bhsd, bshd, shd, hsd or sd", optarg);
+                return cmd_usage_error(CMD, "--layout: '%s' is not bhsd, bshd, shd, hsd or sd", optarg);
             break;
         }
         case O_OFFSET:
-            if (posenc_parse_i64(CMD, "--offset", optarg, 0, (int64_t)1 << 40, &o.offset))
-                return POSENC_EXIT_USAGE;
+            if (cmd_parse_i64(CMD, "--offset", optarg, 0, (int64_t)1 << 40, &o.offset))
+                return CMD_EXIT_USAGE;
             break;
         case O_POSITIONS: o.positions_spec = optarg; break;
         case O_ROTATED: o.rotated = 1; break;
         case O_BF16: o.assume_bf16 = 1; break;
         case O_PREC:
             if (posenc_precision_parse(optarg, &o.prec, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--precision: %s", err.msg);
+                return cmd_usage_error(CMD, "--precision: %s", err.msg);
             o.has_prec = 1;
             break;
         case O_EQ: o.eq = optarg; break;
@@ -1494,14 +1494,14 @@ int cmd_verify(int argc, char **argv)
         case O_GGUF: o.gguf = optarg; break;
         case O_PAIRS: o.glob = optarg; break;
         case O_REPORT: {
-            posenc_report_kind kind;
+            pe_report_kind kind;
             if (o.n_reports == MAX_REPORTS)
-                return posenc_usage_error(CMD, "--report: at most %d reports", MAX_REPORTS);
-            if (posenc_report_kind_of(optarg, &kind, &err) != POSENC_OK)
-                return posenc_usage_error(CMD, "--report: %s", err.msg);
+                return cmd_usage_error(CMD, "--report: at most %d reports", MAX_REPORTS);
+            if (pe_report_kind_of(optarg, &kind, &err) != POSENC_OK)
+                return cmd_usage_error(CMD, "--report: %s", err.msg);
             if (strcmp(optarg, "-") == 0) {
                 if (o.report_stdout)
-                    return posenc_usage_error(CMD, "--report: '-' given twice");
+                    return cmd_usage_error(CMD, "--report: '-' given twice");
                 o.report_stdout = 1;
             }
             o.reports[o.n_reports++] = optarg;
@@ -1511,20 +1511,20 @@ int cmd_verify(int argc, char **argv)
             o.quiet = 1;
             cmd_progress_quiet();
             break;
-        case 'h': usage(stdout); return POSENC_EXIT_OK;
-        case ':': return posenc_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default: return posenc_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+        case 'h': usage(stdout); return CMD_EXIT_OK;
+        case ':': return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
+        default: return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
-        return posenc_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+        return cmd_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
     if (!o.config)
-        return posenc_usage_error(CMD, "--config is required");
+        return cmd_usage_error(CMD, "--config is required");
     /* --q naming a container of several arrays: every q/k pair in it */
     posenc_container *pc = NULL;
     pe_pairs *pp = NULL;
     char qpath[4096];
-    if (o.q && (!o.k || posenc_same_file(o.k, o.q))) {
+    if (o.q && (!o.k || cmd_same_file(o.k, o.q))) {
         int prc = open_pairs(&o, o.q, 0, &pc, &pp, qpath, sizeof qpath);
         if (prc) {
             posenc_container_close(pc);
@@ -1532,35 +1532,35 @@ int cmd_verify(int argc, char **argv)
         }
     }
     if (pp) {
-        if (o.ek && (!o.eq || !posenc_same_file(o.ek, o.eq))) {
+        if (o.ek && (!o.eq || !cmd_same_file(o.ek, o.eq))) {
             pe_pairs_free(pp);
             posenc_container_close(pc);
-            return posenc_usage_error(CMD, "--q names a container of q/k pairs: give their "
+            return cmd_usage_error(CMD, "--q names a container of q/k pairs: give their "
                                            "rotated pairs as one --expect-q container");
         }
         o.k = o.q;
         o.ek = o.eq;
     } else if (o.glob) {
         posenc_container_close(pc);
-        return posenc_usage_error(CMD, "--pairs needs --q naming a container of q/k pairs");
+        return cmd_usage_error(CMD, "--pairs needs --q naming a container of q/k pairs");
     }
     if (!o.q != !o.k) {
         posenc_container_close(pc);
-        return posenc_usage_error(CMD, "--q and --k go together");
+        return cmd_usage_error(CMD, "--q and --k go together");
     }
     if ((o.eq || o.ek) && !o.q)
-        return pairs_done(pc, pp, posenc_usage_error(CMD, "--expect-q/--expect-k need --q and --k (the pre-RoPE dumps)"));
+        return pairs_done(pc, pp, cmd_usage_error(CMD, "--expect-q/--expect-k need --q and --k (the pre-RoPE dumps)"));
     if (o.rotated && !o.q)
-        return pairs_done(pc, pp, posenc_usage_error(CMD, "--rotated needs --q and --k"));
+        return pairs_done(pc, pp, cmd_usage_error(CMD, "--rotated needs --q and --k"));
     if (o.has_prec && !(o.eq || o.ek))
-        return pairs_done(pc, pp, posenc_usage_error(CMD, "--precision needs --expect-q/--expect-k (it picks the "
+        return pairs_done(pc, pp, cmd_usage_error(CMD, "--precision needs --expect-q/--expect-k (it picks the "
                                        "rotation the runtime's dumps are compared with)"));
     if (o.rotated && (o.eq || o.ek))
-        return pairs_done(pc, pp, posenc_usage_error(CMD, "--rotated and --expect-q/--expect-k exclude each other"));
+        return pairs_done(pc, pp, cmd_usage_error(CMD, "--rotated and --expect-q/--expect-k exclude each other"));
     if (o.positions_spec && o.offset)
-        return pairs_done(pc, pp, posenc_usage_error(CMD, "--positions and --offset exclude each other"));
+        return pairs_done(pc, pp, cmd_usage_error(CMD, "--positions and --offset exclude each other"));
     if (o.gguf && (o.q || o.k || o.eq || o.ek || o.rotated || o.positions_spec))
-        return pairs_done(pc, pp, posenc_usage_error(CMD, "--gguf checks a GGUF file against the config: it takes "
+        return pairs_done(pc, pp, cmd_usage_error(CMD, "--gguf checks a GGUF file against the config: it takes "
                                        "no dumps (--q, --k, --expect-q/k, --rotated, --positions)"));
 
     {
@@ -1576,16 +1576,16 @@ int cmd_verify(int argc, char **argv)
         return pairs_done(pc, pp, lrc);
     struct vstate v = { 0 };
     posenc_encoding enc = posenc_model_encoding(m);
-    if (!(v.root = posenc_report_new(posenc_version()))) {
+    if (!(v.root = pe_report_new(posenc_version()))) {
         posenc_model_free(m);
-        posenc_msg(CMD, "out of memory");
-        return POSENC_EXIT_ERROR;
+        cmd_msg(CMD, "out of memory");
+        return CMD_EXIT_ERROR;
     }
     cJSON *cfgj = cJSON_GetObjectItemCaseSensitive(v.root, "config");
     cJSON *inputs = cJSON_GetObjectItemCaseSensitive(v.root, "inputs");
     {
         /* what a config alone is checked with; verify_dumps replaces it with its pairs */
-        posenc_report_header h = { o.config, o.layer_type, NULL, NULL, NULL, 0, 0, 0, 0, NULL };
+        pe_report_header h = { o.config, o.layer_type, NULL, NULL, NULL, 0, 0, 0, 0, NULL };
         h.precision = o.gguf ? "gguf: the file's keys and tensors against those "
                                "convert_hf_to_gguf.py writes for the config, both as llama.cpp "
                                "loads them (float32)"
@@ -1593,7 +1593,7 @@ int cmd_verify(int argc, char **argv)
                           ? "invariance: posenc's exact tables rounded once to float32 and "
                             "transformers' float32 tables, rotation in float32, scores in double"
                           : "posenc's tables in double against independent evaluations";
-        posenc_report_set_header(v.root, &h);
+        pe_report_set_header(v.root, &h);
     }
     cJSON_AddStringToObject(cfgj, "path", o.config);
     cJSON_AddStringToObject(cfgj, "model_type", posenc_model_type(m) ? posenc_model_type(m) : "");
@@ -1611,7 +1611,7 @@ int cmd_verify(int argc, char **argv)
     if (o.layer_type)
         cJSON_AddStringToObject(cfgj, "layer_type", o.layer_type);
     for (size_t i = 0; i < posenc_model_note_count(m); i++)
-        posenc_report_add_note(v.root, "%s", posenc_model_note(m, i));
+        pe_report_add_note(v.root, "%s", posenc_model_note(m, i));
     cJSON_AddNumberToObject(inputs, "seed", (double)o.seed);
     cJSON_AddNumberToObject(inputs, "samples", o.samples);
     int rc = 0;
@@ -1623,12 +1623,12 @@ int cmd_verify(int argc, char **argv)
             const char *lt = posenc_model_layer_type_name(m, i);
             posenc_rope_config cfg;
             if (posenc_model_rope(m, lt, &cfg, &err) != POSENC_OK) {
-                rc = posenc_fail(CMD, &err);
+                rc = cmd_fail(CMD, &err);
                 break;
             }
             if (o.has_style)
                 cfg.style = o.style;
-            cJSON_AddItemToObject(ropes, lt, posenc_report_rope(&cfg, NULL));
+            cJSON_AddItemToObject(ropes, lt, pe_report_rope(&cfg, NULL));
             rc = verify_rope_config(&v, &o, &cfg, lt);
         }
     } else if (enc == POSENC_ENC_ROPE && o.gguf) {
@@ -1637,7 +1637,7 @@ int cmd_verify(int argc, char **argv)
             rc = cmd_rope_fail(CMD, m, &err);
             goto out;
         }
-        cJSON_AddItemToObject(cfgj, "rope", posenc_report_rope(&cfg, NULL));
+        cJSON_AddItemToObject(cfgj, "rope", pe_report_rope(&cfg, NULL));
         rc = verify_gguf(&v, &o, m, &cfg, inputs);
     } else if (enc == POSENC_ENC_ROPE && pp) {
         /* the parameters of every layer type; each pair's row says which it used */
@@ -1647,11 +1647,11 @@ int cmd_verify(int argc, char **argv)
             posenc_rope_config cfg;
             const char *lt = posenc_model_layer_type_name(m, i);
             if (posenc_model_rope(m, lt, &cfg, &err) == POSENC_OK)
-                cJSON_AddItemToObject(ropes, lt, posenc_report_rope(&cfg, NULL));
+                cJSON_AddItemToObject(ropes, lt, pe_report_rope(&cfg, NULL));
         }
         posenc_rope_config cfg;
         if (!ropes && posenc_model_rope(m, o.layer_type, &cfg, &err) == POSENC_OK)
-            cJSON_AddItemToObject(cfgj, "rope", posenc_report_rope(&cfg, NULL));
+            cJSON_AddItemToObject(cfgj, "rope", pe_report_rope(&cfg, NULL));
         rc = verify_pairs(&v, &o, m, pc, pp, qpath, inputs);
     } else if (enc == POSENC_ENC_ROPE) {
         posenc_rope_config cfg;
@@ -1661,11 +1661,11 @@ int cmd_verify(int argc, char **argv)
         }
         if (o.has_style)
             cfg.style = o.style;
-        cJSON_AddItemToObject(cfgj, "rope", posenc_report_rope(&cfg, NULL));
+        cJSON_AddItemToObject(cfgj, "rope", pe_report_rope(&cfg, NULL));
         rc = o.q ? verify_dumps(&v, &o, m, &cfg, inputs) : verify_rope_config(&v, &o, &cfg, NULL);
     } else {
         if (o.q || o.gguf) {
-            rc = posenc_usage_error(CMD, "--%s a RoPE model; '%s' uses %s",
+            rc = cmd_usage_error(CMD, "--%s a RoPE model; '%s' uses %s",
                                     o.q ? "q/--k need" : "gguf needs", o.config,
                                     posenc_encoding_name(enc));
             goto out;
@@ -1676,13 +1676,13 @@ int cmd_verify(int argc, char **argv)
         goto out;
     cJSON_ReplaceItemInObjectCaseSensitive(v.root, "ok", cJSON_CreateBool(v.failed == 0));
     for (int i = 0; i < o.n_reports; i++)
-        if (posenc_report_write(v.root, o.reports[i], &err) != POSENC_OK) {
-            rc = posenc_fail(CMD, &err);
+        if (pe_report_write(v.root, o.reports[i], &err) != POSENC_OK) {
+            rc = cmd_fail(CMD, &err);
             goto out;
         }
     if (!o.quiet && !o.report_stdout)
         print_summary(&v);
-    rc = v.failed ? POSENC_EXIT_CHECK : POSENC_EXIT_OK;
+    rc = v.failed ? CMD_EXIT_CHECK : CMD_EXIT_OK;
 out:
     cJSON_Delete(v.root);
     posenc_model_free(m);

@@ -8,12 +8,12 @@
 
 #include "posenc/io.h"
 
-struct posenc_backend;
-struct posenc_strbuf;
+struct pe_backend;
+struct pe_strbuf;
 struct posenc_gguf_rope;
 
 struct posenc_container {
-    const struct posenc_backend *be;
+    const struct pe_backend *be;
     char *path;                   /* file path (no member part); "-" for stdin */
     posenc_read_opts opts;
     size_t n;                     /* arrays indexed by be->open */
@@ -34,7 +34,7 @@ struct posenc_reader {
 };
 
 struct posenc_writer {
-    const struct posenc_backend *be;
+    const struct pe_backend *be;
     char *path;                   /* final path ("-" = stdout) */
     posenc_write_opts opts;
     size_t n, cap;                /* declared arrays */
@@ -50,7 +50,7 @@ struct posenc_writer {
     void *impl;                   /* backend state */
 };
 
-typedef struct posenc_backend {
+typedef struct pe_backend {
     posenc_format format;
     /* Reading (NULL when the format is write-only). */
     posenc_status (*open)(posenc_container *c, posenc_error *err); /* index arrays + meta */
@@ -70,88 +70,88 @@ typedef struct posenc_backend {
      * can read it; NULL hook for formats without names of their own. */
     const char *(*array_type)(const posenc_container *c, size_t i, uint64_t *nbytes,
                               int *readable);
-} posenc_backend;
+} pe_backend;
 
-extern const posenc_backend posenc_backend_npy;
-extern const posenc_backend posenc_backend_npz;
-extern const posenc_backend posenc_backend_dir;
-extern const posenc_backend posenc_backend_hdf5;
-extern const posenc_backend posenc_backend_safetensors;
-extern const posenc_backend posenc_backend_cheader;
-extern const posenc_backend posenc_backend_raw;
-extern const posenc_backend posenc_backend_gguf;
+extern const pe_backend pe_backend_npy;
+extern const pe_backend pe_backend_npz;
+extern const pe_backend pe_backend_dir;
+extern const pe_backend pe_backend_hdf5;
+extern const pe_backend pe_backend_safetensors;
+extern const pe_backend pe_backend_cheader;
+extern const pe_backend pe_backend_raw;
+extern const pe_backend pe_backend_gguf;
 
 /* ---- the format table (formats/registry.c) ---- */
 
 /* The backend of format f; NULL for POSENC_FMT_AUTO. */
-const posenc_backend *posenc_backend_for(posenc_format f);
+const pe_backend *pe_backend_for(posenc_format f);
 /* Which format the file at path is, from its first bytes, then its name ("-" is NPY; a pipe or
  * device goes by its name, since peeking would consume it). */
-posenc_status posenc_format_sniff(const char *path, posenc_format *out, posenc_error *err);
+posenc_status pe_format_sniff(const char *path, posenc_format *out, posenc_error *err);
 
 /* ---- helpers shared by backends (formats/fileutil.c) ---- */
 
 /* The raw format's data and sidecar paths for path (either one, or a stem): X.bin and X.json;
  * both malloc'd (formats/raw.c). */
-posenc_status posenc_raw_paths(const char *path, char **bin, char **json, posenc_error *err);
+posenc_status pe_raw_paths(const char *path, char **bin, char **json, posenc_error *err);
 
 /* Open path for reading. regular_only refuses anything but a regular file (a FIFO, a socket, a
  * device) before open(2) could block on it: the files a reader opens by a derived name (a raw
  * sidecar and data file, meta.json, a directory member). A path the user named may be a FIFO. A
  * directory is refused either way. The file is recorded as an input of the run
  * (posenc_input_add), so no output can replace it. */
-posenc_status posenc_open_input(const char *path, int regular_only, FILE **fp, posenc_error *err);
+posenc_status pe_open_input(const char *path, int regular_only, FILE **fp, posenc_error *err);
 
 /* Create a temporary file beside final_path (".posenc-tmp-XXXXXX-<basename>") for writing.
  * *tmp_path is malloc'd (caller frees). */
-posenc_status posenc_tmp_create(const char *final_path, char **tmp_path, FILE **fp,
+posenc_status pe_tmp_create(const char *final_path, char **tmp_path, FILE **fp,
                                 posenc_error *err);
 /* fflush + fsync-free close of fp (may be NULL) and rename tmp_path onto final_path. */
-posenc_status posenc_tmp_commit(FILE *fp, const char *tmp_path, const char *final_path,
+posenc_status pe_tmp_commit(FILE *fp, const char *tmp_path, const char *final_path,
                                 posenc_error *err);
 /* Close fp (may be NULL) and unlink tmp_path (may be NULL). */
-void posenc_tmp_discard(FILE *fp, const char *tmp_path);
+void pe_tmp_discard(FILE *fp, const char *tmp_path);
 
 /* Check that json_value (a JSON text) is a value of type t (posenc_meta_type) and, when out is
  * not NULL, append its GGUF encoding (uint32 type, then the value) to out and add the number of
  * values it holds (1, or 1 + the elements of an array) to *nvalues (may be NULL). A
  * POSENC_META_AUTO null appends nothing. Messages name path and key (formats/gguf_write.c). */
-posenc_status posenc_gguf_meta_encode(struct posenc_strbuf *out, int t, const char *json_value,
+posenc_status pe_gguf_meta_encode(struct pe_strbuf *out, int t, const char *json_value,
                                       const char *path, const char *key, uint64_t *nvalues,
                                       posenc_error *err);
 
-/* The writer half of posenc_backend_gguf (formats/gguf_write.c). */
-posenc_status posenc_gguf_w_start(posenc_writer *w, posenc_error *err);
-posenc_status posenc_gguf_w_write(posenc_writer *w, const void *data, uint64_t nelem,
+/* The writer half of pe_backend_gguf (formats/gguf_write.c). */
+posenc_status pe_gguf_w_start(posenc_writer *w, posenc_error *err);
+posenc_status pe_gguf_w_write(posenc_writer *w, const void *data, uint64_t nelem,
                                   posenc_error *err);
-posenc_status posenc_gguf_w_commit(posenc_writer *w, posenc_error *err);
-void posenc_gguf_w_abort(posenc_writer *w);
+posenc_status pe_gguf_w_commit(posenc_writer *w, posenc_error *err);
+void pe_gguf_w_abort(posenc_writer *w);
 
 /* The writer's metadata as one JSON object text {"key": value, ...}; malloc'd, caller frees.
  * NULL on allocation failure. */
-char *posenc_writer_meta_json(const posenc_writer *w);
+char *pe_writer_meta_json(const posenc_writer *w);
 
 /* 1 on a little-endian host. */
-int posenc_host_is_le(void);
+int pe_host_is_le(void);
 
 /* Readers of little-endian elements stored one after another from an offset of a file
- * (safetensors tensors, GGUF tensors, raw data): posenc_span_open opens data_path (a regular file
+ * (safetensors tensors, GGUF tensors, raw data): pe_span_open opens data_path (a regular file
  * only: a reader reopens the file it indexed, and a FIFO would block or hold other data),
- * seeks to offset and keeps the stream in r->impl; posenc_span_read reads exactly nelem
+ * seeks to offset and keeps the stream in r->impl; pe_span_read reads exactly nelem
  * elements of r->info.dtype (byteswapped on big-endian hosts), naming `what` ("tensor",
- * "array") when the file is truncated; posenc_span_close releases it (a failed open has
+ * "array") when the file is truncated; pe_span_close releases it (a failed open has
  * released it already). */
-posenc_status posenc_span_open(posenc_reader *r, const char *data_path, uint64_t offset,
+posenc_status pe_span_open(posenc_reader *r, const char *data_path, uint64_t offset,
                                posenc_error *err);
-posenc_status posenc_span_read(posenc_reader *r, void *buf, uint64_t nelem, const char *what,
+posenc_status pe_span_read(posenc_reader *r, void *buf, uint64_t nelem, const char *what,
                                posenc_error *err);
-void posenc_span_close(posenc_reader *r);
+void pe_span_close(posenc_reader *r);
 
 /* fread exactly n bytes or fail with "'path': truncated ..." (EFORMAT) or EIO. */
-posenc_status posenc_read_exact(FILE *fp, void *buf, size_t n, const char *path, const char *what,
+posenc_status pe_read_exact(FILE *fp, void *buf, size_t n, const char *path, const char *what,
                                 posenc_error *err);
 /* fwrite exactly n bytes or fail with EIO naming path. */
-posenc_status posenc_write_exact(FILE *fp, const void *buf, size_t n, const char *path,
+posenc_status pe_write_exact(FILE *fp, const void *buf, size_t n, const char *path,
                                  posenc_error *err);
 
 #endif

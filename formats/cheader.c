@@ -128,7 +128,7 @@ static void ch_writer_free(posenc_writer *w, int remove_tmp)
     if (!cw)
         return;
     if (remove_tmp)
-        posenc_tmp_discard(cw->fp, cw->tmp);
+        pe_tmp_discard(cw->fp, cw->tmp);
     free(cw->tmp);
     free(cw->arrays);
     free(cw->meta_macro);
@@ -242,7 +242,7 @@ static posenc_status ch_w_start(posenc_writer *w, posenc_error *err)
         if (macro_taken(w, cw, m, i))
             m[0] = '\0';
     }
-    if ((st = posenc_tmp_create(w->path, &cw->tmp, &cw->fp, err)) != POSENC_OK)
+    if ((st = pe_tmp_create(w->path, &cw->tmp, &cw->fp, err)) != POSENC_OK)
         goto fail;
     setvbuf(cw->fp, NULL, _IOFBF, 1u << 20);
     FILE *fp = cw->fp;
@@ -462,7 +462,7 @@ static posenc_status ch_w_commit(posenc_writer *w, posenc_error *err)
         ch_writer_free(w, 1);
         return st;
     }
-    st = posenc_tmp_commit(cw->fp, cw->tmp, w->path, err);
+    st = pe_tmp_commit(cw->fp, cw->tmp, w->path, err);
     cw->fp = NULL;
     ch_writer_free(w, st != POSENC_OK);
     return st;
@@ -470,7 +470,7 @@ static posenc_status ch_w_commit(posenc_writer *w, posenc_error *err)
 
 static void ch_w_abort(posenc_writer *w) { ch_writer_free(w, 1); }
 
-const posenc_backend posenc_backend_cheader = {
+const pe_backend pe_backend_cheader = {
     .format = POSENC_FMT_CHEADER,
     .w_start = ch_w_start,
     .w_write = ch_w_write,

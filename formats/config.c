@@ -210,7 +210,7 @@ posenc_status posenc_config_load(const char *path, const posenc_load_opts *opts,
         return st;
     }
     FILE *fp;
-    posenc_status ost = posenc_open_input(path, 0, &fp, err);
+    posenc_status ost = pe_open_input(path, 0, &fp, err);
     if (ost != POSENC_OK)
         return ost;
     struct stat sb;

@@ -33,7 +33,7 @@ static char *join(const char *dir, const char *name, const char *ext)
 }
 
 struct dir_cont {
-    posenc_npy_header *h;
+    pe_npy_header *h;
 };
 
 static int cmp_str(const void *a, const void *b)
@@ -55,7 +55,7 @@ static posenc_status read_meta(posenc_container *c, posenc_error *err)
             st = posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", path, strerror(errno));
         goto out;
     }
-    if ((st = posenc_open_input(path, 1, &fp, err)) != POSENC_OK)
+    if ((st = pe_open_input(path, 1, &fp, err)) != POSENC_OK)
         goto out;
     struct stat sb;
     if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > META_MAX) {
@@ -69,7 +69,7 @@ static posenc_status read_meta(posenc_container *c, posenc_error *err)
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
         goto out;
     }
-    if ((st = posenc_read_exact(fp, text, n, path, "file", err)))
+    if ((st = pe_read_exact(fp, text, n, path, "file", err)))
         goto out;
     text[n] = '\0';
     cJSON *root = memchr(text, '\0', n) ? NULL : cJSON_ParseWithOpts(text, NULL, 1);
@@ -178,7 +178,7 @@ static posenc_status dir_open(posenc_container *c, posenc_error *err)
             free(path);
             break;
         }
-        st = posenc_npy_open_file(path, bf16, &k->h[i], &fp, &regular, err);
+        st = pe_npy_open_file(path, bf16, &k->h[i], &fp, &regular, err);
         free(path);
         if (st)
             break;
@@ -200,11 +200,11 @@ static posenc_status dir_reader_open(posenc_reader *r, posenc_error *err)
     char *path = join(r->c->path, r->info.name, ".npy");
     if (!path)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    posenc_npy_freader *fr;
+    pe_npy_freader *fr;
     /* the reader keeps path for its messages: hand it over with the reader */
-    posenc_status st = posenc_npy_readable(&k->h[r->index], path, err);
+    posenc_status st = pe_npy_readable(&k->h[r->index], path, err);
     if (!st)
-        st = posenc_npy_freader_new(path, NULL, &k->h[r->index], &fr, err);
+        st = pe_npy_freader_new(path, NULL, &k->h[r->index], &fr, err);
     if (st) {
         free(path);
         return st;
@@ -217,17 +217,17 @@ static posenc_status dir_reader_open(posenc_reader *r, posenc_error *err)
 
 static posenc_status dir_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err)
 {
-    posenc_npy_freader *fr = r->impl;
-    return posenc_npy_data_read(&fr->d, buf, nelem, err);
+    pe_npy_freader *fr = r->impl;
+    return pe_npy_data_read(&fr->d, buf, nelem, err);
 }
 
 static void dir_reader_close(posenc_reader *r)
 {
-    posenc_npy_freader *fr = r->impl;
+    pe_npy_freader *fr = r->impl;
     if (!fr)
         return;
     char *path = (char *)fr->src.path;
-    posenc_npy_freader_free(fr);
+    pe_npy_freader_free(fr);
     free(path);
     r->impl = NULL;
 }
@@ -316,7 +316,7 @@ static posenc_status dir_w_start(posenc_writer *w, posenc_error *err)
             return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
         }
     }
-    k->vbuf = malloc(POSENC_IO_BUFSIZE);
+    k->vbuf = malloc(PE_IO_BUFSIZE);
     return POSENC_OK;
 }
 
@@ -343,11 +343,11 @@ static posenc_status close_current(posenc_writer *w, size_t i, posenc_error *err
 static posenc_status open_file(posenc_writer *w, size_t i, posenc_error *err)
 {
     struct dir_writer *k = w->impl;
-    posenc_status st = posenc_tmp_create(k->f[i].final, &k->f[i].tmp, &k->fp, err);
+    posenc_status st = pe_tmp_create(k->f[i].final, &k->f[i].tmp, &k->fp, err);
     if (st)
         return st;
     if (k->vbuf)
-        setvbuf(k->fp, k->vbuf, _IOFBF, POSENC_IO_BUFSIZE);
+        setvbuf(k->fp, k->vbuf, _IOFBF, PE_IO_BUFSIZE);
     return POSENC_OK;
 }
 
@@ -362,9 +362,9 @@ static posenc_status begin_upto(posenc_writer *w, size_t upto, posenc_error *err
         if ((st = open_file(w, i, err)))
             return st;
         k->begun++;
-        unsigned char hdr[POSENC_NPY_HEADER_CAP];
-        size_t hl = posenc_npy_header_format(&w->arrays[i], hdr);
-        if ((st = posenc_write_exact(k->fp, hdr, hl, k->f[i].final, err)))
+        unsigned char hdr[PE_NPY_HEADER_CAP];
+        size_t hl = pe_npy_header_format(&w->arrays[i], hdr);
+        if ((st = pe_write_exact(k->fp, hdr, hl, k->f[i].final, err)))
             return st;
     }
     return POSENC_OK;
@@ -377,7 +377,7 @@ static posenc_status dir_w_write(posenc_writer *w, const void *data, uint64_t ne
     posenc_status st = begin_upto(w, w->cur, err);
     if (st)
         return st;
-    return posenc_write_exact(k->fp, data,
+    return pe_write_exact(k->fp, data,
                               (size_t)(nelem * posenc_dtype_size(w->arrays[w->cur].dtype)),
                               k->f[w->cur].final, err);
 }
@@ -390,7 +390,7 @@ static posenc_status dir_w_commit(posenc_writer *w, posenc_error *err)
         st = close_current(w, k->begun - 1, err);
     if (!st) {
         /* meta.json, with "posenc_dtypes" naming bf16 arrays as in NPZ */
-        char *base = posenc_writer_meta_json(w);
+        char *base = pe_writer_meta_json(w);
         cJSON *root = base ? cJSON_Parse(base) : NULL;
         free(base);
         cJSON *dts = NULL;
@@ -410,7 +410,7 @@ static posenc_status dir_w_commit(posenc_writer *w, posenc_error *err)
         if (!st)
             st = open_file(w, w->n, err);
         if (!st)
-            st = posenc_write_exact(k->fp, text, strlen(text), k->f[w->n].final, err);
+            st = pe_write_exact(k->fp, text, strlen(text), k->f[w->n].final, err);
         if (!st)
             st = close_current(w, w->n, err);
         free(text);
@@ -438,10 +438,10 @@ static const char *dir_array_type(const posenc_container *c, size_t i, uint64_t 
                                    int *readable)
 {
     const struct dir_cont *k = c->impl;
-    return posenc_npy_array_type(&k->h[i], nbytes, readable);
+    return pe_npy_array_type(&k->h[i], nbytes, readable);
 }
 
-const posenc_backend posenc_backend_dir = {
+const pe_backend pe_backend_dir = {
     .format = POSENC_FMT_DIR,
     .open = dir_open,
     .reader_open = dir_reader_open,

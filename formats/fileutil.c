@@ -220,7 +220,7 @@ posenc_status posenc_output_check(const char *path, posenc_error *err)
         return refuse_input(path, in, err);
     /* the files a writer derives from the name: the raw pair, a directory's meta.json */
     char *bin = NULL, *json = NULL;
-    posenc_status st = posenc_raw_paths(path, &bin, &json, err);
+    posenc_status st = pe_raw_paths(path, &bin, &json, err);
     if (st != POSENC_OK)
         return st;
     if (input_of(bin, in, sizeof in))
@@ -248,7 +248,7 @@ static posenc_status not_regular(const char *path, mode_t mode, posenc_error *er
                          S_ISFIFO(mode) ? "a FIFO" : S_ISSOCK(mode) ? "a socket" : "a device");
 }
 
-posenc_status posenc_open_input(const char *path, int regular_only, FILE **fp, posenc_error *err)
+posenc_status pe_open_input(const char *path, int regular_only, FILE **fp, posenc_error *err)
 {
     *fp = NULL;
     struct stat pre;
@@ -313,7 +313,7 @@ static mode_t current_umask(void)
     return m;
 }
 
-posenc_status posenc_tmp_create(const char *final_path, char **tmp_path, FILE **fp,
+posenc_status pe_tmp_create(const char *final_path, char **tmp_path, FILE **fp,
                                 posenc_error *err)
 {
     *tmp_path = NULL;
@@ -373,7 +373,7 @@ posenc_status posenc_tmp_create(const char *final_path, char **tmp_path, FILE **
     return POSENC_OK;
 }
 
-posenc_status posenc_tmp_commit(FILE *fp, const char *tmp_path, const char *final_path,
+posenc_status pe_tmp_commit(FILE *fp, const char *tmp_path, const char *final_path,
                                 posenc_error *err)
 {
     int e = 0;
@@ -396,7 +396,7 @@ posenc_status posenc_tmp_commit(FILE *fp, const char *tmp_path, const char *fina
     return POSENC_OK;
 }
 
-void posenc_tmp_discard(FILE *fp, const char *tmp_path)
+void pe_tmp_discard(FILE *fp, const char *tmp_path)
 {
     if (fp)
         fclose(fp);
@@ -406,22 +406,22 @@ void posenc_tmp_discard(FILE *fp, const char *tmp_path)
     }
 }
 
-char *posenc_writer_meta_json(const posenc_writer *w)
+char *pe_writer_meta_json(const posenc_writer *w)
 {
-    posenc_strbuf b = { 0 };
-    posenc_strbuf_puts(&b, "{");
+    pe_strbuf b = { 0 };
+    pe_strbuf_puts(&b, "{");
     for (size_t i = 0; i < w->nmeta; i++) {
         if (i)
-            posenc_strbuf_puts(&b, ", ");
-        posenc_strbuf_json_string(&b, w->meta_keys[i]);
-        posenc_strbuf_puts(&b, ": ");
-        posenc_strbuf_puts(&b, w->meta_vals[i]);
+            pe_strbuf_puts(&b, ", ");
+        pe_strbuf_json_string(&b, w->meta_keys[i]);
+        pe_strbuf_puts(&b, ": ");
+        pe_strbuf_puts(&b, w->meta_vals[i]);
     }
-    posenc_strbuf_puts(&b, "}");
-    return posenc_strbuf_finish(&b);
+    pe_strbuf_puts(&b, "}");
+    return pe_strbuf_finish(&b);
 }
 
-posenc_status posenc_read_exact(FILE *fp, void *buf, size_t n, const char *path, const char *what,
+posenc_status pe_read_exact(FILE *fp, void *buf, size_t n, const char *path, const char *what,
                                 posenc_error *err)
 {
     size_t got = n ? fread(buf, 1, n, fp) : 0;
@@ -433,7 +433,7 @@ posenc_status posenc_read_exact(FILE *fp, void *buf, size_t n, const char *path,
     return posenc_seterr(err, POSENC_EFORMAT, "'%s': truncated %s", path, what);
 }
 
-posenc_status posenc_write_exact(FILE *fp, const void *buf, size_t n, const char *path,
+posenc_status pe_write_exact(FILE *fp, const void *buf, size_t n, const char *path,
                                  posenc_error *err)
 {
     if (n && fwrite(buf, 1, n, fp) != n)
@@ -445,7 +445,7 @@ posenc_status posenc_write_exact(FILE *fp, const void *buf, size_t n, const char
 /* ---------------------------------------------------------------------------------------------
  * little-endian spans of a file */
 
-int posenc_host_is_le(void)
+int pe_host_is_le(void)
 {
     const uint16_t one = 1;
     return *(const unsigned char *)&one == 1;
@@ -456,7 +456,7 @@ typedef struct span_reader {
     char *path;
 } span_reader;
 
-posenc_status posenc_span_open(posenc_reader *r, const char *data_path, uint64_t offset,
+posenc_status pe_span_open(posenc_reader *r, const char *data_path, uint64_t offset,
                                posenc_error *err)
 {
     span_reader *sr = calloc(1, sizeof *sr);
@@ -465,17 +465,17 @@ posenc_status posenc_span_open(posenc_reader *r, const char *data_path, uint64_t
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     }
     r->impl = sr;
-    posenc_status st = posenc_open_input(data_path, 1, &sr->fp, err);
+    posenc_status st = pe_open_input(data_path, 1, &sr->fp, err);
     if (st == POSENC_OK && (offset > (uint64_t)INT64_MAX ||
                             fseeko(sr->fp, (off_t)offset, SEEK_SET) != 0))
         st = posenc_seterr(err, POSENC_EIO, "'%s': seek failed: %s", data_path,
                            strerror(errno ? errno : EINVAL));
     if (st != POSENC_OK)
-        posenc_span_close(r);
+        pe_span_close(r);
     return st;
 }
 
-posenc_status posenc_span_read(posenc_reader *r, void *buf, uint64_t nelem, const char *what,
+posenc_status pe_span_read(posenc_reader *r, void *buf, uint64_t nelem, const char *what,
                                posenc_error *err)
 {
     span_reader *sr = r->impl;
@@ -490,12 +490,12 @@ posenc_status posenc_span_read(posenc_reader *r, void *buf, uint64_t nelem, cons
         return posenc_seterr(err, POSENC_EFORMAT, "'%s': %s '%s' is truncated", sr->path, what,
                              r->info.name);
     }
-    if (!posenc_host_is_le() && es > 1)
+    if (!pe_host_is_le() && es > 1)
         posenc_byteswap(buf, es, (size_t)nelem);
     return POSENC_OK;
 }
 
-void posenc_span_close(posenc_reader *r)
+void pe_span_close(posenc_reader *r)
 {
     span_reader *sr = r->impl;
     if (sr) {

@@ -104,7 +104,7 @@ static posenc_status get(rd *r, void *buf, size_t n, const char *what)
                              "'%s': truncated GGUF file (%s at byte %" PRIu64 " needs %zu bytes, "
                              "%" PRIu64 " left)",
                              r->path, what, r->pos, n, left(r));
-    posenc_status st = posenc_read_exact(r->fp, buf, n, r->path, what, r->err);
+    posenc_status st = pe_read_exact(r->fp, buf, n, r->path, what, r->err);
     if (st == POSENC_OK)
         r->pos += n;
     return st;
@@ -163,25 +163,25 @@ static posenc_status get_string(rd *r, char **out, uint64_t *len, const char *wh
 
 /* s[0..n) as a JSON string: NULs and control characters escaped, bytes that are not UTF-8
  * become U+FFFD. */
-static void json_bytes(posenc_strbuf *b, const unsigned char *s, size_t n)
+static void json_bytes(pe_strbuf *b, const unsigned char *s, size_t n)
 {
-    posenc_strbuf_add(b, "\"", 1);
+    pe_strbuf_add(b, "\"", 1);
     size_t i = 0;
     while (i < n) {
         unsigned char c = s[i];
         if (c == '"' || c == '\\') {
             char esc[2] = { '\\', (char)c };
-            posenc_strbuf_add(b, esc, 2);
+            pe_strbuf_add(b, esc, 2);
             i++;
             continue;
         }
         if (c < 0x20) {
-            posenc_strbuf_printf(b, "\\u%04x", c);
+            pe_strbuf_printf(b, "\\u%04x", c);
             i++;
             continue;
         }
         if (c < 0x80) {
-            posenc_strbuf_add(b, (const char *)&s[i], 1);
+            pe_strbuf_add(b, (const char *)&s[i], 1);
             i++;
             continue;
         }
@@ -198,22 +198,22 @@ static void json_bytes(posenc_strbuf *b, const unsigned char *s, size_t n)
                    (len == 4 && cp < 0x10000) || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)))
             ok = 0;
         if (ok) {
-            posenc_strbuf_add(b, (const char *)&s[i], len);
+            pe_strbuf_add(b, (const char *)&s[i], len);
             i += len;
         } else {
-            posenc_strbuf_add(b, "\xef\xbf\xbd", 3);
+            pe_strbuf_add(b, "\xef\xbf\xbd", 3);
             i++;
         }
     }
-    posenc_strbuf_add(b, "\"", 1);
+    pe_strbuf_add(b, "\"", 1);
 }
 
-static void json_double(posenc_strbuf *b, double d, int digits)
+static void json_double(pe_strbuf *b, double d, int digits)
 {
     if (!isfinite(d))
-        posenc_strbuf_puts(b, "null"); /* JSON has no NaN or infinity */
+        pe_strbuf_puts(b, "null"); /* JSON has no NaN or infinity */
     else
-        posenc_strbuf_printf(b, "%.*g", digits, d);
+        pe_strbuf_printf(b, "%.*g", digits, d);
 }
 
 static posenc_status count_value(rd *r, uint64_t n)
@@ -227,7 +227,7 @@ static posenc_status count_value(rd *r, uint64_t n)
 
 /* One value of type t as JSON into v; its type name into ty (arrays: "array[uint32]"). For the
  * alignment key, *u32 gets the value when t is uint32. */
-static posenc_status read_value(rd *r, uint32_t t, int depth, posenc_strbuf *v, posenc_strbuf *ty,
+static posenc_status read_value(rd *r, uint32_t t, int depth, pe_strbuf *v, pe_strbuf *ty,
                                 const char *key, uint32_t *u32)
 {
     posenc_status st;
@@ -236,7 +236,7 @@ static posenc_status read_value(rd *r, uint32_t t, int depth, posenc_strbuf *v, 
         return posenc_seterr(r->err, POSENC_EFORMAT, "'%s': key '%.64s' has unknown GGUF type %" PRIu32,
                              r->path, key, t);
     if (ty)
-        posenc_strbuf_puts(ty, gt_names[t]);
+        pe_strbuf_puts(ty, gt_names[t]);
     if ((st = count_value(r, 1)) != POSENC_OK)
         return st;
     switch (t) {
@@ -247,12 +247,12 @@ static posenc_status read_value(rd *r, uint32_t t, int depth, posenc_strbuf *v, 
             return st;
         uint64_t x = le(b, n);
         if (t == GT_BOOL)
-            posenc_strbuf_puts(v, x ? "true" : "false");
+            pe_strbuf_puts(v, x ? "true" : "false");
         else if (t == GT_INT8 || t == GT_INT16 || t == GT_INT32 || t == GT_INT64) {
             int64_t s = n == 8 ? (int64_t)x : (int64_t)(x ^ (1ull << (8 * n - 1))) - (int64_t)(1ull << (8 * n - 1));
-            posenc_strbuf_printf(v, "%" PRId64, s);
+            pe_strbuf_printf(v, "%" PRId64, s);
         } else
-            posenc_strbuf_printf(v, "%" PRIu64, x);
+            pe_strbuf_printf(v, "%" PRIu64, x);
         if (t == GT_UINT32 && u32)
             *u32 = (uint32_t)x;
         return POSENC_OK;
@@ -306,15 +306,15 @@ static posenc_status read_value(rd *r, uint32_t t, int depth, posenc_strbuf *v, 
         if ((st = count_value(r, 0)) != POSENC_OK)
             return st;
         if (ty) {
-            posenc_strbuf_puts(ty, "[");
+            pe_strbuf_puts(ty, "[");
             if (et != GT_ARRAY)
-                posenc_strbuf_puts(ty, gt_names[et]);
+                pe_strbuf_puts(ty, gt_names[et]);
         }
-        posenc_strbuf_puts(v, "[");
+        pe_strbuf_puts(v, "[");
         /* an array of arrays: each element carries its own type; name the first one's */
         for (uint64_t i = 0; i < n; i++) {
             if (i)
-                posenc_strbuf_puts(v, ",");
+                pe_strbuf_puts(v, ",");
             if ((st = read_value(r, et, depth + 1, v, et == GT_ARRAY && i == 0 ? ty : NULL, key,
                                  NULL)) != POSENC_OK)
                 return st;
@@ -322,10 +322,10 @@ static posenc_status read_value(rd *r, uint32_t t, int depth, posenc_strbuf *v, 
                 return posenc_seterr(r->err, POSENC_ENOMEM, "out of memory");
         }
         if (ty && et == GT_ARRAY && n == 0)
-            posenc_strbuf_puts(ty, "array");
-        posenc_strbuf_puts(v, "]");
+            pe_strbuf_puts(ty, "array");
+        pe_strbuf_puts(v, "]");
         if (ty)
-            posenc_strbuf_puts(ty, "]");
+            pe_strbuf_puts(ty, "]");
         return POSENC_OK;
     }
     }
@@ -361,7 +361,7 @@ static posenc_status gguf_open(posenc_container *c, posenc_error *err)
 {
     const char *path = c->path;
     posenc_status st = POSENC_OK;
-    posenc_strbuf meta = { 0 }, types = { 0 };
+    pe_strbuf meta = { 0 }, types = { 0 };
     kv_key *keys = NULL;
     uint64_t nkeys = 0;
     posenc_array_info *arrays = NULL;
@@ -371,7 +371,7 @@ static posenc_status gguf_open(posenc_container *c, posenc_error *err)
     char *name = NULL;
 
     FILE *fp;
-    if ((st = posenc_open_input(path, 0, &fp, err)) != POSENC_OK)
+    if ((st = pe_open_input(path, 0, &fp, err)) != POSENC_OK)
         return st;
     struct stat sb;
     if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
@@ -431,8 +431,8 @@ static posenc_status gguf_open(posenc_container *c, posenc_error *err)
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
         goto out;
     }
-    posenc_strbuf_puts(&meta, "{");
-    posenc_strbuf_puts(&types, "{");
+    pe_strbuf_puts(&meta, "{");
+    pe_strbuf_puts(&types, "{");
     for (uint64_t i = 0; i < n_kv; i++) {
         uint64_t klen;
         uint32_t t, u32 = 0;
@@ -451,14 +451,14 @@ static posenc_status gguf_open(posenc_container *c, posenc_error *err)
         if ((st = get_u32(&r, &t, "metadata type")) != POSENC_OK)
             goto out;
         if (i)
-            posenc_strbuf_puts(&meta, ","), posenc_strbuf_puts(&types, ",");
+            pe_strbuf_puts(&meta, ","), pe_strbuf_puts(&types, ",");
         json_bytes(&meta, (const unsigned char *)key, (size_t)klen);
         json_bytes(&types, (const unsigned char *)key, (size_t)klen);
-        posenc_strbuf_puts(&meta, ":");
-        posenc_strbuf_puts(&types, ":\"");
+        pe_strbuf_puts(&meta, ":");
+        pe_strbuf_puts(&types, ":\"");
         if ((st = read_value(&r, t, 0, &meta, &types, key, &u32)) != POSENC_OK)
             goto out;
-        posenc_strbuf_puts(&types, "\"");
+        pe_strbuf_puts(&types, "\"");
         if (meta.oom || types.oom) {
             st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
             goto out;
@@ -478,8 +478,8 @@ static posenc_status gguf_open(posenc_container *c, posenc_error *err)
             alignment = u32;
         }
     }
-    posenc_strbuf_puts(&meta, "}");
-    posenc_strbuf_puts(&types, "}");
+    pe_strbuf_puts(&meta, "}");
+    pe_strbuf_puts(&types, "}");
     if (meta.oom || types.oom) {
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
         goto out;
@@ -653,8 +653,8 @@ static posenc_status gguf_open(posenc_container *c, posenc_error *err)
     c->n = nt;
     c->arrays = arrays;
     arrays = NULL;
-    c->meta = posenc_strbuf_finish(&meta);
-    c->meta_types = posenc_strbuf_finish(&types);
+    c->meta = pe_strbuf_finish(&meta);
+    c->meta_types = pe_strbuf_finish(&types);
     meta.p = types.p = NULL;
     c->impl = gf;
     gf = NULL;
@@ -707,24 +707,24 @@ static posenc_status gguf_reader_open(posenc_reader *r, posenc_error *err)
                              "'%s': tensor '%s' is %s; posenc reads F32, F16, BF16, F64, I32 and "
                              "I64 GGUF tensors, not quantized or 8/16-bit integer data",
                              r->c->path, r->info.name, tn);
-    return posenc_span_open(r, r->c->path, t->offset, err);
+    return pe_span_open(r, r->c->path, t->offset, err);
 }
 
 static posenc_status gguf_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err)
 {
-    return posenc_span_read(r, buf, nelem, "tensor", err);
+    return pe_span_read(r, buf, nelem, "tensor", err);
 }
 
-const posenc_backend posenc_backend_gguf = {
+const pe_backend pe_backend_gguf = {
     .format = POSENC_FMT_GGUF,
     .open = gguf_open,
     .reader_open = gguf_reader_open,
     .read = gguf_read,
-    .reader_close = posenc_span_close,
+    .reader_close = pe_span_close,
     .close = gguf_close,
-    .w_start = posenc_gguf_w_start,   /* writing: gguf_write.c */
-    .w_write = posenc_gguf_w_write,
-    .w_commit = posenc_gguf_w_commit,
-    .w_abort = posenc_gguf_w_abort,
+    .w_start = pe_gguf_w_start,   /* writing: gguf_write.c */
+    .w_write = pe_gguf_w_write,
+    .w_commit = pe_gguf_w_commit,
+    .w_abort = pe_gguf_w_abort,
     .array_type = gguf_array_type,
 };

@@ -71,7 +71,7 @@ static int is_string(const cJSON *x) { return cJSON_IsString(x); }
 static int is_number(const cJSON *x) { return cJSON_IsNumber(x); }
 static int is_bool(const cJSON *x) { return cJSON_IsBool(x); }
 
-static void put_array(posenc_strbuf *b, const cJSON *v, int et, uint64_t *nvalues)
+static void put_array(pe_strbuf *b, const cJSON *v, int et, uint64_t *nvalues)
 {
     uint64_t n = (uint64_t)cJSON_GetArraySize(v);
     put_le(b, T_ARRAY, 4);
@@ -106,13 +106,13 @@ static size_t longest(const cJSON *v)
     return m;
 }
 
-posenc_status posenc_gguf_meta_encode(posenc_strbuf *out, int t, const char *json_value,
+posenc_status pe_gguf_meta_encode(pe_strbuf *out, int t, const char *json_value,
                                       const char *path, const char *key, uint64_t *nvalues,
                                       posenc_error *err)
 {
     posenc_status st = POSENC_OK;
-    posenc_strbuf scratch = { 0 };
-    posenc_strbuf *b = out ? out : &scratch;
+    pe_strbuf scratch = { 0 };
+    pe_strbuf *b = out ? out : &scratch;
     uint64_t nv = 1;
     char *text = NULL;
     cJSON *v = cJSON_Parse(json_value);

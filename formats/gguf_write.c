@@ -79,16 +79,16 @@ static const float *rope_tensor_v(const posenc_gguf_rope *g, size_t i)
     return (const float *)((const char *)g + rope_tensors[i].v_off);
 }
 
-static void put_key(posenc_strbuf *b, const char *arch, const char *suffix)
+static void put_key(pe_strbuf *b, const char *arch, const char *suffix)
 {
     size_t na = strlen(arch), ns = strlen(suffix);
     put_le(b, na + 1 + ns, 8);
-    posenc_strbuf_add(b, arch, na);
-    posenc_strbuf_add(b, ".", 1);
-    posenc_strbuf_add(b, suffix, ns);
+    pe_strbuf_add(b, arch, na);
+    pe_strbuf_add(b, ".", 1);
+    pe_strbuf_add(b, suffix, ns);
 }
 
-static void put_alignment(posenc_strbuf *b)
+static void put_alignment(pe_strbuf *b)
 {
     static const char key[] = "general.alignment";
     put_str(b, key, sizeof key - 1);
@@ -98,7 +98,7 @@ static void put_alignment(posenc_strbuf *b)
 
 /* The llama.cpp key-value pairs of g into b: general.architecture, general.alignment, then the
  * {arch}.* keys; *nkv counts them. */
-static posenc_status rope_kv(const posenc_gguf_rope *g, const char *path, posenc_strbuf *b,
+static posenc_status rope_kv(const posenc_gguf_rope *g, const char *path, pe_strbuf *b,
                              uint64_t *nkv, uint64_t *nvalues, posenc_error *err)
 {
     size_t na = strnlen(g->arch, sizeof g->arch);
@@ -203,7 +203,7 @@ posenc_status posenc_gguf_writer_rope(posenc_writer *w, const posenc_gguf_rope *
     if (w->started || w->gguf_rope)
         return posenc_seterr(err, POSENC_EINVAL, "'%s': llama.cpp's keys must be given once, "
                              "before the data", w->path);
-    posenc_strbuf b = { 0 };
+    pe_strbuf b = { 0 };
     uint64_t nkv = 0, nv = 0;
     posenc_status st = rope_kv(g, w->path, &b, &nkv, &nv, err); /* check it now */
     free(b.p);
@@ -232,7 +232,7 @@ static void gw_free(posenc_writer *w, int remove_tmp)
     if (!s)
         return;
     if (remove_tmp)
-        posenc_tmp_discard(s->fp, s->tmp);
+        pe_tmp_discard(s->fp, s->tmp);
     free(s->tmp);
     free(s->nbytes);
     free(s->swap);
@@ -243,7 +243,7 @@ static void gw_free(posenc_writer *w, int remove_tmp)
 static uint64_t pad_of(uint64_t n) { return (GW_ALIGNMENT - n % GW_ALIGNMENT) % GW_ALIGNMENT; }
 
 /* One tensor info into b; *off is its offset, advanced past its padded data. */
-static posenc_status tensor_info(posenc_strbuf *b, const char *path, const char *name, int ndim,
+static posenc_status tensor_info(pe_strbuf *b, const char *path, const char *name, int ndim,
                                  const int64_t *shape, posenc_dtype dt, uint64_t nbytes,
                                  uint64_t *off, posenc_error *err)
 {
@@ -277,13 +277,13 @@ static posenc_status write_pad(posenc_writer *w, uint64_t nbytes, posenc_error *
 {
     static const unsigned char zeros[GW_ALIGNMENT];
     gw_state *s = w->impl;
-    return posenc_write_exact(s->fp, zeros, (size_t)pad_of(nbytes), w->path, err);
+    return pe_write_exact(s->fp, zeros, (size_t)pad_of(nbytes), w->path, err);
 }
 
-posenc_status posenc_gguf_w_start(posenc_writer *w, posenc_error *err)
+posenc_status pe_gguf_w_start(posenc_writer *w, posenc_error *err)
 {
     posenc_status st;
-    posenc_strbuf kv = { 0 }, ti = { 0 }, hd = { 0 };
+    pe_strbuf kv = { 0 }, ti = { 0 }, hd = { 0 };
     uint64_t nkv = 0, nvalues = 0, off = 0;
     const posenc_gguf_rope *g = w->gguf_rope;
     gw_state *s = calloc(1, sizeof *s);
@@ -314,10 +314,10 @@ posenc_status posenc_gguf_w_start(posenc_writer *w, posenc_error *err)
             goto fail;
         }
         put_le(&kv, kl + pl, 8);
-        posenc_strbuf_add(&kv, "posenc.", pl);
-        posenc_strbuf_add(&kv, key, kl);
+        pe_strbuf_add(&kv, "posenc.", pl);
+        pe_strbuf_add(&kv, key, kl);
         size_t mid = kv.len;
-        if ((st = posenc_gguf_meta_encode(&kv, w->meta_types[i], w->meta_vals[i], w->path,
+        if ((st = pe_gguf_meta_encode(&kv, w->meta_types[i], w->meta_vals[i], w->path,
                                           w->meta_keys[i], &nvalues, err)))
             goto fail;
         if (kv.len == mid) /* null: no key */
@@ -363,14 +363,14 @@ posenc_status posenc_gguf_w_start(posenc_writer *w, posenc_error *err)
     }
 
     /* header */
-    posenc_strbuf_add(&hd, "GGUF", 4);
+    pe_strbuf_add(&hd, "GGUF", 4);
     put_le(&hd, 3, 4);
     put_le(&hd, nt, 8);
     put_le(&hd, nkv, 8);
-    posenc_strbuf_add(&hd, kv.p ? kv.p : "", kv.len);
-    posenc_strbuf_add(&hd, ti.p ? ti.p : "", ti.len);
+    pe_strbuf_add(&hd, kv.p ? kv.p : "", kv.len);
+    pe_strbuf_add(&hd, ti.p ? ti.p : "", ti.len);
     while (!hd.oom && hd.len % GW_ALIGNMENT)
-        posenc_strbuf_add(&hd, "", 1);
+        pe_strbuf_add(&hd, "", 1);
     if (kv.oom || ti.oom || hd.oom) {
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
         goto fail;
@@ -379,10 +379,10 @@ posenc_status posenc_gguf_w_start(posenc_writer *w, posenc_error *err)
         st = posenc_seterr(err, POSENC_ERANGE, "'%s': the file would pass 2^63 bytes", w->path);
         goto fail;
     }
-    if ((st = posenc_tmp_create(w->path, &s->tmp, &s->fp, err)))
+    if ((st = pe_tmp_create(w->path, &s->tmp, &s->fp, err)))
         goto fail;
     setvbuf(s->fp, NULL, _IOFBF, 1u << 20);
-    if ((st = posenc_write_exact(s->fp, hd.p, hd.len, w->path, err)))
+    if ((st = pe_write_exact(s->fp, hd.p, hd.len, w->path, err)))
         goto fail;
     free(kv.p);
     free(ti.p);
@@ -396,7 +396,7 @@ fail:
     return st;
 }
 
-posenc_status posenc_gguf_w_write(posenc_writer *w, const void *data, uint64_t nelem,
+posenc_status pe_gguf_w_write(posenc_writer *w, const void *data, uint64_t nelem,
                                   posenc_error *err)
 {
     gw_state *s = w->impl;
@@ -414,7 +414,7 @@ posenc_status posenc_gguf_w_write(posenc_writer *w, const void *data, uint64_t n
             take = nelem;
         size_t es = posenc_dtype_size(w->arrays[s->cur].dtype);
         if (host_is_le() || es == 1) {
-            if ((st = posenc_write_exact(s->fp, p, (size_t)(take * es), w->path, err)))
+            if ((st = pe_write_exact(s->fp, p, (size_t)(take * es), w->path, err)))
                 return st;
         } else {
             if (!s->swap && !(s->swap = malloc(GW_IO_BLOCK)))
@@ -425,7 +425,7 @@ posenc_status posenc_gguf_w_write(posenc_writer *w, const void *data, uint64_t n
                     m = (size_t)(take - k);
                 memcpy(s->swap, p + k * es, m * es);
                 posenc_byteswap(s->swap, es, m);
-                if ((st = posenc_write_exact(s->fp, s->swap, m * es, w->path, err)))
+                if ((st = pe_write_exact(s->fp, s->swap, m * es, w->path, err)))
                     return st;
                 k += m;
             }
@@ -439,10 +439,10 @@ posenc_status posenc_gguf_w_write(posenc_writer *w, const void *data, uint64_t n
     return POSENC_OK;
 }
 
-posenc_status posenc_gguf_w_commit(posenc_writer *w, posenc_error *err)
+posenc_status pe_gguf_w_commit(posenc_writer *w, posenc_error *err)
 {
     posenc_status st;
-    if (!w->impl && (st = posenc_gguf_w_start(w, err)))
+    if (!w->impl && (st = pe_gguf_w_start(w, err)))
         return st;
     gw_state *s = w->impl;
     const posenc_gguf_rope *g = w->gguf_rope;
@@ -450,22 +450,22 @@ posenc_status posenc_gguf_w_commit(posenc_writer *w, posenc_error *err)
         int n = rope_tensor_n(g, i);
         if (n <= 0)
             continue;
-        posenc_strbuf b = { 0 };
+        pe_strbuf b = { 0 };
         const float *v = rope_tensor_v(g, i);
         for (int k = 0; k < n; k++)
             put_f32(&b, v[k]);
         st = b.oom ? posenc_seterr(err, POSENC_ENOMEM, "out of memory")
-                   : posenc_write_exact(s->fp, b.p, b.len, w->path, err);
+                   : pe_write_exact(s->fp, b.p, b.len, w->path, err);
         free(b.p);
         if (st || (st = write_pad(w, (uint64_t)n * 4, err))) {
             gw_free(w, 1);
             return st;
         }
     }
-    st = posenc_tmp_commit(s->fp, s->tmp, w->path, err);
-    s->fp = NULL; /* closed by posenc_tmp_commit either way */
+    st = pe_tmp_commit(s->fp, s->tmp, w->path, err);
+    s->fp = NULL; /* closed by pe_tmp_commit either way */
     gw_free(w, st != POSENC_OK);
     return st;
 }
 
-void posenc_gguf_w_abort(posenc_writer *w) { gw_free(w, 1); }
+void pe_gguf_w_abort(posenc_writer *w) { gw_free(w, 1); }

@@ -1,4 +1,4 @@
-/* formats/ggufenc.h: little-endian encoding of GGUF values into a posenc_strbuf, shared by the
+/* formats/ggufenc.h: little-endian encoding of GGUF values into a pe_strbuf, shared by the
  * GGUF writer (gguf_write.c) and its metadata encoder (gguf_meta.c). Not installed. */
 #ifndef POSENC_FORMATS_GGUFENC_H
 #define POSENC_FORMATS_GGUFENC_H
@@ -15,28 +15,28 @@
 enum { T_U8 = 0, T_I8, T_U16, T_I16, T_U32, T_I32, T_F32, T_BOOL, T_STRING, T_ARRAY, T_U64,
        T_I64, T_F64 };
 
-static inline void put_le(posenc_strbuf *b, uint64_t v, int n)
+static inline void put_le(pe_strbuf *b, uint64_t v, int n)
 {
     char c[8];
     for (int i = 0; i < n; i++)
         c[i] = (char)(unsigned char)(v >> (8 * i));
-    posenc_strbuf_add(b, c, (size_t)n);
+    pe_strbuf_add(b, c, (size_t)n);
 }
 
-static inline void put_str(posenc_strbuf *b, const char *s, size_t n)
+static inline void put_str(pe_strbuf *b, const char *s, size_t n)
 {
     put_le(b, n, 8);
-    posenc_strbuf_add(b, s, n);
+    pe_strbuf_add(b, s, n);
 }
 
-static inline void put_f32(posenc_strbuf *b, float f)
+static inline void put_f32(pe_strbuf *b, float f)
 {
     uint32_t u;
     memcpy(&u, &f, 4);
     put_le(b, u, 4);
 }
 
-static inline void put_f64(posenc_strbuf *b, double d)
+static inline void put_f64(pe_strbuf *b, double d)
 {
     uint64_t u;
     memcpy(&u, &d, 8);

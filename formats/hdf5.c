@@ -1128,7 +1128,7 @@ static void h5_writer_free(posenc_writer *w, int remove_tmp)
         H5Fclose(hw->file);
     H5Eclear2(H5E_DEFAULT);
     if (remove_tmp && hw->tmp)
-        posenc_tmp_discard(NULL, hw->tmp);
+        pe_tmp_discard(NULL, hw->tmp);
     free(hw->tmp);
     free(hw->target);
     free(hw->dsets);
@@ -1502,7 +1502,7 @@ static posenc_status h5_w_start(posenc_writer *w, posenc_error *err)
     for (size_t i = 0; i < w->n; i++)
         hw->dsets[i] = hw->mtypes[i] = -1;
     FILE *fp = NULL;
-    if ((st = posenc_tmp_create(hw->target, &hw->tmp, &fp, err)) != POSENC_OK)
+    if ((st = pe_tmp_create(hw->target, &hw->tmp, &fp, err)) != POSENC_OK)
         goto fail;
     fclose(fp);
     if (!hw->tmp) { /* the target turned into a device or FIFO since h5_target looked */
@@ -1578,14 +1578,14 @@ static posenc_status h5_w_commit(posenc_writer *w, posenc_error *err)
         h5_writer_free(w, 1);
         return st;
     }
-    st = posenc_tmp_commit(NULL, hw->tmp, hw->target, err);
+    st = pe_tmp_commit(NULL, hw->tmp, hw->target, err);
     h5_writer_free(w, st != POSENC_OK);
     return st;
 }
 
 static void h5_w_abort(posenc_writer *w) { h5_writer_free(w, 1); }
 
-const posenc_backend posenc_backend_hdf5 = {
+const pe_backend pe_backend_hdf5 = {
     .format = POSENC_FMT_HDF5,
     .open = h5_open,
     .reader_open = h5_reader_open,

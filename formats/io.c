@@ -39,9 +39,9 @@ posenc_status posenc_container_open(const char *path, const posenc_read_opts *op
         o = *opts;
     posenc_format f = o.format;
     posenc_status st;
-    if (f == POSENC_FMT_AUTO && (st = posenc_format_sniff(path, &f, err)))
+    if (f == POSENC_FMT_AUTO && (st = pe_format_sniff(path, &f, err)))
         return st;
-    const posenc_backend *be = posenc_backend_for(f);
+    const pe_backend *be = pe_backend_for(f);
     if (!be || !be->open)
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': cannot read %s files%s", path,
                              posenc_format_name(f), be ? "" : " (not built in)");
@@ -318,7 +318,7 @@ posenc_status posenc_writer_open(const char *path, const posenc_write_opts *opts
         return posenc_seterr(err, POSENC_EINVAL,
                              "standard output takes one array as NPY, not %s",
                              posenc_format_name(o.format));
-    const posenc_backend *be = posenc_backend_for(o.format);
+    const pe_backend *be = pe_backend_for(o.format);
     if (!be || !be->w_start)
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': cannot write %s files%s", path,
                              posenc_format_name(o.format), be ? "" : " (not built in)");
@@ -365,7 +365,7 @@ static posenc_status meta_add(posenc_writer *w, const char *key, posenc_meta_typ
     cJSON_Delete(v);
     posenc_status st;
     if (type != POSENC_META_AUTO &&
-        (st = posenc_gguf_meta_encode(NULL, (int)type, json_value, w->path, key, NULL, err)))
+        (st = pe_gguf_meta_encode(NULL, (int)type, json_value, w->path, key, NULL, err)))
         return st;
     char *k = strdup(key), *val = strdup(json_value);
     if (!k || !val) {

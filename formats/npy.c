@@ -76,7 +76,7 @@ static int lex_word(struct lexer *lx, const char *w)
 /* Largest dimension accepted before the product check: 2^62. */
 #define DIM_MAX ((int64_t)1 << 62)
 
-static posenc_status lex_shape(struct lexer *lx, posenc_npy_header *h, posenc_error *err)
+static posenc_status lex_shape(struct lexer *lx, pe_npy_header *h, posenc_error *err)
 {
     char close;
     if (lx->p < lx->end && *lx->p == '(')
@@ -135,7 +135,7 @@ static posenc_status lex_shape(struct lexer *lx, posenc_npy_header *h, posenc_er
 }
 
 static posenc_status map_descr(const char *d, const char *path, int assume_bf16,
-                               posenc_npy_header *h, posenc_error *err)
+                               pe_npy_header *h, posenc_error *err)
 {
     h->swap = 0;
     if (strcmp(d, "bfloat16") == 0) {
@@ -192,7 +192,7 @@ static posenc_status map_descr(const char *d, const char *path, int assume_bf16,
                          "i32, i64 and u8)", path, d);
 }
 
-posenc_status posenc_npy_readable(const posenc_npy_header *h, const char *path,
+posenc_status pe_npy_readable(const pe_npy_header *h, const char *path,
                                   posenc_error *err)
 {
     if (!h->opaque)
@@ -202,7 +202,7 @@ posenc_status posenc_npy_readable(const posenc_npy_header *h, const char *path,
                          h->descr);
 }
 
-const char *posenc_npy_array_type(const posenc_npy_header *h, uint64_t *nbytes, int *readable)
+const char *pe_npy_array_type(const pe_npy_header *h, uint64_t *nbytes, int *readable)
 {
     if (!h->opaque)
         return NULL;
@@ -213,8 +213,8 @@ const char *posenc_npy_array_type(const posenc_npy_header *h, uint64_t *nbytes, 
     return h->descr;
 }
 
-posenc_status posenc_npy_header_parse(const char *text, size_t len, const char *path,
-                                      int assume_bf16, posenc_npy_header *h, posenc_error *err)
+posenc_status pe_npy_header_parse(const char *text, size_t len, const char *path,
+                                      int assume_bf16, pe_npy_header *h, posenc_error *err)
 {
     struct lexer lx = { text, text + len, path };
     int have_descr = 0, have_fortran = 0, have_shape = 0, fortran = 0;
@@ -303,7 +303,7 @@ posenc_status posenc_npy_header_parse(const char *text, size_t len, const char *
     for (int i = 0; i < h->info.ndim; i++)
         big_dims += h->info.shape[i] > 1;
     h->fortran = fortran && big_dims > 1;
-    if (h->fortran && h->nbytes > POSENC_NPY_FORTRAN_MAX)
+    if (h->fortran && h->nbytes > PE_NPY_FORTRAN_MAX)
         return posenc_seterr(err, POSENC_ERANGE,
                              "'%s': Fortran-order array of %llu bytes is too large to transpose "
                              "(at most 1 GiB); save it in C order", path,
@@ -311,8 +311,8 @@ posenc_status posenc_npy_header_parse(const char *text, size_t len, const char *
     return POSENC_OK;
 }
 
-posenc_status posenc_npy_header_read(posenc_npy_src src, void *ctx, const char *path,
-                                     int assume_bf16, posenc_npy_header *h, posenc_error *err)
+posenc_status pe_npy_header_read(pe_npy_src src, void *ctx, const char *path,
+                                     int assume_bf16, pe_npy_header *h, posenc_error *err)
 {
     unsigned char pre[12];
     posenc_status st;
@@ -339,7 +339,7 @@ posenc_status posenc_npy_header_read(posenc_npy_src src, void *ctx, const char *
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': NPY version %d.%d is not supported",
                              path, h->major, h->minor);
     }
-    if (hlen > POSENC_NPY_MAX_HEADER)
+    if (hlen > PE_NPY_MAX_HEADER)
         return posenc_seterr(err, POSENC_EFORMAT,
                              "'%s': NPY header of %llu bytes is too large (at most 1 MiB)", path,
                              (unsigned long long)hlen);
@@ -351,7 +351,7 @@ posenc_status posenc_npy_header_read(posenc_npy_src src, void *ctx, const char *
         return st;
     }
     /* Versions 1 and 2 are latin1, 3 is UTF-8; the keys and values we accept are ASCII. */
-    st = posenc_npy_header_parse(text, hlen, path, assume_bf16, h, err);
+    st = pe_npy_header_parse(text, hlen, path, assume_bf16, h, err);
     free(text);
     h->data_offset = plen + hlen;
     return st;
@@ -359,7 +359,7 @@ posenc_status posenc_npy_header_read(posenc_npy_src src, void *ctx, const char *
 
 /* ---- header writing ---- */
 
-size_t posenc_npy_header_format(const posenc_array_info *a, unsigned char *buf)
+size_t pe_npy_header_format(const posenc_array_info *a, unsigned char *buf)
 {
     char descr[16];
     /* bfloat16 is written as '<V2', what numpy saves for ml_dtypes' bfloat16 (its dtype.str); a
@@ -411,7 +411,7 @@ size_t posenc_npy_header_format(const posenc_array_info *a, unsigned char *buf)
 
 /* ---- data ---- */
 
-void posenc_npy_data_init(posenc_npy_data *d, const posenc_npy_header *h, posenc_npy_src src,
+void pe_npy_data_init(pe_npy_data *d, const pe_npy_header *h, pe_npy_src src,
                           void *ctx, const char *path)
 {
     memset(d, 0, sizeof *d);
@@ -422,7 +422,7 @@ void posenc_npy_data_init(posenc_npy_data *d, const posenc_npy_header *h, posenc
 }
 
 /* Read the whole Fortran-order array and transpose it to C order. */
-static posenc_status load_fortran(posenc_npy_data *d, posenc_error *err)
+static posenc_status load_fortran(pe_npy_data *d, posenc_error *err)
 {
     size_t es = posenc_dtype_size(d->h.info.dtype), nb = (size_t)d->h.nbytes;
     /* grow the buffer as data arrives, so that a short stream fails before a large allocation */
@@ -477,7 +477,7 @@ static posenc_status load_fortran(posenc_npy_data *d, posenc_error *err)
     return POSENC_OK;
 }
 
-posenc_status posenc_npy_data_read(posenc_npy_data *d, void *buf, uint64_t nelem,
+posenc_status pe_npy_data_read(pe_npy_data *d, void *buf, uint64_t nelem,
                                    posenc_error *err)
 {
     size_t es = posenc_dtype_size(d->h.info.dtype);
@@ -499,19 +499,19 @@ posenc_status posenc_npy_data_read(posenc_npy_data *d, void *buf, uint64_t nelem
     return POSENC_OK;
 }
 
-void posenc_npy_data_free(posenc_npy_data *d)
+void pe_npy_data_free(pe_npy_data *d)
 {
     free(d->cbuf);
     d->cbuf = NULL;
 }
 
-posenc_status posenc_npy_fsrc_read(void *ctx, void *buf, size_t n, posenc_error *err)
+posenc_status pe_npy_fsrc_read(void *ctx, void *buf, size_t n, posenc_error *err)
 {
-    posenc_npy_fsrc *s = ctx;
-    return posenc_read_exact(s->fp, buf, n, s->path, "NPY file", err);
+    pe_npy_fsrc *s = ctx;
+    return pe_read_exact(s->fp, buf, n, s->path, "NPY file", err);
 }
 
-posenc_status posenc_npy_open_file(const char *path, int assume_bf16, posenc_npy_header *h,
+posenc_status pe_npy_open_file(const char *path, int assume_bf16, pe_npy_header *h,
                                    FILE **fp, int *regular, posenc_error *err)
 {
     int is_stdin = strcmp(path, "-") == 0;
@@ -519,7 +519,7 @@ posenc_status posenc_npy_open_file(const char *path, int assume_bf16, posenc_npy
     if (is_stdin) {
         posenc_input_add_fd(fileno(stdin), "-"); /* a regular file on stdin is an input too */
     } else {
-        posenc_status ost = posenc_open_input(path, 0, &f, err);
+        posenc_status ost = pe_open_input(path, 0, &f, err);
         if (ost != POSENC_OK)
             return ost;
     }
@@ -529,8 +529,8 @@ posenc_status posenc_npy_open_file(const char *path, int assume_bf16, posenc_npy
         fclose(f);
         return posenc_seterr(err, POSENC_EINVAL, "'%s': is a directory", path);
     }
-    posenc_npy_fsrc src = { f, path };
-    posenc_status st = posenc_npy_header_read(posenc_npy_fsrc_read, &src, path, assume_bf16, h,
+    pe_npy_fsrc src = { f, path };
+    posenc_status st = pe_npy_header_read(pe_npy_fsrc_read, &src, path, assume_bf16, h,
                                               err);
     if (!st && reg && !is_stdin) {
         uint64_t have = (uint64_t)sb.st_size > h->data_offset
@@ -554,51 +554,51 @@ posenc_status posenc_npy_open_file(const char *path, int assume_bf16, posenc_npy
     return POSENC_OK;
 }
 
-posenc_status posenc_npy_freader_new(const char *path, FILE *fp, const posenc_npy_header *h,
-                                     posenc_npy_freader **out, posenc_error *err)
+posenc_status pe_npy_freader_new(const char *path, FILE *fp, const pe_npy_header *h,
+                                     pe_npy_freader **out, posenc_error *err)
 {
-    posenc_npy_freader *r = calloc(1, sizeof *r);
+    pe_npy_freader *r = calloc(1, sizeof *r);
     if (!r)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     if (fp) {
         r->fp = fp;
     } else {
-        posenc_status ost = posenc_open_input(path, 0, &r->fp, err);
+        posenc_status ost = pe_open_input(path, 0, &r->fp, err);
         if (ost != POSENC_OK) {
             free(r);
             return ost;
         }
         r->own = 1;
-        size_t vb = h->nbytes + 4096 < POSENC_IO_BUFSIZE ? (size_t)h->nbytes + 4096
-                                                         : POSENC_IO_BUFSIZE;
+        size_t vb = h->nbytes + 4096 < PE_IO_BUFSIZE ? (size_t)h->nbytes + 4096
+                                                         : PE_IO_BUFSIZE;
         r->vbuf = malloc(vb);
         if (r->vbuf)
             setvbuf(r->fp, r->vbuf, _IOFBF, vb);
         if (fseeko(r->fp, (off_t)h->data_offset, SEEK_SET) != 0) {
             int e = errno;
-            posenc_npy_freader_free(r);
+            pe_npy_freader_free(r);
             return posenc_seterr(err, POSENC_EIO, "cannot read '%s': %s", path, strerror(e));
         }
     }
     r->src.fp = r->fp;
     r->src.path = path;
-    posenc_npy_data_init(&r->d, h, posenc_npy_fsrc_read, &r->src, path);
+    pe_npy_data_init(&r->d, h, pe_npy_fsrc_read, &r->src, path);
     *out = r;
     return POSENC_OK;
 }
 
-void posenc_npy_freader_free(posenc_npy_freader *r)
+void pe_npy_freader_free(pe_npy_freader *r)
 {
     if (!r)
         return;
-    posenc_npy_data_free(&r->d);
+    pe_npy_data_free(&r->d);
     if (r->own && r->fp)
         fclose(r->fp);
     free(r->vbuf);
     free(r);
 }
 
-int posenc_npy_meta_is_bf16(const char *meta, const char *name)
+int pe_npy_meta_is_bf16(const char *meta, const char *name)
 {
     if (!meta)
         return 0;
@@ -617,7 +617,7 @@ struct npy_cont {
     FILE *fp;       /* kept open only for a stream that cannot be reopened (stdin, a pipe) */
     int regular;
     int taken;      /* the stream was handed to a reader */
-    posenc_npy_header h;
+    pe_npy_header h;
 };
 
 static posenc_status npy_open(posenc_container *c, posenc_error *err)
@@ -629,7 +629,7 @@ static posenc_status npy_open(posenc_container *c, posenc_error *err)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     }
     FILE *fp;
-    posenc_status st = posenc_npy_open_file(c->path, c->opts.assume_bf16, &k->h, &fp,
+    posenc_status st = pe_npy_open_file(c->path, c->opts.assume_bf16, &k->h, &fp,
                                             &k->regular, err);
     if (st) {
         free(k);
@@ -671,11 +671,11 @@ static posenc_status npy_reader_open(posenc_reader *r, posenc_error *err)
         fp = k->fp;
         k->taken = 1;
     }
-    posenc_npy_freader *fr;
-    posenc_status st = posenc_npy_readable(&k->h, r->c->path, err);
+    pe_npy_freader *fr;
+    posenc_status st = pe_npy_readable(&k->h, r->c->path, err);
     if (st)
         return st;
-    st = posenc_npy_freader_new(r->c->path, fp, &k->h, &fr, err);
+    st = pe_npy_freader_new(r->c->path, fp, &k->h, &fr, err);
     if (st)
         return st;
     r->impl = fr;
@@ -684,13 +684,13 @@ static posenc_status npy_reader_open(posenc_reader *r, posenc_error *err)
 
 static posenc_status npy_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err)
 {
-    posenc_npy_freader *fr = r->impl;
-    return posenc_npy_data_read(&fr->d, buf, nelem, err);
+    pe_npy_freader *fr = r->impl;
+    return pe_npy_data_read(&fr->d, buf, nelem, err);
 }
 
 static void npy_reader_close(posenc_reader *r)
 {
-    posenc_npy_freader_free(r->impl);
+    pe_npy_freader_free(r->impl);
     r->impl = NULL;
 }
 
@@ -716,7 +716,7 @@ static void npy_w_free(posenc_writer *w, int discard)
     if (!k)
         return;
     if (discard && !k->to_stdout)
-        posenc_tmp_discard(k->fp, k->tmp);
+        pe_tmp_discard(k->fp, k->tmp);
     free(k->tmp);
     free(k->vbuf);
     free(k);
@@ -734,17 +734,17 @@ static posenc_status npy_w_start(posenc_writer *w, posenc_error *err)
         k->fp = stdout;
         k->to_stdout = 1;
     } else {
-        if ((st = posenc_tmp_create(w->path, &k->tmp, &k->fp, err))) {
+        if ((st = pe_tmp_create(w->path, &k->tmp, &k->fp, err))) {
             npy_w_free(w, 0);
             return st;
         }
-        k->vbuf = malloc(POSENC_IO_BUFSIZE);
+        k->vbuf = malloc(PE_IO_BUFSIZE);
         if (k->vbuf)
-            setvbuf(k->fp, k->vbuf, _IOFBF, POSENC_IO_BUFSIZE);
+            setvbuf(k->fp, k->vbuf, _IOFBF, PE_IO_BUFSIZE);
     }
-    unsigned char hdr[POSENC_NPY_HEADER_CAP];
-    size_t hl = posenc_npy_header_format(&w->arrays[0], hdr);
-    if ((st = posenc_write_exact(k->fp, hdr, hl, w->path, err))) {
+    unsigned char hdr[PE_NPY_HEADER_CAP];
+    size_t hl = pe_npy_header_format(&w->arrays[0], hdr);
+    if ((st = pe_write_exact(k->fp, hdr, hl, w->path, err))) {
         npy_w_free(w, 1);
         return st;
     }
@@ -756,7 +756,7 @@ static posenc_status npy_w_write(posenc_writer *w, const void *data, uint64_t ne
 {
     struct npy_writer *k = w->impl;
     size_t es = posenc_dtype_size(w->arrays[w->cur].dtype);
-    return posenc_write_exact(k->fp, data, (size_t)(nelem * es), w->path, err);
+    return pe_write_exact(k->fp, data, (size_t)(nelem * es), w->path, err);
 }
 
 static posenc_status npy_w_commit(posenc_writer *w, posenc_error *err)
@@ -769,7 +769,7 @@ static posenc_status npy_w_commit(posenc_writer *w, posenc_error *err)
                                  strerror(errno ? errno : EIO))
                  : POSENC_OK;
     } else {
-        st = posenc_tmp_commit(k->fp, k->tmp, w->path, err);
+        st = pe_tmp_commit(k->fp, k->tmp, w->path, err);
         k->fp = NULL; /* closed by commit, success or not */
     }
     npy_w_free(w, 0);
@@ -784,10 +784,10 @@ static const char *npy_array_type(const posenc_container *c, size_t i, uint64_t 
 {
     const struct npy_cont *k = c->impl;
     (void)i;
-    return posenc_npy_array_type(&k->h, nbytes, readable);
+    return pe_npy_array_type(&k->h, nbytes, readable);
 }
 
-const posenc_backend posenc_backend_npy = {
+const pe_backend pe_backend_npy = {
     .format = POSENC_FMT_NPY,
     .open = npy_open,
     .reader_open = npy_reader_open,

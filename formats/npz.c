@@ -14,18 +14,18 @@
 #define META_MAX ((uint64_t)16 << 20)
 
 struct npz_cont {
-    posenc_zip *z;
+    pe_zip *z;
     size_t *entry;              /* zip entry of each array */
-    posenc_npy_header *h;       /* NPY header of each array */
+    pe_npy_header *h;       /* NPY header of each array */
 };
 
 struct npz_reader {
-    posenc_zip_stream *s;
-    posenc_npy_data d;
+    pe_zip_stream *s;
+    pe_npy_data d;
     char label[POSENC_NAME_MAX + 64]; /* "x.npz:NAME" for messages */
 };
 
-static posenc_status read_meta(posenc_container *c, posenc_zip *z, size_t i, posenc_error *err)
+static posenc_status read_meta(posenc_container *c, pe_zip *z, size_t i, posenc_error *err)
 {
     if (z->e[i].usize > META_MAX)
         return posenc_seterr(err, POSENC_EFORMAT, "'%s': meta.json of %llu bytes is too large",
@@ -34,11 +34,11 @@ static posenc_status read_meta(posenc_container *c, posenc_zip *z, size_t i, pos
     char *text = malloc(n + 1);
     if (!text)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    posenc_zip_stream *s;
-    posenc_status st = posenc_zip_stream_open(z, i, NULL, &s, err);
+    pe_zip_stream *s;
+    posenc_status st = pe_zip_stream_open(z, i, NULL, &s, err);
     if (!st) {
-        st = posenc_zip_stream_read(s, text, n, err);
-        posenc_zip_stream_close(s);
+        st = pe_zip_stream_read(s, text, n, err);
+        pe_zip_stream_close(s);
     }
     if (st) {
         free(text);
@@ -62,7 +62,7 @@ static void npz_close(posenc_container *c)
     struct npz_cont *k = c->impl;
     if (!k)
         return;
-    posenc_zip_close(k->z);
+    pe_zip_close(k->z);
     free(k->entry);
     free(k->h);
     free(k);
@@ -89,10 +89,10 @@ static posenc_status npz_open(posenc_container *c, posenc_error *err)
     if (!k)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     c->impl = k;
-    posenc_status st = posenc_zip_open(c->path, &k->z, err);
+    posenc_status st = pe_zip_open(c->path, &k->z, err);
     if (st)
         return st;
-    posenc_zip *z = k->z;
+    pe_zip *z = k->z;
     size_t narr = 0, stem;
     for (size_t i = 0; i < z->n; i++) {
         if (strcmp(z->e[i].name, META_NAME) == 0) {
@@ -126,7 +126,7 @@ static posenc_status npz_open(posenc_container *c, posenc_error *err)
     }
     size_t a = 0;
     for (size_t i = 0; i < z->n && !st; i++) {
-        const posenc_zip_entry *e = &z->e[i];
+        const pe_zip_entry *e = &z->e[i];
         if (!is_npy_name(e->name, &stem))
             continue;
         if (stem >= POSENC_NAME_MAX) {
@@ -144,11 +144,11 @@ static posenc_status npz_open(posenc_container *c, posenc_error *err)
                                           strcmp(v->valuestring, "bfloat16") == 0));
         char label[POSENC_NAME_MAX + 64];
         snprintf(label, sizeof label, "%s:%s", c->path, info->name);
-        posenc_zip_stream *s;
-        if ((st = posenc_zip_stream_open(z, i, fp, &s, err)))
+        pe_zip_stream *s;
+        if ((st = pe_zip_stream_open(z, i, fp, &s, err)))
             break;
-        st = posenc_npy_header_read(posenc_zip_stream_src, s, label, bf16, &k->h[a], err);
-        posenc_zip_stream_close(s);
+        st = pe_npy_header_read(pe_zip_stream_src, s, label, bf16, &k->h[a], err);
+        pe_zip_stream_close(s);
         if (st)
             break;
         if (e->usize != k->h[a].data_offset + k->h[a].nbytes) {
@@ -191,26 +191,26 @@ static posenc_status npz_reader_open(posenc_reader *r, posenc_error *err)
     if (!nr)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     snprintf(nr->label, sizeof nr->label, "%s:%s", r->c->path, r->info.name);
-    const posenc_npy_header *h = &k->h[r->index];
-    posenc_status st = posenc_npy_readable(h, nr->label, err);
+    const pe_npy_header *h = &k->h[r->index];
+    posenc_status st = pe_npy_readable(h, nr->label, err);
     if (st) {
         free(nr);
         return st;
     }
-    st = posenc_zip_stream_open(k->z, k->entry[r->index], NULL, &nr->s, err);
+    st = pe_zip_stream_open(k->z, k->entry[r->index], NULL, &nr->s, err);
     /* skip the NPY header (it is part of the member's CRC) */
     unsigned char skip[4096];
     for (uint64_t left = h->data_offset; !st && left > 0;) {
         size_t n = left < sizeof skip ? (size_t)left : sizeof skip;
-        st = posenc_zip_stream_read(nr->s, skip, n, err);
+        st = pe_zip_stream_read(nr->s, skip, n, err);
         left -= n;
     }
     if (st) {
-        posenc_zip_stream_close(nr->s);
+        pe_zip_stream_close(nr->s);
         free(nr);
         return st;
     }
-    posenc_npy_data_init(&nr->d, h, posenc_zip_stream_src, nr->s, nr->label);
+    pe_npy_data_init(&nr->d, h, pe_zip_stream_src, nr->s, nr->label);
     r->impl = nr;
     return POSENC_OK;
 }
@@ -218,7 +218,7 @@ static posenc_status npz_reader_open(posenc_reader *r, posenc_error *err)
 static posenc_status npz_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err)
 {
     struct npz_reader *nr = r->impl;
-    return posenc_npy_data_read(&nr->d, buf, nelem, err);
+    return pe_npy_data_read(&nr->d, buf, nelem, err);
 }
 
 static void npz_reader_close(posenc_reader *r)
@@ -226,8 +226,8 @@ static void npz_reader_close(posenc_reader *r)
     struct npz_reader *nr = r->impl;
     if (!nr)
         return;
-    posenc_npy_data_free(&nr->d);
-    posenc_zip_stream_close(nr->s);
+    pe_npy_data_free(&nr->d);
+    pe_zip_stream_close(nr->s);
     free(nr);
     r->impl = NULL;
 }
@@ -238,7 +238,7 @@ struct npz_writer {
     FILE *fp;
     char *tmp;
     char *vbuf;
-    posenc_zipw *zw;
+    pe_zipw *zw;
     size_t begun;               /* members started */
     int open;                   /* member begun-1 is open */
 };
@@ -248,9 +248,9 @@ static void npz_w_free(posenc_writer *w, int discard)
     struct npz_writer *k = w->impl;
     if (!k)
         return;
-    posenc_zipw_free(k->zw);
+    pe_zipw_free(k->zw);
     if (discard)
-        posenc_tmp_discard(k->fp, k->tmp);
+        pe_tmp_discard(k->fp, k->tmp);
     free(k->tmp);
     free(k->vbuf);
     free(k);
@@ -263,15 +263,15 @@ static posenc_status npz_w_start(posenc_writer *w, posenc_error *err)
     if (!k)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     w->impl = k;
-    posenc_status st = posenc_tmp_create(w->path, &k->tmp, &k->fp, err);
+    posenc_status st = pe_tmp_create(w->path, &k->tmp, &k->fp, err);
     if (st) {
         npz_w_free(w, 0);
         return st;
     }
-    k->vbuf = malloc(POSENC_IO_BUFSIZE);
+    k->vbuf = malloc(PE_IO_BUFSIZE);
     if (k->vbuf)
-        setvbuf(k->fp, k->vbuf, _IOFBF, POSENC_IO_BUFSIZE);
-    if ((st = posenc_zipw_new(k->fp, w->path, &k->zw, err))) {
+        setvbuf(k->fp, k->vbuf, _IOFBF, PE_IO_BUFSIZE);
+    if ((st = pe_zipw_new(k->fp, w->path, &k->zw, err))) {
         npz_w_free(w, 1);
         return st;
     }
@@ -285,7 +285,7 @@ static posenc_status begin_upto(posenc_writer *w, size_t upto, posenc_error *err
     struct npz_writer *k = w->impl;
     posenc_status st;
     while (k->begun <= upto) {
-        if (k->open && (st = posenc_zipw_end(k->zw, err)))
+        if (k->open && (st = pe_zipw_end(k->zw, err)))
             return st;
         k->open = 0;
         const posenc_array_info *a = &w->arrays[k->begun];
@@ -293,13 +293,13 @@ static posenc_status begin_upto(posenc_writer *w, size_t upto, posenc_error *err
         char name[POSENC_NAME_MAX + 8];
         memcpy(name, a->name, nl);
         memcpy(name + nl, ".npy", 5);
-        if ((st = posenc_zipw_begin(k->zw, name, w->opts.compress, err)))
+        if ((st = pe_zipw_begin(k->zw, name, w->opts.compress, err)))
             return st;
         k->open = 1;
         k->begun++;
-        unsigned char hdr[POSENC_NPY_HEADER_CAP];
-        size_t hl = posenc_npy_header_format(a, hdr);
-        if ((st = posenc_zipw_data(k->zw, hdr, hl, err)))
+        unsigned char hdr[PE_NPY_HEADER_CAP];
+        size_t hl = pe_npy_header_format(a, hdr);
+        if ((st = pe_zipw_data(k->zw, hdr, hl, err)))
             return st;
     }
     return POSENC_OK;
@@ -312,7 +312,7 @@ static posenc_status npz_w_write(posenc_writer *w, const void *data, uint64_t ne
     posenc_status st = begin_upto(w, w->cur, err);
     if (st)
         return st;
-    return posenc_zipw_data(k->zw, data,
+    return pe_zipw_data(k->zw, data,
                             (size_t)(nelem * posenc_dtype_size(w->arrays[w->cur].dtype)), err);
 }
 
@@ -320,7 +320,7 @@ static posenc_status npz_w_write(posenc_writer *w, const void *data, uint64_t ne
  * descr '<V2' does not say it). Caller frees. */
 static char *meta_text(const posenc_writer *w)
 {
-    char *base = posenc_writer_meta_json(w);
+    char *base = pe_writer_meta_json(w);
     cJSON *root = base ? cJSON_Parse(base) : NULL;
     free(base);
     if (!root)
@@ -348,27 +348,27 @@ static posenc_status npz_w_commit(posenc_writer *w, posenc_error *err)
     struct npz_writer *k = w->impl;
     posenc_status st = w->n ? begin_upto(w, w->n - 1, err) : POSENC_OK;
     if (!st && k->open)
-        st = posenc_zipw_end(k->zw, err);
+        st = pe_zipw_end(k->zw, err);
     k->open = 0;
     if (!st) {
         char *meta = meta_text(w);
         if (!meta)
             st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
         if (!st)
-            st = posenc_zipw_begin(k->zw, META_NAME, 0, err);
+            st = pe_zipw_begin(k->zw, META_NAME, 0, err);
         if (!st)
-            st = posenc_zipw_data(k->zw, meta, strlen(meta), err);
+            st = pe_zipw_data(k->zw, meta, strlen(meta), err);
         if (!st)
-            st = posenc_zipw_end(k->zw, err);
+            st = pe_zipw_end(k->zw, err);
         free(meta);
     }
     if (!st)
-        st = posenc_zipw_finish(k->zw, err);
+        st = pe_zipw_finish(k->zw, err);
     if (st) {
         npz_w_free(w, 1);
         return st;
     }
-    st = posenc_tmp_commit(k->fp, k->tmp, w->path, err);
+    st = pe_tmp_commit(k->fp, k->tmp, w->path, err);
     k->fp = NULL;
     npz_w_free(w, 0);
     return st;
@@ -381,10 +381,10 @@ static const char *npz_array_type(const posenc_container *c, size_t i, uint64_t 
                                    int *readable)
 {
     const struct npz_cont *k = c->impl;
-    return posenc_npy_array_type(&k->h[i], nbytes, readable);
+    return pe_npy_array_type(&k->h[i], nbytes, readable);
 }
 
-const posenc_backend posenc_backend_npz = {
+const pe_backend pe_backend_npz = {
     .format = POSENC_FMT_NPZ,
     .open = npz_open,
     .reader_open = npz_reader_open,

@@ -43,7 +43,7 @@ static char *concat(const char *a, size_t alen, const char *b)
 }
 
 /* The data and sidecar paths for path (either one); both malloc'd. */
-posenc_status posenc_raw_paths(const char *path, char **bin, char **json, posenc_error *err)
+posenc_status pe_raw_paths(const char *path, char **bin, char **json, posenc_error *err)
 {
     size_t n = strlen(path);
     if (ends_with(path, ".json")) {
@@ -161,11 +161,11 @@ static posenc_status raw_open(posenc_container *c, posenc_error *err)
     FILE *fp = NULL;
     size_t n = 0;
 
-    if ((st = posenc_raw_paths(c->path, &bin, &json, err)) != POSENC_OK)
+    if ((st = pe_raw_paths(c->path, &bin, &json, err)) != POSENC_OK)
         return st;
     posenc_input_add(bin); /* opened later by the reader; never an output of this run */
     posenc_error oe = { 0 };
-    if (posenc_open_input(json, 1, &fp, &oe) != POSENC_OK) {
+    if (pe_open_input(json, 1, &fp, &oe) != POSENC_OK) {
         /* "cannot open 'x.json': ..." reads better naming the sidecar */
         st = oe.code == POSENC_EIO ? posenc_seterr(err, POSENC_EIO, "cannot open sidecar %s",
                                                    oe.msg + sizeof "cannot open " - 1)
@@ -278,12 +278,12 @@ out:
 static posenc_status raw_reader_open(posenc_reader *r, posenc_error *err)
 {
     raw_file *rf = r->c->impl;
-    return posenc_span_open(r, rf->bin, rf->offsets[r->index], err);
+    return pe_span_open(r, rf->bin, rf->offsets[r->index], err);
 }
 
 static posenc_status raw_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err)
 {
-    return posenc_span_read(r, buf, nelem, "array", err);
+    return pe_span_read(r, buf, nelem, "array", err);
 }
 
 /* ---------------------------------------------------------------- writing */
@@ -305,7 +305,7 @@ static void raw_writer_free(posenc_writer *w, int remove_tmp)
     if (!rw)
         return;
     if (remove_tmp)
-        posenc_tmp_discard(rw->fp, rw->tmp);
+        pe_tmp_discard(rw->fp, rw->tmp);
     free(rw->bin);
     free(rw->json);
     free(rw->tmp);
@@ -322,7 +322,7 @@ static posenc_status raw_w_start(posenc_writer *w, posenc_error *err)
     if (!rw)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     w->impl = rw;
-    if ((st = posenc_raw_paths(w->path, &rw->bin, &rw->json, err)) != POSENC_OK)
+    if ((st = pe_raw_paths(w->path, &rw->bin, &rw->json, err)) != POSENC_OK)
         goto fail;
     rw->offsets = malloc((w->n ? w->n : 1) * sizeof *rw->offsets);
     if (!rw->offsets) {
@@ -343,7 +343,7 @@ static posenc_status raw_w_start(posenc_writer *w, posenc_error *err)
         }
         off += nb;
     }
-    if ((st = posenc_tmp_create(rw->bin, &rw->tmp, &rw->fp, err)) != POSENC_OK)
+    if ((st = pe_tmp_create(rw->bin, &rw->tmp, &rw->fp, err)) != POSENC_OK)
         goto fail;
     setvbuf(rw->fp, NULL, _IOFBF, 1u << 20);
     return POSENC_OK;
@@ -357,7 +357,7 @@ static posenc_status pad_to(raw_writer *rw, uint64_t target, const char *path, p
     static const unsigned char zeros[RAW_ALIGN];
     while (rw->pos < target) {
         size_t k = target - rw->pos < RAW_ALIGN ? (size_t)(target - rw->pos) : RAW_ALIGN;
-        posenc_status st = posenc_write_exact(rw->fp, zeros, k, path, err);
+        posenc_status st = pe_write_exact(rw->fp, zeros, k, path, err);
         if (st != POSENC_OK)
             return st;
         rw->pos += k;
@@ -385,8 +385,8 @@ static posenc_status raw_w_write(posenc_writer *w, const void *data, uint64_t ne
         if (take > nelem)
             take = nelem;
         size_t es = posenc_dtype_size(w->arrays[i].dtype);
-        if (posenc_host_is_le() || es == 1) {
-            if ((st = posenc_write_exact(rw->fp, p, (size_t)(take * es), rw->bin, err)) !=
+        if (pe_host_is_le() || es == 1) {
+            if ((st = pe_write_exact(rw->fp, p, (size_t)(take * es), rw->bin, err)) !=
                 POSENC_OK)
                 return st;
         } else {
@@ -398,7 +398,7 @@ static posenc_status raw_w_write(posenc_writer *w, const void *data, uint64_t ne
                     m = (size_t)(take - k);
                 memcpy(rw->swap, p + k * es, m * es);
                 posenc_byteswap(rw->swap, es, m);
-                if ((st = posenc_write_exact(rw->fp, rw->swap, m * es, rw->bin, err)) !=
+                if ((st = pe_write_exact(rw->fp, rw->swap, m * es, rw->bin, err)) !=
                     POSENC_OK)
                     return st;
                 k += m;
@@ -485,17 +485,17 @@ static posenc_status raw_w_commit(posenc_writer *w, posenc_error *err)
     if ((st = pad_to(rw, end, rw->bin, err)) != POSENC_OK)
         goto fail;
     /* write the sidecar completely before renaming anything */
-    if ((st = posenc_tmp_create(rw->json, &jtmp, &jfp, err)) != POSENC_OK ||
-        (st = posenc_write_exact(jfp, text, strlen(text), rw->json, err)) != POSENC_OK ||
-        (st = posenc_write_exact(jfp, "\n", 1, rw->json, err)) != POSENC_OK)
+    if ((st = pe_tmp_create(rw->json, &jtmp, &jfp, err)) != POSENC_OK ||
+        (st = pe_write_exact(jfp, text, strlen(text), rw->json, err)) != POSENC_OK ||
+        (st = pe_write_exact(jfp, "\n", 1, rw->json, err)) != POSENC_OK)
         goto fail;
-    st = posenc_tmp_commit(rw->fp, rw->tmp, rw->bin, err);
+    st = pe_tmp_commit(rw->fp, rw->tmp, rw->bin, err);
     rw->fp = NULL;
     if (st != POSENC_OK)
         goto fail;
     free(rw->tmp);
     rw->tmp = NULL;
-    st = posenc_tmp_commit(jfp, jtmp, rw->json, err);
+    st = pe_tmp_commit(jfp, jtmp, rw->json, err);
     jfp = NULL;
     if (st != POSENC_OK)
         goto fail;
@@ -505,7 +505,7 @@ static posenc_status raw_w_commit(posenc_writer *w, posenc_error *err)
     return POSENC_OK;
 fail:
     if (jtmp)
-        posenc_tmp_discard(jfp, jtmp);
+        pe_tmp_discard(jfp, jtmp);
     free(jtmp);
     free(text);
     raw_writer_free(w, 1);
@@ -514,12 +514,12 @@ fail:
 
 static void raw_w_abort(posenc_writer *w) { raw_writer_free(w, 1); }
 
-const posenc_backend posenc_backend_raw = {
+const pe_backend pe_backend_raw = {
     .format = POSENC_FMT_RAW,
     .open = raw_open,
     .reader_open = raw_reader_open,
     .read = raw_read,
-    .reader_close = posenc_span_close,
+    .reader_close = pe_span_close,
     .close = raw_close,
     .w_start = raw_w_start,
     .w_write = raw_w_write,

@@ -47,23 +47,23 @@ typedef struct format_desc {
     unsigned one_array : 1;    /* the file holds exactly one array */
     unsigned to_stdout : 1;    /* "-" may name it as output (one array) and input */
     unsigned thread_safe : 1;  /* its library may be called beside other threads */
-    const posenc_backend *be;
+    const pe_backend *be;
 } format_desc;
 
 /* Probe order matters only where magics could overlap; safetensors' test is the loosest. */
 static const format_desc formats[] = {
-    { POSENC_FMT_NPY, "npy", NULL, { ".npy" }, probe_npy, 0, 1, 1, 1, &posenc_backend_npy },
-    { POSENC_FMT_NPZ, "npz", NULL, { ".npz" }, probe_npz, 1, 0, 0, 1, &posenc_backend_npz },
-    { POSENC_FMT_GGUF, "gguf", NULL, { ".gguf" }, probe_gguf, 1, 0, 0, 1, &posenc_backend_gguf },
+    { POSENC_FMT_NPY, "npy", NULL, { ".npy" }, probe_npy, 0, 1, 1, 1, &pe_backend_npy },
+    { POSENC_FMT_NPZ, "npz", NULL, { ".npz" }, probe_npz, 1, 0, 0, 1, &pe_backend_npz },
+    { POSENC_FMT_GGUF, "gguf", NULL, { ".gguf" }, probe_gguf, 1, 0, 0, 1, &pe_backend_gguf },
     /* libhdf5 as Debian builds it is not thread-safe (H5_HAVE_THREADSAFE off) */
     { POSENC_FMT_HDF5, "hdf5", "h5", { ".h5", ".hdf5", ".hdf" }, probe_hdf5, 1, 0, 0, 0,
-      &posenc_backend_hdf5 },
+      &pe_backend_hdf5 },
     { POSENC_FMT_SAFETENSORS, "safetensors", NULL, { ".safetensors" }, probe_safetensors, 1, 0, 0, 1,
-      &posenc_backend_safetensors },
-    { POSENC_FMT_DIR, "dir", NULL, { NULL }, NULL, 0, 0, 0, 1, &posenc_backend_dir },
-    { POSENC_FMT_CHEADER, "header", "h", { ".h" }, NULL, 0, 0, 0, 1, &posenc_backend_cheader },
+      &pe_backend_safetensors },
+    { POSENC_FMT_DIR, "dir", NULL, { NULL }, NULL, 0, 0, 0, 1, &pe_backend_dir },
+    { POSENC_FMT_CHEADER, "header", "h", { ".h" }, NULL, 0, 0, 0, 1, &pe_backend_cheader },
     /* raw has no magic: a .bin data file or its .json sidecar */
-    { POSENC_FMT_RAW, "raw", "bin", { ".bin", ".json" }, NULL, 1, 0, 0, 1, &posenc_backend_raw },
+    { POSENC_FMT_RAW, "raw", "bin", { ".bin", ".json" }, NULL, 1, 0, 0, 1, &pe_backend_raw },
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
@@ -75,7 +75,7 @@ static const format_desc *desc_of(posenc_format f)
     return NULL;
 }
 
-const posenc_backend *posenc_backend_for(posenc_format f)
+const pe_backend *pe_backend_for(posenc_format f)
 {
     const format_desc *d = desc_of(f);
     return d ? d->be : NULL;
@@ -167,7 +167,7 @@ posenc_format posenc_format_guess(const char *path)
     return by_ext(path, len, 0);
 }
 
-posenc_status posenc_format_sniff(const char *path, posenc_format *out, posenc_error *err)
+posenc_status pe_format_sniff(const char *path, posenc_format *out, posenc_error *err)
 {
     if (strcmp(path, "-") == 0) {
         *out = POSENC_FMT_NPY;
@@ -198,7 +198,7 @@ posenc_status posenc_format_sniff(const char *path, posenc_format *out, posenc_e
             return POSENC_OK;
         }
     posenc_format g = by_ext(path, strlen(path), 1);
-    if (g == POSENC_FMT_AUTO || !posenc_backend_for(g)->open) {
+    if (g == POSENC_FMT_AUTO || !pe_backend_for(g)->open) {
         char list[160];
         names_of(list, sizeof list, 1, ", ");
         return posenc_seterr(err, POSENC_EFORMAT, "'%s': unknown file format (not %s)", path,

@@ -43,7 +43,7 @@ static const char *result_word(const cJSON *c)
 }
 
 /* ---- JSON ---- */
-char *posenc_report_json(const cJSON *report)
+char *pe_report_json(const cJSON *report)
 {
     char *s = cJSON_Print(report);
     if (!s)
@@ -146,36 +146,36 @@ static void dump_cells(const cJSON *pair, int pi, const cJSON *d, char cells[6][
 static const char *const dump_heads[6] = { "pair", "dump", "file", "member", "dtype", "shape" };
 
 /* ---- Markdown ---- */
-static void md_text(posenc_strbuf *b, const char *s)
+static void md_text(pe_strbuf *b, const char *s)
 {
     for (; *s; s++) {
         if (*s == '|')
-            posenc_strbuf_puts(b, "\\|");
+            pe_strbuf_puts(b, "\\|");
         else if (*s == '\n' || *s == '\r')
-            posenc_strbuf_puts(b, " ");
+            pe_strbuf_puts(b, " ");
         else {
             char c[2] = { *s, 0 };
-            posenc_strbuf_puts(b, c);
+            pe_strbuf_puts(b, c);
         }
     }
 }
 
-static void config_line(posenc_strbuf *b, const cJSON *report, int html);
-static void html_text(posenc_strbuf *b, const char *s);
+static void config_line(pe_strbuf *b, const cJSON *report, int html);
+static void html_text(pe_strbuf *b, const char *s);
 
 /* The pairs of a multi-layer dump, one row each (the report's "pairs"; nothing without it). */
-static void pairs_table(posenc_strbuf *b, const cJSON *report, int html)
+static void pairs_table(pe_strbuf *b, const cJSON *report, int html)
 {
     const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(report, "pairs"), *p;
     if (!cJSON_IsArray(pairs))
         return;
     static const char *const head[] = { "pair", "layer", "layer type", "RoPE", "q", "k",
                                         "result" };
-    void (*text)(posenc_strbuf *, const char *) = html ? html_text : md_text;
-    posenc_strbuf_puts(b, html ? "<table id=\"pairs\">\n<tr>" : "|");
+    void (*text)(pe_strbuf *, const char *) = html ? html_text : md_text;
+    pe_strbuf_puts(b, html ? "<table id=\"pairs\">\n<tr>" : "|");
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
-        posenc_strbuf_printf(b, html ? "<th>%s</th>" : " %s |", head[i]);
-    posenc_strbuf_puts(b, html ? "</tr>\n" : "\n|---|---|---|---|---|---|---|\n");
+        pe_strbuf_printf(b, html ? "<th>%s</th>" : " %s |", head[i]);
+    pe_strbuf_puts(b, html ? "</tr>\n" : "\n|---|---|---|---|---|---|---|\n");
     cJSON_ArrayForEach(p, pairs)
     {
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(p, "layer");
@@ -186,48 +186,48 @@ static void pairs_table(posenc_strbuf *b, const cJSON *report, int html)
                                jbool(p, "has_rope") ? "yes" : "no (not rotated)",
                                jstr(p, "q", "?"), jstr(p, "k", "?"),
                                jbool(p, "ok") ? "ok" : "FAIL" };
-        posenc_strbuf_puts(b, html ? "<tr>" : "|");
+        pe_strbuf_puts(b, html ? "<tr>" : "|");
         for (size_t i = 0; i < sizeof cell / sizeof cell[0]; i++) {
             int last = i + 1 == sizeof cell / sizeof cell[0];
             if (html)
-                posenc_strbuf_printf(b, "<td%s>", !last ? "" : jbool(p, "ok") ? " class=\"ok\""
+                pe_strbuf_printf(b, "<td%s>", !last ? "" : jbool(p, "ok") ? " class=\"ok\""
                                                                              : " class=\"fail\"");
             else
-                posenc_strbuf_puts(b, last && !jbool(p, "ok") ? " **" : " ");
+                pe_strbuf_puts(b, last && !jbool(p, "ok") ? " **" : " ");
             text(b, cell[i]);
             if (html)
-                posenc_strbuf_puts(b, "</td>");
+                pe_strbuf_puts(b, "</td>");
             else
-                posenc_strbuf_puts(b, last && !jbool(p, "ok") ? "** |" : " |");
+                pe_strbuf_puts(b, last && !jbool(p, "ok") ? "** |" : " |");
         }
-        posenc_strbuf_puts(b, html ? "</tr>\n" : "\n");
+        pe_strbuf_puts(b, html ? "</tr>\n" : "\n");
     }
-    posenc_strbuf_puts(b, html ? "</table>\n" : "\n");
+    pe_strbuf_puts(b, html ? "</table>\n" : "\n");
 }
 
-char *posenc_report_markdown(const cJSON *report)
+char *pe_report_markdown(const cJSON *report)
 {
-    posenc_strbuf b = { 0 };
+    pe_strbuf b = { 0 };
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks");
     int n = cJSON_GetArraySize(checks), failed = 0;
     const cJSON *c;
     cJSON_ArrayForEach(c, checks) if (!jbool(c, "ok")) failed++;
     char vd[96];
     verdict(report, vd, sizeof vd);
-    posenc_strbuf_printf(&b, "## posenc verify: %s: `", vd);
+    pe_strbuf_printf(&b, "## posenc verify: %s: `", vd);
     md_text(&b, report_config(report));
-    posenc_strbuf_puts(&b, "`\n\n");
+    pe_strbuf_puts(&b, "`\n\n");
     config_line(&b, report, 0);
     struct header_row hr[8];
     int nh = header_rows(report, hr, 8);
     for (int i = 0; i < nh; i++) {
-        posenc_strbuf_printf(&b, "%s**%s**: ", i ? "" : "\n", hr[i].key);
+        pe_strbuf_printf(&b, "%s**%s**: ", i ? "" : "\n", hr[i].key);
         md_text(&b, hr[i].value);
-        posenc_strbuf_puts(&b, "  \n");
+        pe_strbuf_puts(&b, "  \n");
     }
     const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, "header"), "pairs");
     if (cJSON_GetArraySize(pairs) > 0) {
-        posenc_strbuf_puts(&b, "\n| pair | dump | file | member | dtype | shape |\n|---|---|---|---|---|---|\n");
+        pe_strbuf_puts(&b, "\n| pair | dump | file | member | dtype | shape |\n|---|---|---|---|---|---|\n");
         const cJSON *pr;
         int pi = 0;
         cJSON_ArrayForEach(pr, pairs)
@@ -238,76 +238,76 @@ char *posenc_report_markdown(const cJSON *report)
                 char cells[6][1024];
                 dump_cells(pr, pi, d, cells);
                 for (int k = 0; k < 6; k++) {
-                    posenc_strbuf_puts(&b, k ? " | " : "| ");
+                    pe_strbuf_puts(&b, k ? " | " : "| ");
                     int code = k == 2 || (k == 3 && strcmp(cells[3], "-") != 0);
                     if (code)
-                        posenc_strbuf_puts(&b, "`");
+                        pe_strbuf_puts(&b, "`");
                     md_text(&b, cells[k]);
                     if (code)
-                        posenc_strbuf_puts(&b, "`");
+                        pe_strbuf_puts(&b, "`");
                 }
-                posenc_strbuf_puts(&b, " |\n");
+                pe_strbuf_puts(&b, " |\n");
             }
             pi++;
         }
     }
-    posenc_strbuf_printf(&b, "\n%d check%s, %d failed.\n\n", n, n == 1 ? "" : "s", failed);
+    pe_strbuf_printf(&b, "\n%d check%s, %d failed.\n\n", n, n == 1 ? "" : "s", failed);
     pairs_table(&b, report, 0);
-    posenc_strbuf_puts(&b, "| check | result | max abs err | max rel err | tolerance | summary |\n");
-    posenc_strbuf_puts(&b, "|---|---|---|---|---|---|\n");
+    pe_strbuf_puts(&b, "| check | result | max abs err | max rel err | tolerance | summary |\n");
+    pe_strbuf_puts(&b, "|---|---|---|---|---|---|\n");
     cJSON_ArrayForEach(c, checks)
     {
         char a[32], r[32], t[32];
         fmt_num(a, sizeof a, cJSON_GetObjectItemCaseSensitive(c, "max_abs_err"));
         fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(c, "max_rel_err"));
         fmt_num(t, sizeof t, cJSON_GetObjectItemCaseSensitive(c, "tolerance"));
-        posenc_strbuf_puts(&b, "| `");
+        pe_strbuf_puts(&b, "| `");
         md_text(&b, jstr(c, "name", "?"));
-        posenc_strbuf_printf(&b, "` | %s%s%s | %s | %s | %s | ", jbool(c, "ok") ? "" : "**",
+        pe_strbuf_printf(&b, "` | %s%s%s | %s | %s | %s | ", jbool(c, "ok") ? "" : "**",
                   result_word(c), jbool(c, "ok") ? "" : "**", a, r, t);
         md_text(&b, jstr(c, "summary", ""));
-        posenc_strbuf_puts(&b, " |\n");
+        pe_strbuf_puts(&b, " |\n");
     }
     cJSON_ArrayForEach(c, checks)
     {
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "diagnosis");
         if (!cJSON_IsObject(d))
             continue;
-        posenc_strbuf_puts(&b, "\n### Diagnosis: `");
+        pe_strbuf_puts(&b, "\n### Diagnosis: `");
         md_text(&b, jstr(c, "name", "?"));
-        posenc_strbuf_puts(&b, "`\n\n**");
+        pe_strbuf_puts(&b, "`\n\n**");
         md_text(&b, jstr(d, "explanation", ""));
-        posenc_strbuf_puts(&b, "**\n\nEvidence: ");
+        pe_strbuf_puts(&b, "**\n\nEvidence: ");
         md_text(&b, jstr(d, "evidence", ""));
-        posenc_strbuf_puts(&b, "\n\n| candidate | max rel err | explains |\n|---|---|---|\n");
+        pe_strbuf_puts(&b, "\n\n| candidate | max rel err | explains |\n|---|---|---|\n");
         const cJSON *k;
         cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(d, "candidates"))
         {
             char r[32];
             fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(k, "max_rel_err"));
-            posenc_strbuf_puts(&b, "| ");
+            pe_strbuf_puts(&b, "| ");
             md_text(&b, jstr(k, "description", jstr(k, "name", "?")));
-            posenc_strbuf_printf(&b, " | %s | %s |\n", r, jbool(k, "explains") ? "yes" : "no");
+            pe_strbuf_printf(&b, " | %s | %s |\n", r, jbool(k, "explains") ? "yes" : "no");
         }
     }
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(report, "notes");
     if (cJSON_GetArraySize(notes) > 0) {
-        posenc_strbuf_puts(&b, "\nNotes:\n\n");
+        pe_strbuf_puts(&b, "\nNotes:\n\n");
         cJSON_ArrayForEach(c, notes) if (cJSON_IsString(c))
         {
-            posenc_strbuf_puts(&b, "- ");
+            pe_strbuf_puts(&b, "- ");
             md_text(&b, c->valuestring);
-            posenc_strbuf_puts(&b, "\n");
+            pe_strbuf_puts(&b, "\n");
         }
     }
-    posenc_strbuf_printf(&b, "\n<sub>posenc %s</sub>\n", jstr(report, "posenc_version", "?"));
-    return posenc_strbuf_finish(&b);
+    pe_strbuf_printf(&b, "\n<sub>posenc %s</sub>\n", jstr(report, "posenc_version", "?"));
+    return pe_strbuf_finish(&b);
 }
 
 /* ---- HTML ---- */
-static void html_text(posenc_strbuf *b, const char *s) { posenc_strbuf_html(b, s); }
+static void html_text(pe_strbuf *b, const char *s) { pe_strbuf_html(b, s); }
 
-static void config_line(posenc_strbuf *b, const cJSON *report, int html)
+static void config_line(pe_strbuf *b, const cJSON *report, int html)
 {
     const cJSON *cfg = cJSON_GetObjectItemCaseSensitive(report, "config");
     const cJSON *rope = cJSON_GetObjectItemCaseSensitive(cfg, "rope");
@@ -346,22 +346,22 @@ static void config_line(posenc_strbuf *b, const cJSON *report, int html)
                 memmove(p, p + 1, strlen(p));
         html_text(b, line);
     } else {
-        posenc_strbuf_puts(b, line);
-        posenc_strbuf_puts(b, "\n");
+        pe_strbuf_puts(b, line);
+        pe_strbuf_puts(b, "\n");
     }
 }
 
-char *posenc_report_html(const cJSON *report)
+char *pe_report_html(const cJSON *report)
 {
-    posenc_strbuf b = { 0 };
+    pe_strbuf b = { 0 };
     int ok = jbool(report, "ok");
-    posenc_strbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    pe_strbuf_puts(&b, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                 "<title>");
     char vd[96];
     verdict(report, vd, sizeof vd);
-    posenc_strbuf_printf(&b, "posenc verify: %s: ", vd);
+    pe_strbuf_printf(&b, "posenc verify: %s: ", vd);
     html_text(&b, report_config(report));
-    posenc_strbuf_puts(&b, "</title>\n<style>\n"
+    pe_strbuf_puts(&b, "</title>\n<style>\n"
                 "body{font-family:sans-serif;margin:2em;max-width:1100px;color:#222}\n"
                 "table{border-collapse:collapse;margin:1em 0}\n"
                 "td,th{border:1px solid #bbb;padding:4px 8px;text-align:left;font-size:14px}\n"
@@ -369,25 +369,25 @@ char *posenc_report_html(const cJSON *report)
                 ".info{color:#555}.diag{border-left:4px solid #c0392b;padding:0.3em 1em;background:#fdf2f2}\n"
                 "code{background:#f4f4f4;padding:1px 3px}svg.plot{display:block;margin:0.5em 0}\n"
                 "</style>\n</head>\n<body>\n");
-    posenc_strbuf_printf(&b, "<h1>posenc verify: <span class=\"%s\" id=\"verdict\">", ok ? "ok" : "fail");
+    pe_strbuf_printf(&b, "<h1>posenc verify: <span class=\"%s\" id=\"verdict\">", ok ? "ok" : "fail");
     html_text(&b, vd);
-    posenc_strbuf_puts(&b, "</span></h1>\n<table id=\"header\">\n<tr><th>config</th><td>");
+    pe_strbuf_puts(&b, "</span></h1>\n<table id=\"header\">\n<tr><th>config</th><td>");
     config_line(&b, report, 1);
-    posenc_strbuf_puts(&b, "</td></tr>\n");
+    pe_strbuf_puts(&b, "</td></tr>\n");
     struct header_row hr[8];
     int nh = header_rows(report, hr, 8);
     for (int i = 0; i < nh; i++) {
-        posenc_strbuf_printf(&b, "<tr><th>%s</th><td>", hr[i].key);
+        pe_strbuf_printf(&b, "<tr><th>%s</th><td>", hr[i].key);
         html_text(&b, hr[i].value);
-        posenc_strbuf_puts(&b, "</td></tr>\n");
+        pe_strbuf_puts(&b, "</td></tr>\n");
     }
-    posenc_strbuf_puts(&b, "</table>\n");
+    pe_strbuf_puts(&b, "</table>\n");
     const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, "header"), "pairs");
     if (cJSON_GetArraySize(pairs) > 0) {
-        posenc_strbuf_puts(&b, "<table id=\"dumps\">\n<tr>");
+        pe_strbuf_puts(&b, "<table id=\"dumps\">\n<tr>");
         for (int k = 0; k < 6; k++)
-            posenc_strbuf_printf(&b, "<th>%s</th>", dump_heads[k]);
-        posenc_strbuf_puts(&b, "</tr>\n");
+            pe_strbuf_printf(&b, "<th>%s</th>", dump_heads[k]);
+        pe_strbuf_puts(&b, "</tr>\n");
         const cJSON *pr;
         int pi = 0;
         cJSON_ArrayForEach(pr, pairs)
@@ -397,21 +397,21 @@ char *posenc_report_html(const cJSON *report)
             {
                 char cells[6][1024];
                 dump_cells(pr, pi, d, cells);
-                posenc_strbuf_puts(&b, "<tr>");
+                pe_strbuf_puts(&b, "<tr>");
                 for (int k = 0; k < 6; k++) {
                     int code = k == 2 || (k == 3 && strcmp(cells[3], "-") != 0);
-                    posenc_strbuf_printf(&b, "<td class=\"%s\">%s", dump_heads[k], code ? "<code>" : "");
+                    pe_strbuf_printf(&b, "<td class=\"%s\">%s", dump_heads[k], code ? "<code>" : "");
                     html_text(&b, cells[k]);
-                    posenc_strbuf_printf(&b, "%s</td>", code ? "</code>" : "");
+                    pe_strbuf_printf(&b, "%s</td>", code ? "</code>" : "");
                 }
-                posenc_strbuf_puts(&b, "</tr>\n");
+                pe_strbuf_puts(&b, "</tr>\n");
             }
             pi++;
         }
-        posenc_strbuf_puts(&b, "</table>\n");
+        pe_strbuf_puts(&b, "</table>\n");
     }
     pairs_table(&b, report, 1);
-    posenc_strbuf_puts(&b, "<table id=\"checks\">\n<tr><th>check</th><th>result</th><th>max abs err</th>"
+    pe_strbuf_puts(&b, "<table id=\"checks\">\n<tr><th>check</th><th>result</th><th>max abs err</th>"
                 "<th>max rel err</th><th>tolerance</th><th>summary</th></tr>\n");
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks"), *c;
     cJSON_ArrayForEach(c, checks)
@@ -421,14 +421,14 @@ char *posenc_report_html(const cJSON *report)
         fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(c, "max_rel_err"));
         fmt_num(t, sizeof t, cJSON_GetObjectItemCaseSensitive(c, "tolerance"));
         const char *w = result_word(c);
-        posenc_strbuf_puts(&b, "<tr><td><code>");
+        pe_strbuf_puts(&b, "<tr><td><code>");
         html_text(&b, jstr(c, "name", "?"));
-        posenc_strbuf_printf(&b, "</code></td><td class=\"%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>",
+        pe_strbuf_printf(&b, "</code></td><td class=\"%s\">%s</td><td>%s</td><td>%s</td><td>%s</td><td>",
                   strcmp(w, "FAIL") == 0 ? "fail" : strcmp(w, "ok") == 0 ? "ok" : "info", w, a, r, t);
         html_text(&b, jstr(c, "summary", ""));
-        posenc_strbuf_puts(&b, "</td></tr>\n");
+        pe_strbuf_puts(&b, "</td></tr>\n");
     }
-    posenc_strbuf_puts(&b, "</table>\n");
+    pe_strbuf_puts(&b, "</table>\n");
     /* failed checks (with their diagnosis) first, then the others */
     for (int round = 0; round < 2; round++) {
         cJSON_ArrayForEach(c, checks)
@@ -440,47 +440,47 @@ char *posenc_report_html(const cJSON *report)
             const cJSON *plots = cJSON_GetObjectItemCaseSensitive(details, "plots");
             if (!cJSON_IsObject(d) && cJSON_GetArraySize(plots) == 0)
                 continue;
-            posenc_strbuf_puts(&b, "<h2 id=\"check-");
+            pe_strbuf_puts(&b, "<h2 id=\"check-");
             html_text(&b, jstr(c, "name", "?"));
-            posenc_strbuf_puts(&b, "\">");
+            pe_strbuf_puts(&b, "\">");
             html_text(&b, jstr(c, "name", "?"));
-            posenc_strbuf_puts(&b, "</h2>\n");
+            pe_strbuf_puts(&b, "</h2>\n");
             if (cJSON_IsObject(d)) {
-                posenc_strbuf_puts(&b, "<div class=\"diag\"><p><b>");
+                pe_strbuf_puts(&b, "<div class=\"diag\"><p><b>");
                 html_text(&b, jstr(d, "explanation", ""));
-                posenc_strbuf_puts(&b, "</b></p><p>");
+                pe_strbuf_puts(&b, "</b></p><p>");
                 html_text(&b, jstr(d, "evidence", ""));
-                posenc_strbuf_puts(&b, "</p>\n<table><tr><th>candidate</th><th>max rel err</th><th>explains</th></tr>\n");
+                pe_strbuf_puts(&b, "</p>\n<table><tr><th>candidate</th><th>max rel err</th><th>explains</th></tr>\n");
                 const cJSON *k;
                 cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(d, "candidates"))
                 {
                     char r[32];
                     fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(k, "max_rel_err"));
-                    posenc_strbuf_puts(&b, "<tr><td>");
+                    pe_strbuf_puts(&b, "<tr><td>");
                     html_text(&b, jstr(k, "description", jstr(k, "name", "?")));
-                    posenc_strbuf_printf(&b, "</td><td>%s</td><td>%s</td></tr>\n", r, jbool(k, "explains") ? "yes" : "no");
+                    pe_strbuf_printf(&b, "</td><td>%s</td><td>%s</td></tr>\n", r, jbool(k, "explains") ? "yes" : "no");
                 }
-                posenc_strbuf_puts(&b, "</table></div>\n");
+                pe_strbuf_puts(&b, "</table></div>\n");
             }
             const cJSON *p;
-            cJSON_ArrayForEach(p, plots) posenc_report_svg(&b, p);
+            cJSON_ArrayForEach(p, plots) pe_report_svg(&b, p);
         }
     }
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(report, "notes");
     if (cJSON_GetArraySize(notes) > 0) {
-        posenc_strbuf_puts(&b, "<h2>Notes</h2>\n<ul>\n");
+        pe_strbuf_puts(&b, "<h2>Notes</h2>\n<ul>\n");
         cJSON_ArrayForEach(c, notes) if (cJSON_IsString(c))
         {
-            posenc_strbuf_puts(&b, "<li>");
+            pe_strbuf_puts(&b, "<li>");
             html_text(&b, c->valuestring);
-            posenc_strbuf_puts(&b, "</li>\n");
+            pe_strbuf_puts(&b, "</li>\n");
         }
-        posenc_strbuf_puts(&b, "</ul>\n");
+        pe_strbuf_puts(&b, "</ul>\n");
     }
-    posenc_strbuf_puts(&b, "<p class=\"info\">posenc ");
+    pe_strbuf_puts(&b, "<p class=\"info\">posenc ");
     html_text(&b, jstr(report, "posenc_version", "?"));
-    posenc_strbuf_puts(&b, "</p>\n</body>\n</html>\n");
-    return posenc_strbuf_finish(&b);
+    pe_strbuf_puts(&b, "</p>\n</body>\n</html>\n");
+    return pe_strbuf_finish(&b);
 }
 
 /* ---- writing ---- */
@@ -490,29 +490,29 @@ static int has_ext(const char *path, const char *ext)
     return n > e && strcasecmp(path + n - e, ext) == 0;
 }
 
-posenc_status posenc_report_kind_of(const char *path, posenc_report_kind *out, posenc_error *err)
+posenc_status pe_report_kind_of(const char *path, pe_report_kind *out, posenc_error *err)
 {
     if (strcmp(path, "-") == 0 || has_ext(path, ".json"))
-        *out = POSENC_REPORT_JSON;
+        *out = PE_REPORT_JSON;
     else if (has_ext(path, ".md") || has_ext(path, ".markdown"))
-        *out = POSENC_REPORT_MARKDOWN;
+        *out = PE_REPORT_MARKDOWN;
     else if (has_ext(path, ".html") || has_ext(path, ".htm"))
-        *out = POSENC_REPORT_HTML;
+        *out = PE_REPORT_HTML;
     else
         return posenc_seterr(err, POSENC_EINVAL,
                              "'%s': report name must end in .json, .md or .html (or be -)", path);
     return POSENC_OK;
 }
 
-posenc_status posenc_report_write(const cJSON *report, const char *path, posenc_error *err)
+posenc_status pe_report_write(const cJSON *report, const char *path, posenc_error *err)
 {
-    posenc_report_kind kind;
-    posenc_status st = posenc_report_kind_of(path, &kind, err);
+    pe_report_kind kind;
+    posenc_status st = pe_report_kind_of(path, &kind, err);
     if (st != POSENC_OK)
         return st;
-    char *text = kind == POSENC_REPORT_JSON       ? posenc_report_json(report)
-                 : kind == POSENC_REPORT_MARKDOWN ? posenc_report_markdown(report)
-                                                  : posenc_report_html(report);
+    char *text = kind == PE_REPORT_JSON       ? pe_report_json(report)
+                 : kind == PE_REPORT_MARKDOWN ? pe_report_markdown(report)
+                                                  : pe_report_html(report);
     if (!text)
         return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", path);
     if (strcmp(path, "-") == 0) { /* the JSON report is the command's data on stdout */
@@ -528,7 +528,7 @@ posenc_status posenc_report_write(const cJSON *report, const char *path, posenc_
      * failure or signal; a device or FIFO target is written through in place */
     char *tmp = NULL;
     FILE *fp = NULL;
-    if ((st = posenc_tmp_create(path, &tmp, &fp, err)) != POSENC_OK) {
+    if ((st = pe_tmp_create(path, &tmp, &fp, err)) != POSENC_OK) {
         free(text);
         return st;
     }
@@ -536,9 +536,9 @@ posenc_status posenc_report_write(const cJSON *report, const char *path, posenc_
     if (fwrite(text, 1, n, fp) != n) {
         st = posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", path,
                            strerror(errno ? errno : EIO));
-        posenc_tmp_discard(fp, tmp);
+        pe_tmp_discard(fp, tmp);
     } else {
-        st = posenc_tmp_commit(fp, tmp, path, err);
+        st = pe_tmp_commit(fp, tmp, path, err);
     }
     free(tmp);
     free(text);

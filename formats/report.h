@@ -13,7 +13,7 @@
  *                                                 "tolerance", "tolerance_label",
  *                                                 "series": [ { "label", "x": [], "y": [] } ] } ] },
  *                   "diagnosis": null | { "explanation", "evidence", "candidates": [...] } } ] }
- * report_tree.c builds it (posenc_report_new ... posenc_report_set_header); the Markdown and
+ * report_tree.c builds it (pe_report_new ... pe_report_set_header); the Markdown and
  * HTML writers read only those fields. Not installed. */
 #ifndef POSENC_FORMATS_REPORT_H
 #define POSENC_FORMATS_REPORT_H
@@ -26,71 +26,71 @@
 #include "posenc/rope.h"
 #include "posenc/verify.h"
 
-typedef enum posenc_report_kind {
-    POSENC_REPORT_JSON = 0,
-    POSENC_REPORT_MARKDOWN = 1,
-    POSENC_REPORT_HTML = 2
-} posenc_report_kind;
+typedef enum pe_report_kind {
+    PE_REPORT_JSON = 0,
+    PE_REPORT_MARKDOWN = 1,
+    PE_REPORT_HTML = 2
+} pe_report_kind;
 
 /* ---- the tree (report_tree.c) ---- */
 
 /* A new report: ok true, the version, empty header, config, inputs, notes and checks. Caller
  * frees with cJSON_Delete; NULL when out of memory. */
-cJSON *posenc_report_new(const char *version);
-void posenc_report_set_ok(cJSON *report, int ok);
+cJSON *pe_report_new(const char *version);
+void pe_report_set_ok(cJSON *report, int ok);
 /* Append a check; details (owned by the report afterwards) may be NULL. Non-finite numbers
  * become null. Returns the check (borrowed) so a diagnosis can be put in its place. */
-cJSON *posenc_report_add_check(cJSON *report, const char *name, int ok, int info, double abs_err,
+cJSON *pe_report_add_check(cJSON *report, const char *name, int ok, int info, double abs_err,
                                double rel_err, double tol, const char *summary, cJSON *details);
-void posenc_report_add_note(cJSON *report, const char *fmt, ...)
+void pe_report_add_note(cJSON *report, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 /* New nodes, owned by the caller until added to the tree. A number that is not finite is
  * null. */
-cJSON *posenc_report_number(double v);
-cJSON *posenc_report_numbers(const double *x, int n);
-cJSON *posenc_report_series(const char *label, const double *x, const double *y, int n);
+cJSON *pe_report_number(double v);
+cJSON *pe_report_numbers(const double *x, int n);
+cJSON *pe_report_series(const char *label, const double *x, const double *y, int n);
 /* A plot; tolerance (drawn as a line) is left out when not finite and positive. */
-cJSON *posenc_report_plot(const char *title, const char *x_label, const char *y_label,
+cJSON *pe_report_plot(const char *title, const char *x_label, const char *y_label,
                           double tolerance, const char *tolerance_label);
-void posenc_report_plot_add(cJSON *plot, cJSON *series);
-cJSON *posenc_report_rope(const posenc_rope_config *c, const posenc_rope_params *p);
-cJSON *posenc_report_diagnosis(const posenc_diagnosis *d);
+void pe_report_plot_add(cJSON *plot, cJSON *series);
+cJSON *pe_report_rope(const posenc_rope_config *c, const posenc_rope_params *p);
+cJSON *pe_report_diagnosis(const posenc_diagnosis *d);
 /* Add to a comparison check's details "runtimes" (one object per profile: precision,
  * runtime, available, why, max_abs_err, max_rel_err, matches, drift, drift_position),
  * "runtime_match" (the best matching precision or null) and "runtime_explanation". */
-void posenc_report_runtimes(cJSON *details, const posenc_verify_profiles_result *r);
+void pe_report_runtimes(cJSON *details, const posenc_verify_profiles_result *r);
 
 /* The three checks of an invariance result (lib/verify.c posenc_verify_invariance), named
  * invariance, invariance_hf and tables (":LAYER" appended when layer is set), with their
  * details and plots: invariance fails above tol (normalised score deviation of the exact
  * tables); invariance_hf is information unless hf_tol is finite; tables fails when the exact
  * tables are more than 1e-12 from long double math. Returns the number of failed checks. */
-int posenc_report_invariance(cJSON *report, const posenc_invariance_result *res,
+int pe_report_invariance(cJSON *report, const posenc_invariance_result *res,
                              const char *source, int64_t max_position, const char *layer,
                              double tol, double hf_tol);
 
 /* The header: what was verified. One pair per q/k comparison (verify of a config alone has
  * none); each pair lists its dumps in the order given. Strings are borrowed for the call. */
-typedef struct posenc_report_dump {
+typedef struct pe_report_dump {
     const char *role;          /* "q", "k", "expect_q", "expect_k" */
     const char *spec;          /* FILE or FILE:MEMBER as given; split into file and member */
     const char *dtype;         /* posenc_dtype_name of the stored dtype */
     int ndim;
     const int64_t *shape;
-} posenc_report_dump;
+} pe_report_dump;
 
-#define POSENC_REPORT_PAIR_DUMPS 4
+#define PE_REPORT_PAIR_DUMPS 4
 
-typedef struct posenc_report_pair {
+typedef struct pe_report_pair {
     const char *label;         /* NULL for the only pair */
     int n_dumps;
-    posenc_report_dump dumps[POSENC_REPORT_PAIR_DUMPS];
-} posenc_report_pair;
+    pe_report_dump dumps[PE_REPORT_PAIR_DUMPS];
+} pe_report_pair;
 
-typedef struct posenc_report_header {
+typedef struct pe_report_header {
     const char *config;
     const char *layer_type;    /* NULL: the config's only (or every) layer type */
     const char *precision;     /* how posenc's reference values are computed */
@@ -99,31 +99,31 @@ typedef struct posenc_report_header {
     int64_t offset;
     int64_t first_position, last_position;
     size_t n_pairs;
-    const posenc_report_pair *pairs;
-} posenc_report_header;
+    const pe_report_pair *pairs;
+} pe_report_header;
 
 /* Replace the report's header with h. */
-void posenc_report_set_header(cJSON *report, const posenc_report_header *h);
+void pe_report_set_header(cJSON *report, const pe_report_header *h);
 
 /* ---- the writers (report.c) ---- */
 
 /* By extension: .json; .md / .markdown; .html / .htm. POSENC_EINVAL naming the file otherwise. */
-posenc_status posenc_report_kind_of(const char *path, posenc_report_kind *out, posenc_error *err);
+posenc_status pe_report_kind_of(const char *path, pe_report_kind *out, posenc_error *err);
 
 /* The report as text; caller frees with free(). NULL when out of memory. */
-char *posenc_report_json(const cJSON *report);
-char *posenc_report_markdown(const cJSON *report);
-char *posenc_report_html(const cJSON *report);
+char *pe_report_json(const cJSON *report);
+char *pe_report_markdown(const cJSON *report);
+char *pe_report_html(const cJSON *report);
 
 /* One plot of the tree (title, labels, tolerance, series) as an inline SVG appended to b
  * (report_svg.c): log10 x, log10 y; exact zeros on a floor decade labelled 0 with a note; the
  * tolerance as a dashed line; each point a circle with data-x and data-y. */
-struct posenc_strbuf;
-void posenc_report_svg(struct posenc_strbuf *b, const cJSON *plot);
+struct pe_strbuf;
+void pe_report_svg(struct pe_strbuf *b, const cJSON *plot);
 
 /* Write the report to path in the kind its extension names, through a temporary file beside
  * it that is renamed into place, so a failed write leaves no partial file. "-" writes the JSON
  * report to stdout. */
-posenc_status posenc_report_write(const cJSON *report, const char *path, posenc_error *err);
+posenc_status pe_report_write(const cJSON *report, const char *path, posenc_error *err);
 
 #endif

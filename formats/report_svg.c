@@ -1,4 +1,4 @@
-/* report_svg.c: the HTML report's plots as inline SVG (see posenc_report_svg in report.h). */
+/* report_svg.c: the HTML report's plots as inline SVG (see pe_report_svg in report.h). */
 #include <math.h>
 #include <stdio.h>
 
@@ -28,7 +28,7 @@ static int series_value(const cJSON *a, int i, double *v)
  * else, its grid line is labelled 0, those points sit on it and a note says so. The plot's
  * tolerance, when it has one, is a dashed line. Each point is a circle carrying its values
  * (data-x, data-y) for readers and tests. */
-void posenc_report_svg(posenc_strbuf *b, const cJSON *plot)
+void pe_report_svg(pe_strbuf *b, const cJSON *plot)
 {
     const double W = 660, H = 336, L = 86, R = 170, T = 30, B = 66;
     const cJSON *series = cJSON_GetObjectItemCaseSensitive(plot, "series");
@@ -85,41 +85,41 @@ void posenc_report_svg(posenc_strbuf *b, const cJSON *plot)
     double pw = W - L - R, ph = H - T - B;
 #define PX(x) (L + (log10(x) - lx0) / (lx1 - lx0) * pw)
 #define PY(ly) (T + ph - ((ly) - ly0) / (ly1 - ly0) * ph)
-    posenc_strbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" width=\"%.0f\" height=\"%.0f\" "
+    pe_strbuf_printf(b, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" width=\"%.0f\" height=\"%.0f\" "
                  "viewBox=\"0 0 %.0f %.0f\" role=\"img\" data-floor-y=\"%.1f\">\n", W, H, W, H, PY(ly0));
-    posenc_strbuf_puts(b, "<title>");
-    posenc_strbuf_html(b, jstr(plot, "title", "plot"));
-    posenc_strbuf_puts(b, "</title>\n");
-    posenc_strbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fff\" stroke=\"#999\"/>\n",
+    pe_strbuf_puts(b, "<title>");
+    pe_strbuf_html(b, jstr(plot, "title", "plot"));
+    pe_strbuf_puts(b, "</title>\n");
+    pe_strbuf_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"#fff\" stroke=\"#999\"/>\n",
               L, T, pw, ph);
     int xstep = (int)ceil((lx1 - lx0) / 8.0), ystep = (int)ceil((ly1 - ly0) / 8.0);
     for (double e = lx0; e <= lx1 + 1e-9; e += xstep) {
         double x = L + (e - lx0) / (lx1 - lx0) * pw;
-        posenc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+        pe_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"middle\">1e%.0f</text>\n",
                   x, T, x, T + ph, x, T + ph + 15, e);
     }
     for (double e = ly0; e <= ly1 + 1e-9; e += (has_zero && e == ly0) ? 1 : ystep) {
         double y = PY(e);
         if (has_zero && e == ly0)
-            posenc_strbuf_printf(b, "<line class=\"floor\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+            pe_strbuf_printf(b, "<line class=\"floor\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                          "stroke=\"#888\" stroke-dasharray=\"2 3\"/><text class=\"floor-label\" x=\"%.1f\" "
                          "y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">0</text>\n",
                       L, y, L + pw, y, L - 5, y + 4);
         else
-            posenc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+            pe_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
                          "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\" text-anchor=\"end\">1e%.0f</text>\n",
                       L, y, L + pw, y, L - 5, y + 4, e);
     }
-    posenc_strbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">", L + pw / 2, T + ph + 32);
-    posenc_strbuf_html(b, jstr(plot, "x_label", "position"));
-    posenc_strbuf_printf(b, " (log scale)</text>\n<text x=\"14\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" "
+    pe_strbuf_printf(b, "<text x=\"%.1f\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">", L + pw / 2, T + ph + 32);
+    pe_strbuf_html(b, jstr(plot, "x_label", "position"));
+    pe_strbuf_printf(b, " (log scale)</text>\n<text x=\"14\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\" "
                  "transform=\"rotate(-90 14 %.1f)\">", T + ph / 2, T + ph / 2);
-    posenc_strbuf_html(b, jstr(plot, "y_label", "error"));
-    posenc_strbuf_puts(b, " (log)</text>\n");
-    posenc_strbuf_printf(b, "<text x=\"%.1f\" y=\"18\" font-size=\"13\" font-weight=\"bold\">", L);
-    posenc_strbuf_html(b, jstr(plot, "title", ""));
-    posenc_strbuf_puts(b, "</text>\n");
+    pe_strbuf_html(b, jstr(plot, "y_label", "error"));
+    pe_strbuf_puts(b, " (log)</text>\n");
+    pe_strbuf_printf(b, "<text x=\"%.1f\" y=\"18\" font-size=\"13\" font-weight=\"bold\">", L);
+    pe_strbuf_html(b, jstr(plot, "title", ""));
+    pe_strbuf_puts(b, "</text>\n");
     int si = 0;
     cJSON_ArrayForEach(s, series)
     {
@@ -127,54 +127,54 @@ void posenc_report_svg(posenc_strbuf *b, const cJSON *plot)
         const cJSON *xs = cJSON_GetObjectItemCaseSensitive(s, "x");
         const cJSON *ys = cJSON_GetObjectItemCaseSensitive(s, "y");
         int n = cJSON_GetArraySize(xs), first = 1;
-        posenc_strbuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
+        pe_strbuf_printf(b, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", col);
         for (int i = 0; i < n && i < cJSON_GetArraySize(ys); i++) {
             double x, y;
             if (!series_value(xs, i, &x) || !(x > 0) || !series_value(ys, i, &y) || y < 0)
                 continue;
-            posenc_strbuf_printf(b, "%s%.1f,%.1f", first ? "" : " ", PX(x), PY(y > 0 ? log10(y) : ly0));
+            pe_strbuf_printf(b, "%s%.1f,%.1f", first ? "" : " ", PX(x), PY(y > 0 ? log10(y) : ly0));
             first = 0;
         }
-        posenc_strbuf_puts(b, "\"/>\n");
+        pe_strbuf_puts(b, "\"/>\n");
         for (int i = 0; i < n && i < cJSON_GetArraySize(ys); i++) {
             double x, y;
             if (!series_value(xs, i, &x) || !(x > 0) || !series_value(ys, i, &y) || y < 0)
                 continue;
-            posenc_strbuf_printf(b, "<circle class=\"pt%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\" "
+            pe_strbuf_printf(b, "<circle class=\"pt%s\" cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\" "
                          "data-series=\"%d\" data-x=\"%.17g\" data-y=\"%.17g\"/>\n",
                       y > 0 ? "" : " zero", PX(x), PY(y > 0 ? log10(y) : ly0), col, si, x, y);
         }
         double ly = T + 16 + 18 * si;
-        posenc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>"
+        pe_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"3\"/>"
                      "<text x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", L + pw + 10, ly, L + pw + 30, ly,
                   col, L + pw + 35, ly + 4);
-        posenc_strbuf_html(b, jstr(s, "label", ""));
-        posenc_strbuf_puts(b, "</text>\n");
+        pe_strbuf_html(b, jstr(s, "label", ""));
+        pe_strbuf_puts(b, "</text>\n");
         si++;
     }
     if (tol > 0) {
         double y = PY(log10(tol)), ly = T + 16 + 18 * si;
-        posenc_strbuf_printf(b, "<line class=\"tolerance\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
+        pe_strbuf_printf(b, "<line class=\"tolerance\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" "
                      "stroke=\"#c0392b\" stroke-width=\"1.5\" stroke-dasharray=\"6 4\" data-y=\"%.17g\"/>\n",
                   L, y, L + pw, y, tol);
-        posenc_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c0392b\" "
+        pe_strbuf_printf(b, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#c0392b\" "
                      "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"/><text class=\"tolerance-label\" "
                      "x=\"%.1f\" y=\"%.1f\" font-size=\"11\">", L + pw + 10, ly, L + pw + 30, ly,
                   L + pw + 35, ly + 4);
-        posenc_strbuf_html(b, jstr(plot, "tolerance_label", "tolerance"));
-        posenc_strbuf_printf(b, " %.3g</text>\n", tol);
+        pe_strbuf_html(b, jstr(plot, "tolerance_label", "tolerance"));
+        pe_strbuf_printf(b, " %.3g</text>\n", tol);
     }
     double ny = H - 6;
     if (has_zero) {
-        posenc_strbuf_printf(b, "<text class=\"floor-note\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#555\">"
+        pe_strbuf_printf(b, "<text class=\"floor-note\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#555\">"
                      "log scale: errors of exactly 0 are drawn on the floor line marked 0</text>\n",
                   L, ny);
     }
     if (n_bad)
-        posenc_strbuf_printf(b, "<text class=\"bad-note\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#c0392b\" "
+        pe_strbuf_printf(b, "<text class=\"bad-note\" x=\"%.1f\" y=\"%.1f\" font-size=\"11\" fill=\"#c0392b\" "
                      "text-anchor=\"end\">%d non-finite or negative value%s not drawn</text>\n",
                   W - 4, ny, n_bad, n_bad == 1 ? "" : "s");
-    posenc_strbuf_puts(b, "</svg>\n");
+    pe_strbuf_puts(b, "</svg>\n");
 #undef PX
 #undef PY
 }

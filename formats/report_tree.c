@@ -11,13 +11,13 @@
 #include "posenc/io.h"
 #include "report.h"
 
-cJSON *posenc_report_number(double v)
+cJSON *pe_report_number(double v)
 {
     return isfinite(v) ? cJSON_CreateNumber(v) : cJSON_CreateNull();
 }
 
 
-cJSON *posenc_report_new(const char *version)
+cJSON *pe_report_new(const char *version)
 {
     cJSON *r = cJSON_CreateObject();
     if (!r)
@@ -32,12 +32,12 @@ cJSON *posenc_report_new(const char *version)
     return r;
 }
 
-void posenc_report_set_ok(cJSON *report, int ok)
+void pe_report_set_ok(cJSON *report, int ok)
 {
     cJSON_ReplaceItemInObjectCaseSensitive(report, "ok", cJSON_CreateBool(ok));
 }
 
-cJSON *posenc_report_add_check(cJSON *report, const char *name, int ok, int info, double abs_err,
+cJSON *pe_report_add_check(cJSON *report, const char *name, int ok, int info, double abs_err,
                                double rel_err, double tol, const char *summary, cJSON *details)
 {
     cJSON *c = cJSON_CreateObject();
@@ -45,16 +45,16 @@ cJSON *posenc_report_add_check(cJSON *report, const char *name, int ok, int info
     cJSON_AddBoolToObject(c, "ok", ok);
     cJSON_AddBoolToObject(c, "info", info);
     cJSON_AddStringToObject(c, "summary", summary);
-    cJSON_AddItemToObject(c, "max_abs_err", posenc_report_number(abs_err));
-    cJSON_AddItemToObject(c, "max_rel_err", posenc_report_number(rel_err));
-    cJSON_AddItemToObject(c, "tolerance", posenc_report_number(tol));
+    cJSON_AddItemToObject(c, "max_abs_err", pe_report_number(abs_err));
+    cJSON_AddItemToObject(c, "max_rel_err", pe_report_number(rel_err));
+    cJSON_AddItemToObject(c, "tolerance", pe_report_number(tol));
     cJSON_AddItemToObject(c, "details", details ? details : cJSON_CreateObject());
     cJSON_AddNullToObject(c, "diagnosis");
     cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(report, "checks"), c);
     return c;
 }
 
-void posenc_report_add_note(cJSON *report, const char *fmt, ...)
+void pe_report_add_note(cJSON *report, const char *fmt, ...)
 {
     char buf[1024];
     va_list ap;
@@ -65,24 +65,24 @@ void posenc_report_add_note(cJSON *report, const char *fmt, ...)
                          cJSON_CreateString(buf));
 }
 
-cJSON *posenc_report_numbers(const double *x, int n)
+cJSON *pe_report_numbers(const double *x, int n)
 {
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < n; i++)
-        cJSON_AddItemToArray(a, posenc_report_number(x[i]));
+        cJSON_AddItemToArray(a, pe_report_number(x[i]));
     return a;
 }
 
-cJSON *posenc_report_series(const char *label, const double *x, const double *y, int n)
+cJSON *pe_report_series(const char *label, const double *x, const double *y, int n)
 {
     cJSON *s = cJSON_CreateObject();
     cJSON_AddStringToObject(s, "label", label);
-    cJSON_AddItemToObject(s, "x", posenc_report_numbers(x, n));
-    cJSON_AddItemToObject(s, "y", posenc_report_numbers(y, n));
+    cJSON_AddItemToObject(s, "x", pe_report_numbers(x, n));
+    cJSON_AddItemToObject(s, "y", pe_report_numbers(y, n));
     return s;
 }
 
-cJSON *posenc_report_plot(const char *title, const char *x_label, const char *y_label,
+cJSON *pe_report_plot(const char *title, const char *x_label, const char *y_label,
                           double tolerance, const char *tolerance_label)
 {
     cJSON *p = cJSON_CreateObject();
@@ -97,12 +97,12 @@ cJSON *posenc_report_plot(const char *title, const char *x_label, const char *y_
     return p;
 }
 
-void posenc_report_plot_add(cJSON *plot, cJSON *series)
+void pe_report_plot_add(cJSON *plot, cJSON *series)
 {
     cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(plot, "series"), series);
 }
 
-cJSON *posenc_report_rope(const posenc_rope_config *c, const posenc_rope_params *p)
+cJSON *pe_report_rope(const posenc_rope_config *c, const posenc_rope_params *p)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "rope_type", posenc_rope_type_name(c->type));
@@ -148,7 +148,7 @@ cJSON *posenc_report_rope(const posenc_rope_config *c, const posenc_rope_params 
     return o;
 }
 
-void posenc_report_runtimes(cJSON *details, const posenc_verify_profiles_result *r)
+void pe_report_runtimes(cJSON *details, const posenc_verify_profiles_result *r)
 {
     cJSON *a = cJSON_CreateArray();
     for (int i = 0; i < r->n; i++) {
@@ -160,10 +160,10 @@ void posenc_report_runtimes(cJSON *details, const posenc_verify_profiles_result 
         if (!f->available) {
             cJSON_AddStringToObject(e, "why", f->why);
         } else {
-            cJSON_AddItemToObject(e, "max_abs_err", posenc_report_number(f->max_abs_err));
-            cJSON_AddItemToObject(e, "max_rel_err", posenc_report_number(f->max_rel_err));
+            cJSON_AddItemToObject(e, "max_abs_err", pe_report_number(f->max_abs_err));
+            cJSON_AddItemToObject(e, "max_rel_err", pe_report_number(f->max_rel_err));
             cJSON_AddBoolToObject(e, "matches", f->matches);
-            cJSON_AddItemToObject(e, "drift", posenc_report_number(f->drift));
+            cJSON_AddItemToObject(e, "drift", pe_report_number(f->drift));
             cJSON_AddNumberToObject(e, "drift_position", (double)f->drift_pos);
         }
         cJSON_AddItemToArray(a, e);
@@ -177,7 +177,7 @@ void posenc_report_runtimes(cJSON *details, const posenc_verify_profiles_result 
     cJSON_AddStringToObject(details, "runtime_explanation", r->explanation);
 }
 
-cJSON *posenc_report_diagnosis(const posenc_diagnosis *d)
+cJSON *pe_report_diagnosis(const posenc_diagnosis *d)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "explanation", d->explanation);
@@ -193,7 +193,7 @@ cJSON *posenc_report_diagnosis(const posenc_diagnosis *d)
         cJSON_AddNumberToObject(o, "position_shift_estimate", (double)d->shift_estimate);
     else
         cJSON_AddNullToObject(o, "position_shift_estimate");
-    cJSON_AddItemToObject(o, "config_max_rel_err", posenc_report_number(d->config_rel_err));
+    cJSON_AddItemToObject(o, "config_max_rel_err", pe_report_number(d->config_rel_err));
     /* candidates, best first (a stable sort: on equal fit the earlier rule stays first) */
     int order[POSENC_VERIFY_MAX_CANDIDATES];
     for (int i = 0; i < d->n_cand; i++)
@@ -210,8 +210,8 @@ cJSON *posenc_report_diagnosis(const posenc_diagnosis *d)
         cJSON *k = cJSON_CreateObject();
         cJSON_AddStringToObject(k, "name", c->name);
         cJSON_AddStringToObject(k, "description", c->description);
-        cJSON_AddItemToObject(k, "max_rel_err", posenc_report_number(c->max_rel_err));
-        cJSON_AddItemToObject(k, "ratio", posenc_report_number(c->ratio));
+        cJSON_AddItemToObject(k, "max_rel_err", pe_report_number(c->max_rel_err));
+        cJSON_AddItemToObject(k, "ratio", pe_report_number(c->ratio));
         cJSON_AddBoolToObject(k, "explains", c->explains);
         cJSON_AddItemToArray(a, k);
     }
@@ -219,7 +219,7 @@ cJSON *posenc_report_diagnosis(const posenc_diagnosis *d)
     return o;
 }
 
-static cJSON *dump_json(const posenc_report_dump *d)
+static cJSON *dump_json(const pe_report_dump *d)
 {
     cJSON *o = cJSON_CreateObject();
     char path[4096], member[POSENC_NAME_MAX];
@@ -240,7 +240,7 @@ static cJSON *dump_json(const posenc_report_dump *d)
     return o;
 }
 
-void posenc_report_set_header(cJSON *report, const posenc_report_header *h)
+void pe_report_set_header(cJSON *report, const pe_report_header *h)
 {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "config", h->config);
@@ -263,14 +263,14 @@ void posenc_report_set_header(cJSON *report, const posenc_report_header *h)
     }
     cJSON *pairs = cJSON_AddArrayToObject(o, "pairs");
     for (size_t i = 0; i < h->n_pairs; i++) {
-        const posenc_report_pair *p = &h->pairs[i];
+        const pe_report_pair *p = &h->pairs[i];
         cJSON *pj = cJSON_CreateObject();
         if (p->label)
             cJSON_AddStringToObject(pj, "label", p->label);
         else
             cJSON_AddNullToObject(pj, "label");
         cJSON *dumps = cJSON_AddArrayToObject(pj, "dumps");
-        for (int j = 0; j < p->n_dumps && j < POSENC_REPORT_PAIR_DUMPS; j++)
+        for (int j = 0; j < p->n_dumps && j < PE_REPORT_PAIR_DUMPS; j++)
             cJSON_AddItemToArray(dumps, dump_json(&p->dumps[j]));
         cJSON_AddItemToArray(pairs, pj);
     }
@@ -279,15 +279,15 @@ void posenc_report_set_header(cJSON *report, const posenc_report_header *h)
 
 /* ---- the invariance checks ---- */
 
-/* posenc_report_add_check, returning 1 when the check failed */
+/* pe_report_add_check, returning 1 when the check failed */
 static int add_check(cJSON *report, const char *name, int ok, int info, double abs_err,
                      double rel_err, double tol, const char *summary, cJSON *details)
 {
-    posenc_report_add_check(report, name, ok, info, abs_err, rel_err, tol, summary, details);
+    pe_report_add_check(report, name, ok, info, abs_err, rel_err, tol, summary, details);
     return !ok;
 }
 
-int posenc_report_invariance(cJSON *report, const posenc_invariance_result *res,
+int pe_report_invariance(cJSON *report, const posenc_invariance_result *res,
                              const char *source, int64_t max_position, const char *layer,
                              double tol, double hf_tol)
 {
@@ -323,38 +323,38 @@ int posenc_report_invariance(cJSON *report, const posenc_invariance_result *res,
         for (int i = 0; i < n; i++) {
             cJSON *e = cJSON_CreateObject();
             cJSON_AddNumberToObject(e, "offset", x[i]);
-            cJSON_AddItemToObject(e, "deviation", posenc_report_number(m->dev[i]));
-            cJSON_AddItemToObject(e, "rms_deviation", posenc_report_number(m->rms[i]));
-            cJSON_AddItemToObject(e, "band_high", posenc_report_number(m->band[i][0]));
-            cJSON_AddItemToObject(e, "band_mid", posenc_report_number(m->band[i][1]));
-            cJSON_AddItemToObject(e, "band_low", posenc_report_number(m->band[i][2]));
-            cJSON_AddItemToObject(e, "table_err", posenc_report_number(m->table_err[i]));
+            cJSON_AddItemToObject(e, "deviation", pe_report_number(m->dev[i]));
+            cJSON_AddItemToObject(e, "rms_deviation", pe_report_number(m->rms[i]));
+            cJSON_AddItemToObject(e, "band_high", pe_report_number(m->band[i][0]));
+            cJSON_AddItemToObject(e, "band_mid", pe_report_number(m->band[i][1]));
+            cJSON_AddItemToObject(e, "band_low", pe_report_number(m->band[i][2]));
+            cJSON_AddItemToObject(e, "table_err", pe_report_number(m->table_err[i]));
             cJSON_AddItemToArray(offs, e);
         }
         cJSON_AddItemToObject(det, "offsets", offs);
         cJSON *bands = cJSON_CreateObject();
-        cJSON_AddItemToObject(bands, "high", posenc_report_number(m->band_max[0]));
-        cJSON_AddItemToObject(bands, "mid", posenc_report_number(m->band_max[1]));
-        cJSON_AddItemToObject(bands, "low", posenc_report_number(m->band_max[2]));
+        cJSON_AddItemToObject(bands, "high", pe_report_number(m->band_max[0]));
+        cJSON_AddItemToObject(bands, "mid", pe_report_number(m->band_max[1]));
+        cJSON_AddItemToObject(bands, "low", pe_report_number(m->band_max[2]));
         cJSON_AddItemToObject(det, "bands", bands);
-        cJSON_AddItemToObject(det, "max_table_err", posenc_report_number(m->max_table_err));
+        cJSON_AddItemToObject(det, "max_table_err", pe_report_number(m->max_table_err));
         cJSON *plots = cJSON_CreateArray();
         if (mode == 0) {
-            cJSON *pl = posenc_report_plot("score deviation against offset", "offset",
+            cJSON *pl = pe_report_plot("score deviation against offset", "offset",
                                            "max |s(o) - s(0)| / (|q||k|/sqrt d)", tol,
                                            "exact tol.");
             cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
-            cJSON_AddItemToArray(ser, posenc_report_series("exact tables (f32)", x, res->exact.dev, n));
-            cJSON_AddItemToArray(ser, posenc_report_series("transformers f32 tables", x, res->hf.dev, n));
+            cJSON_AddItemToArray(ser, pe_report_series("exact tables (f32)", x, res->exact.dev, n));
+            cJSON_AddItemToArray(ser, pe_report_series("transformers f32 tables", x, res->hf.dev, n));
             cJSON_AddItemToArray(plots, pl);
-            pl = posenc_report_plot("table error against long double", "offset",
+            pl = pe_report_plot("table error against long double", "offset",
                                     "max |cos, sin - exact|", NAN, NULL);
             ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
-            cJSON_AddItemToArray(ser, posenc_report_series("exact tables (f32)", x, res->exact.table_err, n));
-            cJSON_AddItemToArray(ser, posenc_report_series("transformers f32 tables", x, res->hf.table_err, n));
+            cJSON_AddItemToArray(ser, pe_report_series("exact tables (f32)", x, res->exact.table_err, n));
+            cJSON_AddItemToArray(ser, pe_report_series("transformers f32 tables", x, res->hf.table_err, n));
             cJSON_AddItemToArray(plots, pl);
         }
-        cJSON *pl = posenc_report_plot(mode == 0 ? "per frequency band, exact tables"
+        cJSON *pl = pe_report_plot(mode == 0 ? "per frequency band, exact tables"
                                                  : "per frequency band, transformers f32 tables",
                                        "offset", "normalised deviation", NAN, NULL);
         cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
@@ -363,7 +363,7 @@ int posenc_report_invariance(cJSON *report, const posenc_invariance_result *res,
             double y[POSENC_VERIFY_MAX_OFFSETS];
             for (int i = 0; i < n; i++)
                 y[i] = m->band[i][b];
-            cJSON_AddItemToArray(ser, posenc_report_series(bn[b], x, y, n));
+            cJSON_AddItemToArray(ser, pe_report_series(bn[b], x, y, n));
         }
         cJSON_AddItemToArray(plots, pl);
         cJSON_AddItemToObject(det, "plots", plots);
@@ -391,9 +391,9 @@ int posenc_report_invariance(cJSON *report, const posenc_invariance_result *res,
     /* the tables themselves against long double */
     double ttol = 1e-12;
     cJSON *det = cJSON_CreateObject();
-    cJSON_AddItemToObject(det, "exact_f64_err", posenc_report_number(res->exact_table_f64_err));
-    cJSON_AddItemToObject(det, "exact_f32_err", posenc_report_number(res->exact.max_table_err));
-    cJSON_AddItemToObject(det, "hf_f32_err", posenc_report_number(res->hf.max_table_err));
+    cJSON_AddItemToObject(det, "exact_f64_err", pe_report_number(res->exact_table_f64_err));
+    cJSON_AddItemToObject(det, "exact_f32_err", pe_report_number(res->exact.max_table_err));
+    cJSON_AddItemToObject(det, "hf_f32_err", pe_report_number(res->hf.max_table_err));
     snprintf(summary, sizeof summary,
              "exact tables within %.3g of long double math (%.3g after rounding to float32); "
              "transformers' float32 tables within %.3g",

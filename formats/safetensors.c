@@ -239,7 +239,7 @@ static posenc_status st_open(posenc_container *c, posenc_error *err)
     size_t n = 0;
 
     FILE *fp;
-    posenc_status ost = posenc_open_input(path, 0, &fp, err);
+    posenc_status ost = pe_open_input(path, 0, &fp, err);
     if (ost != POSENC_OK)
         return ost;
     struct stat sb;
@@ -419,12 +419,12 @@ static void st_close(posenc_container *c)
 static posenc_status st_reader_open(posenc_reader *r, posenc_error *err)
 {
     st_file *sf = r->c->impl;
-    return posenc_span_open(r, r->c->path, sf->offsets[r->index], err);
+    return pe_span_open(r, r->c->path, sf->offsets[r->index], err);
 }
 
 static posenc_status st_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err)
 {
-    return posenc_span_read(r, buf, nelem, "tensor", err);
+    return pe_span_read(r, buf, nelem, "tensor", err);
 }
 
 /* ---------------------------------------------------------------- writing */
@@ -443,7 +443,7 @@ static void st_writer_free(posenc_writer *w, int remove_tmp)
     if (!sw)
         return;
     if (remove_tmp)
-        posenc_tmp_discard(sw->fp, sw->tmp);
+        pe_tmp_discard(sw->fp, sw->tmp);
     free(sw->tmp);
     free(sw->swap);
     free(sw);
@@ -453,20 +453,20 @@ static void st_writer_free(posenc_writer *w, int remove_tmp)
 static posenc_status st_w_start(posenc_writer *w, posenc_error *err)
 {
     posenc_status st;
-    posenc_strbuf b = { 0 };
+    pe_strbuf b = { 0 };
     st_writer *sw = calloc(1, sizeof *sw);
     if (!sw)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     w->impl = sw;
-    posenc_strbuf_puts(&b, "{");
+    pe_strbuf_puts(&b, "{");
     int first = 1;
     if (w->nmeta > 0) {
-        posenc_strbuf_puts(&b, "\"__metadata__\":{");
+        pe_strbuf_puts(&b, "\"__metadata__\":{");
         for (size_t i = 0; i < w->nmeta; i++) {
             if (i)
-                posenc_strbuf_puts(&b, ",");
-            posenc_strbuf_json_string(&b, w->meta_keys[i]);
-            posenc_strbuf_puts(&b, ":");
+                pe_strbuf_puts(&b, ",");
+            pe_strbuf_json_string(&b, w->meta_keys[i]);
+            pe_strbuf_puts(&b, ":");
             /* safetensors holds strings only: a string as its plain text ("half", not
              * "\"half\""), anything else as its JSON text ("1e7", "[0, 1]"). A string whose
              * plain text would read back as another JSON value ("123", "true") keeps its
@@ -475,12 +475,12 @@ static posenc_status st_w_start(posenc_writer *w, posenc_error *err)
             const char *end = NULL;
             cJSON *again = cJSON_IsString(v) ? cJSON_ParseWithOpts(v->valuestring, &end, 1)
                                              : NULL;
-            posenc_strbuf_json_string(&b, cJSON_IsString(v) && !again ? v->valuestring
+            pe_strbuf_json_string(&b, cJSON_IsString(v) && !again ? v->valuestring
                                                                       : w->meta_vals[i]);
             cJSON_Delete(again);
             cJSON_Delete(v);
         }
-        posenc_strbuf_puts(&b, "}");
+        pe_strbuf_puts(&b, "}");
         first = 0;
     }
     uint64_t off = 0;
@@ -496,43 +496,43 @@ static posenc_status st_w_start(posenc_writer *w, posenc_error *err)
         if ((st = posenc_shape_size(a->ndim, a->shape, a->dtype, NULL, &nbytes, err)) != POSENC_OK)
             goto fail;
         if (!first)
-            posenc_strbuf_puts(&b, ",");
+            pe_strbuf_puts(&b, ",");
         first = 0;
-        posenc_strbuf_json_string(&b, a->name);
-        posenc_strbuf_puts(&b, ":{\"dtype\":\"");
-        posenc_strbuf_puts(&b, dn);
-        posenc_strbuf_puts(&b, "\",\"shape\":[");
+        pe_strbuf_json_string(&b, a->name);
+        pe_strbuf_puts(&b, ":{\"dtype\":\"");
+        pe_strbuf_puts(&b, dn);
+        pe_strbuf_puts(&b, "\",\"shape\":[");
         for (int k = 0; k < a->ndim; k++) {
             if (k)
-                posenc_strbuf_puts(&b, ",");
-            posenc_strbuf_printf(&b, "%" PRIu64, (uint64_t)a->shape[k]);
+                pe_strbuf_puts(&b, ",");
+            pe_strbuf_printf(&b, "%" PRIu64, (uint64_t)a->shape[k]);
         }
-        posenc_strbuf_puts(&b, "],\"data_offsets\":[");
-        posenc_strbuf_printf(&b, "%" PRIu64, off);
-        posenc_strbuf_puts(&b, ",");
+        pe_strbuf_puts(&b, "],\"data_offsets\":[");
+        pe_strbuf_printf(&b, "%" PRIu64, off);
+        pe_strbuf_puts(&b, ",");
         if (nbytes > UINT64_MAX - off) {
             st = posenc_seterr(err, POSENC_ERANGE, "'%s': total size overflows", w->path);
             goto fail;
         }
         off += nbytes;
-        posenc_strbuf_printf(&b, "%" PRIu64, off);
-        posenc_strbuf_puts(&b, "]}");
+        pe_strbuf_printf(&b, "%" PRIu64, off);
+        pe_strbuf_puts(&b, "]}");
     }
-    posenc_strbuf_puts(&b, "}");
+    pe_strbuf_puts(&b, "}");
     while (!b.oom && b.len % 8 != 0)
-        posenc_strbuf_puts(&b, " ");
+        pe_strbuf_puts(&b, " ");
     if (b.oom) {
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
         goto fail;
     }
-    if ((st = posenc_tmp_create(w->path, &sw->tmp, &sw->fp, err)) != POSENC_OK)
+    if ((st = pe_tmp_create(w->path, &sw->tmp, &sw->fp, err)) != POSENC_OK)
         goto fail;
     setvbuf(sw->fp, NULL, _IOFBF, 1u << 20);
     unsigned char lenb[8];
     for (int i = 0; i < 8; i++)
         lenb[i] = (unsigned char)((uint64_t)b.len >> (8 * i));
-    if ((st = posenc_write_exact(sw->fp, lenb, 8, w->path, err)) != POSENC_OK ||
-        (st = posenc_write_exact(sw->fp, b.p, b.len, w->path, err)) != POSENC_OK)
+    if ((st = pe_write_exact(sw->fp, lenb, 8, w->path, err)) != POSENC_OK ||
+        (st = pe_write_exact(sw->fp, b.p, b.len, w->path, err)) != POSENC_OK)
         goto fail;
     free(b.p);
     return POSENC_OK;
@@ -558,8 +558,8 @@ static posenc_status st_w_write(posenc_writer *w, const void *data, uint64_t nel
         if (take > nelem)
             take = nelem;
         size_t es = posenc_dtype_size(w->arrays[sw->cur].dtype);
-        if (posenc_host_is_le() || es == 1) {
-            posenc_status st = posenc_write_exact(sw->fp, p, (size_t)(take * es), w->path, err);
+        if (pe_host_is_le() || es == 1) {
+            posenc_status st = pe_write_exact(sw->fp, p, (size_t)(take * es), w->path, err);
             if (st != POSENC_OK)
                 return st;
         } else {
@@ -571,7 +571,7 @@ static posenc_status st_w_write(posenc_writer *w, const void *data, uint64_t nel
                     m = (size_t)(take - k);
                 memcpy(sw->swap, p + k * es, m * es);
                 posenc_byteswap(sw->swap, es, m);
-                posenc_status st = posenc_write_exact(sw->fp, sw->swap, m * es, w->path, err);
+                posenc_status st = pe_write_exact(sw->fp, sw->swap, m * es, w->path, err);
                 if (st != POSENC_OK)
                     return st;
                 k += m;
@@ -590,20 +590,20 @@ static posenc_status st_w_commit(posenc_writer *w, posenc_error *err)
     if (!w->impl && (st = st_w_start(w, err)) != POSENC_OK)
         return st;
     st_writer *sw = w->impl;
-    st = posenc_tmp_commit(sw->fp, sw->tmp, w->path, err);
-    sw->fp = NULL; /* closed by posenc_tmp_commit either way */
+    st = pe_tmp_commit(sw->fp, sw->tmp, w->path, err);
+    sw->fp = NULL; /* closed by pe_tmp_commit either way */
     st_writer_free(w, st != POSENC_OK);
     return st;
 }
 
 static void st_w_abort(posenc_writer *w) { st_writer_free(w, 1); }
 
-const posenc_backend posenc_backend_safetensors = {
+const pe_backend pe_backend_safetensors = {
     .format = POSENC_FMT_SAFETENSORS,
     .open = st_open,
     .reader_open = st_reader_open,
     .read = st_read,
-    .reader_close = posenc_span_close,
+    .reader_close = pe_span_close,
     .close = st_close,
     .w_start = st_w_start,
     .w_write = st_w_write,

@@ -6,7 +6,7 @@
 
 #include "strbuf.h"
 
-static int grow(posenc_strbuf *b, size_t need)
+static int grow(pe_strbuf *b, size_t need)
 {
     if (b->oom)
         return 0;
@@ -25,7 +25,7 @@ static int grow(posenc_strbuf *b, size_t need)
     return 1;
 }
 
-void posenc_strbuf_add(posenc_strbuf *b, const char *s, size_t n)
+void pe_strbuf_add(pe_strbuf *b, const char *s, size_t n)
 {
     if (!grow(b, n))
         return;
@@ -34,9 +34,9 @@ void posenc_strbuf_add(posenc_strbuf *b, const char *s, size_t n)
     b->p[b->len] = '\0';
 }
 
-void posenc_strbuf_puts(posenc_strbuf *b, const char *s) { posenc_strbuf_add(b, s, strlen(s)); }
+void pe_strbuf_puts(pe_strbuf *b, const char *s) { pe_strbuf_add(b, s, strlen(s)); }
 
-void posenc_strbuf_printf(posenc_strbuf *b, const char *fmt, ...)
+void pe_strbuf_printf(pe_strbuf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -50,37 +50,37 @@ void posenc_strbuf_printf(posenc_strbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
-void posenc_strbuf_json_string(posenc_strbuf *b, const char *s)
+void pe_strbuf_json_string(pe_strbuf *b, const char *s)
 {
-    posenc_strbuf_add(b, "\"", 1);
+    pe_strbuf_add(b, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (*p == '"' || *p == '\\') {
             char esc[2] = { '\\', (char)*p };
-            posenc_strbuf_add(b, esc, 2);
+            pe_strbuf_add(b, esc, 2);
         } else if (*p < 0x20) {
-            posenc_strbuf_printf(b, "\\u%04x", *p);
+            pe_strbuf_printf(b, "\\u%04x", *p);
         } else {
-            posenc_strbuf_add(b, (const char *)p, 1);
+            pe_strbuf_add(b, (const char *)p, 1);
         }
     }
-    posenc_strbuf_add(b, "\"", 1);
+    pe_strbuf_add(b, "\"", 1);
 }
 
-void posenc_strbuf_html(posenc_strbuf *b, const char *s)
+void pe_strbuf_html(pe_strbuf *b, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&': posenc_strbuf_puts(b, "&amp;"); break;
-        case '<': posenc_strbuf_puts(b, "&lt;"); break;
-        case '>': posenc_strbuf_puts(b, "&gt;"); break;
-        case '"': posenc_strbuf_puts(b, "&quot;"); break;
-        case '\'': posenc_strbuf_puts(b, "&#39;"); break;
-        default: posenc_strbuf_add(b, s, 1);
+        case '&': pe_strbuf_puts(b, "&amp;"); break;
+        case '<': pe_strbuf_puts(b, "&lt;"); break;
+        case '>': pe_strbuf_puts(b, "&gt;"); break;
+        case '"': pe_strbuf_puts(b, "&quot;"); break;
+        case '\'': pe_strbuf_puts(b, "&#39;"); break;
+        default: pe_strbuf_add(b, s, 1);
         }
     }
 }
 
-char *posenc_strbuf_finish(posenc_strbuf *b)
+char *pe_strbuf_finish(pe_strbuf *b)
 {
     if (b->oom) {
         free(b->p);

@@ -51,12 +51,12 @@ static posenc_status read_at(FILE *fp, uint64_t off, void *buf, size_t n, const 
 {
     if (fseeko(fp, (off_t)off, SEEK_SET) != 0)
         return posenc_seterr(err, POSENC_EIO, "cannot read '%s': %s", path, strerror(errno));
-    return posenc_read_exact(fp, buf, n, path, what, err);
+    return pe_read_exact(fp, buf, n, path, what, err);
 }
 
 /* ---- reader ---- */
 
-void posenc_zip_close(posenc_zip *z)
+void pe_zip_close(pe_zip *z)
 {
     if (!z)
         return;
@@ -67,7 +67,7 @@ void posenc_zip_close(posenc_zip *z)
     free(z);
 }
 
-static posenc_status parse_cd(posenc_zip *z, const unsigned char *cd, uint64_t cd_size,
+static posenc_status parse_cd(pe_zip *z, const unsigned char *cd, uint64_t cd_size,
                               uint64_t cd_off, uint64_t count, posenc_error *err)
 {
     const char *path = z->path;
@@ -81,13 +81,13 @@ static posenc_status parse_cd(posenc_zip *z, const unsigned char *cd, uint64_t c
                                  "'%s': corrupt zip central directory (entry %llu of %llu)", path,
                                  (unsigned long long)i + 1, (unsigned long long)count);
         const unsigned char *h = cd + p;
-        posenc_zip_entry *e = &z->e[i];
+        pe_zip_entry *e = &z->e[i];
         uint16_t nlen = rd16(h + 28), elen = rd16(h + 30), clen = rd16(h + 32);
         if (cd_size - p - 46 < (uint64_t)nlen + elen + clen)
             return posenc_seterr(err, POSENC_EFORMAT,
                                  "'%s': corrupt zip central directory (entry %llu overruns it)",
                                  path, (unsigned long long)i + 1);
-        if (nlen > POSENC_ZIP_MAX_NAME)
+        if (nlen > PE_ZIP_MAX_NAME)
             return posenc_seterr(err, POSENC_EFORMAT, "'%s': zip member name of %u bytes is too "
                                  "long", path, nlen);
         if (memchr(h + 46, '\0', nlen))
@@ -164,17 +164,17 @@ static posenc_status parse_cd(posenc_zip *z, const unsigned char *cd, uint64_t c
     return POSENC_OK;
 }
 
-posenc_status posenc_zip_open(const char *path, posenc_zip **out, posenc_error *err)
+posenc_status pe_zip_open(const char *path, pe_zip **out, posenc_error *err)
 {
     posenc_status st = POSENC_OK;
     unsigned char *tail = NULL, *cd = NULL;
-    posenc_zip *z = calloc(1, sizeof *z);
+    pe_zip *z = calloc(1, sizeof *z);
     if (!z || !(z->path = strdup(path))) {
         free(z);
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     }
     FILE *fp = NULL;
-    if (posenc_open_input(path, 0, &fp, err) != POSENC_OK) {
+    if (pe_open_input(path, 0, &fp, err) != POSENC_OK) {
         st = err ? err->code : POSENC_EIO;
         goto out;
     }
@@ -241,9 +241,9 @@ posenc_status posenc_zip_open(const char *path, posenc_zip **out, posenc_error *
             cd_limit = rec_off;
         }
     }
-    if (count > POSENC_ZIP_MAX_MEMBERS) {
+    if (count > PE_ZIP_MAX_MEMBERS) {
         st = posenc_seterr(err, POSENC_ERANGE, "'%s': %llu zip members (at most %d)", path,
-                           (unsigned long long)count, POSENC_ZIP_MAX_MEMBERS);
+                           (unsigned long long)count, PE_ZIP_MAX_MEMBERS);
         goto out;
     }
     if (cd_off > cd_limit || cd_size > cd_limit - cd_off || cd_size > CD_MAX ||
@@ -266,16 +266,16 @@ out:
     free(tail);
     free(cd);
     if (st) {
-        posenc_zip_close(z);
+        pe_zip_close(z);
         return st;
     }
     *out = z;
     return POSENC_OK;
 }
 
-struct posenc_zip_stream {
-    const posenc_zip *z;
-    const posenc_zip_entry *e;
+struct pe_zip_stream {
+    const pe_zip *z;
+    const pe_zip_entry *e;
     FILE *fp;
     int own;
     char *vbuf;
@@ -288,7 +288,7 @@ struct posenc_zip_stream {
     size_t inbuf;             /* size of in */
 };
 
-void posenc_zip_stream_close(posenc_zip_stream *s)
+void pe_zip_stream_close(pe_zip_stream *s)
 {
     if (!s)
         return;
@@ -301,12 +301,12 @@ void posenc_zip_stream_close(posenc_zip_stream *s)
     free(s);
 }
 
-posenc_status posenc_zip_stream_open(const posenc_zip *z, size_t i, FILE *fp,
-                                     posenc_zip_stream **out, posenc_error *err)
+posenc_status pe_zip_stream_open(const pe_zip *z, size_t i, FILE *fp,
+                                     pe_zip_stream **out, posenc_error *err)
 {
-    const posenc_zip_entry *e = &z->e[i];
+    const pe_zip_entry *e = &z->e[i];
     posenc_status st = POSENC_OK;
-    posenc_zip_stream *s = calloc(1, sizeof *s);
+    pe_zip_stream *s = calloc(1, sizeof *s);
     if (!s)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     s->z = z;
@@ -374,17 +374,17 @@ posenc_status posenc_zip_stream_open(const posenc_zip *z, size_t i, FILE *fp,
     }
 out:
     if (st) {
-        posenc_zip_stream_close(s);
+        pe_zip_stream_close(s);
         return st;
     }
     *out = s;
     return POSENC_OK;
 }
 
-static posenc_status refill(posenc_zip_stream *s, posenc_error *err)
+static posenc_status refill(pe_zip_stream *s, posenc_error *err)
 {
     size_t k = s->cleft < s->inbuf ? (size_t)s->cleft : s->inbuf;
-    posenc_status st = posenc_read_exact(s->fp, s->in, k, s->z->path, "zip member", err);
+    posenc_status st = pe_read_exact(s->fp, s->in, k, s->z->path, "zip member", err);
     if (st)
         return st;
     s->cleft -= k;
@@ -394,7 +394,7 @@ static posenc_status refill(posenc_zip_stream *s, posenc_error *err)
 }
 
 /* Inflate exactly n bytes into buf. */
-static posenc_status inflate_n(posenc_zip_stream *s, unsigned char *buf, size_t n,
+static posenc_status inflate_n(pe_zip_stream *s, unsigned char *buf, size_t n,
                                posenc_error *err)
 {
     const char *path = s->z->path, *name = s->e->name;
@@ -435,7 +435,7 @@ static posenc_status inflate_n(posenc_zip_stream *s, unsigned char *buf, size_t 
 }
 
 /* After the declared size: the deflate stream must end there and the CRC must match. */
-static posenc_status finish_member(posenc_zip_stream *s, posenc_error *err)
+static posenc_status finish_member(pe_zip_stream *s, posenc_error *err)
 {
     const char *path = s->z->path, *name = s->e->name;
     posenc_status st;
@@ -471,7 +471,7 @@ static posenc_status finish_member(posenc_zip_stream *s, posenc_error *err)
     return POSENC_OK;
 }
 
-posenc_status posenc_zip_stream_read(posenc_zip_stream *s, void *buf, size_t n,
+posenc_status pe_zip_stream_read(pe_zip_stream *s, void *buf, size_t n,
                                      posenc_error *err)
 {
     posenc_status st;
@@ -485,7 +485,7 @@ posenc_status posenc_zip_stream_read(posenc_zip_stream *s, void *buf, size_t n,
         if ((st = inflate_n(s, buf, n, err)))
             return st;
     } else {
-        if ((st = posenc_read_exact(s->fp, buf, n, s->z->path, "zip member", err)))
+        if ((st = pe_read_exact(s->fp, buf, n, s->z->path, "zip member", err)))
             return st;
         s->cleft -= n;
     }
@@ -502,9 +502,9 @@ posenc_status posenc_zip_stream_read(posenc_zip_stream *s, void *buf, size_t n,
     return POSENC_OK;
 }
 
-posenc_status posenc_zip_stream_src(void *ctx, void *buf, size_t n, posenc_error *err)
+posenc_status pe_zip_stream_src(void *ctx, void *buf, size_t n, posenc_error *err)
 {
-    return posenc_zip_stream_read(ctx, buf, n, err);
+    return pe_zip_stream_read(ctx, buf, n, err);
 }
 
 /* ---- writer ---- */
@@ -516,7 +516,7 @@ struct wentry {
     uint64_t csize, usize, offset;
 };
 
-struct posenc_zipw {
+struct pe_zipw {
     FILE *fp;
     const char *path;
     uint64_t off;
@@ -532,17 +532,17 @@ struct posenc_zipw {
 #define OUTBUF ((size_t)256 << 10)
 #define DOS_DATE 0x0021 /* 1980-01-01: fixed so that output is reproducible */
 
-static posenc_status put(posenc_zipw *zw, const void *p, size_t n, posenc_error *err)
+static posenc_status put(pe_zipw *zw, const void *p, size_t n, posenc_error *err)
 {
-    posenc_status st = posenc_write_exact(zw->fp, p, n, zw->path, err);
+    posenc_status st = pe_write_exact(zw->fp, p, n, zw->path, err);
     if (!st)
         zw->off += n;
     return st;
 }
 
-posenc_status posenc_zipw_new(FILE *fp, const char *path, posenc_zipw **out, posenc_error *err)
+posenc_status pe_zipw_new(FILE *fp, const char *path, pe_zipw **out, posenc_error *err)
 {
-    posenc_zipw *zw = calloc(1, sizeof *zw);
+    pe_zipw *zw = calloc(1, sizeof *zw);
     if (!zw)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     zw->fp = fp;
@@ -551,9 +551,9 @@ posenc_status posenc_zipw_new(FILE *fp, const char *path, posenc_zipw **out, pos
     return POSENC_OK;
 }
 
-void posenc_zipw_force_zip64(posenc_zipw *zw) { zw->force64 = 1; }
+void pe_zipw_force_zip64(pe_zipw *zw) { zw->force64 = 1; }
 
-void posenc_zipw_free(posenc_zipw *zw)
+void pe_zipw_free(pe_zipw *zw)
 {
     if (!zw)
         return;
@@ -566,16 +566,16 @@ void posenc_zipw_free(posenc_zipw *zw)
     free(zw);
 }
 
-posenc_status posenc_zipw_begin(posenc_zipw *zw, const char *name, int deflate,
+posenc_status pe_zipw_begin(pe_zipw *zw, const char *name, int deflate,
                                 posenc_error *err)
 {
     size_t nlen = strlen(name);
-    if (nlen == 0 || nlen > POSENC_ZIP_MAX_NAME)
+    if (nlen == 0 || nlen > PE_ZIP_MAX_NAME)
         return posenc_seterr(err, POSENC_EINVAL, "'%s': bad zip member name '%.64s'", zw->path,
                              name);
-    if (zw->n >= POSENC_ZIP_MAX_MEMBERS)
+    if (zw->n >= PE_ZIP_MAX_MEMBERS)
         return posenc_seterr(err, POSENC_ERANGE, "'%s': too many members (at most %d)", zw->path,
-                             POSENC_ZIP_MAX_MEMBERS);
+                             PE_ZIP_MAX_MEMBERS);
     if (zw->n == zw->cap) {
         size_t cap = zw->cap ? zw->cap * 2 : 8;
         struct wentry *ne = realloc(zw->e, cap * sizeof *ne);
@@ -615,7 +615,7 @@ posenc_status posenc_zipw_begin(posenc_zipw *zw, const char *name, int deflate,
     wr16(h + 8, e->method);
     wr16(h + 10, 0);
     wr16(h + 12, DOS_DATE);
-    wr32(h + 14, 0);                 /* CRC, patched by posenc_zipw_end */
+    wr32(h + 14, 0);                 /* CRC, patched by pe_zipw_end */
     wr32(h + 18, U32_MAX_FIELD);     /* sizes in the ZIP64 extra field */
     wr32(h + 22, U32_MAX_FIELD);
     wr16(h + 26, (uint16_t)nlen);
@@ -633,7 +633,7 @@ posenc_status posenc_zipw_begin(posenc_zipw *zw, const char *name, int deflate,
     return POSENC_OK;
 }
 
-static posenc_status drain(posenc_zipw *zw, int flush, posenc_error *err)
+static posenc_status drain(pe_zipw *zw, int flush, posenc_error *err)
 {
     posenc_status st;
     struct wentry *e = &zw->e[zw->n - 1];
@@ -653,7 +653,7 @@ static posenc_status drain(posenc_zipw *zw, int flush, posenc_error *err)
     }
 }
 
-posenc_status posenc_zipw_data(posenc_zipw *zw, const void *buf, size_t n, posenc_error *err)
+posenc_status pe_zipw_data(pe_zipw *zw, const void *buf, size_t n, posenc_error *err)
 {
     struct wentry *e = &zw->e[zw->n - 1];
     const unsigned char *p = buf;
@@ -678,7 +678,7 @@ posenc_status posenc_zipw_data(posenc_zipw *zw, const void *buf, size_t n, posen
     return POSENC_OK;
 }
 
-posenc_status posenc_zipw_end(posenc_zipw *zw, posenc_error *err)
+posenc_status pe_zipw_end(pe_zipw *zw, posenc_error *err)
 {
     struct wentry *e = &zw->e[zw->n - 1];
     posenc_status st;
@@ -693,12 +693,12 @@ posenc_status posenc_zipw_end(posenc_zipw *zw, posenc_error *err)
     uint64_t end = zw->off;
     wr32(b, e->crc);
     if (fseeko(zw->fp, (off_t)(e->offset + 14), SEEK_SET) != 0 ||
-        (st = posenc_write_exact(zw->fp, b, 4, zw->path, err)) != POSENC_OK)
+        (st = pe_write_exact(zw->fp, b, 4, zw->path, err)) != POSENC_OK)
         goto fail;
     wr64(b, e->usize);
     wr64(b + 8, e->csize);
     if (fseeko(zw->fp, (off_t)(e->offset + 30 + strlen(e->name) + 4), SEEK_SET) != 0 ||
-        (st = posenc_write_exact(zw->fp, b, 16, zw->path, err)) != POSENC_OK ||
+        (st = pe_write_exact(zw->fp, b, 16, zw->path, err)) != POSENC_OK ||
         fseeko(zw->fp, (off_t)end, SEEK_SET) != 0)
         goto fail;
     return POSENC_OK;
@@ -707,7 +707,7 @@ fail:
                          strerror(errno ? errno : EIO));
 }
 
-posenc_status posenc_zipw_finish(posenc_zipw *zw, posenc_error *err)
+posenc_status pe_zipw_finish(pe_zipw *zw, posenc_error *err)
 {
     posenc_status st;
     uint64_t cd_off = zw->off;

@@ -31,7 +31,7 @@
 /* ---------------------------------------------------------------------------------------------
  * exp / log in double-double */
 
-posenc_dd posenc_mathx_dd_exp(posenc_dd x)
+pe_dd pe_mathx_dd_exp(pe_dd x)
 {
     if (isnan(x.hi))
         return x;
@@ -41,41 +41,41 @@ posenc_dd posenc_mathx_dd_exp(posenc_dd x)
         return dd_from_d(0.0);
     /* x = k ln2 + r, |r| <= ln2/2; k ln2 subtracted with a three-part ln2 (two_prod is exact). */
     double k = nearbyint(x.hi / LN2_1);
-    posenc_dd r = dd_sub(x, dd_two_prod(k, LN2_1));
+    pe_dd r = dd_sub(x, dd_two_prod(k, LN2_1));
     r = dd_sub(r, dd_two_prod(k, LN2_2));
     r = dd_sub(r, dd_from_d(k * LN2_3));
     /* r / 2^10 (exact), so |r| < 3.4e-4 and nine Taylor terms leave < 2^-130. */
     r.hi *= 0x1p-10;
     r.lo *= 0x1p-10;
     /* expm1(r) = r (1 + r/2 (1 + r/3 (1 + ... (1 + r/9)))) */
-    posenc_dd t = dd_from_d(1.0);
+    pe_dd t = dd_from_d(1.0);
     for (int n = 9; n >= 2; n--)
         t = dd_add(dd_from_d(1.0), dd_div_d(dd_mul(t, r), (double)n));
-    posenc_dd m = dd_mul(r, t);
+    pe_dd m = dd_mul(r, t);
     /* (1 + m)^2 - 1 = m (m + 2), ten times: keeps the small quantity instead of 1 + m. */
     for (int i = 0; i < 10; i++)
         m = dd_mul(m, dd_add(m, dd_from_d(2.0)));
-    posenc_dd e = dd_add(dd_from_d(1.0), m);
+    pe_dd e = dd_add(dd_from_d(1.0), m);
     e.hi = ldexp(e.hi, (int)k);
     e.lo = ldexp(e.lo, (int)k);
     return e;
 }
 
-posenc_dd posenc_mathx_dd_log(posenc_dd x)
+pe_dd pe_mathx_dd_log(pe_dd x)
 {
     if (!(x.hi > 0.0) || isinf(x.hi))
         return dd_from_d(x.hi == 0.0 ? -INFINITY : isinf(x.hi) ? INFINITY : NAN);
     /* Start from the long double log (64 bits on x86, 53 elsewhere) and take two Newton steps
      * y += x e^-y - 1; each squares the relative error. */
-    posenc_dd y = dd_from_ld(logl((long double)x.hi) + (long double)x.lo / (long double)x.hi);
+    pe_dd y = dd_from_ld(logl((long double)x.hi) + (long double)x.lo / (long double)x.hi);
     for (int i = 0; i < 2; i++) {
-        posenc_dd d = dd_sub(dd_mul(x, posenc_mathx_dd_exp(dd_neg(y))), dd_from_d(1.0));
+        pe_dd d = dd_sub(dd_mul(x, pe_mathx_dd_exp(dd_neg(y))), dd_from_d(1.0));
         y = dd_add(y, d);
     }
     return y;
 }
 
-float posenc_mathx_dd_to_f32(posenc_dd a)
+float pe_mathx_dd_to_f32(pe_dd a)
 {
     float f = (float)a.hi;
     double fd = (double)f;
@@ -91,14 +91,14 @@ float posenc_mathx_dd_to_f32(posenc_dd a)
     return f;
 }
 
-float posenc_mathx_powf_cr(float x, float y)
+float pe_mathx_powf_cr(float x, float y)
 {
     if (y == 0.0f || x == 1.0f)
         return 1.0f;
     if (!(x > 0.0f))
         return powf(x, y); /* not used by RoPE; keep libm's special cases */
-    posenc_dd l = posenc_mathx_dd_log(dd_from_d((double)x));
-    return posenc_mathx_dd_to_f32(posenc_mathx_dd_exp(dd_mul_d(l, (double)y)));
+    pe_dd l = pe_mathx_dd_log(dd_from_d((double)x));
+    return pe_mathx_dd_to_f32(pe_mathx_dd_exp(dd_mul_d(l, (double)y)));
 }
 
 /* ---------------------------------------------------------------------------------------------
@@ -253,13 +253,13 @@ static int simd_available(void)
 #endif
 }
 
-int posenc_mathx_simd(int mode)
+int pe_mathx_simd(int mode)
 {
     simd_mode = mode;
     return mode != 0 && simd_available();
 }
 
-void posenc_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p, double *c,
+void pe_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p, double *c,
                              double *s)
 {
 #ifdef HAVE_AVX2_KERNEL
@@ -300,7 +300,7 @@ static float round_f32(double y, float x, int is_cos)
     return (float)(is_cos ? cosl((long double)x) : sinl((long double)x));
 }
 
-void posenc_mathx_cossin_f32_row(const float *x, size_t n, float *c, float *s)
+void pe_mathx_cossin_f32_row(const float *x, size_t n, float *c, float *s)
 {
     static const double zeros[64];
     double xd[64], cd[64], sd[64];
@@ -308,7 +308,7 @@ void posenc_mathx_cossin_f32_row(const float *x, size_t n, float *c, float *s)
         size_t m = n - off < 64 ? n - off : 64;
         for (size_t j = 0; j < m; j++)
             xd[j] = (double)x[off + j];
-        posenc_mathx_sincos_row(xd, zeros, m, 1.0, cd, sd);
+        pe_mathx_sincos_row(xd, zeros, m, 1.0, cd, sd);
         for (size_t j = 0; j < m; j++) {
             c[off + j] = round_f32(cd[j], x[off + j], 1);
             s[off + j] = round_f32(sd[j], x[off + j], 0);

@@ -10,116 +10,116 @@
 #include <math.h>
 #include <stddef.h>
 
-typedef struct posenc_dd {
+typedef struct pe_dd {
     double hi, lo;
-} posenc_dd;
+} pe_dd;
 
 /* s + e == a + b exactly (Knuth). */
-static inline posenc_dd dd_two_sum(double a, double b)
+static inline pe_dd dd_two_sum(double a, double b)
 {
     double s = a + b, bb = s - a;
-    posenc_dd r = { s, (a - (s - bb)) + (b - bb) };
+    pe_dd r = { s, (a - (s - bb)) + (b - bb) };
     return r;
 }
 
 /* p + e == a * b exactly. */
-static inline posenc_dd dd_two_prod(double a, double b)
+static inline pe_dd dd_two_prod(double a, double b)
 {
     double p = a * b;
-    posenc_dd r = { p, fma(a, b, -p) };
+    pe_dd r = { p, fma(a, b, -p) };
     return r;
 }
 
-static inline posenc_dd dd_renorm(double hi, double lo)
+static inline pe_dd dd_renorm(double hi, double lo)
 {
     double s = hi + lo;
-    posenc_dd r = { s, lo - (s - hi) };
+    pe_dd r = { s, lo - (s - hi) };
     return r;
 }
 
-static inline posenc_dd dd_from_d(double a)
+static inline pe_dd dd_from_d(double a)
 {
-    posenc_dd r = { a, 0.0 };
+    pe_dd r = { a, 0.0 };
     return r;
 }
 
 /* Exact: a long double has at most 64 significant bits. */
-static inline posenc_dd dd_from_ld(long double a)
+static inline pe_dd dd_from_ld(long double a)
 {
     double hi = (double)a;
-    posenc_dd r = { hi, (double)(a - (long double)hi) };
+    pe_dd r = { hi, (double)(a - (long double)hi) };
     return r;
 }
 
-static inline long double dd_to_ld(posenc_dd a) { return (long double)a.hi + (long double)a.lo; }
+static inline long double dd_to_ld(pe_dd a) { return (long double)a.hi + (long double)a.lo; }
 
-static inline posenc_dd dd_add(posenc_dd a, posenc_dd b)
+static inline pe_dd dd_add(pe_dd a, pe_dd b)
 {
-    posenc_dd s = dd_two_sum(a.hi, b.hi), t = dd_two_sum(a.lo, b.lo);
+    pe_dd s = dd_two_sum(a.hi, b.hi), t = dd_two_sum(a.lo, b.lo);
     s.lo += t.hi;
     s = dd_renorm(s.hi, s.lo);
     s.lo += t.lo;
     return dd_renorm(s.hi, s.lo);
 }
 
-static inline posenc_dd dd_neg(posenc_dd a)
+static inline pe_dd dd_neg(pe_dd a)
 {
-    posenc_dd r = { -a.hi, -a.lo };
+    pe_dd r = { -a.hi, -a.lo };
     return r;
 }
 
-static inline posenc_dd dd_sub(posenc_dd a, posenc_dd b) { return dd_add(a, dd_neg(b)); }
+static inline pe_dd dd_sub(pe_dd a, pe_dd b) { return dd_add(a, dd_neg(b)); }
 
-static inline posenc_dd dd_mul(posenc_dd a, posenc_dd b)
+static inline pe_dd dd_mul(pe_dd a, pe_dd b)
 {
-    posenc_dd p = dd_two_prod(a.hi, b.hi);
+    pe_dd p = dd_two_prod(a.hi, b.hi);
     p.lo += a.hi * b.lo + a.lo * b.hi;
     return dd_renorm(p.hi, p.lo);
 }
 
-static inline posenc_dd dd_mul_d(posenc_dd a, double b)
+static inline pe_dd dd_mul_d(pe_dd a, double b)
 {
-    posenc_dd p = dd_two_prod(a.hi, b);
+    pe_dd p = dd_two_prod(a.hi, b);
     p.lo += a.lo * b;
     return dd_renorm(p.hi, p.lo);
 }
 
-static inline posenc_dd dd_div(posenc_dd a, posenc_dd b)
+static inline pe_dd dd_div(pe_dd a, pe_dd b)
 {
     double q1 = a.hi / b.hi;
-    posenc_dd r = dd_sub(a, dd_mul_d(b, q1));
+    pe_dd r = dd_sub(a, dd_mul_d(b, q1));
     double q2 = r.hi / b.hi;
     r = dd_sub(r, dd_mul_d(b, q2));
     double q3 = r.hi / b.hi;
-    posenc_dd q = dd_renorm(q1, q2);
+    pe_dd q = dd_renorm(q1, q2);
     return dd_add(q, dd_from_d(q3));
 }
 
-static inline posenc_dd dd_div_d(posenc_dd a, double b) { return dd_div(a, dd_from_d(b)); }
+static inline pe_dd dd_div_d(pe_dd a, double b) { return dd_div(a, dd_from_d(b)); }
 
 /* exp and log in double-double, relative error below ~2^-100 for the arguments RoPE needs
  * (|x| < 700; log of a positive finite value). */
-posenc_dd posenc_mathx_dd_exp(posenc_dd x);
-posenc_dd posenc_mathx_dd_log(posenc_dd x);
+pe_dd pe_mathx_dd_exp(pe_dd x);
+pe_dd pe_mathx_dd_log(pe_dd x);
 
 /* Round hi + lo to the nearest float (ties to even on the exact sum). */
-float posenc_mathx_dd_to_f32(posenc_dd a);
+float pe_mathx_dd_to_f32(pe_dd a);
 
 /* x^y for float x > 0, correctly rounded to float (exp(y ln x) in double-double). */
-float posenc_mathx_powf_cr(float x, float y);
+float pe_mathx_powf_cr(float x, float y);
 
 /* cos(p * (hi[i] + lo[i])) and sin(...) for i < n, each within ~1 ulp of double of the exact
  * value, for 0 <= p <= 2^53. The fast path (Cody-Waite reduction with a three-part pi/2 and an
  * exact FMA first step, fdlibm polynomials) covers angles below 2^40 rad; larger angles use a long
  * double path whose error grows like |angle| * 2^-64. Uses AVX2+FMA when the CPU has them. */
-void posenc_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p, double *c,
+void pe_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p, double *c,
                              double *s);
 
 /* Correctly rounded float32 cos and sin of float arguments (n values). */
-void posenc_mathx_cossin_f32_row(const float *x, size_t n, float *c, float *s);
+void pe_mathx_cossin_f32_row(const float *x, size_t n, float *c, float *s);
 
 /* Tests: -1 = pick by CPU (default), 0 = force the portable path, 1 = SIMD if available.
  * Returns 1 when the SIMD path is active after the call. Not thread-safe. */
-int posenc_mathx_simd(int mode);
+int pe_mathx_simd(int mode);
 
 #endif

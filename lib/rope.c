@@ -41,7 +41,7 @@
 #define MAX_POSITION 9007199254740992LL /* 2^53: positions are exact as doubles below */
 
 /* 2 pi in double-double */
-static const posenc_dd TWO_PI_DD = { 0x1.921fb54442d18p+2, 0x1.1a62633145c07p-52 };
+static const pe_dd TWO_PI_DD = { 0x1.921fb54442d18p+2, 0x1.1a62633145c07p-52 };
 
 /* ---------------------------------------------------------------------------------------------
  * names */
@@ -117,16 +117,16 @@ static float hf_exponent(int i, int D) { return (float)(2 * i) / (float)D; }
  * rounded, the reciprocal in float. */
 static float hf_inv(float theta_f, int i, int D)
 {
-    return 1.0f / posenc_mathx_powf_cr(theta_f, hf_exponent(i, D));
+    return 1.0f / pe_mathx_powf_cr(theta_f, hf_exponent(i, D));
 }
 
 /* exact: theta^(-2i/D) = exp(-(2i) ln(theta) / D), with ln(theta) given in double-double. */
-static posenc_dd ex_inv(posenc_dd ln_theta, int i, int D)
+static pe_dd ex_inv(pe_dd ln_theta, int i, int D)
 {
     if (i == 0)
         return dd_from_d(1.0);
-    posenc_dd a = dd_div_d(dd_mul_d(ln_theta, -2.0 * i), (double)D);
-    return posenc_mathx_dd_exp(a);
+    pe_dd a = dd_div_d(dd_mul_d(ln_theta, -2.0 * i), (double)D);
+    return pe_mathx_dd_exp(a);
 }
 
 /* g(s, m) of yarn/DeepSeek: 1 when s <= 1, else 0.1 * m * ln(s) + 1 (float64 as in python). */
@@ -140,7 +140,7 @@ static double yarn_mscale(double s, double m)
 static int finite_pos(double x) { return isfinite(x) && x > 0.0; }
 
 /* Store the exact inverse frequency of index i. */
-static void set_exact(posenc_rope_params *p, int i, posenc_dd v)
+static void set_exact(posenc_rope_params *p, int i, pe_dd v)
 {
     p->inv_hi[i] = v.hi;
     p->inv_lo[i] = v.lo;
@@ -156,7 +156,7 @@ static void compute_plain(const posenc_rope_config *c, posenc_rope_params *p, in
                           double factor)
 {
     float theta_f = (float)c->theta, factor_f = (float)factor;
-    posenc_dd ln_theta = posenc_mathx_dd_log(dd_from_d(c->theta));
+    pe_dd ln_theta = pe_mathx_dd_log(dd_from_d(c->theta));
     for (int i = 0; i < p->n_freq; i++) {
         if (i >= n_live) {
             p->inv_freq_f32[i] = 0.0f;
@@ -164,7 +164,7 @@ static void compute_plain(const posenc_rope_config *c, posenc_rope_params *p, in
             continue;
         }
         float inv = hf_inv(theta_f, i, D);
-        posenc_dd ex = ex_inv(ln_theta, i, D);
+        pe_dd ex = ex_inv(ln_theta, i, D);
         if (factor != 1.0) {
             inv = inv / factor_f;
             ex = dd_div_d(ex, factor);
@@ -189,7 +189,7 @@ static void compute_dynamic(const posenc_rope_config *c, int64_t seq_len, posenc
     double M = (double)c->max_position_embeddings, factor = c->factor;
     double expo = (double)d / (double)(d - 2);
     float base_f;
-    posenc_dd ln_base = posenc_mathx_dd_log(dd_from_d(c->theta));
+    pe_dd ln_base = pe_mathx_dd_log(dd_from_d(c->theta));
     if (seq_len > c->max_position_embeddings) {
         float s = (float)factor * (float)seq_len;
         s = s / (float)M;
@@ -197,13 +197,13 @@ static void compute_dynamic(const posenc_rope_config *c, int64_t seq_len, posenc
         s = (float)pow((double)s, expo);
         base_f = (float)c->theta * s;
         /* exact: ln base = ln theta + d/(d-2) * ln(factor (L - M) / M + 1) */
-        posenc_dd x = dd_div_d(dd_mul_d(dd_from_d((double)(seq_len - c->max_position_embeddings)),
+        pe_dd x = dd_div_d(dd_mul_d(dd_from_d((double)(seq_len - c->max_position_embeddings)),
                                         factor),
                                M);
         x = dd_add(x, dd_from_d(1.0));
-        posenc_dd lx = dd_div_d(dd_mul_d(posenc_mathx_dd_log(x), (double)d), (double)(d - 2));
+        pe_dd lx = dd_div_d(dd_mul_d(pe_mathx_dd_log(x), (double)d), (double)(d - 2));
         ln_base = dd_add(ln_base, lx);
-        p->theta_used = posenc_mathx_dd_exp(ln_base).hi;
+        p->theta_used = pe_mathx_dd_exp(ln_base).hi;
     } else {
         base_f = (float)(c->theta * pow((factor * M / M) - (factor - 1.0), expo));
         p->theta_used = c->theta;
@@ -214,9 +214,9 @@ static void compute_dynamic(const posenc_rope_config *c, int64_t seq_len, posenc
     }
 }
 
-static int dd_lt(posenc_dd a, posenc_dd b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+static int dd_lt(pe_dd a, pe_dd b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
 
-static posenc_dd dd_floor(posenc_dd a)
+static pe_dd dd_floor(pe_dd a)
 {
     double f = floor(a.hi);
     if (f == a.hi) /* hi is an integer: the low part decides */
@@ -224,13 +224,13 @@ static posenc_dd dd_floor(posenc_dd a)
     return dd_from_d(f);
 }
 
-static posenc_dd dd_ceil(posenc_dd a) { return dd_neg(dd_floor(dd_neg(a))); }
+static pe_dd dd_ceil(pe_dd a) { return dd_neg(dd_floor(dd_neg(a))); }
 
 /* yarn's find_correction_dim: d ln(M0 / (r 2 pi)) / (2 ln theta), exact version */
-static posenc_dd yarn_cd_exact(double r, int d, double M0, posenc_dd ln_theta)
+static pe_dd yarn_cd_exact(double r, int d, double M0, pe_dd ln_theta)
 {
-    posenc_dd x = dd_div(dd_from_d(M0), dd_mul_d(TWO_PI_DD, r));
-    return dd_div(dd_mul_d(posenc_mathx_dd_log(x), (double)d), dd_mul_d(ln_theta, 2.0));
+    pe_dd x = dd_div(dd_from_d(M0), dd_mul_d(TWO_PI_DD, r));
+    return dd_div(dd_mul_d(pe_mathx_dd_log(x), (double)d), dd_mul_d(ln_theta, 2.0));
 }
 
 /* yarn (modeling_rope_utils.py _compute_yarn_parameters, find_correction_range,
@@ -250,9 +250,9 @@ static void compute_yarn(const posenc_rope_config *c, posenc_rope_params *p, int
     double beta_slow = c->beta_slow != 0.0 ? c->beta_slow : 1.0;
     double low = (d * log(M0 / (beta_fast * 2 * M_PI))) / (2 * log(c->theta));
     double high = (d * log(M0 / (beta_slow * 2 * M_PI))) / (2 * log(c->theta));
-    posenc_dd ln_theta = posenc_mathx_dd_log(dd_from_d(c->theta));
-    posenc_dd lowx = yarn_cd_exact(beta_fast, d, M0, ln_theta);
-    posenc_dd highx = yarn_cd_exact(beta_slow, d, M0, ln_theta);
+    pe_dd ln_theta = pe_mathx_dd_log(dd_from_d(c->theta));
+    pe_dd lowx = yarn_cd_exact(beta_fast, d, M0, ln_theta);
+    pe_dd highx = yarn_cd_exact(beta_slow, d, M0, ln_theta);
     if (c->truncate) {
         low = floor(low);
         high = ceil(high);
@@ -271,23 +271,23 @@ static void compute_yarn(const posenc_rope_config *c, posenc_rope_params *p, int
         highx = dd_add(highx, dd_from_d(0.001));
     float low_f = (float)low, range_f = (float)(high - low), factor_f = (float)factor;
     float theta_f = (float)c->theta;
-    posenc_dd lo_dd = lowx, range_dd = dd_sub(highx, lowx);
+    pe_dd lo_dd = lowx, range_dd = dd_sub(highx, lowx);
     for (int i = 0; i < p->n_freq; i++) {
-        float pos = posenc_mathx_powf_cr(theta_f, hf_exponent(i, D));
+        float pos = pe_mathx_powf_cr(theta_f, hf_exponent(i, D));
         float extrap = 1.0f / pos, interp = 1.0f / (factor_f * pos);
         float ramp = ((float)i - low_f) / range_f;
         ramp = ramp < 0.0f ? 0.0f : ramp > 1.0f ? 1.0f : ramp;
         float w = 1.0f - ramp;
         p->inv_freq_f32[i] = interp * (1.0f - w) + extrap * w;
 
-        posenc_dd ex = ex_inv(ln_theta, i, D);
-        posenc_dd rampx = dd_div(dd_sub(dd_from_d((double)i), lo_dd), range_dd);
+        pe_dd ex = ex_inv(ln_theta, i, D);
+        pe_dd rampx = dd_div(dd_sub(dd_from_d((double)i), lo_dd), range_dd);
         if (rampx.hi < 0.0)
             rampx = dd_from_d(0.0);
         else if (rampx.hi > 1.0 || (rampx.hi == 1.0 && rampx.lo > 0.0))
             rampx = dd_from_d(1.0);
         /* interp * ramp + extrap * (1 - ramp) = extrap * (1 - ramp + ramp / factor) */
-        posenc_dd blend = dd_add(dd_sub(dd_from_d(1.0), rampx), dd_div_d(rampx, factor));
+        pe_dd blend = dd_add(dd_sub(dd_from_d(1.0), rampx), dd_div_d(rampx, factor));
         set_exact(p, i, dd_mul(ex, blend));
     }
     if (c->has_attention_factor)
@@ -309,10 +309,10 @@ static void compute_longrope(const posenc_rope_config *c, int64_t seq_len, posen
     int use_long = seq_len > 0 && seq_len > c->original_max_position_embeddings;
     const double *ext = use_long ? c->long_factor : c->short_factor;
     float theta_f = (float)c->theta;
-    posenc_dd ln_theta = posenc_mathx_dd_log(dd_from_d(c->theta));
+    pe_dd ln_theta = pe_mathx_dd_log(dd_from_d(c->theta));
     p->long_factors = use_long;
     for (int i = 0; i < p->n_freq; i++) {
-        float pw = posenc_mathx_powf_cr(theta_f, hf_exponent(i, D));
+        float pw = pe_mathx_powf_cr(theta_f, hf_exponent(i, D));
         p->inv_freq_f32[i] = 1.0f / ((float)ext[i] * pw);
         set_exact(p, i, dd_div_d(ex_inv(ln_theta, i, D), ext[i]));
     }
@@ -347,7 +347,7 @@ static void compute_llama3(const posenc_rope_config *c, posenc_rope_params *p, i
     float lowf_f = (float)lowf, range_f = (float)(highf - lowf);
     long double lo_wl = M0 / (long double)lowf, hi_wl = M0 / (long double)highf;
     float theta_f = (float)c->theta;
-    posenc_dd ln_theta = posenc_mathx_dd_log(dd_from_d(c->theta));
+    pe_dd ln_theta = pe_mathx_dd_log(dd_from_d(c->theta));
     for (int i = 0; i < p->n_freq; i++) {
         float inv = hf_inv(theta_f, i, D);
         float wl = (1.0f / inv) * twopi_f;
@@ -359,18 +359,18 @@ static void compute_llama3(const posenc_rope_config *c, posenc_rope_params *p, i
         }
         p->inv_freq_f32[i] = inv_l;
 
-        posenc_dd ex = ex_inv(ln_theta, i, D);
+        pe_dd ex = ex_inv(ln_theta, i, D);
         long double wlx = 2 * PI_L / dd_to_ld(ex);
         if (wlx > lo_wl) {
             ex = dd_div_d(ex, factor);
         } else if (!(wlx < hi_wl)) {
-            posenc_dd s = dd_from_d(0.0);
+            pe_dd s = dd_from_d(0.0);
             if (highf != lowf) {
                 s = dd_div(dd_mul_d(ex, M0), TWO_PI_DD);
                 s = dd_div_d(dd_sub(s, dd_from_d(lowf)), highf - lowf);
             }
             /* (1 - s) inv / factor + s inv */
-            posenc_dd a = dd_div_d(dd_mul(dd_sub(dd_from_d(1.0), s), ex), factor);
+            pe_dd a = dd_div_d(dd_mul(dd_sub(dd_from_d(1.0), s), ex), factor);
             ex = dd_add(a, dd_mul(s, ex));
         }
         set_exact(p, i, ex);
@@ -623,7 +623,7 @@ static void cossin_hf(const posenc_rope_params *p, int64_t pos, double *c, doubl
         return;
     for (int i = 0; i < n; i++)
         ang[i] = p->inv_freq_f32[i] * pf;
-    posenc_mathx_cossin_f32_row(ang, (size_t)n, cf, sf);
+    pe_mathx_cossin_f32_row(ang, (size_t)n, cf, sf);
     for (int i = 0; i < n; i++) {
         c[i] = (double)(cf[i] * a);
         s[i] = (double)(sf[i] * a);
@@ -633,7 +633,7 @@ static void cossin_hf(const posenc_rope_params *p, int64_t pos, double *c, doubl
 static void cossin_exact(const posenc_rope_params *p, int64_t pos, double *c, double *s)
 {
     int n = p->n_freq;
-    posenc_mathx_sincos_row(p->inv_hi, p->inv_lo, (size_t)n, (double)pos, c, s);
+    pe_mathx_sincos_row(p->inv_hi, p->inv_lo, (size_t)n, (double)pos, c, s);
     double a = p->attention_scaling;
     if (a != 1.0) {
         for (int i = 0; i < n; i++) {

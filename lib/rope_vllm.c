@@ -188,7 +188,7 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
         out->theta_used = v.base;
         for (int i = 0; i < out->n_freq; i++) {
             float e = (float)(2 * i) / (float)d;
-            out->inv_freq_f32[i] = 1.0f / posenc_mathx_powf_cr(base_f, e);
+            out->inv_freq_f32[i] = 1.0f / pe_mathx_powf_cr(base_f, e);
         }
         break;
     }

@@ -54,10 +54,10 @@ static int memfd = -1;
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    posenc_npy_header h;
+    pe_npy_header h;
     posenc_error err;
     /* 1. the dict parser alone */
-    posenc_npy_header_parse((const char *)data, size, "fuzz", (int)(size & 1), &h, &err);
+    pe_npy_header_parse((const char *)data, size, "fuzz", (int)(size & 1), &h, &err);
 
     /* 2. the bytes as a regular file, through the public API */
     if (memfd < 0 && (memfd = memfd_create("fuzz_npy", 0)) < 0)
@@ -81,19 +81,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* 3. the bytes as a stream: header, then the data decoder reading until it fails */
     struct memsrc m = { data, size, 0 };
-    if (posenc_npy_header_read(mem_read, &m, "fuzz", 1, &h, &err) == POSENC_OK) {
-        posenc_npy_data d;
-        posenc_npy_data_init(&d, &h, mem_read, &m, "fuzz");
+    if (pe_npy_header_read(mem_read, &m, "fuzz", 1, &h, &err) == POSENC_OK) {
+        pe_npy_data d;
+        pe_npy_data_init(&d, &h, mem_read, &m, "fuzz");
         size_t es = posenc_dtype_size(h.info.dtype);
         static unsigned char buf[1 << 16];
         uint64_t chunk = sizeof buf / es;
         for (uint64_t done = 0; done < h.nelem;) {
             uint64_t k = h.nelem - done < chunk ? h.nelem - done : chunk;
-            if (posenc_npy_data_read(&d, buf, k, &err) != POSENC_OK)
+            if (pe_npy_data_read(&d, buf, k, &err) != POSENC_OK)
                 break;
             done += k;
         }
-        posenc_npy_data_free(&d);
+        pe_npy_data_free(&d);
     }
     return 0;
 }

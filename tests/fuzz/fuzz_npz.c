@@ -56,22 +56,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         posenc_container_close(c);
     }
 
-    posenc_zip *z;
-    if (posenc_zip_open(path, &z, &err) == POSENC_OK) {
+    pe_zip *z;
+    if (pe_zip_open(path, &z, &err) == POSENC_OK) {
         for (size_t i = 0; i < z->n; i++) {
-            posenc_zip_stream *s;
-            if (posenc_zip_stream_open(z, i, NULL, &s, &err) != POSENC_OK)
+            pe_zip_stream *s;
+            if (pe_zip_stream_open(z, i, NULL, &s, &err) != POSENC_OK)
                 continue;
             uint64_t left = z->e[i].usize < READ_CAP ? z->e[i].usize : READ_CAP;
             while (left > 0) {
                 size_t k = left < sizeof buf ? (size_t)left : sizeof buf;
-                if (posenc_zip_stream_read(s, buf, k, &err) != POSENC_OK)
+                if (pe_zip_stream_read(s, buf, k, &err) != POSENC_OK)
                     break;
                 left -= k;
             }
-            posenc_zip_stream_close(s);
+            pe_zip_stream_close(s);
         }
-        posenc_zip_close(z);
+        pe_zip_close(z);
     }
     return 0;
 }

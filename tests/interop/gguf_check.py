@@ -37,7 +37,7 @@ import sys
 
 import numpy as np
 
-# the keys cmd/gen.c records with posenc_meta_int (int64 in GGUF)
+# the keys cmd/gen.c records with cmd_meta_int (int64 in GGUF)
 INT_KEYS = {
     "broadcast_query", "d_model", "first_position", "head_dim", "heads", "k_len",
     "last_position", "max_distance", "max_position_embeddings", "max_relative_position", "n_freq",

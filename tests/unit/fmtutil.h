@@ -40,7 +40,7 @@ static inline uint64_t fmt_nelem(const posenc_array_info *a)
 
 /* Open a writer for path in be's format and declare the arrays; the caller may add metadata
  * (fmt_writer_meta) and then calls fmt_write_all, or writes and commits or aborts itself. */
-static inline posenc_writer *fmt_writer(const posenc_backend *be, const char *path, int compress,
+static inline posenc_writer *fmt_writer(const pe_backend *be, const char *path, int compress,
                                         const posenc_array_info *arrays, size_t n)
 {
     posenc_write_opts o = { .format = be->format, .compress = compress };
@@ -85,7 +85,7 @@ static inline posenc_status fmt_write_all(posenc_writer *w, const posenc_array_i
 
 /* ---- reading through the public container and reader API, the backend's format forced ---- */
 
-static inline posenc_status fmt_open(const posenc_backend *be, const char *path, int assume_bf16,
+static inline posenc_status fmt_open(const pe_backend *be, const char *path, int assume_bf16,
                                      posenc_container **out, posenc_error *err)
 {
     posenc_read_opts o = { .assume_bf16 = assume_bf16, .format = be->format };

@@ -12,7 +12,7 @@
 static void test_cheader(void **state)
 {
     (void)state;
-    const posenc_backend *be = &posenc_backend_cheader;
+    const pe_backend *be = &pe_backend_cheader;
     assert_null(be->open);
     posenc_array_info a[] = {
         fmt_info("cos", POSENC_DT_F32, 2, (int64_t)3, (int64_t)4),
@@ -124,7 +124,7 @@ static void test_cheader(void **state)
 static void test_cheader_empty_abort(void **state)
 {
     (void)state;
-    const posenc_backend *be = &posenc_backend_cheader;
+    const pe_backend *be = &pe_backend_cheader;
     posenc_writer *w = fmt_writer(be, tu_path("none.h"), 0, NULL, 0);
     posenc_error err = { 0 };
     assert_int_equal(fmt_write_all(w, NULL, 0, NULL, 1, &err), POSENC_OK);
@@ -146,7 +146,7 @@ static void test_cheader_empty_abort(void **state)
 
 /* ---------------------------------------------------------------- raw */
 
-static const posenc_backend *raw = &posenc_backend_raw;
+static const pe_backend *raw = &pe_backend_raw;
 
 static void test_raw_roundtrip(void **state)
 {

@@ -11,7 +11,7 @@
 #include "fmtutil.h"
 #include "posenc/llamacpp.h"
 
-static const posenc_backend *be = &posenc_backend_gguf;
+static const pe_backend *be = &pe_backend_gguf;
 
 /* A llama-3-like view with every key and tensor set (values chosen to be exact or not in f32). */
 static posenc_gguf_rope rope_fixture(void)

@@ -25,7 +25,7 @@ static const char *const typed_meta[][2] = {
     { "empty", "[]" },            { "big", "4503599627370496" },
 };
 
-static const posenc_backend *be = &posenc_backend_hdf5;
+static const pe_backend *be = &pe_backend_hdf5;
 
 static void roundtrip(int compress)
 {

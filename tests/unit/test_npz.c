@@ -723,22 +723,22 @@ static void test_zip64_end_records(void **state)
     posenc_error err = { 0 };
     FILE *fp = fopen(tu_path("z64.npz"), "wb");
     assert_non_null(fp);
-    posenc_zipw *zw;
-    assert_int_equal(posenc_zipw_new(fp, "z64.npz", &zw, &err), POSENC_OK);
-    posenc_zipw_force_zip64(zw);
+    pe_zipw *zw;
+    assert_int_equal(pe_zipw_new(fp, "z64.npz", &zw, &err), POSENC_OK);
+    pe_zipw_force_zip64(zw);
     for (int i = 0; i < 3; i++) {
         size_t len;
         unsigned char *m = npy_member("<f4", 100 * (i + 1), &len);
         char name[16];
         snprintf(name, sizeof name, "m%d.npy", i);
-        assert_int_equal(posenc_zipw_begin(zw, name, i == 1, &err), POSENC_OK);
-        assert_int_equal(posenc_zipw_data(zw, m, 7, &err), POSENC_OK);
-        assert_int_equal(posenc_zipw_data(zw, m + 7, len - 7, &err), POSENC_OK);
-        assert_int_equal(posenc_zipw_end(zw, &err), POSENC_OK);
+        assert_int_equal(pe_zipw_begin(zw, name, i == 1, &err), POSENC_OK);
+        assert_int_equal(pe_zipw_data(zw, m, 7, &err), POSENC_OK);
+        assert_int_equal(pe_zipw_data(zw, m + 7, len - 7, &err), POSENC_OK);
+        assert_int_equal(pe_zipw_end(zw, &err), POSENC_OK);
         free(m);
     }
-    assert_int_equal(posenc_zipw_finish(zw, &err), POSENC_OK);
-    posenc_zipw_free(zw);
+    assert_int_equal(pe_zipw_finish(zw, &err), POSENC_OK);
+    pe_zipw_free(zw);
     assert_int_equal(fclose(fp), 0);
     size_t n;
     unsigned char *z = tu_slurp(tu_path("z64.npz"), &n);

@@ -67,38 +67,38 @@ static cJSON *sample_report(void)
 static void test_kind(void **state)
 {
     (void)state;
-    posenc_report_kind k;
-    assert_int_equal(posenc_report_kind_of("a/b.json", &k, NULL), POSENC_OK);
-    assert_int_equal(k, POSENC_REPORT_JSON);
-    assert_int_equal(posenc_report_kind_of("R.MD", &k, NULL), POSENC_OK);
-    assert_int_equal(k, POSENC_REPORT_MARKDOWN);
-    assert_int_equal(posenc_report_kind_of("x.htm", &k, NULL), POSENC_OK);
-    assert_int_equal(k, POSENC_REPORT_HTML);
+    pe_report_kind k;
+    assert_int_equal(pe_report_kind_of("a/b.json", &k, NULL), POSENC_OK);
+    assert_int_equal(k, PE_REPORT_JSON);
+    assert_int_equal(pe_report_kind_of("R.MD", &k, NULL), POSENC_OK);
+    assert_int_equal(k, PE_REPORT_MARKDOWN);
+    assert_int_equal(pe_report_kind_of("x.htm", &k, NULL), POSENC_OK);
+    assert_int_equal(k, PE_REPORT_HTML);
     posenc_error err = { 0 };
-    assert_int_equal(posenc_report_kind_of("x.txt", &k, &err), POSENC_EINVAL);
+    assert_int_equal(pe_report_kind_of("x.txt", &k, &err), POSENC_EINVAL);
     assert_non_null(strstr(err.msg, "'x.txt'"));
-    assert_int_equal(posenc_report_kind_of(".json", &k, &err), POSENC_EINVAL);
+    assert_int_equal(pe_report_kind_of(".json", &k, &err), POSENC_EINVAL);
 }
 
 static void test_texts(void **state)
 {
     (void)state;
     cJSON *r = sample_report();
-    char *j = posenc_report_json(r);
+    char *j = pe_report_json(r);
     cJSON *back = cJSON_Parse(j);
     assert_non_null(back);
     assert_false(cJSON_IsTrue(cJSON_GetObjectItem(back, "ok")));
     cJSON_Delete(back);
     free(j);
 
-    char *md = posenc_report_markdown(r);
+    char *md = pe_report_markdown(r);
     assert_non_null(strstr(md, "## posenc verify: FAIL"));
     assert_non_null(strstr(md, "| `expect_k` | **FAIL** | 0.5 | 0.25 | 1e-06 | k \\| differs"));
     assert_non_null(strstr(md, "**k matches with --style gptj**"));
     assert_non_null(strstr(md, "| --style gptj | 1e-07 | yes |"));
     free(md);
 
-    char *h = posenc_report_html(r);
+    char *h = pe_report_html(r);
     assert_null(strstr(h, "<script"));
     assert_non_null(strstr(h, "&lt;script&gt;alert(1)&lt;/script&gt;"));
     assert_non_null(strstr(h, "a&lt;b&gt;&amp;c.json"));
@@ -144,7 +144,7 @@ static void test_pairs(void **state)
     cJSON_AddItemToArray(pairs, cJSON_Parse("{\"group\":\"a|b\",\"layer\":null,"
         "\"layer_type\":null,\"has_rope\":false,\"q\":\"d.h5:a|b/q\",\"k\":\"d.h5:<k>\","
         "\"ok\":false}"));
-    char *md = posenc_report_markdown(r), *html = posenc_report_html(r);
+    char *md = pe_report_markdown(r), *html = pe_report_html(r);
     assert_non_null(md);
     assert_non_null(html);
     assert_non_null(strstr(md, "| pair | layer | layer type | RoPE | q | k | result |\n"));
@@ -158,7 +158,7 @@ static void test_pairs(void **state)
     free(html);
     /* without pairs, no table */
     cJSON_DeleteItemFromObjectCaseSensitive(r, "pairs");
-    md = posenc_report_markdown(r);
+    md = pe_report_markdown(r);
     assert_null(strstr(md, "| pair |"));
     free(md);
     cJSON_Delete(r);
@@ -173,14 +173,14 @@ static void test_write(void **state)
     cJSON *r = sample_report();
     posenc_error err = { 0 };
     snprintf(path, sizeof path, "%s/r.html", dir);
-    assert_int_equal(posenc_report_write(r, path, &err), POSENC_OK);
+    assert_int_equal(pe_report_write(r, path, &err), POSENC_OK);
     struct stat st;
     assert_int_equal(stat(path, &st), 0);
     assert_true(st.st_size > 1000);
     assert_int_equal(count_tmp(dir), 0);
     /* a directory that does not exist: error naming the file, nothing left */
     snprintf(path, sizeof path, "%s/no/r.json", dir);
-    assert_int_equal(posenc_report_write(r, path, &err), POSENC_EIO);
+    assert_int_equal(pe_report_write(r, path, &err), POSENC_EIO);
     assert_non_null(strstr(err.msg, path));
     /* the target is a directory: rename fails, the temporary file is removed */
     snprintf(path, sizeof path, "%s/sub.json", dir);
@@ -189,7 +189,7 @@ static void test_write(void **state)
     snprintf(inner, sizeof inner, "%s/x", path);
     FILE *fp = fopen(inner, "w");
     fclose(fp);
-    assert_int_equal(posenc_report_write(r, path, &err), POSENC_EIO);
+    assert_int_equal(pe_report_write(r, path, &err), POSENC_EIO);
     assert_int_equal(count_tmp(dir), 0);
     unlink(inner);
     rmdir(path);
@@ -204,24 +204,24 @@ static void test_write(void **state)
 static void test_tree(void **state)
 {
     (void)state;
-    cJSON *r = posenc_report_new("9.9.9");
+    cJSON *r = pe_report_new("9.9.9");
     assert_non_null(r);
     int64_t shq[4] = { 1, 4, 8, 64 }, shk[4] = { 1, 2, 8, 64 };
-    posenc_report_pair pair = { NULL, 2,
+    pe_report_pair pair = { NULL, 2,
                                 { { "q", "d.npz:q", "f32", 4, shq }, { "k", "plain.npy", "bf16", 4, shk } } };
-    posenc_report_header h = { "cfg.json", NULL, "hf: float32 tables", "bshd", NULL, 4096,
+    pe_report_header h = { "cfg.json", NULL, "hf: float32 tables", "bshd", NULL, 4096,
                                4096, 4103, 1, &pair };
-    posenc_report_set_header(r, &h);
+    pe_report_set_header(r, &h);
     double x[] = { 1, 2, 4, 8 }, y[] = { 0, 3e-7, 2e-7, 5e-7 }, y2[] = { 1e-9, NAN, 2e-9, 3e-9 };
-    cJSON *pl = posenc_report_plot("q: error", "position", "err", 9.5e-7, "rel tolerance");
-    posenc_report_plot_add(pl, posenc_report_series("rel", x, y, 4));
-    posenc_report_plot_add(pl, posenc_report_series("abs", x, y2, 4));
+    cJSON *pl = pe_report_plot("q: error", "position", "err", 9.5e-7, "rel tolerance");
+    pe_report_plot_add(pl, pe_report_series("rel", x, y, 4));
+    pe_report_plot_add(pl, pe_report_series("abs", x, y2, 4));
     cJSON *det = cJSON_CreateObject(), *plots = cJSON_AddArrayToObject(det, "plots");
     cJSON_AddItemToArray(plots, pl);
-    posenc_report_add_check(r, "expect_q", 1, 0, 1e-7, 5e-7, 9.5e-7, "fine", det);
-    posenc_report_add_check(r, "expect_k", 0, 0, NAN, 1, 9.5e-7, "bad", NULL);
-    posenc_report_set_ok(r, 0);
-    posenc_report_add_note(r, "n=%d", 3);
+    pe_report_add_check(r, "expect_q", 1, 0, 1e-7, 5e-7, 9.5e-7, "fine", det);
+    pe_report_add_check(r, "expect_k", 0, 0, NAN, 1, 9.5e-7, "bad", NULL);
+    pe_report_set_ok(r, 0);
+    pe_report_add_note(r, "n=%d", 3);
 
     const cJSON *hj = cJSON_GetObjectItem(r, "header");
     assert_string_equal(cJSON_GetObjectItem(hj, "layout")->valuestring, "bshd");
@@ -235,7 +235,7 @@ static void test_tree(void **state)
     assert_true(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "checks"), 1), "max_abs_err")));
     assert_string_equal(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "notes"), 0)->valuestring, "n=3");
 
-    char *md = posenc_report_markdown(r);
+    char *md = pe_report_markdown(r);
     assert_non_null(strstr(md, "## posenc verify: FAIL (1 of 2 checks failed): `cfg.json`"));
     assert_non_null(strstr(md, "**layout**: bshd"));
     assert_non_null(strstr(md, "**positions**: --offset 4096: token s at position 4096 + s (4096 to 4103)"));
@@ -243,7 +243,7 @@ static void test_tree(void **state)
     assert_non_null(strstr(md, "| 1 | k | `plain.npy` | - | bf16 | 1x2x8x64 |"));
     free(md);
 
-    char *html = posenc_report_html(r);
+    char *html = pe_report_html(r);
     assert_non_null(strstr(html, "<title>posenc verify: FAIL (1 of 2 checks failed): cfg.json</title>"));
     /* the floor: one decade below 1e-9 (the smallest non-zero value), labelled 0 */
     const char *fy = strstr(html, "data-floor-y=\"");
@@ -273,9 +273,9 @@ static void test_tree(void **state)
     free(html);
 
     /* "-" is the JSON report on stdout */
-    posenc_report_kind k;
-    assert_int_equal(posenc_report_kind_of("-", &k, NULL), POSENC_OK);
-    assert_int_equal(k, POSENC_REPORT_JSON);
+    pe_report_kind k;
+    assert_int_equal(pe_report_kind_of("-", &k, NULL), POSENC_OK);
+    assert_int_equal(k, PE_REPORT_JSON);
     cJSON_Delete(r);
 }
 

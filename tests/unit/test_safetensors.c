@@ -8,7 +8,7 @@
 
 #include "fmtutil.h"
 
-static const posenc_backend *be = &posenc_backend_safetensors;
+static const pe_backend *be = &pe_backend_safetensors;
 
 /* Every dtype, a scalar, an empty array and a 3-D array; odd piece sizes. */
 static void test_roundtrip(void **state)
