@@ -178,4 +178,39 @@ static inline void *fmt_data(posenc_dtype dt, uint64_t n, unsigned seed)
     return p;
 }
 
+/* The arrays every round-trip test writes: each dtype, a scalar and an empty array. Fills out
+ * (room for FMT_EVERY_DTYPE_N entries) and returns FMT_EVERY_DTYPE_N; a test appends its own. */
+#define FMT_EVERY_DTYPE_N 9
+static inline size_t fmt_every_dtype(posenc_array_info *out)
+{
+    out[0] = fmt_info("f16", POSENC_DT_F16, 2, (int64_t)3, (int64_t)5);
+    out[1] = fmt_info("bf16", POSENC_DT_BF16, 1, (int64_t)7);
+    out[2] = fmt_info("f32", POSENC_DT_F32, 3, (int64_t)2, (int64_t)3, (int64_t)4);
+    out[3] = fmt_info("f64", POSENC_DT_F64, 2, (int64_t)4, (int64_t)3);
+    out[4] = fmt_info("i32", POSENC_DT_I32, 1, (int64_t)9);
+    out[5] = fmt_info("i64", POSENC_DT_I64, 1, (int64_t)5);
+    out[6] = fmt_info("u8", POSENC_DT_U8, 2, (int64_t)3, (int64_t)3);
+    out[7] = fmt_info("scalar", POSENC_DT_F64, 0);
+    out[8] = fmt_info("empty", POSENC_DT_F32, 2, (int64_t)0, (int64_t)4);
+    return FMT_EVERY_DTYPE_N;
+}
+
+/* Start writing a 100-element f32 array to path in be's format, write a piece, abort: neither
+ * path, nor the optional sidecar (a raw file's .json), nor a temporary may be left. */
+static inline void fmt_expect_abort_clean(const pe_backend *be, const char *path,
+                                          const char *sidecar)
+{
+    posenc_array_info a = fmt_info("x", POSENC_DT_F32, 1, (int64_t)100);
+    posenc_writer *w = fmt_writer(be, path, 0, &a, 1);
+    posenc_error err = { 0 };
+    float v[10] = { 0 };
+    assert_int_equal(posenc_writer_write(w, v, 10, &err), POSENC_OK);
+    assert_true(tu_tmp_left());
+    posenc_writer_abort(w);
+    assert_false(tu_exists(path));
+    if (sidecar)
+        assert_false(tu_exists(sidecar));
+    assert_false(tu_tmp_left());
+}
+
 #endif

@@ -126,7 +126,7 @@ static void test_slopes_golden(void **state)
 {
     (void)state;
     char path[512];
-    snprintf(path, sizeof path, "%s/golden/bias_slopes.txt", posenc_test_data());
+    snprintf(path, sizeof path, "%s/golden/bias_slopes.txt", tu_data_dir());
     FILE *fp = fopen(path, "r");
     assert_non_null(fp);
     static char line[1 << 16];
@@ -240,7 +240,7 @@ static void test_t5_golden(void **state)
 {
     (void)state;
     char path[512];
-    snprintf(path, sizeof path, "%s/golden/bias_t5.txt", posenc_test_data());
+    snprintf(path, sizeof path, "%s/golden/bias_t5.txt", tu_data_dir());
     FILE *fp = fopen(path, "r");
     assert_non_null(fp);
     static char line[1 << 16];

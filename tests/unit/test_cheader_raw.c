@@ -135,13 +135,7 @@ static void test_cheader_empty_abort(void **state)
              tu_dir);
     assert_int_equal(system(cmd), 0);
 
-    posenc_array_info a = fmt_info("x", POSENC_DT_F32, 1, (int64_t)100);
-    w = fmt_writer(be, tu_path("abort.h"), 0, &a, 1);
-        float v[10] = { 0 };
-    assert_int_equal(posenc_writer_write(w, v, 10, &err), POSENC_OK);
-    posenc_writer_abort(w);
-    assert_false(tu_exists(tu_path("abort.h")));
-    assert_false(tu_tmp_left());
+    fmt_expect_abort_clean(be, tu_path("abort.h"), NULL);
 }
 
 /* ---------------------------------------------------------------- raw */
@@ -151,19 +145,9 @@ static const pe_backend *raw = &pe_backend_raw;
 static void test_raw_roundtrip(void **state)
 {
     (void)state;
-    posenc_array_info a[] = {
-        fmt_info("f16", POSENC_DT_F16, 2, (int64_t)3, (int64_t)5),
-        fmt_info("bf16", POSENC_DT_BF16, 1, (int64_t)7),
-        fmt_info("f32", POSENC_DT_F32, 3, (int64_t)2, (int64_t)3, (int64_t)4),
-        fmt_info("f64", POSENC_DT_F64, 2, (int64_t)4, (int64_t)3),
-        fmt_info("i32", POSENC_DT_I32, 1, (int64_t)9),
-        fmt_info("i64", POSENC_DT_I64, 1, (int64_t)5),
-        fmt_info("u8", POSENC_DT_U8, 2, (int64_t)3, (int64_t)3),
-        fmt_info("scalar", POSENC_DT_F64, 0),
-        fmt_info("empty", POSENC_DT_F32, 2, (int64_t)0, (int64_t)4),
-    };
-    size_t n = sizeof a / sizeof a[0];
-    void *data[sizeof a / sizeof a[0]];
+    posenc_array_info a[FMT_EVERY_DTYPE_N];
+    size_t n = fmt_every_dtype(a);
+    void *data[FMT_EVERY_DTYPE_N];
     for (size_t i = 0; i < n; i++)
         data[i] = fmt_data(a[i].dtype, fmt_nelem(&a[i]), (unsigned)i + 21);
     posenc_writer *w = fmt_writer(raw, tu_path("t.bin"), 0, a, n);
@@ -268,15 +252,7 @@ static void test_raw_bad(void **state)
 static void test_raw_abort(void **state)
 {
     (void)state;
-    posenc_array_info a = fmt_info("x", POSENC_DT_F32, 1, (int64_t)100);
-    posenc_writer *w = fmt_writer(raw, tu_path("ab.bin"), 0, &a, 1);
-    posenc_error err = { 0 };
-        float v[10] = { 0 };
-    assert_int_equal(posenc_writer_write(w, v, 10, &err), POSENC_OK);
-    posenc_writer_abort(w);
-    assert_false(tu_exists(tu_path("ab.bin")));
-    assert_false(tu_exists(tu_path("ab.json")));
-    assert_false(tu_tmp_left());
+    fmt_expect_abort_clean(raw, tu_path("ab.bin"), tu_path("ab.json"));
 }
 
 int main(void)

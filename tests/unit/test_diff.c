@@ -50,7 +50,7 @@ static void test_ulp_closed_forms(void **state)
 static FILE *open_golden(void)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/golden/diff.txt", posenc_test_data());
+    snprintf(path, sizeof path, "%s/golden/diff.txt", tu_data_dir());
     FILE *fp = fopen(path, "r");
     assert_non_null(fp);
     return fp;

@@ -57,7 +57,7 @@ static void parse_fail(const char *sq, posenc_status code, const char *want)
 static posenc_model *load(const char *name)
 {
     char path[512];
-    snprintf(path, sizeof path, "%s/configs/%s", posenc_test_data(), name);
+    snprintf(path, sizeof path, "%s/configs/%s", tu_data_dir(), name);
     posenc_model *m = NULL;
     posenc_error err = { 0 };
     posenc_status st = posenc_config_load(path, NULL, &m, &err);
@@ -1088,7 +1088,7 @@ static void test_reader(void **state)
     assert_int_equal(posenc_config_load("no-such-dir/config.json", NULL, &m, &err), POSENC_EIO);
     assert_string_equal(err.msg, "cannot open 'no-such-dir/config.json': No such file or "
                                  "directory");
-    assert_int_equal(posenc_config_load(posenc_test_data(), NULL, &m, &err), POSENC_EIO);
+    assert_int_equal(posenc_config_load(tu_data_dir(), NULL, &m, &err), POSENC_EIO);
     assert_non_null(strstr(err.msg, "a directory without config.json"));
     assert_null(m);
     posenc_model_free(NULL);

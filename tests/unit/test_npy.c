@@ -54,20 +54,6 @@ static int count_entries(const char *dir, const char *s)
     return n;
 }
 
-static void expect_open_error(const char *path, const posenc_read_opts *o, posenc_status code,
-                              const char *msg)
-{
-    posenc_container *c = NULL;
-    posenc_error err = { 0 };
-    posenc_status st = posenc_container_open(path, o, &c, &err);
-    if (st == POSENC_OK)
-        posenc_container_close(c);
-    if (st != code || !strstr(err.msg, msg))
-        print_error("open '%s': got %d '%s', want %d '%s'\n", path, st, err.msg, code, msg);
-    assert_int_equal(st, code);
-    assert_non_null(strstr(err.msg, msg));
-}
-
 static void fill(posenc_dtype dt, void *buf, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -220,7 +206,7 @@ static void test_versions(void **state)
     n = make_npy(buf, 2, dict, v, sizeof v);
     buf[6] = 4;
     tu_write_file(tu_path("v4.npy"), buf, n);
-    expect_open_error(tu_path("v4.npy"), NULL, POSENC_EUNSUPPORTED, "version 4.0");
+    tu_expect_open_error(tu_path("v4.npy"), NULL, POSENC_EUNSUPPORTED, "version 4.0");
 }
 
 static void test_tolerant_parser(void **state)
@@ -356,7 +342,7 @@ static void test_fortran(void **state)
     n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (20000, 20000), }",
                  NULL, 0);
     tu_write_file(tu_path("f.npy"), buf, n);
-    expect_open_error(tu_path("f.npy"), NULL, POSENC_ERANGE, "at most 1 GiB");
+    tu_expect_open_error(tu_path("f.npy"), NULL, POSENC_ERANGE, "at most 1 GiB");
 }
 
 static void test_dtypes_descr(void **state)
@@ -437,7 +423,7 @@ static void test_dtypes_descr(void **state)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         n = make_npy(buf, 1, bad[i].dict, data, 8);
         tu_write_file(tu_path("bad.npy"), buf, n);
-        expect_open_error(tu_path("bad.npy"), NULL, bad[i].code, bad[i].msg);
+        tu_expect_open_error(tu_path("bad.npy"), NULL, bad[i].code, bad[i].msg);
     }
 }
 
@@ -450,29 +436,29 @@ static void test_malformed_files(void **state)
     /* not NPY at all (forced format) */
     tu_write_file(tu_path("junk.npy"), "hello world, not numpy", 22);
     posenc_read_opts npy = { 0, POSENC_FMT_NPY };
-    expect_open_error(tu_path("junk.npy"), &npy, POSENC_EFORMAT, "not an NPY file");
+    tu_expect_open_error(tu_path("junk.npy"), &npy, POSENC_EFORMAT, "not an NPY file");
     /* sniffing: .npy goes to the NPY reader, an unknown name is an unknown format */
-    expect_open_error(tu_path("junk.npy"), NULL, POSENC_EFORMAT, "not an NPY file");
+    tu_expect_open_error(tu_path("junk.npy"), NULL, POSENC_EFORMAT, "not an NPY file");
     tu_write_file(tu_path("junk.dat"), "hello world, not numpy", 22);
-    expect_open_error(tu_path("junk.dat"), NULL, POSENC_EFORMAT, "unknown file format");
+    tu_expect_open_error(tu_path("junk.dat"), NULL, POSENC_EFORMAT, "unknown file format");
     /* magic only */
     tu_write_file(tu_path("m.npy"), "\x93NUMPY\x01", 7);
-    expect_open_error(tu_path("m.npy"), NULL, POSENC_EFORMAT, "truncated");
+    tu_expect_open_error(tu_path("m.npy"), NULL, POSENC_EFORMAT, "truncated");
     /* header length past the end of the file */
     size_t n = make_npy(buf, 1, dict, NULL, 0);
     buf[8] = 0xff;
     buf[9] = 0x7f;
     tu_write_file(tu_path("hl.npy"), buf, n);
-    expect_open_error(tu_path("hl.npy"), NULL, POSENC_EFORMAT, "truncated");
+    tu_expect_open_error(tu_path("hl.npy"), NULL, POSENC_EFORMAT, "truncated");
     /* header over 1 MiB (version 2) */
     n = make_npy(buf, 2, dict, NULL, 0);
     buf[10] = 0x20; /* 0x00200000 + len */
     tu_write_file(tu_path("hbig.npy"), buf, n);
-    expect_open_error(tu_path("hbig.npy"), NULL, POSENC_EFORMAT, "too large (at most 1 MiB)");
+    tu_expect_open_error(tu_path("hbig.npy"), NULL, POSENC_EFORMAT, "too large (at most 1 MiB)");
     /* data shorter than the shape says: caught at open for a regular file */
     n = make_npy(buf, 1, dict, v, 12);
     tu_write_file(tu_path("short.npy"), buf, n);
-    expect_open_error(tu_path("short.npy"), NULL, POSENC_EFORMAT,
+    tu_expect_open_error(tu_path("short.npy"), NULL, POSENC_EFORMAT,
                       "truncated data: shape (4,) of f32 needs 16 bytes, the file holds 12");
     /* trailing bytes after the data are ignored, as numpy does */
     n = make_npy(buf, 1, dict, v, 16);
@@ -484,7 +470,7 @@ static void test_malformed_files(void **state)
     assert_memory_equal(f, v, 16);
     free(f);
     /* a missing file and a directory named .npy */
-    expect_open_error(tu_path("none.npy"), NULL, POSENC_EIO, "No such file or directory");
+    tu_expect_open_error(tu_path("none.npy"), NULL, POSENC_EIO, "No such file or directory");
     /* a member name on a single-array file that does not match */
     posenc_reader *r;
     posenc_error err = { 0 };

@@ -127,7 +127,7 @@ static void test_golden(void **state)
 {
     (void)state;
     char path[1024];
-    snprintf(path, sizeof path, "%s/golden/rope.json", posenc_test_data());
+    snprintf(path, sizeof path, "%s/golden/rope.json", tu_data_dir());
     char *text = read_text(path);
     if (!text)
         fail_msg("cannot read %s", path);

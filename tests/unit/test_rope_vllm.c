@@ -19,7 +19,7 @@ static struct loaded load(const char *rel, const char *layer_type)
     char path[512];
     posenc_error err = { 0 };
     struct loaded l = { NULL, { 0 } };
-    snprintf(path, sizeof path, "%s/configs/%s", posenc_test_data(), rel);
+    snprintf(path, sizeof path, "%s/configs/%s", tu_data_dir(), rel);
     if (posenc_config_load(path, NULL, &l.m, &err) != POSENC_OK)
         fail_msg("%s: %s", path, err.msg);
     if (posenc_model_rope(l.m, layer_type, &l.cfg, &err) != POSENC_OK)

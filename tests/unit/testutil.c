@@ -145,3 +145,17 @@ void tu_expect_opaque(const char *path, const char *msg)
         fail_msg("reader on '%s': '%s' lacks '%s'", path, err.msg, msg);
     posenc_container_close(c);
 }
+
+void tu_expect_open_error(const char *path, const posenc_read_opts *o, posenc_status code,
+                          const char *msg)
+{
+    posenc_container *c = NULL;
+    posenc_error err = { 0 };
+    posenc_status st = posenc_container_open(path, o, &c, &err);
+    if (st == POSENC_OK)
+        posenc_container_close(c);
+    if (st != code || !strstr(err.msg, msg))
+        print_error("open '%s': got %d '%s', want %d '%s'\n", path, st, err.msg, code, msg);
+    assert_int_equal(st, code);
+    assert_non_null(strstr(err.msg, msg));
+}

@@ -11,13 +11,14 @@
 #include <stdio.h>
 #include <cmocka.h>
 
+#include "posenc/io.h"
 #include "posenc/rope.h"
 
 /* Fail unless |a - b| <= atol + rtol * |b| (NaN equals NaN; infinities must match). */
 #define assert_close(a, b, rtol, atol) \
-    posenc_test_assert_close((double)(a), (double)(b), (rtol), (atol), #a, #b, __FILE__, __LINE__)
+    tu_assert_close_at((double)(a), (double)(b), (rtol), (atol), #a, #b, __FILE__, __LINE__)
 
-static inline void posenc_test_assert_close(double a, double b, double rtol, double atol,
+static inline void tu_assert_close_at(double a, double b, double rtol, double atol,
                                             const char *ea, const char *eb, const char *file,
                                             int line)
 {
@@ -35,7 +36,7 @@ static inline void posenc_test_assert_close(double a, double b, double rtol, dou
 }
 
 /* Directory holding test data (tests/data), from POSENC_TEST_DATA or the source layout. */
-static inline const char *posenc_test_data(void)
+static inline const char *tu_data_dir(void)
 {
     const char *d = getenv("POSENC_TEST_DATA");
     return d && *d ? d : "tests/data";
@@ -72,6 +73,9 @@ int tu_python_run(const char *modules, const char *code);
 /* An opaque '<V2' array (NPY without --dtype bf16): the container at path lists it (its NPY
  * descr, not readable, 2-byte elements) and opening a reader on it fails with msg. */
 void tu_expect_opaque(const char *path, const char *msg);
+/* Opening path with o (NULL: defaults) fails with code and a message containing msg. */
+void tu_expect_open_error(const char *path, const posenc_read_opts *o, posenc_status code,
+                          const char *msg);
 
 /* ---- RoPE fixtures ---- */
 
