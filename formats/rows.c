@@ -1,0 +1,239 @@
+/* formats/rows.c: a Q/K dump read as head vectors, and the token positions of a dump (see
+ * rows.h). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rows.h"
+
+static const int layout_ndim[] = { 4, 4, 3, 3, 2 };
+
+posenc_status pe_rows_open(const char *spec, posenc_apply_layout layout, int assume_bf16,
+                           pe_rows **out, posenc_error *err)
+{
+    posenc_read_opts ro = { assume_bf16, POSENC_FMT_AUTO };
+    posenc_status st;
+    if ((unsigned)layout >= sizeof layout_ndim / sizeof *layout_ndim)
+        return posenc_seterr(err, POSENC_EINVAL, "invalid layout");
+    pe_rows *d = calloc(1, sizeof *d);
+    if (!d)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    d->spec = spec;
+    if ((st = posenc_reader_open(spec, &ro, &d->r, err)) != POSENC_OK)
+        goto fail;
+    d->info = *posenc_reader_info(d->r);
+    const posenc_array_info *a = &d->info;
+    if (!posenc_dtype_is_float(a->dtype)) {
+        st = posenc_seterr(err, POSENC_EINVAL, "'%s': dtype %s is not a float type", spec,
+                           posenc_dtype_name(a->dtype));
+        goto fail;
+    }
+    posenc_error e2 = { 0 };
+    if (posenc_apply_shape_of(layout, a->ndim, a->shape, &d->shape, &e2) != POSENC_OK) {
+        char sh[128];
+        if (a->ndim != layout_ndim[layout])
+            st = posenc_seterr(err, POSENC_EMISMATCH, "'%s': shape %s does not fit layout %s "
+                               "(%d dims)", spec, posenc_shape_str(a->ndim, a->shape, sh, sizeof sh),
+                               posenc_apply_layout_name(layout), layout_ndim[layout]);
+        else
+            st = posenc_seterr(err, e2.code, "'%s': %s", spec, e2.msg);
+        goto fail;
+    }
+    uint64_t nelem;
+    if ((st = posenc_shape_size(a->ndim, a->shape, a->dtype, &nelem, NULL, err)) != POSENC_OK)
+        goto fail;
+    if (d->shape.head_dim < 1 || nelem == 0) {
+        st = posenc_seterr(err, POSENC_EINVAL, "'%s': empty dump", spec);
+        goto fail;
+    }
+    d->total = nelem / (uint64_t)d->shape.head_dim;
+    d->cap = PE_ROWS_CHUNK / (size_t)d->shape.head_dim;
+    if (d->cap < 1)
+        d->cap = 1;
+    if ((uint64_t)d->cap > d->total)
+        d->cap = (size_t)d->total;
+    size_t n = d->cap * (size_t)d->shape.head_dim;
+    d->raw = malloc(n * posenc_dtype_size(a->dtype));
+    d->buf = malloc(n * sizeof(double));
+    if (!d->raw || !d->buf) {
+        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        goto fail;
+    }
+    *out = d;
+    return POSENC_OK;
+fail:
+    pe_rows_close(d);
+    return st;
+}
+
+const double *pe_rows_next(pe_rows *d, pe_row_at *at, posenc_error *err)
+{
+    size_t hd = (size_t)d->shape.head_dim;
+    if (d->next >= d->total) {
+        if (err)
+            err->code = POSENC_OK;
+        return NULL;
+    }
+    if (d->used == d->have) {
+        uint64_t left = d->total - d->next;
+        size_t n = left < (uint64_t)d->cap ? (size_t)left : d->cap;
+        if (posenc_reader_read(d->r, d->raw, (uint64_t)n * hd, err) != POSENC_OK)
+            return NULL;
+        posenc_dtype_convert(d->buf, POSENC_DT_F64, d->raw, d->info.dtype, n * hd);
+        d->have = n;
+        d->used = 0;
+    }
+    if (at)
+        *at = pe_rows_at(&d->shape, d->next);
+    d->next++;
+    return d->buf + (d->used++) * hd;
+}
+
+pe_row_at pe_rows_at(const posenc_apply_shape *s, uint64_t r)
+{
+    uint64_t S = (uint64_t)s->seq, H = (uint64_t)s->heads;
+    pe_row_at a = { 0, 0, 0 };
+    switch (s->layout) {
+    case POSENC_APPLY_BHSD:
+        a.seq = (int64_t)(r % S); a.head = (int64_t)(r / S % H); a.batch = (int64_t)(r / S / H);
+        break;
+    case POSENC_APPLY_BSHD:
+        a.head = (int64_t)(r % H); a.seq = (int64_t)(r / H % S); a.batch = (int64_t)(r / H / S);
+        break;
+    case POSENC_APPLY_SHD: a.head = (int64_t)(r % H); a.seq = (int64_t)(r / H); break;
+    case POSENC_APPLY_HSD: a.seq = (int64_t)(r % S); a.head = (int64_t)(r / S); break;
+    default: a.seq = (int64_t)r; break;
+    }
+    return a;
+}
+
+int pe_rows_same_shape(const pe_rows *a, const pe_rows *b)
+{
+    if (a->info.ndim != b->info.ndim)
+        return 0;
+    for (int i = 0; i < a->info.ndim; i++)
+        if (a->info.shape[i] != b->info.shape[i])
+            return 0;
+    return 1;
+}
+
+void pe_rows_close(pe_rows *d)
+{
+    if (!d)
+        return;
+    posenc_reader_close(d->r);
+    free(d->raw);
+    free(d->buf);
+    free(d);
+}
+
+/* ---- positions ---- */
+
+static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
+
+posenc_status pe_dump_positions_load(const pe_dump_positions_req *q, pe_dump_positions *out,
+                                     int *usage, posenc_error *err)
+{
+    char range[64];
+    memset(out, 0, sizeof *out);
+    out->apply.rows = 1;
+    out->apply.naxes = 1;
+    *usage = 1;
+    pe_positions_range_str(q->end, range, sizeof range);
+    if (!q->arg) {
+        if (q->offset < 0 || q->offset > q->end - q->seq)
+            return posenc_seterr(err, POSENC_ERANGE, "--offset: positions %" PRId64 " to %"
+                                 PRId64 " are outside %s", q->offset, q->offset + q->seq - 1,
+                                 range);
+        out->apply.offset = q->offset;
+        out->min = out->first = q->offset;
+        out->max = out->last = q->seq ? q->offset + q->seq - 1 : q->offset;
+        return POSENC_OK;
+    }
+    pe_positions *pp = NULL;
+    posenc_status st;
+    if (pe_positions_is_file(q->arg)) {
+        *usage = 0;
+        st = pe_positions_read(q->arg, q->end, PE_POSITIONS_FILE_MAX, &pp, err);
+    } else {
+        st = pe_positions_parse(q->arg, q->end, UINT64_MAX, &pp, err);
+        if (st == POSENC_EINVAL || st == POSENC_ERANGE)
+            posenc_error_prefix(err, st, "--positions: ");
+        else
+            *usage = 0;
+    }
+    if (st != POSENC_OK)
+        return st;
+    const int64_t *sh = pp->shape;
+    int nd = pp->ndim, ok = 0;
+    if (pp->count != (uint64_t)q->seq && (!pp->from_file || nd == 1)) {
+        uint64_t n = pp->count;
+        *usage = !pp->from_file;
+        if (pp->from_file)
+            posenc_seterr(err, POSENC_EMISMATCH, "'%s': %" PRIu64 " position%s for a sequence "
+                          "of %" PRId64 " token%s", q->arg, n, plural(n), q->seq,
+                          plural((uint64_t)q->seq));
+        else
+            posenc_seterr(err, POSENC_ERANGE, "--positions: %" PRIu64 " position%s for a "
+                          "sequence of %" PRId64 " token%s", n, plural(n), q->seq,
+                          plural((uint64_t)q->seq));
+        pe_positions_free(pp);
+        return err ? err->code : POSENC_EMISMATCH;
+    }
+    *usage = 0;
+    if (nd == 1 && sh[0] == q->seq) {
+        ok = 1;
+    } else if (nd == 2 && q->mrope && sh[0] == 3 && sh[1] == q->seq) {
+        out->apply.naxes = 3;
+        ok = 1;
+    } else if (nd == 2 && sh[1] == q->seq && (sh[0] == q->batch || sh[0] == 1)) {
+        out->apply.rows = sh[0];
+        ok = 1;
+    } else if (nd == 3 && q->mrope && sh[0] == 3 && sh[2] == q->seq &&
+               (sh[1] == q->batch || sh[1] == 1)) {
+        out->apply.naxes = 3;
+        out->apply.rows = sh[1];
+        ok = 1;
+    }
+    if (!ok) {
+        char buf[160];
+        posenc_shape_str(nd, sh, buf, sizeof buf);
+        if (!q->mrope && nd >= 2 && sh[0] == 3 && sh[nd - 1] == q->seq)
+            posenc_seterr(err, POSENC_EINVAL, "'%s': 3-axis (t, h, w) positions need a "
+                          "multimodal (mrope) RoPE config", q->arg);
+        else
+            posenc_seterr(err, POSENC_EMISMATCH, "'%s': positions of shape %s do not fit batch %"
+                          PRId64 " and seq %" PRId64 " (expected [seq], [batch, seq]%s)", q->arg,
+                          buf, q->batch, q->seq, q->mrope ? ", [3, seq] or [3, batch, seq]" : "");
+        pe_positions_free(pp);
+        return err ? err->code : POSENC_EMISMATCH;
+    }
+    if ((st = pe_positions_values(pp, &out->apply.values, err)) != POSENC_OK) {
+        pe_positions_free(pp);
+        return st;
+    }
+    out->list = pp;
+    out->min = pp->min;
+    out->max = pp->max;
+    out->first = out->apply.values[0];
+    out->last = out->apply.values[q->seq - 1];
+    return POSENC_OK;
+}
+
+int64_t pe_dump_position(const pe_dump_positions *p, int64_t seq, int64_t b, int64_t s)
+{
+    if (!p->apply.values)
+        return p->apply.offset + s;
+    int64_t r = p->apply.rows > 1 ? b : 0;
+    return p->apply.values[r * seq + s];
+}
+
+void pe_dump_positions_free(pe_dump_positions *p)
+{
+    if (!p)
+        return;
+    pe_positions_free(p->list);
+    memset(p, 0, sizeof *p);
+    p->apply.rows = 1;
+    p->apply.naxes = 1;
+}

@@ -1,0 +1,105 @@
+/* formats/rows.h: a Q/K dump read as head vectors, and the token positions of a dump.
+ *
+ * The one dump reader of apply and verify. A dump is one float array (FILE, FILE:MEMBER or "-")
+ * in a layout of posenc/apply.h (bhsd, bshd, shd, hsd, sd); its shape is read through
+ * posenc_apply_shape_of, so batch, heads, seq and head_dim mean the same in every command.
+ * pe_rows_next streams its head vectors in file order, converted to double, in bounded memory
+ * (PE_ROWS_CHUNK elements are read at a time), each with its (batch, head, seq index).
+ *
+ * pe_dump_positions resolves --positions / --offset for a dump once, with the same rules,
+ * messages and exit classes in every command: a list is counted against seq before it is
+ * expanded; a file may hold [seq] or [batch, seq] and, for multimodal RoPE, [3, seq] or
+ * [3, batch, seq] (t, h, w).
+ *
+ * Internal (pe_ prefix); messages name the file and never print: the commands do. */
+#ifndef PE_ROWS_H
+#define PE_ROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "positions.h"
+#include "posenc/apply.h"
+#include "posenc/io.h"
+
+/* Elements read from a dump at a time (2 MiB as double). */
+#define PE_ROWS_CHUNK ((size_t)1 << 18)
+
+/* Where a head vector sits in its dump. */
+typedef struct pe_row_at {
+    int64_t batch, head, seq;
+} pe_row_at;
+
+/* The fields above the line are the summary callers read; the rest is private. */
+typedef struct pe_rows {
+    const char *spec;            /* borrowed from pe_rows_open's caller */
+    posenc_array_info info;      /* the stored array: dtype, ndim, shape */
+    posenc_apply_shape shape;    /* batch, heads, seq, head_dim through the layout */
+    uint64_t total;              /* head vectors: batch * heads * seq (>= 1) */
+    uint64_t next;               /* index of the row pe_rows_next returns next */
+    /* ---- */
+    posenc_reader *r;
+    unsigned char *raw;
+    double *buf;
+    size_t cap, have, used;      /* rows buf holds at most / holds now / has handed out */
+} pe_rows;
+
+/* Open spec as a dump in layout. Refused, with one message naming spec: an unreadable file, a
+ * dtype that is not a float type ("'q.npy': dtype i32 is not a float type"), a shape that does
+ * not fit the layout ("'q.npy': shape (2, 3) does not fit layout bhsd (4 dims)"), an empty dump
+ * ("'q.npy': empty dump"). assume_bf16 reads NPY '<V2' arrays as bfloat16. Caller frees *out
+ * with pe_rows_close. */
+posenc_status pe_rows_open(const char *spec, posenc_apply_layout layout, int assume_bf16,
+                           pe_rows **out, posenc_error *err);
+
+/* The next head vector (shape.head_dim doubles, borrowed until the next call) and, when at is
+ * not NULL, its coordinates. NULL with err set when the file ends early or cannot be read, and
+ * NULL with err->code POSENC_OK after the last row. */
+const double *pe_rows_next(pe_rows *d, pe_row_at *at, posenc_error *err);
+
+/* Coordinates of head vector r (r < total) of a dump of shape s. */
+pe_row_at pe_rows_at(const posenc_apply_shape *s, uint64_t r);
+
+/* 1 when a and b hold arrays of the same shape. */
+int pe_rows_same_shape(const pe_rows *a, const pe_rows *b);
+
+void pe_rows_close(pe_rows *d); /* NULL is fine */
+
+/* ---- positions ---- */
+
+/* What a command asks: --positions (arg, or NULL) or --offset, the bound every position must
+ * lie below, whether 3-axis positions are allowed (an mrope config), and the dump's batch and
+ * seq. */
+typedef struct pe_dump_positions_req {
+    const char *arg;     /* --positions: a list or a file (pe_positions_is_file); NULL: offset */
+    int64_t offset;      /* token s at offset + s when arg is NULL */
+    int64_t end;         /* positions lie in [0, end); end a power of two for the messages */
+    int mrope;           /* 3-axis (t, h, w) files allowed */
+    int64_t batch, seq;  /* of the dump */
+} pe_dump_positions_req;
+
+/* The resolved positions. apply points at them (values borrowed from list, or NULL for
+ * offset + s); min and max over every axis and row; first and last of axis 0, row 0. */
+typedef struct pe_dump_positions {
+    posenc_apply_positions apply;
+    int64_t min, max, first, last;
+    /* ---- */
+    pe_positions *list;
+} pe_dump_positions;
+
+/* Resolve req into *out. On failure err names what is wrong and *usage tells its class: 1 for a
+ * mistake on the command line (a malformed list, a position outside [0, end), a list of another
+ * length than seq, --offset + seq past end; exit 2), 0 for one in a file (unreadable, wrong
+ * count or shape, 3-axis positions without mrope; exit 3). Messages: "--positions: 3 positions
+ * for a sequence of 4 tokens", "'p5.npy': 5 positions for a sequence of 4 tokens", "'p.npy':
+ * positions of shape (2, 3) do not fit batch 1 and seq 4 (expected [seq], [batch, seq])". Free
+ * with pe_dump_positions_free. */
+posenc_status pe_dump_positions_load(const pe_dump_positions_req *req, pe_dump_positions *out,
+                                     int *usage, posenc_error *err);
+
+/* Position of token s (s < seq) of batch entry b, axis 0 (t for 3-axis positions). */
+int64_t pe_dump_position(const pe_dump_positions *p, int64_t seq, int64_t b, int64_t s);
+
+void pe_dump_positions_free(pe_dump_positions *p); /* NULL and a zeroed struct are fine */
+
+#endif
