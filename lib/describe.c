@@ -1,0 +1,451 @@
+/* lib/describe.c: the field table (describe.def) and the values of one description of a resolved
+ * model: what gen's metadata, info's text and JSON and verify's report all say about it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "describe.h"
+#include "posenc/bias.h"
+
+static const pe_dfield_def fields[PE_DF_COUNT] = {
+#define I PE_DV_INFO
+#define M PE_DV_META
+#define R PE_DV_REPORT
+#define X(id, key_, label_, kind_, parent_, views_) \
+    [PE_DF_##id] = { key_, label_, PE_DK_##kind_, PE_DF_##parent_, views_ },
+#include "describe.def"
+#undef X
+#undef I
+#undef M
+#undef R
+};
+
+struct pe_desc {
+    pe_dval val[PE_DF_COUNT];
+    int oom;
+};
+
+const pe_dfield_def *pe_describe_def(pe_dfield f)
+{
+    return (unsigned)f < PE_DF_COUNT ? &fields[f] : NULL;
+}
+
+pe_dfield pe_describe_find(const char *key, pe_dfield parent, unsigned view)
+{
+    for (int f = 0; f < PE_DF_COUNT; f++)
+        if (fields[f].parent == parent && (fields[f].views & view) && strcmp(fields[f].key, key) == 0)
+            return (pe_dfield)f;
+    return PE_DF_COUNT;
+}
+
+pe_desc *pe_describe_new(void)
+{
+    return calloc(1, sizeof(pe_desc));
+}
+
+static void clear(pe_dval *v)
+{
+    free((char *)v->s);
+    free(v->v);
+    for (size_t i = 0; v->sv && i < v->n; i++)
+        free(v->sv[i]);
+    free(v->sv);
+    memset(v, 0, sizeof *v);
+}
+
+void pe_describe_free(pe_desc *d)
+{
+    if (!d)
+        return;
+    for (int f = 0; f < PE_DF_COUNT; f++)
+        clear(&d->val[f]);
+    free(d);
+}
+
+int pe_describe_oom(const pe_desc *d)
+{
+    return !d || d->oom;
+}
+
+const pe_dval *pe_describe_get(const pe_desc *d, pe_dfield f)
+{
+    return d && (unsigned)f < PE_DF_COUNT && d->val[f].set ? &d->val[f] : NULL;
+}
+
+/* The slot of f, cleared, of kind k (NULL for a wrong kind: a caller's mistake, recorded as a
+ * failure so that it cannot go unnoticed); its group is marked set. */
+static pe_dval *slot(pe_desc *d, pe_dfield f, pe_dkind k)
+{
+    if (!d || (unsigned)f >= PE_DF_COUNT || fields[f].kind != k) {
+        if (d)
+            d->oom = 1;
+        return NULL;
+    }
+    pe_dval *v = &d->val[f];
+    clear(v);
+    v->set = 1;
+    if (fields[f].parent != PE_DF_NONE)
+        d->val[fields[f].parent].set = 1;
+    return v;
+}
+
+void pe_describe_str(pe_desc *d, pe_dfield f, const char *s)
+{
+    pe_dval *v = slot(d, f, PE_DK_STR);
+    if (v && s && !(v->s = strdup(s)))
+        d->oom = 1;
+}
+
+void pe_describe_num(pe_desc *d, pe_dfield f, double x, const char *fmt)
+{
+    pe_dval *v = slot(d, f, PE_DK_NUM);
+    if (v) {
+        v->d = x;
+        v->fmt = fmt;
+    }
+}
+
+void pe_describe_int(pe_desc *d, pe_dfield f, int64_t x)
+{
+    pe_dval *v = slot(d, f, PE_DK_INT);
+    if (v)
+        v->i = x;
+}
+
+void pe_describe_bool(pe_desc *d, pe_dfield f, int x)
+{
+    pe_dval *v = slot(d, f, PE_DK_BOOL);
+    if (v)
+        v->i = x != 0;
+}
+
+void pe_describe_nums(pe_desc *d, pe_dfield f, const double *x, size_t n, const char *fmt)
+{
+    pe_dval *v = slot(d, f, PE_DK_NUMS);
+    if (!v)
+        return;
+    v->fmt = fmt;
+    if (n == 0)
+        return;
+    if (!(v->v = malloc(n * sizeof *v->v))) {
+        d->oom = 1;
+        return;
+    }
+    memcpy(v->v, x, n * sizeof *x);
+    v->n = n;
+}
+
+void pe_describe_strs_add(pe_desc *d, pe_dfield f, const char *s)
+{
+    if (!d || (unsigned)f >= PE_DF_COUNT || fields[f].kind != PE_DK_STRS) {
+        if (d)
+            d->oom = 1;
+        return;
+    }
+    pe_dval *v = &d->val[f];
+    v->set = 1;
+    char **sv = realloc(v->sv, (v->n + 1) * sizeof *sv);
+    char *c = strdup(s ? s : "");
+    if (!sv || !c) {
+        free(c);
+        if (sv)
+            v->sv = sv;
+        d->oom = 1;
+        return;
+    }
+    v->sv = sv;
+    v->sv[v->n++] = c;
+}
+
+void pe_describe_info_fmt(pe_desc *d, pe_dfield f, const char *fmt)
+{
+    if (d && (unsigned)f < PE_DF_COUNT)
+        d->val[f].info_fmt = fmt;
+}
+
+/* ---- the model ---- */
+
+void pe_describe_model(pe_desc *d, const posenc_model *m)
+{
+    posenc_encoding e = posenc_model_encoding(m);
+    pe_describe_str(d, PE_DF_MODEL_TYPE, posenc_model_type(m));
+    pe_describe_str(d, PE_DF_FAMILY, posenc_model_family(m));
+    pe_describe_str(d, PE_DF_ENCODING, posenc_encoding_name(e));
+    if (posenc_model_warning(m))
+        pe_describe_str(d, PE_DF_WARNING, posenc_model_warning(m));
+    if (e != POSENC_ENC_ROPE)
+        return;
+    if (posenc_model_layer_count(m) > 0)
+        pe_describe_int(d, PE_DF_NUM_LAYERS, posenc_model_layer_count(m));
+    const int64_t *nope;
+    size_t nn = posenc_model_nope_layers(m, &nope);
+    double *v = nn ? malloc(nn * sizeof *v) : NULL;
+    if (nn && !v) {
+        d->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < nn; i++)
+        v[i] = (double)nope[i];
+    pe_describe_nums(d, PE_DF_NOPE_LAYERS, v, nn, NULL);
+    free(v);
+}
+
+void pe_describe_model_notes(pe_desc *d, const posenc_model *m)
+{
+    if (!d)
+        return;
+    d->val[PE_DF_NOTES].set = 1; /* an empty list is still a list */
+    for (size_t i = 0; i < posenc_model_note_count(m); i++)
+        pe_describe_strs_add(d, PE_DF_NOTES, posenc_model_note(m, i));
+}
+
+/* ---- one RoPE parameter set ---- */
+
+static void describe_vllm(pe_desc *d, const posenc_vllm_info *v)
+{
+    pe_describe_str(d, PE_DF_VLLM_CLASS, v->cls);
+    pe_describe_str(d, PE_DF_VLLM_SOURCE, v->source);
+    pe_describe_int(d, PE_DF_VLLM_MAX_MODEL_LEN, v->max_model_len);
+    pe_describe_int(d, PE_DF_VLLM_CACHE_LEN, v->cache_len);
+    pe_describe_int(d, PE_DF_VLLM_CACHE_ROWS, v->cache_rows);
+    pe_describe_int(d, PE_DF_VLLM_CACHE_OFFSET, v->cache_offset);
+    pe_describe_num(d, PE_DF_VLLM_BASE, v->base, NULL);
+    pe_describe_num(d, PE_DF_VLLM_MSCALE, v->mscale, NULL);
+    pe_describe_bool(d, PE_DF_VLLM_LONG_FACTORS_USED, v->long_factors);
+    pe_describe_bool(d, PE_DF_VLLM_LEGACY_LONG_FACTORS, v->long_factors);
+    pe_describe_bool(d, PE_DF_VLLM_TRUNCATE, v->truncate);
+    if (v->note[0])
+        pe_describe_str(d, PE_DF_VLLM_NOTE, v->note);
+    pe_describe_str(d, PE_DF_LEGACY_VLLM_CLASS, v->cls);
+    pe_describe_str(d, PE_DF_LEGACY_VLLM_SOURCE, v->source);
+    pe_describe_int(d, PE_DF_LEGACY_MAX_MODEL_LEN, v->max_model_len);
+    pe_describe_int(d, PE_DF_LEGACY_VLLM_CACHE_LEN, v->cache_len);
+    pe_describe_int(d, PE_DF_LEGACY_VLLM_CACHE_ROWS, v->cache_rows);
+    pe_describe_int(d, PE_DF_LEGACY_VLLM_CACHE_OFFSET, v->cache_offset);
+    pe_describe_num(d, PE_DF_LEGACY_VLLM_BASE, v->base, NULL);
+    pe_describe_num(d, PE_DF_LEGACY_VLLM_MSCALE, v->mscale, NULL);
+}
+
+const char *pe_describe_ggml_note(const posenc_rope_params *p)
+{
+    if (p->ggml.mode == POSENC_GGML_ROPE_NORM && p->style == POSENC_STYLE_NEOX)
+        return "ggml: llama.cpp's CPU numerics (portable build, no FMA) from the GGUF keys "
+               "convert_hf_to_gguf.py writes for this config; llama.cpp rotates interleaved "
+               "pairs of the converter's permuted Q/K, which in transformers' layout are the neox "
+               "pairs posenc rotates";
+    return "ggml: llama.cpp's CPU numerics (portable build, no FMA) from the GGUF keys "
+           "convert_hf_to_gguf.py writes for this config";
+}
+
+/* llama.cpp's ggml_rope_ext arguments: the floats as ggml holds them (%.9g reads back as the
+ * same float). */
+static void describe_ggml(pe_desc *d, const posenc_rope_params *p)
+{
+    const posenc_ggml_rope *g = &p->ggml;
+    pe_describe_str(d, PE_DF_GGML_MODE, posenc_ggml_mode_name(g->mode));
+    pe_describe_int(d, PE_DF_GGML_N_DIMS, g->n_dims);
+    pe_describe_int(d, PE_DF_GGML_HEAD_DIM, g->head_dim);
+    pe_describe_int(d, PE_DF_GGML_N_CTX_ORIG, g->n_ctx_orig);
+    pe_describe_num(d, PE_DF_GGML_FREQ_BASE, (double)g->freq_base, "%.9g");
+    pe_describe_num(d, PE_DF_GGML_FREQ_SCALE, (double)g->freq_scale, "%.9g");
+    pe_describe_num(d, PE_DF_GGML_EXT_FACTOR, (double)g->ext_factor, "%.9g");
+    pe_describe_num(d, PE_DF_GGML_ATTN_FACTOR, (double)g->attn_factor, "%.9g");
+    pe_describe_num(d, PE_DF_GGML_BETA_FAST, (double)g->beta_fast, "%.9g");
+    pe_describe_num(d, PE_DF_GGML_BETA_SLOW, (double)g->beta_slow, "%.9g");
+    pe_describe_num(d, PE_DF_GGML_MSCALE, posenc_ggml_rope_mscale(g), "%.9g");
+    double s[4], ff[POSENC_MAX_FREQ];
+    for (int i = 0; i < 4; i++)
+        s[i] = g->sections[i];
+    pe_describe_nums(d, PE_DF_GGML_SECTIONS, s, 4, NULL);
+    int nf = g->n_freq_factors < 0 ? 0 : g->n_freq_factors > POSENC_MAX_FREQ ? POSENC_MAX_FREQ
+                                                                          : g->n_freq_factors;
+    for (int i = 0; i < nf; i++)
+        ff[i] = (double)g->freq_factors[i];
+    pe_describe_nums(d, PE_DF_GGML_FREQ_FACTORS, ff, (size_t)nf, "%.9g");
+    pe_describe_num(d, PE_DF_GGML_KQ_SCALE, g->kq_scale, NULL);
+    pe_describe_str(d, PE_DF_GGML_NOTE, pe_describe_ggml_note(p));
+}
+
+void pe_describe_rope(pe_desc *d, const posenc_rope_config *c, const posenc_rope_params *p,
+                      const posenc_vllm_info *vi, posenc_precision prec, int64_t seq_len)
+{
+    pe_describe_str(d, PE_DF_ROPE_TYPE, posenc_rope_type_name(c->type));
+    pe_describe_num(d, PE_DF_THETA, c->theta, NULL);
+    pe_describe_str(d, PE_DF_THETA_SOURCE, c->theta_source);
+    if (p)
+        pe_describe_num(d, PE_DF_THETA_USED, p->theta_used, NULL);
+    pe_describe_int(d, PE_DF_HEAD_DIM, c->head_dim);
+    pe_describe_int(d, PE_DF_ROTARY_DIM, c->rotary_dim);
+    pe_describe_num(d, PE_DF_PARTIAL_ROTARY_FACTOR, c->partial_rotary_factor, NULL);
+    pe_describe_int(d, PE_DF_EXPONENT_DIM, c->exponent_dim);
+    pe_describe_str(d, PE_DF_STYLE, posenc_style_name(c->style));
+    pe_describe_str(d, PE_DF_PAIRING, posenc_pairing_name(c->pairing));
+    pe_describe_int(d, PE_DF_MAX_POSITION_EMBEDDINGS, c->max_position_embeddings);
+    pe_describe_int(d, PE_DF_ORIGINAL_MAX_POSITION_EMBEDDINGS, c->original_max_position_embeddings);
+    pe_describe_num(d, PE_DF_FACTOR, c->factor, NULL);
+    if (c->type == POSENC_ROPE_LLAMA3) {
+        pe_describe_num(d, PE_DF_LOW_FREQ_FACTOR, c->low_freq_factor, NULL);
+        pe_describe_num(d, PE_DF_HIGH_FREQ_FACTOR, c->high_freq_factor, NULL);
+    }
+    if (c->type == POSENC_ROPE_YARN) {
+        pe_describe_num(d, PE_DF_BETA_FAST, c->beta_fast, NULL);
+        pe_describe_num(d, PE_DF_BETA_SLOW, c->beta_slow, NULL);
+        pe_describe_bool(d, PE_DF_TRUNCATE, c->truncate);
+        pe_describe_num(d, PE_DF_MSCALE, c->mscale, NULL);
+        pe_describe_num(d, PE_DF_MSCALE_ALL_DIM, c->mscale_all_dim, NULL);
+    }
+    if (c->has_attention_factor)
+        pe_describe_num(d, PE_DF_ATTENTION_FACTOR, c->attention_factor, NULL);
+    if (c->type == POSENC_ROPE_LONGROPE) {
+        pe_describe_nums(d, PE_DF_SHORT_FACTOR, c->short_factor, (size_t)c->n_short_factor, NULL);
+        pe_describe_nums(d, PE_DF_LONG_FACTOR, c->long_factor, (size_t)c->n_long_factor, NULL);
+        if (p) {
+            pe_describe_bool(d, PE_DF_LONG_FACTORS_USED, p->long_factors);
+            pe_describe_bool(d, PE_DF_LEGACY_LONG_FACTOR_USED, p->long_factors);
+            pe_describe_str(d, PE_DF_LEGACY_LONGROPE_FACTORS, p->long_factors ? "long" : "short");
+        }
+    }
+    if (c->n_mrope_section > 0) {
+        double s[4];
+        int n = c->n_mrope_section < 4 ? c->n_mrope_section : 4;
+        for (int i = 0; i < n; i++)
+            s[i] = c->mrope_section[i];
+        pe_describe_nums(d, PE_DF_MROPE_SECTION, s, (size_t)n, NULL);
+        pe_describe_bool(d, PE_DF_MROPE_INTERLEAVED, c->mrope_interleaved);
+    }
+    if (!p)
+        return;
+    /* the values of the precision: info prints float32 values with 9 digits, exact with 17 */
+    const char *ifmt = prec != POSENC_PREC_EXACT ? "%.9g" : "%.17g";
+    int ggml = prec == POSENC_PREC_GGML && p->has_ggml;
+    int n = p->n_freq < 0 ? 0 : p->n_freq > POSENC_MAX_FREQ ? POSENC_MAX_FREQ : p->n_freq;
+    double inv[POSENC_MAX_FREQ], att;
+    if (ggml) {
+        const int64_t one[3] = { 1, 1, 1 };
+        posenc_ggml_rope_angles(&p->ggml, one, inv);
+        att = posenc_ggml_rope_mscale(&p->ggml);
+    } else {
+        for (int i = 0; i < n; i++)
+            inv[i] = prec != POSENC_PREC_EXACT ? (double)p->inv_freq_f32[i]
+                                               : p->inv_hi[i] + p->inv_lo[i];
+        att = prec != POSENC_PREC_EXACT ? (double)p->attention_scaling_f32 : p->attention_scaling;
+    }
+    pe_describe_num(d, PE_DF_ATTENTION_SCALING, att, NULL);
+    pe_describe_info_fmt(d, PE_DF_ATTENTION_SCALING, ifmt);
+    if (prec == POSENC_PREC_VLLM && vi)
+        describe_vllm(d, vi);
+    if (ggml)
+        describe_ggml(d, p);
+    pe_describe_num(d, PE_DF_SOFTMAX_SCALE, p->softmax_scale, NULL);
+    pe_describe_int(d, PE_DF_SEQ_LEN, seq_len);
+    pe_describe_str(d, PE_DF_PRECISION, posenc_precision_name(prec));
+    pe_describe_int(d, PE_DF_N_FREQ, n);
+    pe_describe_nums(d, PE_DF_INV_FREQ, inv, (size_t)n, ifmt);
+}
+
+void pe_describe_rope_notes(pe_desc *d, const posenc_rope_config *c, const posenc_rope_params *p,
+                            const posenc_vllm_info *vi, posenc_precision prec, int64_t seq_len,
+                            const char *extra)
+{
+    char t[256] = "";
+    if (prec == POSENC_PREC_VLLM && vi) {
+        if (c->type == POSENC_ROPE_LONGROPE)
+            snprintf(t, sizeof t, "vllm: %s factors for every position (max_model_len %lld"
+                     " %s original_max_position_embeddings %lld)",
+                     vi->long_factors ? "long" : "short", (long long)vi->max_model_len,
+                     vi->long_factors ? ">" : "<=", (long long)c->original_max_position_embeddings);
+        else if (c->type == POSENC_ROPE_DYNAMIC)
+            snprintf(t, sizeof t, "vllm: dynamic NTK base fixed at load: %.17g", vi->base);
+    } else if (c->type == POSENC_ROPE_DYNAMIC) {
+        snprintf(t, sizeof t, "dynamic: base for seq_len %lld (scaled only past "
+                 "max_position_embeddings %lld)", (long long)seq_len,
+                 (long long)c->max_position_embeddings);
+    } else if (c->type == POSENC_ROPE_LONGROPE) {
+        snprintf(t, sizeof t, "longrope: %s factors for seq_len %lld (long only past "
+                 "original_max_position_embeddings %lld)", p->long_factors ? "long" : "short",
+                 (long long)seq_len, (long long)c->original_max_position_embeddings);
+    }
+    if (t[0])
+        pe_describe_strs_add(d, PE_DF_NOTES, t);
+    if (vi && vi->note[0])
+        pe_describe_strs_add(d, PE_DF_NOTES, vi->note);
+    if (extra)
+        pe_describe_strs_add(d, PE_DF_NOTES, extra);
+    switch (prec) {
+    case POSENC_PREC_EXACT:
+        pe_describe_strs_add(d, PE_DF_NOTES, "exact: correctly rounded values of the real-number "
+                             "formula; transformers' float32 tables drift from them by up to "
+                             "~1e-2 at large positions");
+        break;
+    case POSENC_PREC_VLLM:
+        pe_describe_strs_add(d, PE_DF_NOTES, "vllm: the float32 cos_sin_cache vLLM's class builds "
+                             "at load, with correctly rounded pow/cos/sin where torch's are "
+                             "faithful; cast to the model dtype with --dtype");
+        break;
+    case POSENC_PREC_GGML:
+        pe_describe_strs_add(d, PE_DF_NOTES, pe_describe_ggml_note(p));
+        pe_describe_strs_add(d, PE_DF_NOTES, "ggml: inv_freq holds ggml's float32 angle at "
+                             "position 1 (ggml accumulates each angle from the position, so the "
+                             "angle at p is not p times it)");
+        break;
+    default:
+        pe_describe_strs_add(d, PE_DF_NOTES, "hf: transformers' float32 pipeline step by step "
+                             "with correctly rounded pow/cos/sin; torch's vectorised pow can "
+                             "differ by 1 ulp of inv_freq, moving cos/sin by up to position * "
+                             "ulp(inv_freq)");
+        break;
+    }
+}
+
+/* ---- the other encodings ---- */
+
+posenc_status pe_describe_bias(pe_desc *d, const posenc_model *m, posenc_error *err)
+{
+    const posenc_bias_config *b = posenc_model_bias(m);
+    posenc_encoding e = posenc_model_encoding(m);
+    switch (e) {
+    case POSENC_ENC_ALIBI: {
+        double *s = malloc((size_t)(b->heads > 0 ? b->heads : 1) * sizeof *s);
+        if (!s)
+            return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        posenc_status st = posenc_alibi_slopes(b->alibi_kind, b->heads, b->alibi_bias_max, s, err);
+        if (st != POSENC_OK) {
+            free(s);
+            return st;
+        }
+        pe_describe_str(d, PE_DF_VARIANT, posenc_alibi_kind_name(b->alibi_kind));
+        pe_describe_str(d, PE_DF_LEGACY_ALIBI_KIND, posenc_alibi_kind_name(b->alibi_kind));
+        pe_describe_num(d, PE_DF_ALIBI_BIAS_MAX, b->alibi_bias_max, NULL);
+        pe_describe_nums(d, PE_DF_SLOPES, s, (size_t)(b->heads > 0 ? b->heads : 0), NULL);
+        free(s);
+        break;
+    }
+    case POSENC_ENC_T5:
+        pe_describe_int(d, PE_DF_NUM_BUCKETS, b->num_buckets);
+        pe_describe_int(d, PE_DF_MAX_DISTANCE, b->max_distance);
+        pe_describe_bool(d, PE_DF_IS_DECODER, b->is_decoder);
+        break;
+    case POSENC_ENC_LEARNED:
+        pe_describe_str(d, PE_DF_TENSOR, b->learned_tensor);
+        pe_describe_int(d, PE_DF_ROW_OFFSET, b->position_offset);
+        break;
+    case POSENC_ENC_SINUSOIDAL:
+        pe_describe_str(d, PE_DF_VARIANT, posenc_sinusoidal_variant_name(b->sinusoidal_variant));
+        pe_describe_int(d, PE_DF_ROW_OFFSET, b->position_offset);
+        break;
+    case POSENC_ENC_SHAW:
+        pe_describe_int(d, PE_DF_MAX_RELATIVE_POSITION, b->max_relative_position);
+        pe_describe_str(d, PE_DF_VARIANT, b->shaw_query_minus_key ? "bert" : "shaw");
+        break;
+    default:
+        break;
+    }
+    pe_describe_int(d, PE_DF_HEADS, b->heads);
+    if (e != POSENC_ENC_T5)
+        pe_describe_int(d, PE_DF_MAX_POSITIONS, b->max_positions);
+    pe_describe_int(d, PE_DF_D_MODEL, b->d_model);
+    pe_describe_int(d, PE_DF_HEAD_DIM, b->head_dim);
+    if (b->padding_idx >= 0)
+        pe_describe_int(d, PE_DF_PADDING_IDX, b->padding_idx);
+    return POSENC_OK;
+}
