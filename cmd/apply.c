@@ -4,7 +4,6 @@
  * lib/apply.c, written through the formats layer: temporary file + rename on commit). One dump,
  * a Q/K pair, or every q/k pair of a multi-layer container (formats/pairs.c) in one run. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -13,58 +12,13 @@
 
 #include "common.h"
 #include "applyrun.h"
+#include "opts.h"
 #include "pairs.h"
 #include "posenc/apply.h"
 #include "posenc/vllm.h"
 
 #define CMD "apply"
 #define POS_END (INT64_C(1) << 31)           /* positions lie in [0, 2^31) */
-
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: posenc apply Q K --config FILE [-o OUT] [options]\n"
-            "   or: posenc apply X --config FILE [-o OUT] [options]\n"
-            "   or: posenc apply DUMPS --config FILE [-o OUT] [--pairs GLOB] [options]\n"
-            "\n"
-            "Rotate query/key dumps (any readable format; '-' = NPY on stdin) by RoPE as the\n"
-            "model does. OUT: .npz, .h5 or .safetensors holding q and k, a directory receiving\n"
-            "q.npy and k.npy, or '-' (one tensor as NPY on stdout). Without -o each input X.EXT\n"
-            "is written to X.rope.EXT beside it. DUMPS, a container of several arrays, has\n"
-            "every q/k pair (members whose last component is q/k, query/key, q_proj/k_proj or\n"
-            "query_states/key_states, grouped by the rest of the path) rotated into one OUT\n"
-            "that keeps the member names; a layer index in the group (layer0, layers.12)\n"
-            "picks the layer's RoPE parameters from the config's layer_types, and a layer\n"
-            "without RoPE is copied unchanged.\n"
-            "\n"
-            "options:\n"
-            "  -c, --config FILE       model config.json (required)\n"
-            "  -o, --output OUT        output file, directory or '-'\n"
-            "      --format FMT        output format: npy, npz, dir, hdf5, safetensors\n"
-            "      --layout L          bhsd (default), bshd, shd, hsd, sd\n"
-            "      --style S           neox or gptj (default: from the config)\n"
-            "      --precision P       exact (default), hf (transformers' float32 tables;\n"
-            "                          f16/bf16 arithmetic rounded as torch does), vllm\n"
-            "                          (vLLM's cos_sin_cache, cast to an f16/bf16 dump's dtype\n"
-            "                          and rotated in it, as forward_native does) or ggml\n"
-            "                          (llama.cpp's CPU tables and float32 rotation)\n"
-            "      --max-model-len N   vllm: the runtime's max_model_len (LongRoPE's factors;\n"
-            "                          default: max_position_embeddings)\n"
-            "      --layer-type NAME   RoPE parameters of this layer type\n"
-            "      --family NAME       resolve the config as this model family (posenc info --models)\n"
-            "      --seq-len N         sequence length for dynamic/longrope selection\n"
-            "                          (default: largest position + 1)\n"
-            "      --offset N          token s is at position N + s (default 0)\n"
-            "      --positions P       positions: a list like 0-15,100 or a file of integers\n"
-            "                          shaped [seq], [batch, seq], [3, seq] or [3, batch, seq]\n"
-            "      --inverse           rotate by -position (undo a rotation)\n"
-            "      --dtype T           output dtype f16, bf16, f32, f64 (default: input's)\n"
-            "      --assume-bf16       read NPY '<V2' arrays as bfloat16\n"
-            "      --force             write more than 4 GiB of output\n"
-            "      --pairs GLOB        only the pairs whose group matches GLOB ('layer[0-3]')\n"
-            "  -q, --quiet             no progress line on a terminal\n"
-            "  -h, --help              show this help\n");
-}
 
 /* ---- names and paths ---- */
 
@@ -505,51 +459,63 @@ out:
 
 /* ---- the command ---- */
 
-enum {
-    OPT_FORMAT = 256,
-    OPT_LAYOUT,
-    OPT_STYLE,
-    OPT_PRECISION,
-    OPT_LAYER_TYPE,
-    OPT_FAMILY,
-    OPT_SEQ_LEN,
-    OPT_OFFSET,
-    OPT_POSITIONS,
-    OPT_INVERSE,
-    OPT_DTYPE,
-    OPT_ASSUME_BF16,
-    OPT_FORCE,
-    OPT_MAX_MODEL_LEN,
-    OPT_PAIRS
+enum { OPT_INVERSE = 256 };
+
+static const struct cmd_opt apply_opts[] = {
+    CMD_OPT_GROUP("options:"),
+    { .id = CMD_O_CONFIG },
+    { .id = CMD_O_OUTPUT },
+    { .id = CMD_O_FORMAT, .arg = "FMT",
+      .help = "output format: npy, npz, dir, hdf5, safetensors" },
+    { .id = CMD_O_DUMP_LAYOUT },
+    { .id = CMD_O_STYLE },
+    { .id = CMD_O_PRECISION,
+      .help = "exact (default), hf (transformers' float32 tables;\n"
+              "f16/bf16 arithmetic rounded as torch does), vllm\n"
+              "(vLLM's cos_sin_cache, cast to an f16/bf16 dump's dtype\n"
+              "and rotated in it, as forward_native does) or ggml\n"
+              "(llama.cpp's CPU tables and float32 rotation)" },
+    { .id = CMD_O_MAX_MODEL_LEN },
+    { .id = CMD_O_LAYER_TYPE },
+    { .id = CMD_O_FAMILY },
+    { .id = CMD_O_SEQ_LEN, .help = "sequence length for dynamic/longrope selection\n"
+                                   "(default: largest position + 1)" },
+    { .id = CMD_O_OFFSET },
+    { .id = CMD_O_POSITIONS,
+      .help = "positions: a list like 0-15,100 or a file of integers\n"
+              "shaped [seq], [batch, seq], [3, seq] or [3, batch, seq]" },
+    { OPT_INVERSE, "inverse", 0, NULL, CMD_T_FLAG, 0, 0, "rotate by -position (undo a rotation)",
+      NULL },
+    { .id = CMD_O_DTYPE, .help = "output dtype f16, bf16, f32, f64 (default: input's)" },
+    { .id = CMD_O_ASSUME_BF16 },
+    { .id = CMD_O_FORCE },
+    { .id = CMD_O_PAIRS },
+    { .id = CMD_O_QUIET },
+    { .id = CMD_O_HELP },
+    CMD_OPTS_END
 };
 
-
-static int usage_err_status(const posenc_error *e) { return cmd_usage_error(CMD, "%s", e->msg); }
+const struct cmd_spec cmd_apply_spec = {
+    "apply",
+    "usage: posenc apply Q K --config FILE [-o OUT] [options]\n"
+    "   or: posenc apply X --config FILE [-o OUT] [options]\n"
+    "   or: posenc apply DUMPS --config FILE [-o OUT] [--pairs GLOB] [options]\n"
+    "\n"
+    "Rotate query/key dumps (any readable format; '-' = NPY on stdin) by RoPE as the\n"
+    "model does. OUT: .npz, .h5 or .safetensors holding q and k, a directory receiving\n"
+    "q.npy and k.npy, or '-' (one tensor as NPY on stdout). Without -o each input X.EXT\n"
+    "is written to X.rope.EXT beside it. DUMPS, a container of several arrays, has\n"
+    "every q/k pair (members whose last component is q/k, query/key, q_proj/k_proj or\n"
+    "query_states/key_states, grouped by the rest of the path) rotated into one OUT\n"
+    "that keeps the member names; a layer index in the group (layer0, layers.12)\n"
+    "picks the layer's RoPE parameters from the config's layer_types, and a layer\n"
+    "without RoPE is copied unchanged.\n"
+    "\n",
+    26, apply_opts
+};
 
 int cmd_apply(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "config", required_argument, NULL, 'c' },
-        { "output", required_argument, NULL, 'o' },
-        { "format", required_argument, NULL, OPT_FORMAT },
-        { "layout", required_argument, NULL, OPT_LAYOUT },
-        { "style", required_argument, NULL, OPT_STYLE },
-        { "precision", required_argument, NULL, OPT_PRECISION },
-        { "layer-type", required_argument, NULL, OPT_LAYER_TYPE },
-        { "family", required_argument, NULL, OPT_FAMILY },
-        { "seq-len", required_argument, NULL, OPT_SEQ_LEN },
-        { "offset", required_argument, NULL, OPT_OFFSET },
-        { "positions", required_argument, NULL, OPT_POSITIONS },
-        { "inverse", no_argument, NULL, OPT_INVERSE },
-        { "dtype", required_argument, NULL, OPT_DTYPE },
-        { "assume-bf16", no_argument, NULL, OPT_ASSUME_BF16 },
-        { "force", no_argument, NULL, OPT_FORCE },
-        { "max-model-len", required_argument, NULL, OPT_MAX_MODEL_LEN },
-        { "quiet", no_argument, NULL, 'q' },
-        { "pairs", required_argument, NULL, OPT_PAIRS },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     const char *config = NULL, *outp = NULL, *layer_type = NULL, *positions_arg = NULL,
                *family = NULL, *glob = NULL;
     posenc_apply_layout layout = POSENC_APPLY_BHSD;
@@ -563,71 +529,41 @@ int cmd_apply(int argc, char **argv)
     posenc_error err = { 0 };
     int c;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":c:o:hq", longopts, NULL)) != -1) {
+    struct cmd_parse p;
+    cmd_opts_begin(&p, &cmd_apply_spec, argc, argv);
+    while ((c = cmd_opts_next(&p)) > 0) {
         switch (c) {
-        case 'c': config = optarg; break;
-        case 'o': outp = optarg; break;
-        case OPT_FORMAT:
-            if (posenc_format_parse(optarg, &wopts.format, &err) != POSENC_OK)
-                return usage_err_status(&err);
-            break;
-        case OPT_LAYOUT:
-            if (posenc_apply_layout_parse(optarg, &layout, &err) != POSENC_OK)
-                return usage_err_status(&err);
-            break;
-        case OPT_STYLE:
-            if (posenc_style_parse(optarg, &style, &err) != POSENC_OK)
-                return usage_err_status(&err);
-            style_set = 1;
-            break;
-        case OPT_PRECISION:
-            if (posenc_precision_parse(optarg, &prec, &err) != POSENC_OK)
-                return usage_err_status(&err);
-            break;
-        case OPT_LAYER_TYPE: layer_type = optarg; break;
-        case OPT_FAMILY: family = optarg; break;
-        case OPT_SEQ_LEN:
-            if (cmd_parse_i64(CMD, "--seq-len", optarg, 1, INT64_C(1) << 31, &seq_len))
-                return CMD_EXIT_USAGE;
-            break;
-        case OPT_OFFSET:
-            if (cmd_parse_i64(CMD, "--offset", optarg, 0, (INT64_C(1) << 31) - 1, &offset))
-                return CMD_EXIT_USAGE;
-            offset_set = 1;
-            break;
-        case OPT_POSITIONS: positions_arg = optarg; break;
-        case OPT_MAX_MODEL_LEN:
-            if (cmd_parse_i64(CMD, "--max-model-len", optarg, 1, INT64_C(1) << 48,
-                                 &max_model_len))
-                return CMD_EXIT_USAGE;
-            break;
+        case CMD_O_CONFIG: config = p.arg; break;
+        case CMD_O_OUTPUT: outp = p.arg; break;
+        case CMD_O_FORMAT: wopts.format = p.format; break;
+        case CMD_O_DUMP_LAYOUT: layout = p.dump_layout; break;
+        case CMD_O_STYLE: style = p.style; style_set = 1; break;
+        case CMD_O_PRECISION: prec = p.precision; break;
+        case CMD_O_LAYER_TYPE: layer_type = p.arg; break;
+        case CMD_O_FAMILY: family = p.arg; break;
+        case CMD_O_SEQ_LEN: seq_len = p.i64; break;
+        case CMD_O_OFFSET: offset = p.i64; offset_set = 1; break;
+        case CMD_O_POSITIONS: positions_arg = p.arg; break;
+        case CMD_O_MAX_MODEL_LEN: max_model_len = p.i64; break;
         case OPT_INVERSE: inverse = 1; break;
-        case OPT_DTYPE:
-            if (posenc_dtype_parse(optarg, &out_dtype, &err) != POSENC_OK)
-                return usage_err_status(&err);
+        case CMD_O_DTYPE:
+            out_dtype = p.dtype;
             if (!posenc_dtype_is_float(out_dtype))
                 return cmd_usage_error(CMD, "--dtype: '%s' is not a float dtype "
-                                               "(f16, bf16, f32, f64)", optarg);
+                                               "(f16, bf16, f32, f64)", p.arg);
             dtype_set = 1;
             break;
-        case OPT_ASSUME_BF16: ropts.assume_bf16 = 1; break;
-        case OPT_FORCE: force = 1; break;
-        case 'q': cmd_progress_quiet(); break;
-        case OPT_PAIRS: glob = optarg; break;
-        case 'h':
-            usage(stdout);
-            return CMD_EXIT_OK;
-        case ':':
-            return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+        case CMD_O_ASSUME_BF16: ropts.assume_bf16 = 1; break;
+        case CMD_O_FORCE: force = 1; break;
+        case CMD_O_QUIET: cmd_progress_quiet(); break;
+        case CMD_O_PAIRS: glob = p.arg; break;
         }
     }
+    if (c == CMD_OPTS_EXIT)
+        return p.rc;
     if (max_model_len && prec != POSENC_PREC_VLLM)
         return cmd_usage_error(CMD, "--max-model-len applies only to --precision vllm");
-    int nin = argc - optind;
+    int nin = argc - p.optind;
     if (nin < 1 || nin > 2)
         return cmd_usage_error(CMD, nin < 1 ? "need Q and K dumps (or one dump X)"
                                               : "too many arguments: give Q and K, or one dump");
@@ -635,7 +571,7 @@ int cmd_apply(int argc, char **argv)
         return cmd_usage_error(CMD, "--config FILE is required");
     if (positions_arg && offset_set)
         return cmd_usage_error(CMD, "--positions and --offset exclude each other");
-    const char *in[2] = { argv[optind], nin == 2 ? argv[optind + 1] : NULL };
+    const char *in[2] = { argv[p.optind], nin == 2 ? argv[p.optind + 1] : NULL };
     {
         /* one container of several arrays and no member named: every q/k pair in it */
         char ipath[4096], imember[POSENC_NAME_MAX];

@@ -2,7 +2,6 @@
  * IN:MEMBER) to OUT in any writable format, optionally changing the float dtype. Streams in
  * chunks of CHUNK_BYTES, so memory stays small whatever the size of the arrays; metadata is
  * carried over; OUT appears only when complete. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,48 +10,12 @@
 #include <cjson/cJSON.h>
 
 #include "common.h"
+#include "opts.h"
 
 #define CMD "convert"
 #define CHUNK_BYTES ((size_t)4 << 20)
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: posenc convert [options] IN OUT\n"
-            "\n"
-            "Copy the arrays of IN to OUT in another format or dtype. IN is any readable file\n"
-            "(NPY, NPZ, a directory of NPY files, HDF5, safetensors, raw .bin + .json, GGUF);\n"
-            "IN:MEMBER (file.npz:cos, file.h5:/a/b, m.safetensors:name) copies one array. OUT is\n"
-            "NPY, NPZ, a directory (OUT/), HDF5, safetensors, a C header, raw or GGUF, by its\n"
-            "name or --format;\n"
-            "- writes one array as NPY on stdout. Metadata is carried over.\n"
-            "\n"
-            "      --dtype T            f32, f64, f16 or bf16: convert floating-point arrays\n"
-            "                           (rounding to nearest even; NaN and Inf are kept); integer\n"
-            "                           arrays keep their type (default: keep every dtype)\n"
-            "      --format F           npy, npz, dir, hdf5, safetensors, header, raw or gguf\n"
-            "                           (default: from the name of OUT)\n"
-            "      --compress           deflate NPZ members, gzip HDF5 datasets\n"
-            "      --assume-bf16        read NPY void 2-byte arrays ('<V2', ml_dtypes) as bf16\n"
-            "      --force              write more than 4 GiB (the declared shapes decide)\n"
-            "  -q, --quiet              no progress line on a terminal\n"
-            "  -h, --help               show this help\n");
-}
-
 #define CONVERT_SIZE_LIMIT ((uint64_t)4 << 30) /* bytes of output without --force */
-
-enum { OPT_DTYPE = 256, OPT_FORMAT, OPT_COMPRESS, OPT_ASSUME_BF16, OPT_FORCE };
-
-static const struct option long_opts[] = {
-    { "dtype", required_argument, NULL, OPT_DTYPE },
-    { "format", required_argument, NULL, OPT_FORMAT },
-    { "compress", no_argument, NULL, OPT_COMPRESS },
-    { "assume-bf16", no_argument, NULL, OPT_ASSUME_BF16 },
-    { "force", no_argument, NULL, OPT_FORCE },
-    { "quiet", no_argument, NULL, 'q' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 }
-};
 
 /* Copy one array from r to w, converting floats to out_dt (or keeping the dtype when
  * keep is set). buf/cbuf are CHUNK_BYTES each. */
@@ -107,6 +70,35 @@ static posenc_status copy_meta(const posenc_container *c, posenc_writer *w, pose
     return st;
 }
 
+static const struct cmd_opt convert_opts[] = {
+    { .id = CMD_O_DTYPE,
+      .help = "f32, f64, f16 or bf16: convert floating-point arrays\n"
+              "(rounding to nearest even; NaN and Inf are kept); integer\n"
+              "arrays keep their type (default: keep every dtype)" },
+    { .id = CMD_O_FORMAT },
+    { .id = CMD_O_COMPRESS },
+    { .id = CMD_O_ASSUME_BF16,
+      .help = "read NPY void 2-byte arrays ('<V2', ml_dtypes) as bf16" },
+    { .id = CMD_O_FORCE, .help = "write more than 4 GiB (the declared shapes decide)" },
+    { .id = CMD_O_QUIET },
+    { .id = CMD_O_HELP },
+    CMD_OPTS_END
+};
+
+const struct cmd_spec cmd_convert_spec = {
+    "convert",
+    "usage: posenc convert [options] IN OUT\n"
+    "\n"
+    "Copy the arrays of IN to OUT in another format or dtype. IN is any readable file\n"
+    "(NPY, NPZ, a directory of NPY files, HDF5, safetensors, raw .bin + .json, GGUF);\n"
+    "IN:MEMBER (file.npz:cos, file.h5:/a/b, m.safetensors:name) copies one array. OUT is\n"
+    "NPY, NPZ, a directory (OUT/), HDF5, safetensors, a C header, raw or GGUF, by its\n"
+    "name or --format;\n"
+    "- writes one array as NPY on stdout. Metadata is carried over.\n"
+    "\n",
+    27, convert_opts
+};
+
 int cmd_convert(int argc, char **argv)
 {
     posenc_read_opts ro = { 0, POSENC_FMT_AUTO };
@@ -115,43 +107,32 @@ int cmd_convert(int argc, char **argv)
     int dtype_set = 0, force = 0, c, rc = CMD_EXIT_ERROR;
     posenc_error err = { 0 };
 
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":hq", long_opts, NULL)) != -1) {
+    struct cmd_parse p;
+    cmd_opts_begin(&p, &cmd_convert_spec, argc, argv);
+    while ((c = cmd_opts_next(&p)) > 0) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CMD_EXIT_OK;
-        case OPT_DTYPE:
-            if (posenc_dtype_parse(optarg, &out_dt, &err) != POSENC_OK)
-                return cmd_usage_error(CMD, "--dtype: %s", err.msg);
+        case CMD_O_DTYPE:
+            out_dt = p.dtype;
             if (!posenc_dtype_is_float(out_dt))
                 return cmd_usage_error(CMD, "--dtype: convert changes floating-point arrays "
                                                "only (f32, f64, f16 or bf16), not %s",
                                           posenc_dtype_name(out_dt));
             dtype_set = 1;
             break;
-        case OPT_FORMAT:
-            if (posenc_format_parse(optarg, &wo.format, &err) != POSENC_OK)
-                return cmd_usage_error(CMD, "--format: %s", err.msg);
-            break;
-        case OPT_COMPRESS: wo.compress = 1; break;
-        case OPT_ASSUME_BF16: ro.assume_bf16 = 1; break;
-        case OPT_FORCE: force = 1; break;
-        case 'q': cmd_progress_quiet(); break;
-        case ':':
-            return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            if (optopt)
-                return cmd_usage_error(CMD, "unknown option '-%c'", optopt);
-            return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+        case CMD_O_FORMAT: wo.format = p.format; break;
+        case CMD_O_COMPRESS: wo.compress = 1; break;
+        case CMD_O_ASSUME_BF16: ro.assume_bf16 = 1; break;
+        case CMD_O_FORCE: force = 1; break;
+        case CMD_O_QUIET: cmd_progress_quiet(); break;
         }
     }
-    if (argc - optind < 2)
-        return cmd_usage_error(CMD, "missing %s", argc - optind == 0 ? "IN and OUT" : "OUT");
-    if (argc - optind > 2)
-        return cmd_usage_error(CMD, "unexpected argument '%s'", argv[optind + 2]);
-    const char *in = argv[optind], *out = argv[optind + 1];
+    if (c == CMD_OPTS_EXIT)
+        return p.rc;
+    if (argc - p.optind < 2)
+        return cmd_usage_error(CMD, "missing %s", argc - p.optind == 0 ? "IN and OUT" : "OUT");
+    if (argc - p.optind > 2)
+        return cmd_usage_error(CMD, "unexpected argument '%s'", argv[p.optind + 2]);
+    const char *in = argv[p.optind], *out = argv[p.optind + 1];
 
     char path[4096], member[POSENC_NAME_MAX * 4];
     if (posenc_spec_split(in, path, sizeof path, member, sizeof member, &err) != POSENC_OK)

@@ -2,51 +2,19 @@
  *
  * Options and printing over lib/diff.c (the statistics) and the streaming readers of formats/:
  * both inputs are read in chunks of CHUNK_ELEMS elements, so memory stays bounded. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common.h"
+#include "opts.h"
 #include "diffreport.h"
 #include "posenc/apply.h"
 
 #define CMD "diff"
 #define CHUNK_ELEMS ((size_t)1 << 16)
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: posenc diff [options] A[:member] B[:member]\n"
-            "\n"
-            "Compare array A (actual) with B (expected), both in any format posenc reads ('-' =\n"
-            "NPY on stdin): shapes, dtypes, max abs/rel error, the ulp histogram, the worst\n"
-            "elements. An element is close when |a - b| <= atol + rtol * |b|\n"
-            "(torch.testing.assert_close); infinities must match, NaN matches nothing.\n"
-            "Exit 0 when every element is close, 1 when shapes differ or one is not.\n"
-            "\n"
-            "options:\n"
-            "      --atol X            absolute tolerance (with --rtol)\n"
-            "      --rtol X            relative tolerance (with --atol); default for both:\n"
-            "                          torch's for the dtypes (f32: 1e-5, 1.3e-6)\n"
-            "      --max-ulp N         also fail elements more than N ulps apart (alone: the\n"
-            "                          only criterion)\n"
-            "      --equal-nan         NaN in both A and B counts as equal\n"
-            "      --dtype T           ulp dtype f16, bf16, f32, f64 (default: B's)\n"
-            "      --layout L          A and B are Q/K dumps in layout bhsd, bshd, shd, hsd or sd:\n"
-            "                          report the error per position bucket\n"
-            "      --buckets N         buckets of N positions (default 0-63, 64-127, 128-255,\n"
-            "                          ... doubling)\n"
-            "      --top K             list the K worst elements (default 5, 0-1000)\n"
-            "      --json              print one JSON object\n"
-            "      --assume-bf16       read NPY '<V2' arrays as bfloat16\n"
-            "  -q, --quiet             print nothing; the exit status tells\n"
-            "  -h, --help              show this help\n");
-}
-
-enum { OPT_ATOL = 256, OPT_RTOL, OPT_MAX_ULP, OPT_EQUAL_NAN, OPT_DTYPE, OPT_LAYOUT, OPT_BUCKETS,
-       OPT_TOP, OPT_JSON, OPT_ASSUME_BF16 };
 
 struct input {
     const char *spec;
@@ -100,97 +68,102 @@ static int emit(const pe_diff_report *rep, int json, int quiet)
     return 0;
 }
 
+enum { OPT_ATOL = 256, OPT_RTOL, OPT_MAX_ULP, OPT_EQUAL_NAN, OPT_BUCKETS, OPT_TOP };
+
+static const struct cmd_opt diff_opts[] = {
+    CMD_OPT_GROUP("options:"),
+    { OPT_ATOL, "atol", 0, "X", CMD_T_NUM, 0, 0, "absolute tolerance (with --rtol)", NULL },
+    { OPT_RTOL, "rtol", 0, "X", CMD_T_NUM, 0, 0,
+      "relative tolerance (with --atol); default for both:\n"
+      "torch's for the dtypes (f32: 1e-5, 1.3e-6)", NULL },
+    { OPT_MAX_ULP, "max-ulp", 0, "N", CMD_T_I64, 0, INT64_MAX,
+      "also fail elements more than N ulps apart (alone: the\n"
+      "only criterion)", NULL },
+    { OPT_EQUAL_NAN, "equal-nan", 0, NULL, CMD_T_FLAG, 0, 0, "NaN in both A and B counts as equal",
+      NULL },
+    { .id = CMD_O_DTYPE, .help = "ulp dtype f16, bf16, f32, f64 (default: B's)" },
+    { .id = CMD_O_DUMP_LAYOUT,
+      .help = "A and B are Q/K dumps in layout bhsd, bshd, shd, hsd or sd:\n"
+              "report the error per position bucket" },
+    { OPT_BUCKETS, "buckets", 0, "N", CMD_T_I64, 1, INT64_MAX,
+      "buckets of N positions (default 0-63, 64-127, 128-255,\n"
+      "... doubling)", NULL },
+    { OPT_TOP, "top", 0, "K", CMD_T_I64, 0, POSENC_DIFF_MAX_TOP,
+      "list the K worst elements (default 5, 0-1000)", NULL },
+    { .id = CMD_O_JSON },
+    { .id = CMD_O_ASSUME_BF16 },
+    { .id = CMD_O_QUIET, .help = "print nothing; the exit status tells" },
+    { .id = CMD_O_HELP },
+    CMD_OPTS_END
+};
+
+const struct cmd_spec cmd_diff_spec = {
+    "diff",
+    "usage: posenc diff [options] A[:member] B[:member]\n"
+    "\n"
+    "Compare array A (actual) with B (expected), both in any format posenc reads ('-' =\n"
+    "NPY on stdin): shapes, dtypes, max abs/rel error, the ulp histogram, the worst\n"
+    "elements. An element is close when |a - b| <= atol + rtol * |b|\n"
+    "(torch.testing.assert_close); infinities must match, NaN matches nothing.\n"
+    "Exit 0 when every element is close, 1 when shapes differ or one is not.\n"
+    "\n",
+    26, diff_opts
+};
+
 int cmd_diff(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        { "atol", required_argument, NULL, OPT_ATOL },
-        { "rtol", required_argument, NULL, OPT_RTOL },
-        { "max-ulp", required_argument, NULL, OPT_MAX_ULP },
-        { "equal-nan", no_argument, NULL, OPT_EQUAL_NAN },
-        { "dtype", required_argument, NULL, OPT_DTYPE },
-        { "layout", required_argument, NULL, OPT_LAYOUT },
-        { "buckets", required_argument, NULL, OPT_BUCKETS },
-        { "top", required_argument, NULL, OPT_TOP },
-        { "json", no_argument, NULL, OPT_JSON },
-        { "assume-bf16", no_argument, NULL, OPT_ASSUME_BF16 },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     posenc_diff_opts o = { .top_k = 5, .seq_axis = -1 };
     posenc_read_opts ropts = { 0, POSENC_FMT_AUTO };
     posenc_error err = { 0 };
     int atol_set = 0, rtol_set = 0, dtype_set = 0, json = 0, quiet = 0, layout_set = 0;
-    int64_t v;
     posenc_apply_layout layout = POSENC_APPLY_BHSD;
     int c;
 
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
+    struct cmd_parse p;
+    cmd_opts_begin(&p, &cmd_diff_spec, argc, argv);
+    while ((c = cmd_opts_next(&p)) > 0) {
         switch (c) {
         case OPT_ATOL:
         case OPT_RTOL: {
-            double x;
             const char *name = c == OPT_ATOL ? "--atol" : "--rtol";
-            if (cmd_parse_double(CMD, name, optarg, &x))
-                return CMD_EXIT_USAGE;
-            if (x < 0)
-                return cmd_usage_error(CMD, "%s: '%s' is negative", name, optarg);
-            *(c == OPT_ATOL ? &o.atol : &o.rtol) = x;
+            if (p.num < 0)
+                return cmd_usage_error(CMD, "%s: '%s' is negative", name, p.arg);
+            *(c == OPT_ATOL ? &o.atol : &o.rtol) = p.num;
             *(c == OPT_ATOL ? &atol_set : &rtol_set) = 1;
             break;
         }
         case OPT_MAX_ULP:
-            if (cmd_parse_i64(CMD, "--max-ulp", optarg, 0, INT64_MAX, &v))
-                return CMD_EXIT_USAGE;
             o.use_ulp = 1;
-            o.max_ulp = (uint64_t)v;
+            o.max_ulp = (uint64_t)p.i64;
             break;
         case OPT_EQUAL_NAN: o.equal_nan = 1; break;
-        case OPT_DTYPE:
-            if (posenc_dtype_parse(optarg, &o.ulp_dtype, &err) != POSENC_OK)
-                return cmd_usage_error(CMD, "--dtype: %s", err.msg);
+        case CMD_O_DTYPE:
+            o.ulp_dtype = p.dtype;
             if (!posenc_dtype_is_float(o.ulp_dtype))
                 return cmd_usage_error(CMD, "--dtype: '%s' is not a float dtype "
-                                               "(f16, bf16, f32, f64)", optarg);
+                                               "(f16, bf16, f32, f64)", p.arg);
             dtype_set = 1;
             break;
-        case OPT_LAYOUT:
-            if (posenc_apply_layout_parse(optarg, &layout, &err) != POSENC_OK)
-                return cmd_usage_error(CMD, "--layout: %s", err.msg);
-            layout_set = 1;
-            break;
-        case OPT_BUCKETS:
-            if (cmd_parse_i64(CMD, "--buckets", optarg, 1, INT64_MAX, &o.bucket_width))
-                return CMD_EXIT_USAGE;
-            break;
-        case OPT_TOP:
-            if (cmd_parse_int(CMD, "--top", optarg, 0, POSENC_DIFF_MAX_TOP, &o.top_k))
-                return CMD_EXIT_USAGE;
-            break;
-        case OPT_JSON: json = 1; break;
-        case OPT_ASSUME_BF16: ropts.assume_bf16 = 1; break;
-        case 'q': quiet = 1; break;
-        case 'h':
-            usage(stdout);
-            return CMD_EXIT_OK;
-        case ':':
-            return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
+        case CMD_O_DUMP_LAYOUT: layout = p.dump_layout; layout_set = 1; break;
+        case OPT_BUCKETS: o.bucket_width = p.i64; break;
+        case OPT_TOP: o.top_k = (int)p.i64; break;
+        case CMD_O_JSON: json = 1; break;
+        case CMD_O_ASSUME_BF16: ropts.assume_bf16 = 1; break;
+        case CMD_O_QUIET: quiet = 1; break;
         }
     }
-    if (argc - optind != 2)
-        return cmd_usage_error(CMD, argc - optind < 2 ? "need two arrays A and B"
+    if (c == CMD_OPTS_EXIT)
+        return p.rc;
+    if (argc - p.optind != 2)
+        return cmd_usage_error(CMD, argc - p.optind < 2 ? "need two arrays A and B"
                                                          : "too many arguments: give A and B");
     if (atol_set != rtol_set)
         return cmd_usage_error(CMD, "--atol and --rtol go together, as in "
                                        "torch.testing.assert_close (--rtol 0: absolute only)");
     if (o.bucket_width && !layout_set)
         return cmd_usage_error(CMD, "--buckets needs --layout (which axis holds positions)");
-    struct input in[2] = { { argv[optind], NULL, NULL, NULL },
-                           { argv[optind + 1], NULL, NULL, NULL } };
+    struct input in[2] = { { argv[p.optind], NULL, NULL, NULL },
+                           { argv[p.optind + 1], NULL, NULL, NULL } };
     if (strcmp(in[0].spec, "-") == 0 && strcmp(in[1].spec, "-") == 0)
         return cmd_usage_error(CMD, "only one input can be '-' (stdin)");
 

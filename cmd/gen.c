@@ -1,6 +1,5 @@
 /* cmd/gen.c: posenc gen: parse every option into struct gen_args, write RoPE cos/sin/inv_freq
  * tables (streamed in chunks of positions), hand non-rotary encodings to gen_nonrope(). */
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -9,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "common.h"
+#include "opts.h"
 
 #define CMD "gen"
 
@@ -46,107 +46,92 @@ static int gen_nonrope(const struct gen_args *a, const posenc_model *m);
 #define DEFAULT_SIZE_LIMIT ((uint64_t)4 << 30) /* 4 GiB of output without --force */
 #define CHUNK_ELEMS ((size_t)1 << 18)          /* doubles per chunk buffer (2 MiB) */
 #define CHUNK_ROWS_MAX 4096
-#define POS_MAX ((int64_t)1 << 48)              /* largest position / --seq-len accepted */
-
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: posenc gen --config FILE -o OUT [options]\n"
-            "\n"
-            "Write the position-encoding tables a model config implies: RoPE cos/sin tables and\n"
-            "inv_freq, or the bias/embedding tables of ALiBi, T5, Shaw and sinusoidal encodings.\n"
-            "\n"
-            "input:\n"
-            "      --config FILE        Hugging Face config.json\n"
-            "      --family NAME        resolve the config as this model family (posenc info --models)\n"
-            "      --encoding E         rope, alibi, t5, shaw, sinusoidal or learned (default: what\n"
-            "                           the config uses)\n"
-            "      --layer-type T       layer type of a config with several (Gemma 3/4, MiMo)\n"
-            "positions:\n"
-            "      --seq-len N          rows for positions 0..N-1; N is also the sequence length\n"
-            "                           that picks dynamic and longrope parameters\n"
-            "      --positions LIST|FILE\n"
-            "                           rows for these positions only: 0,1,8-15 or a file of\n"
-            "                           integers (.npy, .npz:NAME, ...); parameters use\n"
-            "                           max(position)+1 as the sequence length\n"
-            "                           (default: 0..max_position_embeddings-1)\n"
-            "RoPE tables:\n"
-            "      --precision P        exact (default: correctly rounded values), hf\n"
-            "                           (transformers' float32 pipeline), vllm (vLLM's\n"
-            "                           cos_sin_cache; rows default to the cache's length) or\n"
-            "                           ggml (llama.cpp's CPU numerics for the GGUF its\n"
-            "                           converter writes)\n"
-            "      --max-model-len N    vllm: the runtime's max_model_len, which picks LongRoPE's\n"
-            "                           factors (default: max_position_embeddings)\n"
-            "      --layout L           hf (default: cat(freqs, freqs), rotary_dim wide), half\n"
-            "                           (rotary_dim/2 wide), interleaved (each frequency twice)\n"
-            "                           or vllm (one array cos_sin_cache = cat(cos half, sin half))\n"
-            "      --array NAME         write only this array: cos, sin, cos_sin_cache (--layout\n"
-            "                           vllm) or inv_freq (required for .npy output and -o -)\n"
-            "output:\n"
-            "  -o, --output OUT         OUT.npz, a directory (OUT/), OUT.npy, OUT.h5,\n"
-            "                           OUT.safetensors, OUT.h, OUT.bin, OUT.gguf (with\n"
-            "                           llama.cpp's RoPE keys), or - for NPY on stdout\n"
-            "      --format F           npy, npz, dir, hdf5, safetensors, header, raw or gguf\n"
-            "                           (default: from the name of OUT)\n"
-            "      --dtype T            f32 (default), f64, f16 or bf16\n"
-            "      --compress           deflate NPZ members, gzip HDF5 datasets\n"
-            "      --force              write a table larger than 4 GiB\n"
-            "  -q, --quiet              no progress line on a terminal\n"
-            "non-rotary encodings:\n"
-            "      --heads N            ALiBi/T5: number of heads (default: from the config)\n"
-            "      --variant NAME       ALiBi slopes reference, mpt or falcon; sinusoidal vaswani,\n"
-            "                           t2t, fairseq, marian or cos_sin\n"
-            "      --convention C       ALiBi bias convention symmetric, causal or keyindex\n"
-            "      --broadcast          ALiBi bias as [heads, 1, keys] instead of [heads, q, keys]\n"
-            "      --num-buckets N      T5 relative_attention_num_buckets\n"
-            "      --max-distance N     T5 relative_attention_max_distance\n"
-            "      --decoder            T5 decoder (causal) buckets\n"
-            "      --max-relative-position N\n"
-            "                           Shaw clipping distance k\n"
-            "      --d-model N          sinusoidal width\n"
-            "      --weights FILE       T5/Shaw embedding weights or a learned table's checkpoint\n"
-            "      --tensor NAME        tensor in --weights (learned table)\n"
-            "  -h, --help               show this help\n");
-}
+#define POS_MAX CMD_POS_MAX                      /* largest position / --seq-len accepted */
 
 enum {
-    OPT_CONFIG = 256, OPT_FORMAT, OPT_DTYPE, OPT_SEQ_LEN, OPT_POSITIONS, OPT_LAYER_TYPE,
-    OPT_PRECISION, OPT_LAYOUT, OPT_ARRAY, OPT_COMPRESS, OPT_FORCE, OPT_ENCODING, OPT_HEADS,
-    OPT_D_MODEL, OPT_NUM_BUCKETS, OPT_MAX_DISTANCE, OPT_MAX_REL, OPT_CONVENTION, OPT_VARIANT,
-    OPT_WEIGHTS, OPT_TENSOR, OPT_DECODER, OPT_BROADCAST, OPT_FAMILY, OPT_MAX_MODEL_LEN
+    OPT_ENCODING = 256, OPT_TABLE_LAYOUT, OPT_ARRAY, OPT_HEADS, OPT_D_MODEL, OPT_NUM_BUCKETS,
+    OPT_MAX_DISTANCE, OPT_MAX_REL, OPT_CONVENTION, OPT_WEIGHTS, OPT_TENSOR, OPT_DECODER,
+    OPT_BROADCAST
 };
 
-static const struct option long_opts[] = {
-    { "config", required_argument, NULL, OPT_CONFIG },
-    { "family", required_argument, NULL, OPT_FAMILY },
-    { "output", required_argument, NULL, 'o' },
-    { "format", required_argument, NULL, OPT_FORMAT },
-    { "dtype", required_argument, NULL, OPT_DTYPE },
-    { "seq-len", required_argument, NULL, OPT_SEQ_LEN },
-    { "positions", required_argument, NULL, OPT_POSITIONS },
-    { "layer-type", required_argument, NULL, OPT_LAYER_TYPE },
-    { "precision", required_argument, NULL, OPT_PRECISION },
-    { "layout", required_argument, NULL, OPT_LAYOUT },
-    { "max-model-len", required_argument, NULL, OPT_MAX_MODEL_LEN },
-    { "array", required_argument, NULL, OPT_ARRAY },
-    { "compress", no_argument, NULL, OPT_COMPRESS },
-    { "force", no_argument, NULL, OPT_FORCE },
-    { "quiet", no_argument, NULL, 'q' },
-    { "encoding", required_argument, NULL, OPT_ENCODING },
-    { "heads", required_argument, NULL, OPT_HEADS },
-    { "d-model", required_argument, NULL, OPT_D_MODEL },
-    { "num-buckets", required_argument, NULL, OPT_NUM_BUCKETS },
-    { "max-distance", required_argument, NULL, OPT_MAX_DISTANCE },
-    { "max-relative-position", required_argument, NULL, OPT_MAX_REL },
-    { "convention", required_argument, NULL, OPT_CONVENTION },
-    { "variant", required_argument, NULL, OPT_VARIANT },
-    { "weights", required_argument, NULL, OPT_WEIGHTS },
-    { "tensor", required_argument, NULL, OPT_TENSOR },
-    { "decoder", no_argument, NULL, OPT_DECODER },
-    { "broadcast", no_argument, NULL, OPT_BROADCAST },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 }
+static const struct cmd_opt gen_opts[] = {
+    CMD_OPT_GROUP("input:"),
+    { .id = CMD_O_CONFIG, .help = "Hugging Face config.json" },
+    { .id = CMD_O_FAMILY },
+    { OPT_ENCODING, "encoding", 0, "E", CMD_T_STR, 0, 0,
+      "rope, alibi, t5, shaw, sinusoidal or learned (default: what\n"
+      "the config uses)", NULL },
+    { .id = CMD_O_LAYER_TYPE, .arg = "T", .help = "layer type of a config with several (Gemma 3/4, MiMo)" },
+    CMD_OPT_GROUP("positions:"),
+    { .id = CMD_O_SEQ_LEN, .help = "rows for positions 0..N-1; N is also the sequence length\n"
+                             "that picks dynamic and longrope parameters" },
+    { .id = CMD_O_POSITIONS, .arg = "LIST|FILE",
+      .help = "rows for these positions only: 0,1,8-15 or a file of\n"
+              "integers (.npy, .npz:NAME, ...); parameters use\n"
+              "max(position)+1 as the sequence length\n"
+              "(default: 0..max_position_embeddings-1)" },
+    CMD_OPT_GROUP("RoPE tables:"),
+    { .id = CMD_O_PRECISION, .help = "exact (default: correctly rounded values), hf\n"
+                               "(transformers' float32 pipeline), vllm (vLLM's\n"
+                               "cos_sin_cache; rows default to the cache's length) or\n"
+                               "ggml (llama.cpp's CPU numerics for the GGUF its\n"
+                               "converter writes)" },
+    { .id = CMD_O_MAX_MODEL_LEN, .help = "vllm: the runtime's max_model_len, which picks LongRoPE's\n"
+                                   "factors (default: max_position_embeddings)" },
+    { OPT_TABLE_LAYOUT, "table-layout", 0, "L", CMD_T_STR, 0, 0,
+      "hf (default: cat(freqs, freqs), rotary_dim wide), half\n"
+      "(rotary_dim/2 wide), interleaved (each frequency twice)\n"
+      "or vllm (one array cos_sin_cache = cat(cos half, sin half))", NULL },
+    { OPT_TABLE_LAYOUT, "layout", 0, "L", CMD_T_STR, 0, 0,
+      "deprecated alias of --table-layout (in apply and verify\n"
+      "--layout is the dump layout)", "--table-layout" },
+    { OPT_ARRAY, "array", 0, "NAME", CMD_T_STR, 0, 0,
+      "write only this array: cos, sin, cos_sin_cache\n"
+      "(--table-layout vllm) or inv_freq (required for .npy\n"
+      "output and -o -)", NULL },
+    CMD_OPT_GROUP("output:"),
+    { .id = CMD_O_OUTPUT, .help = "OUT.npz, a directory (OUT/), OUT.npy, OUT.h5,\n"
+                            "OUT.safetensors, OUT.h, OUT.bin, OUT.gguf (with\n"
+                            "llama.cpp's RoPE keys), or - for NPY on stdout" },
+    { .id = CMD_O_FORMAT },
+    { .id = CMD_O_DTYPE, .help = "f32 (default), f64, f16 or bf16" },
+    { .id = CMD_O_COMPRESS },
+    { .id = CMD_O_FORCE, .help = "write a table larger than 4 GiB" },
+    { .id = CMD_O_QUIET },
+    CMD_OPT_GROUP("non-rotary encodings:"),
+    { OPT_HEADS, "heads", 0, "N", CMD_T_I64, 1, 1 << 16,
+      "ALiBi/T5: number of heads (default: from the config)", NULL },
+    { .id = CMD_O_VARIANT, .arg = "NAME",
+      .help = "ALiBi slopes reference, mpt or falcon; sinusoidal vaswani,\n"
+              "t2t, fairseq, marian or cos_sin" },
+    { OPT_CONVENTION, "convention", 0, "C", CMD_T_STR, 0, 0,
+      "ALiBi bias convention symmetric, causal or keyindex", NULL },
+    { OPT_BROADCAST, "broadcast", 0, NULL, CMD_T_FLAG, 0, 0,
+      "ALiBi bias as [heads, 1, keys] instead of [heads, q, keys]", NULL },
+    { OPT_NUM_BUCKETS, "num-buckets", 0, "N", CMD_T_I64, 2, 1 << 20,
+      "T5 relative_attention_num_buckets", NULL },
+    { OPT_MAX_DISTANCE, "max-distance", 0, "N", CMD_T_I64, 1, 1 << 30,
+      "T5 relative_attention_max_distance", NULL },
+    { OPT_DECODER, "decoder", 0, NULL, CMD_T_FLAG, 0, 0, "T5 decoder (causal) buckets", NULL },
+    { OPT_MAX_REL, "max-relative-position", 0, "N", CMD_T_I64, 1, 1 << 30,
+      "Shaw clipping distance k", NULL },
+    { OPT_D_MODEL, "d-model", 0, "N", CMD_T_I64, 1, 1 << 20, "sinusoidal width", NULL },
+    { OPT_WEIGHTS, "weights", 0, "FILE", CMD_T_STR, 0, 0,
+      "T5/Shaw embedding weights or a learned table's checkpoint", NULL },
+    { OPT_TENSOR, "tensor", 0, "NAME", CMD_T_STR, 0, 0, "tensor in --weights (learned table)",
+      NULL },
+    { .id = CMD_O_HELP },
+    CMD_OPTS_END
+};
+
+const struct cmd_spec cmd_gen_spec = {
+    "gen",
+    "usage: posenc gen --config FILE -o OUT [options]\n"
+    "\n"
+    "Write the position-encoding tables a model config implies: RoPE cos/sin tables and\n"
+    "inv_freq, or the bias/embedding tables of ALiBi, T5, Shaw and sinusoidal encodings.\n"
+    "\n",
+    27, gen_opts
 };
 
 /* Options only the RoPE path reads (the gen_args contract has no field for them). */
@@ -864,7 +849,7 @@ static const struct {
     unsigned bit;
     const char *name;
 } given_names[] = {
-    { G_LAYER_TYPE, "--layer-type" }, { G_PRECISION, "--precision" }, { G_LAYOUT, "--layout" },
+    { G_LAYER_TYPE, "--layer-type" }, { G_PRECISION, "--precision" }, { G_LAYOUT, "--table-layout" },
     { G_HEADS, "--heads" }, { G_D_MODEL, "--d-model" }, { G_NUM_BUCKETS, "--num-buckets" },
     { G_MAX_DISTANCE, "--max-distance" }, { G_MAX_REL, "--max-relative-position" },
     { G_CONVENTION, "--convention" }, { G_VARIANT, "--variant" }, { G_WEIGHTS, "--weights" },
@@ -1761,108 +1746,63 @@ int cmd_gen(int argc, char **argv)
     a.size_limit = DEFAULT_SIZE_LIMIT;
     a.encoding = POSENC_ENC_ROPE;
 
-    optind = 0; /* reset getopt: argv is the subcommand's own vector */
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":ho:q", long_opts, NULL)) != -1) {
+    struct cmd_parse p;
+    cmd_opts_begin(&p, &cmd_gen_spec, argc, argv);
+    while ((c = cmd_opts_next(&p)) > 0) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CMD_EXIT_OK;
-        case OPT_CONFIG: a.config = optarg; break;
-        case OPT_FAMILY: a.family = optarg; break;
-        case 'o': a.out = optarg; break;
-        case OPT_FORMAT:
-            if (posenc_format_parse(optarg, &a.wopts.format, &err) != POSENC_OK)
-                return cmd_usage_error(CMD, "--format: %s", err.msg);
-            break;
-        case OPT_DTYPE:
-            if (posenc_dtype_parse(optarg, &a.dtype, &err) != POSENC_OK)
-                return cmd_usage_error(CMD, "--dtype: %s", err.msg);
+        case CMD_O_CONFIG: a.config = p.arg; break;
+        case CMD_O_FAMILY: a.family = p.arg; break;
+        case CMD_O_OUTPUT: a.out = p.arg; break;
+        case CMD_O_FORMAT: a.wopts.format = p.format; break;
+        case CMD_O_DTYPE:
+            a.dtype = p.dtype;
             if (!is_float_out(a.dtype))
                 return cmd_usage_error(CMD, "--dtype: tables are floating point (f32, f64, "
                                                "f16 or bf16), not %s", posenc_dtype_name(a.dtype));
             break;
-        case OPT_SEQ_LEN:
-            if ((rc = cmd_parse_i64(CMD, "--seq-len", optarg, 1, POS_MAX, &a.seq_len)))
-                return rc;
-            break;
-        case OPT_POSITIONS: positions_arg = optarg; break;
-        case OPT_LAYER_TYPE: ro.layer_type = optarg; given |= G_LAYER_TYPE; break;
-        case OPT_PRECISION:
-            if (posenc_precision_parse(optarg, &ro.precision, &err) != POSENC_OK)
-                return cmd_usage_error(CMD, "--precision: %s", err.msg);
-            given |= G_PRECISION;
-            break;
-        case OPT_LAYOUT:
-            if (posenc_layout_parse(optarg, &ro.layout, &err) != POSENC_OK)
-                return cmd_usage_error(CMD, "--layout: %s", err.msg);
+        case CMD_O_SEQ_LEN: a.seq_len = p.i64; break;
+        case CMD_O_POSITIONS: positions_arg = p.arg; break;
+        case CMD_O_LAYER_TYPE: ro.layer_type = p.arg; given |= G_LAYER_TYPE; break;
+        case CMD_O_PRECISION: ro.precision = p.precision; given |= G_PRECISION; break;
+        case OPT_TABLE_LAYOUT:
+            if (posenc_layout_parse(p.arg, &ro.layout, &err) != POSENC_OK)
+                return cmd_usage_error(CMD, "--table-layout: %s", err.msg);
             given |= G_LAYOUT;
             break;
-        case OPT_MAX_MODEL_LEN:
-            if ((rc = cmd_parse_i64(CMD, "--max-model-len", optarg, 1, POS_MAX,
-                                       &ro.max_model_len)))
-                return rc;
-            given |= G_MAX_MODEL_LEN;
-            break;
+        case CMD_O_MAX_MODEL_LEN: ro.max_model_len = p.i64; given |= G_MAX_MODEL_LEN; break;
         case OPT_ARRAY:
-            if (!*optarg)
+            if (!*p.arg)
                 return cmd_usage_error(CMD, "--array: empty name");
-            a.array = optarg;
+            a.array = p.arg;
             break;
-        case OPT_COMPRESS: a.wopts.compress = 1; break;
-        case OPT_FORCE: a.force = 1; break;
-        case 'q': cmd_progress_quiet(); break;
+        case CMD_O_COMPRESS: a.wopts.compress = 1; break;
+        case CMD_O_FORCE: a.force = 1; break;
+        case CMD_O_QUIET: cmd_progress_quiet(); break;
         case OPT_ENCODING:
-            if (posenc_encoding_parse(optarg, &a.encoding, &err) != POSENC_OK)
+            if (posenc_encoding_parse(p.arg, &a.encoding, &err) != POSENC_OK)
                 return cmd_usage_error(CMD, "--encoding: %s", err.msg);
             if (a.encoding == POSENC_ENC_NONE)
                 return cmd_usage_error(CMD, "--encoding: '%s' has no table to generate",
-                                          optarg);
+                                          p.arg);
             a.encoding_forced = 1;
             break;
-        case OPT_HEADS:
-            if ((rc = cmd_parse_int(CMD, "--heads", optarg, 1, 1 << 16, &a.heads)))
-                return rc;
-            given |= G_HEADS;
-            break;
-        case OPT_D_MODEL:
-            if ((rc = cmd_parse_int(CMD, "--d-model", optarg, 1, 1 << 20, &a.d_model)))
-                return rc;
-            given |= G_D_MODEL;
-            break;
-        case OPT_NUM_BUCKETS:
-            if ((rc = cmd_parse_int(CMD, "--num-buckets", optarg, 2, 1 << 20, &a.num_buckets)))
-                return rc;
-            given |= G_NUM_BUCKETS;
-            break;
-        case OPT_MAX_DISTANCE:
-            if ((rc = cmd_parse_int(CMD, "--max-distance", optarg, 1, 1 << 30,
-                                       &a.max_distance)))
-                return rc;
-            given |= G_MAX_DISTANCE;
-            break;
-        case OPT_MAX_REL:
-            if ((rc = cmd_parse_int(CMD, "--max-relative-position", optarg, 1, 1 << 30,
-                                       &a.max_relative_position)))
-                return rc;
-            given |= G_MAX_REL;
-            break;
-        case OPT_CONVENTION: a.convention = optarg; given |= G_CONVENTION; break;
-        case OPT_VARIANT: a.variant = optarg; given |= G_VARIANT; break;
-        case OPT_WEIGHTS: a.weights = optarg; given |= G_WEIGHTS; break;
-        case OPT_TENSOR: a.tensor = optarg; given |= G_TENSOR; break;
+        case OPT_HEADS: a.heads = (int)p.i64; given |= G_HEADS; break;
+        case OPT_D_MODEL: a.d_model = (int)p.i64; given |= G_D_MODEL; break;
+        case OPT_NUM_BUCKETS: a.num_buckets = (int)p.i64; given |= G_NUM_BUCKETS; break;
+        case OPT_MAX_DISTANCE: a.max_distance = (int)p.i64; given |= G_MAX_DISTANCE; break;
+        case OPT_MAX_REL: a.max_relative_position = (int)p.i64; given |= G_MAX_REL; break;
+        case OPT_CONVENTION: a.convention = p.arg; given |= G_CONVENTION; break;
+        case CMD_O_VARIANT: a.variant = p.arg; given |= G_VARIANT; break;
+        case OPT_WEIGHTS: a.weights = p.arg; given |= G_WEIGHTS; break;
+        case OPT_TENSOR: a.tensor = p.arg; given |= G_TENSOR; break;
         case OPT_DECODER: a.decoder = 1; given |= G_DECODER; break;
         case OPT_BROADCAST: a.broadcast = 1; given |= G_BROADCAST; break;
-        case ':':
-            return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            if (optopt)
-                return cmd_usage_error(CMD, "unknown option '-%c'", optopt);
-            return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        return cmd_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (c == CMD_OPTS_EXIT)
+        return p.rc;
+    if (p.optind < argc)
+        return cmd_usage_error(CMD, "unexpected argument '%s'", argv[p.optind]);
     if (!a.out)
         return cmd_usage_error(CMD, "missing -o OUT (where to write the tables)");
     if (!a.config && !a.encoding_forced)
@@ -1936,7 +1876,7 @@ int cmd_gen(int argc, char **argv)
         if (a.array && strcmp(a.array, tab1) != 0 && (!tab2 || strcmp(a.array, tab2) != 0) &&
             strcmp(a.array, "inv_freq") != 0) {
             rc = cmd_usage_error(CMD, "--array: '%s' is not an array of a RoPE table with "
-                                         "--layout %s (expected %s%s%s or inv_freq)", a.array,
+                                         "--table-layout %s (expected %s%s%s or inv_freq)", a.array,
                                     posenc_layout_name(ro.layout), tab1, tab2 ? ", " : "",
                                     tab2 ? tab2 : "");
             goto out;

@@ -2,7 +2,6 @@
 #if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* fileno, open_memstream under plain -std=c11 */
 #endif
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -11,50 +10,10 @@
 #include <cjson/cJSON.h>
 
 #include "common.h"
+#include "opts.h"
 #include "gguf_rope.h"
 #include "posenc/llamacpp.h"
 #include "posenc/vllm.h"
-
-static void usage(FILE *fp)
-{
-    fputs("usage: posenc info --config FILE [--layer-type T] [--seq-len N]\n"
-          "                   [--precision exact|hf|vllm|ggml] [--max-model-len N]\n"
-          "                   [--family NAME] [--json]\n"
-          "       posenc info --gguf FILE [--seq-len N] [--json]\n"
-          "       posenc info --models [--json]\n"
-          "       posenc info --runtimes [--config FILE [--layer-type T]] [--json]\n"
-          "\n"
-          "Resolve a Hugging Face config.json the way transformers does and report the position\n"
-          "encoding: RoPE type, theta and where it came from, head and rotary dims, pairing style,\n"
-          "scaling parameters, inv_freq and attention scaling (or the ALiBi, T5 or learned-table\n"
-          "parameters), plus notes on defaults posenc filled in.\n"
-          "\n"
-          "options:\n"
-          "  -c, --config FILE       config.json to read (required)\n"
-          "  -l, --layer-type T      report only layer type T (Gemma 3/4, MiMo full/sliding)\n"
-          "  -n, --seq-len N         parameters at sequence length N (dynamic, longrope);\n"
-          "                          default: what transformers computes at load time\n"
-          "  -p, --precision P       inv_freq values: hf (transformers' float32, default),\n"
-          "                          exact (double), vllm (vLLM's float32, with its class,\n"
-          "                          cache length, base and mscale) or ggml (llama.cpp's\n"
-          "                          ggml_rope_ext arguments for the GGUF its converter\n"
-          "                          writes, and ggml's float32 angles at position 1)\n"
-          "      --max-model-len N   vllm: the runtime's max_model_len (LongRoPE's factors;\n"
-          "                          default: max_position_embeddings)\n"
-          "      --runtimes          where transformers, vLLM and llama.cpp differ in\n"
-          "                          definition; with --config, each precision's drift from\n"
-          "                          exact math at 4096, 131072 and 1048576 positions\n"
-          "      --family NAME       resolve the config as this registry row, whatever its\n"
-          "                          model_type says\n"
-          "      --gguf FILE         a llama.cpp GGUF file: its RoPE keys and tensors and what\n"
-          "                          llama.cpp derives from them (rope mode, freq_scale,\n"
-          "                          ext_factor, attn_factor); --seq-len is then the context\n"
-          "      --models            list the model-family registry (model_type, encoding,\n"
-          "                          pairing, notes, source file)\n"
-          "  -j, --json              print one JSON object instead of text\n"
-          "  -h, --help              show this help\n",
-          fp);
-}
 
 /* Text and JSON are written to a memory stream and copied to stdout only when the whole report
  * succeeded, so an error leaves no partial report on stdout. */
@@ -781,61 +740,81 @@ static int gguf_report(const struct info_opts *o)
     return 0;
 }
 
+enum { OPT_MODELS = 256, OPT_RUNTIMES };
+
+static const struct cmd_opt info_opts[] = {
+    CMD_OPT_GROUP("options:"),
+    { .id = CMD_O_CONFIG, .help = "config.json to read (required)" },
+    { .id = CMD_O_LAYER_TYPE, .short_opt = 'l', .arg = "T",
+      .help = "report only layer type T (Gemma 3/4, MiMo full/sliding)" },
+    { .id = CMD_O_SEQ_LEN, .short_opt = 'n',
+      .help = "parameters at sequence length N (dynamic, longrope);\n"
+              "default: what transformers computes at load time" },
+    { .id = CMD_O_PRECISION, .short_opt = 'p',
+      .help = "inv_freq values: hf (transformers' float32, default),\n"
+              "exact (double), vllm (vLLM's float32, with its class,\n"
+              "cache length, base and mscale) or ggml (llama.cpp's\n"
+              "ggml_rope_ext arguments for the GGUF its converter\n"
+              "writes, and ggml's float32 angles at position 1)" },
+    { .id = CMD_O_MAX_MODEL_LEN },
+    { OPT_RUNTIMES, "runtimes", 0, NULL, CMD_T_FLAG, 0, 0,
+      "where transformers, vLLM and llama.cpp differ in\n"
+      "definition; with --config, each precision's drift from\n"
+      "exact math at 4096, 131072 and 1048576 positions", NULL },
+    { .id = CMD_O_FAMILY, .help = "resolve the config as this registry row, whatever its\n"
+                                  "model_type says" },
+    { .id = CMD_O_GGUF, .help = "a llama.cpp GGUF file: its RoPE keys and tensors and what\n"
+                                "llama.cpp derives from them (rope mode, freq_scale,\n"
+                                "ext_factor, attn_factor); --seq-len is then the context" },
+    { OPT_MODELS, "models", 0, NULL, CMD_T_FLAG, 0, 0,
+      "list the model-family registry (model_type, encoding,\n"
+      "pairing, notes, source file)", NULL },
+    { .id = CMD_O_JSON, .short_opt = 'j', .help = "print one JSON object instead of text" },
+    { .id = CMD_O_HELP },
+    CMD_OPTS_END
+};
+
+const struct cmd_spec cmd_info_spec = {
+    "info",
+    "usage: posenc info --config FILE [--layer-type T] [--seq-len N]\n"
+    "                   [--precision exact|hf|vllm|ggml] [--max-model-len N]\n"
+    "                   [--family NAME] [--json]\n"
+    "       posenc info --gguf FILE [--seq-len N] [--json]\n"
+    "       posenc info --models [--json]\n"
+    "       posenc info --runtimes [--config FILE [--layer-type T]] [--json]\n"
+    "\n"
+    "Resolve a Hugging Face config.json the way transformers does and report the position\n"
+    "encoding: RoPE type, theta and where it came from, head and rotary dims, pairing style,\n"
+    "scaling parameters, inv_freq and attention scaling (or the ALiBi, T5 or learned-table\n"
+    "parameters), plus notes on defaults posenc filled in.\n"
+    "\n",
+    26, info_opts
+};
+
 int cmd_info(int argc, char **argv)
 {
-    enum { OPT_JSON = 'j', OPT_FAMILY = 256, OPT_MODELS, OPT_RUNTIMES, OPT_MAX_MODEL_LEN,
-           OPT_GGUF };
-    static const struct option longopts[] = {
-        { "config", required_argument, NULL, 'c' },
-        { "layer-type", required_argument, NULL, 'l' },
-        { "family", required_argument, NULL, OPT_FAMILY },
-        { "models", no_argument, NULL, OPT_MODELS },
-        { "gguf", required_argument, NULL, OPT_GGUF },
-        { "runtimes", no_argument, NULL, OPT_RUNTIMES },
-        { "max-model-len", required_argument, NULL, OPT_MAX_MODEL_LEN },
-        { "seq-len", required_argument, NULL, 'n' },
-        { "precision", required_argument, NULL, 'p' },
-        { "json", no_argument, NULL, OPT_JSON },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     struct info_opts o = { .prec = POSENC_PREC_HF };
-    posenc_error err = { 0 };
     int c, prec_given = 0;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":c:l:n:p:jh", longopts, NULL)) != -1) {
+    struct cmd_parse p;
+    cmd_opts_begin(&p, &cmd_info_spec, argc, argv);
+    while ((c = cmd_opts_next(&p)) > 0) {
         switch (c) {
-        case 'c': o.config = optarg; break;
-        case 'l': o.layer_type = optarg; break;
-        case OPT_FAMILY: o.family = optarg; break;
+        case CMD_O_CONFIG: o.config = p.arg; break;
+        case CMD_O_LAYER_TYPE: o.layer_type = p.arg; break;
+        case CMD_O_FAMILY: o.family = p.arg; break;
         case OPT_MODELS: o.models = 1; break;
-        case OPT_GGUF: o.gguf = optarg; break;
+        case CMD_O_GGUF: o.gguf = p.arg; break;
         case OPT_RUNTIMES: o.runtimes = 1; break;
-        case OPT_MAX_MODEL_LEN:
-            if (cmd_parse_i64("info", "--max-model-len", optarg, 1, (int64_t)1 << 48,
-                                 &o.max_model_len))
-                return CMD_EXIT_USAGE;
-            break;
-        case 'n':
-            if (cmd_parse_i64("info", "--seq-len", optarg, 1, (int64_t)1 << 53, &o.seq_len))
-                return CMD_EXIT_USAGE;
-            break;
-        case 'p':
-            if (posenc_precision_parse(optarg, &o.prec, &err) != POSENC_OK)
-                return cmd_usage_error("info", "--precision: %s", err.msg);
-            prec_given = 1;
-            break;
-        case OPT_JSON: o.json = 1; break;
-        case 'h': usage(stdout); return CMD_EXIT_OK;
-        case ':':
-            return cmd_usage_error("info", "option '%s' needs a value", argv[optind - 1]);
-        default:
-            return cmd_usage_error("info", "unknown option '%s'", argv[optind - 1]);
+        case CMD_O_MAX_MODEL_LEN: o.max_model_len = p.i64; break;
+        case CMD_O_SEQ_LEN: o.seq_len = p.i64; break;
+        case CMD_O_PRECISION: o.prec = p.precision; prec_given = 1; break;
+        case CMD_O_JSON: o.json = 1; break;
         }
     }
-    if (optind < argc)
-        return cmd_usage_error("info", "unexpected argument '%s'", argv[optind]);
+    if (c == CMD_OPTS_EXIT)
+        return p.rc;
+    if (p.optind < argc)
+        return cmd_usage_error("info", "unexpected argument '%s'", argv[p.optind]);
     if (o.models && (o.config || o.family || o.layer_type || o.seq_len))
         return cmd_usage_error("info", "--models lists the registry: it takes no config "
                                           "options (only --json)");

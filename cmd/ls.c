@@ -1,7 +1,6 @@
 /* cmd/ls.c: `posenc ls FILE`: the arrays a file holds (name, dtype, shape, bytes) and its
  * metadata, as aligned text or as JSON; `--meta` lists the metadata alone with each key's type.
  * Reads headers only, never the data. */
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,33 +9,9 @@
 #include <cjson/cJSON.h>
 
 #include "common.h"
+#include "opts.h"
 
 #define CMD "ls"
-
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: posenc ls [--json] [--meta] [--dtype bf16] FILE\n"
-            "\n"
-            "List the arrays of FILE (NPY, NPZ, a directory of NPY files, HDF5, safetensors, GGUF\n"
-            "or raw .bin + .json): name, dtype, shape and bytes, then the file's metadata.\n"
-            "\n"
-            "      --json               print {\"file\", \"format\", \"arrays\": [{\"name\", \"dtype\",\n"
-            "                           \"shape\", \"bytes\"}], \"metadata\": {...}}\n"
-            "      --meta               list only the metadata: one line per key with its type\n"
-            "                           (GGUF: uint32, array[string], ...) and value, long\n"
-            "                           arrays shortened; with --json, the full values\n"
-            "      --dtype bf16         read NPY void 2-byte arrays ('<V2', ml_dtypes) as bf16\n"
-            "  -h, --help               show this help\n");
-}
-
-static const struct option long_opts[] = {
-    { "json", no_argument, NULL, 'j' },
-    { "meta", no_argument, NULL, 'm' },
-    { "dtype", required_argument, NULL, 'd' },
-    { "help", no_argument, NULL, 'h' },
-    { NULL, 0, NULL, 0 }
-};
 
 #define SHORT_ARRAY 8 /* text output shows this many elements of a longer array */
 
@@ -297,15 +272,45 @@ static void note_opaque(const char *path, const posenc_container *c)
     }
     if (n == 1)
         cmd_msg(CMD, "'%s': array '%s' has the opaque NPY dtype '%s' (2-byte elements, "
-                   "bfloat16 if ml_dtypes or posenc wrote it); pass --dtype bf16 to read it as "
+                   "bfloat16 if ml_dtypes or posenc wrote it); pass --assume-bf16 to read it as "
                    "bf16", path, posenc_container_array(c, first)->name,
                    posenc_container_array_type(c, first, NULL, NULL));
     else if (n > 1)
         cmd_msg(CMD, "'%s': %zu arrays ('%s', ...) have the opaque NPY dtype '%s' (2-byte "
-                   "elements, bfloat16 if ml_dtypes or posenc wrote them); pass --dtype bf16 to "
+                   "elements, bfloat16 if ml_dtypes or posenc wrote them); pass --assume-bf16 to "
                    "read them as bf16", path, n, posenc_container_array(c, first)->name,
                    posenc_container_array_type(c, first, NULL, NULL));
 }
+
+enum { OPT_META = 256, OPT_DTYPE_BF16 };
+
+static const struct cmd_opt ls_opts[] = {
+    { .id = CMD_O_JSON,
+      .help = "print {\"file\", \"format\", \"arrays\": [{\"name\", \"dtype\",\n"
+              "\"shape\", \"bytes\"}], \"metadata\": {...}}" },
+    { OPT_META, "meta", 0, NULL, CMD_T_FLAG, 0, 0,
+      "list only the metadata: one line per key with its type\n"
+      "(GGUF: uint32, array[string], ...) and value, long\n"
+      "arrays shortened; with --json, the full values", NULL },
+    { .id = CMD_O_ASSUME_BF16,
+      .help = "read NPY void 2-byte arrays ('<V2', ml_dtypes) as bf16" },
+    /* ls's --dtype never named an output dtype, only this reading rule: an alias of the one
+     * flag the other commands spell --assume-bf16 */
+    { OPT_DTYPE_BF16, "dtype", 0, "bf16", CMD_T_DTYPE, 0, 0,
+      "deprecated alias of --assume-bf16", "--assume-bf16" },
+    { .id = CMD_O_HELP },
+    CMD_OPTS_END
+};
+
+const struct cmd_spec cmd_ls_spec = {
+    "ls",
+    "usage: posenc ls [--json] [--meta] [--assume-bf16] FILE\n"
+    "\n"
+    "List the arrays of FILE (NPY, NPZ, a directory of NPY files, HDF5, safetensors, GGUF\n"
+    "or raw .bin + .json): name, dtype, shape and bytes, then the file's metadata.\n"
+    "\n",
+    27, ls_opts
+};
 
 int cmd_ls(int argc, char **argv)
 {
@@ -313,39 +318,29 @@ int cmd_ls(int argc, char **argv)
     posenc_read_opts ro = { 0, POSENC_FMT_AUTO };
     posenc_error err = { 0 };
 
-    optind = 0;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, ":h", long_opts, NULL)) != -1) {
+    struct cmd_parse p;
+    cmd_opts_begin(&p, &cmd_ls_spec, argc, argv);
+    while ((c = cmd_opts_next(&p)) > 0) {
         switch (c) {
-        case 'h':
-            usage(stdout);
-            return CMD_EXIT_OK;
-        case 'j': json = 1; break;
-        case 'm': meta_only = 1; break;
-        case 'd': {
-            posenc_dtype dt;
-            if (posenc_dtype_parse(optarg, &dt, &err) != POSENC_OK)
-                return cmd_usage_error(CMD, "--dtype: %s", err.msg);
-            if (dt != POSENC_DT_BF16)
+        case CMD_O_JSON: json = 1; break;
+        case OPT_META: meta_only = 1; break;
+        case CMD_O_ASSUME_BF16: ro.assume_bf16 = 1; break;
+        case OPT_DTYPE_BF16:
+            if (p.dtype != POSENC_DT_BF16)
                 return cmd_usage_error(CMD, "--dtype: only bf16 changes how files are read, "
-                                               "not %s", posenc_dtype_name(dt));
+                                               "not %s", posenc_dtype_name(p.dtype));
             ro.assume_bf16 = 1;
             break;
         }
-        case ':':
-            return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default:
-            if (optopt)
-                return cmd_usage_error(CMD, "unknown option '-%c'", optopt);
-            return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
-        }
     }
-    if (optind >= argc)
+    if (c == CMD_OPTS_EXIT)
+        return p.rc;
+    if (p.optind >= argc)
         return cmd_usage_error(CMD, "missing FILE");
-    if (optind + 1 < argc)
+    if (p.optind + 1 < argc)
         return cmd_usage_error(CMD, "unexpected argument '%s' (one FILE at a time)",
-                                  argv[optind + 1]);
-    const char *path = argv[optind];
+                                  argv[p.optind + 1]);
+    const char *path = argv[p.optind];
     posenc_container *ct = NULL;
     if (posenc_container_open(path, &ro, &ct, &err) != POSENC_OK)
         return cmd_fail(CMD, &err);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "opts.h"
 #include "iowatch.h"
 #include "util_progress.h"
 
@@ -13,16 +14,20 @@ static const struct cmd {
     int (*fn)(int, char **);
     const char *help;
     int progress; /* what the progress line counts (iowatch.h): written or read bytes */
+    const struct cmd_spec *spec; /* its options (cmd/opts.h): --help and help --options */
 } commands[] = {
-    { "gen", cmd_gen, "generate position-encoding tables from a model config", PE_WATCH_WRITES },
-    { "apply", cmd_apply, "apply RoPE to Q/K dumps as the model does", PE_WATCH_WRITES },
+    { "gen", cmd_gen, "generate position-encoding tables from a model config", PE_WATCH_WRITES,
+      &cmd_gen_spec },
+    { "apply", cmd_apply, "apply RoPE to Q/K dumps as the model does", PE_WATCH_WRITES,
+      &cmd_apply_spec },
     { "verify", cmd_verify, "check relative invariance and a runtime's dumps; report for CI",
-      PE_WATCH_READS },
-    { "info", cmd_info, "explain what a config.json implies", 0 },
-    { "ls", cmd_ls, "list the arrays in a tensor file", 0 },
+      PE_WATCH_READS, &cmd_verify_spec },
+    { "info", cmd_info, "explain what a config.json implies", 0, &cmd_info_spec },
+    { "ls", cmd_ls, "list the arrays in a tensor file", 0, &cmd_ls_spec },
     { "convert", cmd_convert, "convert tensor files between formats and dtypes",
-      PE_WATCH_WRITES },
-    { "diff", cmd_diff, "compare two arrays: max abs/rel error, ulp histogram, worst elements", 0 },
+      PE_WATCH_WRITES, &cmd_convert_spec },
+    { "diff", cmd_diff, "compare two arrays: max abs/rel error, ulp histogram, worst elements", 0,
+      &cmd_diff_spec },
 };
 
 void cmd_print_commands(FILE *fp)
@@ -37,7 +42,8 @@ static void usage(FILE *fp)
                 "Transformer positional encodings: tables, application and verification.\n\n"
                 "commands:\n");
     cmd_print_commands(fp);
-    fprintf(fp, "\n'posenc help COMMAND' or 'posenc COMMAND --help' shows one command's options.\n"
+    fprintf(fp, "\n'posenc help COMMAND' or 'posenc COMMAND --help' shows one command's options;\n"
+                "'posenc help --options COMMAND' lists its long options, one a line.\n"
                 "Exit status: 0 ok, 1 a verify check failed or diff found a difference, 2 usage error,\n"
                 "3 any other error.\n");
 }
@@ -118,13 +124,28 @@ int main(int argc, char **argv)
             usage(stdout);
             return finish("help", CMD_EXIT_OK);
         }
-        const struct cmd *c = find(argv[2]);
-        if (!c) {
-            fprintf(stderr, "posenc: '%s' is not a posenc command; see 'posenc --help'\n", argv[2]);
+        int list = strcmp(argv[2], "--options") == 0;
+        if (list && argc != 4) {
+            fprintf(stderr, "posenc help: --options takes one COMMAND\n"
+                            "posenc help: try 'posenc --help'\n");
             return CMD_EXIT_USAGE;
         }
-        char *hargv[] = { (char *)c->name, (char *)"--help", NULL };
-        return finish(c->name, c->fn(2, hargv));
+        if (!list && argc > 3) {
+            fprintf(stderr, "posenc help: unexpected argument '%s'\n"
+                            "posenc help: try 'posenc --help'\n", argv[3]);
+            return CMD_EXIT_USAGE;
+        }
+        const struct cmd *c = find(argv[2 + list]);
+        if (!c) {
+            fprintf(stderr, "posenc: '%s' is not a posenc command; see 'posenc --help'\n",
+                    argv[2 + list]);
+            return CMD_EXIT_USAGE;
+        }
+        if (list)
+            cmd_opts_list(c->spec, stdout);
+        else
+            cmd_opts_help(c->spec, stdout);
+        return finish(c->name, CMD_EXIT_OK);
     }
     const struct cmd *c = find(name);
     if (!c) {

@@ -5,7 +5,6 @@
  * builds the report tree (formats/report.h) and picks the exit status. */
 #include <cJSON.h>
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -13,6 +12,7 @@
 #include <string.h>
 
 #include "common.h"
+#include "opts.h"
 #include "posenc/verify.h"
 #include "posenc/llamacpp.h"
 #include "pairs.h"
@@ -26,55 +26,6 @@
 #define NBUCKET 65
 #define POS_END ((int64_t)1 << 48)                /* --positions lie in [0, 2^48), as in gen */
 
-static void usage(FILE *fp)
-{
-    fprintf(fp,
-            "usage: posenc verify --config FILE [options]\n"
-            "   or: posenc verify --config FILE --q Q --k K [--expect-q Q2 --expect-k K2 | --rotated]\n"
-            "   or: posenc verify --config FILE --gguf MODEL.gguf\n"
-            "   or: posenc verify --config FILE --q DUMPS [--expect-q ROTATED | --rotated] [--pairs GLOB]\n"
-            "\n"
-            "Check that the config's position encoding is relative (scores depend only on m - n),\n"
-            "check a runtime's Q/K dumps against posenc's rotation, and name the likely mistake\n"
-            "when they differ. DUMPS, a container of several arrays, has every q/k pair checked\n"
-            "(grouped by path as in posenc apply; ROTATED holds the runtime's pairs under the\n"
-            "same groups), each with its layer's parameters, into one report with a row per\n"
-            "pair. Exit status: 0 every check passed, 1 a check failed, 2 usage error, 3 any\n"
-            "other error.\n"
-            "\n"
-            "options:\n"
-            "  -c, --config FILE       model config.json (required)\n"
-            "      --layer-type NAME   RoPE parameters of this layer type\n"
-            "      --family NAME       resolve the config as this model family (posenc info --models)\n"
-            "      --style S           neox or gptj (default: from the config)\n"
-            "      --max-position N    largest offset checked (default: max_position_embeddings)\n"
-            "      --seed S            seed of the random q and k (default 1)\n"
-            "      --samples N         random (q, k) pairs per distance (default 16)\n"
-            "      --tolerance X       pass tolerance (default: see posenc-verify(1) CHECKS)\n"
-            "      --hf-tolerance X    make the float32-table drift a failing check at X\n"
-            "      --q FILE            query dump (pre-RoPE unless --rotated)\n"
-            "      --k FILE            key dump (pre-RoPE unless --rotated)\n"
-            "      --layout L          bhsd (default), bshd, shd, hsd, sd\n"
-            "      --assume-bf16       read NPY '<V2' arrays as bfloat16\n"
-            "      --offset N          token s is at position N + s (default 0)\n"
-            "      --positions P       positions: a list like 0-15,100 or a file of integers\n"
-            "      --rotated           the dumps are already rotated (of position-independent\n"
-            "                          content, e.g. layer 0 of a repeated token)\n"
-            "      --expect-q FILE     the runtime's rotated q to compare with posenc's rotation\n"
-            "      --expect-k FILE     the runtime's rotated k\n"
-            "      --gguf FILE         check a llama.cpp GGUF file's RoPE keys and tensors against\n"
-            "                          what convert_hf_to_gguf.py writes for the config\n"
-            "      --precision P       posenc's rotation the dumps are compared with: hf\n"
-            "                          (default, transformers' float32 tables), exact, vllm\n"
-            "                          (vLLM's cos_sin_cache) or ggml (llama.cpp's CPU numerics)\n"
-            "      --variant V         sinusoidal variant: vaswani, t2t, fairseq, marian, cos_sin\n"
-            "      --pairs GLOB        only the pairs of DUMPS whose group matches GLOB\n"
-            "      --report FILE       write a report (.json, .md or .html; repeatable);\n"
-            "                          - writes the JSON report to stdout instead of the summary\n"
-            "  -q, --quiet             no summary on stdout, no progress line on a terminal\n"
-            "  -h, --help              show this help\n");
-}
-
 /* ---- options ---- */
 enum layout { L_BHSD, L_BSHD, L_SHD, L_HSD, L_SD };
 static const char *const layout_names[] = { "bhsd", "bshd", "shd", "hsd", "sd" };
@@ -86,6 +37,7 @@ struct opts {
     const char *reports[MAX_REPORTS];
     int n_reports;
     int64_t max_position, offset;
+    int64_t seq_len;       /* --seq-len: the dumps' sequence length (0: largest position + 1) */
     uint64_t seed;
     int samples, quiet, rotated, has_tol, has_hf_tol, has_style, assume_bf16, has_prec;
     int report_stdout;     /* --report -: the JSON report is stdout, the summary is not printed */
@@ -817,7 +769,7 @@ static int verify_dumps(struct vstate *v, const struct opts *o, const posenc_mod
     for (int64_t s = 0; s < S; s++)
         if (positions[s] > maxpos)
             maxpos = positions[s];
-    int64_t seq_len = maxpos + 1;
+    int64_t seq_len = o->seq_len ? o->seq_len : maxpos + 1;
     posenc_rope_params params;
     posenc_vllm_info vi;
     posenc_precision prec = o->has_prec ? o->prec : POSENC_PREC_HF;
@@ -1378,41 +1330,77 @@ static int pairs_done(posenc_container *c, pe_pairs *p, int rc)
     return rc;
 }
 
+enum {
+    O_MAXPOS = 256, O_SEED, O_SAMPLES, O_TOL, O_HFTOL, O_Q, O_K, O_ROTATED, O_EQ, O_EK, O_REPORT
+};
+
+static const struct cmd_opt verify_opts[] = {
+    CMD_OPT_GROUP("options:"),
+    { .id = CMD_O_CONFIG },
+    { .id = CMD_O_LAYER_TYPE },
+    { .id = CMD_O_FAMILY },
+    { .id = CMD_O_STYLE },
+    { O_MAXPOS, "max-position", 0, "N", CMD_T_I64, 2, (int64_t)1 << 40,
+      "largest offset checked (default: max_position_embeddings)", NULL },
+    { O_SEED, "seed", 0, "S", CMD_T_I64, 0, INT64_MAX, "seed of the random q and k (default 1)",
+      NULL },
+    { O_SAMPLES, "samples", 0, "N", CMD_T_I64, 1, 4096,
+      "random (q, k) pairs per distance (default 16)", NULL },
+    { O_TOL, "tolerance", 0, "X", CMD_T_NUM, 0, 0,
+      "pass tolerance (default: see posenc-verify(1) CHECKS)", NULL },
+    { O_HFTOL, "hf-tolerance", 0, "X", CMD_T_NUM, 0, 0,
+      "make the float32-table drift a failing check at X", NULL },
+    { O_Q, "q", 0, "FILE", CMD_T_STR, 0, 0, "query dump (pre-RoPE unless --rotated)", NULL },
+    { O_K, "k", 0, "FILE", CMD_T_STR, 0, 0, "key dump (pre-RoPE unless --rotated)", NULL },
+    { .id = CMD_O_DUMP_LAYOUT },
+    { .id = CMD_O_ASSUME_BF16 },
+    { .id = CMD_O_OFFSET },
+    { .id = CMD_O_POSITIONS },
+    { .id = CMD_O_SEQ_LEN, .help = "sequence length the runtime ran at, for dynamic/longrope\n"
+                                   "selection (default: largest position + 1)" },
+    { O_ROTATED, "rotated", 0, NULL, CMD_T_FLAG, 0, 0,
+      "the dumps are already rotated (of position-independent\n"
+      "content, e.g. layer 0 of a repeated token)", NULL },
+    { O_EQ, "expect-q", 0, "FILE", CMD_T_STR, 0, 0,
+      "the runtime's rotated q to compare with posenc's rotation", NULL },
+    { O_EK, "expect-k", 0, "FILE", CMD_T_STR, 0, 0, "the runtime's rotated k", NULL },
+    { .id = CMD_O_GGUF, .help = "check a llama.cpp GGUF file's RoPE keys and tensors against\n"
+                                "what convert_hf_to_gguf.py writes for the config" },
+    { .id = CMD_O_PRECISION,
+      .help = "posenc's rotation the dumps are compared with: hf\n"
+              "(default, transformers' float32 tables), exact, vllm\n"
+              "(vLLM's cos_sin_cache) or ggml (llama.cpp's CPU numerics)" },
+    { .id = CMD_O_VARIANT,
+      .help = "sinusoidal variant: vaswani, t2t, fairseq, marian, cos_sin" },
+    { .id = CMD_O_PAIRS, .help = "only the pairs of DUMPS whose group matches GLOB" },
+    { O_REPORT, "report", 0, "FILE", CMD_T_STR, 0, 0,
+      "write a report (.json, .md or .html; repeatable);\n"
+      "- writes the JSON report to stdout instead of the summary", NULL },
+    { .id = CMD_O_QUIET, .help = "no summary on stdout, no progress line on a terminal" },
+    { .id = CMD_O_HELP },
+    CMD_OPTS_END
+};
+
+const struct cmd_spec cmd_verify_spec = {
+    "verify",
+    "usage: posenc verify --config FILE [options]\n"
+    "   or: posenc verify --config FILE --q Q --k K [--expect-q Q2 --expect-k K2 | --rotated]\n"
+    "   or: posenc verify --config FILE --gguf MODEL.gguf\n"
+    "   or: posenc verify --config FILE --q DUMPS [--expect-q ROTATED | --rotated] [--pairs GLOB]\n"
+    "\n"
+    "Check that the config's position encoding is relative (scores depend only on m - n),\n"
+    "check a runtime's Q/K dumps against posenc's rotation, and name the likely mistake\n"
+    "when they differ. DUMPS, a container of several arrays, has every q/k pair checked\n"
+    "(grouped by path as in posenc apply; ROTATED holds the runtime's pairs under the\n"
+    "same groups), each with its layer's parameters, into one report with a row per\n"
+    "pair. Exit status: 0 every check passed, 1 a check failed, 2 usage error, 3 any\n"
+    "other error.\n"
+    "\n",
+    26, verify_opts
+};
+
 int cmd_verify(int argc, char **argv)
 {
-    enum {
-        O_LAYER = 256, O_MAXPOS, O_SEED, O_SAMPLES, O_TOL, O_HFTOL, O_Q, O_K, O_LAYOUT, O_OFFSET,
-        O_POSITIONS, O_ROTATED, O_EQ, O_EK, O_STYLE, O_VARIANT, O_REPORT, O_BF16, O_FAMILY, O_GGUF,
-        O_PREC, O_PAIRS
-    };
-    static const struct option longopts[] = {
-        { "config", required_argument, NULL, 'c' },
-        { "layer-type", required_argument, NULL, O_LAYER },
-        { "family", required_argument, NULL, O_FAMILY },
-        { "style", required_argument, NULL, O_STYLE },
-        { "max-position", required_argument, NULL, O_MAXPOS },
-        { "seed", required_argument, NULL, O_SEED },
-        { "samples", required_argument, NULL, O_SAMPLES },
-        { "tolerance", required_argument, NULL, O_TOL },
-        { "hf-tolerance", required_argument, NULL, O_HFTOL },
-        { "q", required_argument, NULL, O_Q },
-        { "k", required_argument, NULL, O_K },
-        { "layout", required_argument, NULL, O_LAYOUT },
-        { "assume-bf16", no_argument, NULL, O_BF16 },
-        { "offset", required_argument, NULL, O_OFFSET },
-        { "positions", required_argument, NULL, O_POSITIONS },
-        { "rotated", no_argument, NULL, O_ROTATED },
-        { "expect-q", required_argument, NULL, O_EQ },
-        { "expect-k", required_argument, NULL, O_EK },
-        { "precision", required_argument, NULL, O_PREC },
-        { "variant", required_argument, NULL, O_VARIANT },
-        { "report", required_argument, NULL, O_REPORT },
-        { "gguf", required_argument, NULL, O_GGUF },
-        { "pairs", required_argument, NULL, O_PAIRS },
-        { "quiet", no_argument, NULL, 'q' },
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
     struct opts o;
     memset(&o, 0, sizeof o);
     o.seed = 1;
@@ -1420,40 +1408,23 @@ int cmd_verify(int argc, char **argv)
     o.layout = L_BHSD;
     posenc_error err = { 0 };
     int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, ":c:qh", longopts, NULL)) != -1) {
-        int64_t v64;
+    struct cmd_parse p;
+    cmd_opts_begin(&p, &cmd_verify_spec, argc, argv);
+    while ((c = cmd_opts_next(&p)) > 0) {
         switch (c) {
-        case 'c': o.config = optarg; break;
-        case O_LAYER: o.layer_type = optarg; break;
-        case O_FAMILY: o.family = optarg; break;
-        case O_STYLE:
-            if (posenc_style_parse(optarg, &o.style, &err) != POSENC_OK)
-                return cmd_usage_error(CMD, "--style: '%s' is not neox or gptj", optarg);
-            o.has_style = 1;
-            break;
-        case O_MAXPOS:
-            if (cmd_parse_i64(CMD, "--max-position", optarg, 2, (int64_t)1 << 40, &o.max_position))
-                return CMD_EXIT_USAGE;
-            break;
-        case O_SEED:
-            if (cmd_parse_i64(CMD, "--seed", optarg, 0, INT64_MAX, &v64))
-                return CMD_EXIT_USAGE;
-            o.seed = (uint64_t)v64;
-            break;
-        case O_SAMPLES:
-            if (cmd_parse_int(CMD, "--samples", optarg, 1, 4096, &o.samples))
-                return CMD_EXIT_USAGE;
-            break;
+        case CMD_O_CONFIG: o.config = p.arg; break;
+        case CMD_O_LAYER_TYPE: o.layer_type = p.arg; break;
+        case CMD_O_FAMILY: o.family = p.arg; break;
+        case CMD_O_STYLE: o.style = p.style; o.has_style = 1; break;
+        case O_MAXPOS: o.max_position = p.i64; break;
+        case O_SEED: o.seed = (uint64_t)p.i64; break;
+        case O_SAMPLES: o.samples = (int)p.i64; break;
         case O_TOL:
         case O_HFTOL: {
-            double x;
-            if (cmd_parse_double(CMD, c == O_TOL ? "--tolerance" : "--hf-tolerance", optarg, &x))
-                return CMD_EXIT_USAGE;
+            double x = p.num;
             if (!(x > 0))
                 return cmd_usage_error(CMD, "%s: '%s' must be positive",
-                                          c == O_TOL ? "--tolerance" : "--hf-tolerance", optarg);
+                                          c == O_TOL ? "--tolerance" : "--hf-tolerance", p.arg);
             if (c == O_TOL) {
                 o.tol = x;
                 o.has_tol = 1;
@@ -1463,61 +1434,44 @@ int cmd_verify(int argc, char **argv)
             }
             break;
         }
-        case O_Q: o.q = optarg; break;
-        case O_K: o.k = optarg; break;
-        case O_LAYOUT: {
-            int found = 0;
-            for (int i = 0; i < 5; i++)
-                if (strcmp(optarg, layout_names[i]) == 0) {
-                    o.layout = (enum layout)i;
-                    found = 1;
-                }
-            if (!found)
-                return cmd_usage_error(CMD, "--layout: '%s' is not bhsd, bshd, shd, hsd or sd", optarg);
-            break;
-        }
-        case O_OFFSET:
-            if (cmd_parse_i64(CMD, "--offset", optarg, 0, (int64_t)1 << 40, &o.offset))
-                return CMD_EXIT_USAGE;
-            break;
-        case O_POSITIONS: o.positions_spec = optarg; break;
+        case O_Q: o.q = p.arg; break;
+        case O_K: o.k = p.arg; break;
+        case CMD_O_DUMP_LAYOUT: o.layout = (enum layout)p.dump_layout; break;
+        case CMD_O_OFFSET: o.offset = p.i64; break;
+        case CMD_O_POSITIONS: o.positions_spec = p.arg; break;
+        case CMD_O_SEQ_LEN: o.seq_len = p.i64; break;
         case O_ROTATED: o.rotated = 1; break;
-        case O_BF16: o.assume_bf16 = 1; break;
-        case O_PREC:
-            if (posenc_precision_parse(optarg, &o.prec, &err) != POSENC_OK)
-                return cmd_usage_error(CMD, "--precision: %s", err.msg);
-            o.has_prec = 1;
-            break;
-        case O_EQ: o.eq = optarg; break;
-        case O_EK: o.ek = optarg; break;
-        case O_VARIANT: o.variant = optarg; break;
-        case O_GGUF: o.gguf = optarg; break;
-        case O_PAIRS: o.glob = optarg; break;
+        case CMD_O_ASSUME_BF16: o.assume_bf16 = 1; break;
+        case CMD_O_PRECISION: o.prec = p.precision; o.has_prec = 1; break;
+        case O_EQ: o.eq = p.arg; break;
+        case O_EK: o.ek = p.arg; break;
+        case CMD_O_VARIANT: o.variant = p.arg; break;
+        case CMD_O_GGUF: o.gguf = p.arg; break;
+        case CMD_O_PAIRS: o.glob = p.arg; break;
         case O_REPORT: {
             pe_report_kind kind;
             if (o.n_reports == MAX_REPORTS)
                 return cmd_usage_error(CMD, "--report: at most %d reports", MAX_REPORTS);
-            if (pe_report_kind_of(optarg, &kind, &err) != POSENC_OK)
+            if (pe_report_kind_of(p.arg, &kind, &err) != POSENC_OK)
                 return cmd_usage_error(CMD, "--report: %s", err.msg);
-            if (strcmp(optarg, "-") == 0) {
+            if (strcmp(p.arg, "-") == 0) {
                 if (o.report_stdout)
                     return cmd_usage_error(CMD, "--report: '-' given twice");
                 o.report_stdout = 1;
             }
-            o.reports[o.n_reports++] = optarg;
+            o.reports[o.n_reports++] = p.arg;
             break;
         }
-        case 'q':
+        case CMD_O_QUIET:
             o.quiet = 1;
             cmd_progress_quiet();
             break;
-        case 'h': usage(stdout); return CMD_EXIT_OK;
-        case ':': return cmd_usage_error(CMD, "option '%s' needs a value", argv[optind - 1]);
-        default: return cmd_usage_error(CMD, "unknown option '%s'", argv[optind - 1]);
         }
     }
-    if (optind < argc)
-        return cmd_usage_error(CMD, "unexpected argument '%s'", argv[optind]);
+    if (c == CMD_OPTS_EXIT)
+        return p.rc;
+    if (p.optind < argc)
+        return cmd_usage_error(CMD, "unexpected argument '%s'", argv[p.optind]);
     if (!o.config)
         return cmd_usage_error(CMD, "--config is required");
     /* --q naming a container of several arrays: every q/k pair in it */

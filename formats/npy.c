@@ -198,7 +198,7 @@ posenc_status pe_npy_readable(const pe_npy_header *h, const char *path,
     if (!h->opaque)
         return POSENC_OK;
     return posenc_seterr(err, POSENC_EUNSUPPORTED,
-                         "'%s': dtype '%s' is opaque; pass --dtype bf16 if it is bfloat16", path,
+                         "'%s': dtype '%s' is opaque; pass --assume-bf16 if it is bfloat16", path,
                          h->descr);
 }
 

@@ -53,12 +53,12 @@ expect_ok "$POSENC" ls empty.npz
 expect_ok "$POSENC" gen --config "$CFG" --seq-len 4 --array cos --dtype bf16 -o cos16.npy
 expect_ok "$POSENC" ls cos16.npy
 grep -q '^cos16  *<V2  *(4, 64)  *512$' out.stdout
-grep -q "^posenc ls: 'cos16.npy': array 'cos16' has the opaque NPY dtype '<V2'.*pass --dtype bf16" out.stderr
+grep -q "^posenc ls: 'cos16.npy': array 'cos16' has the opaque NPY dtype '<V2'.*pass --assume-bf16" out.stderr
 mkdir mixed && cp cos16.npy mixed/ && cp q.npy mixed/
 expect_ok "$POSENC" ls mixed
 grep -q '^cos16  *<V2  *(4, 64)  *512$' out.stdout
 grep -q '^q  *f32  *(1, 2, 8, 256)  *16384$' out.stdout
-expect_ok "$POSENC" ls --dtype bf16 mixed
+expect_ok "$POSENC" ls --assume-bf16 mixed
 grep -q '^cos16  *bf16  *(4, 64)  *512$' out.stdout
 [ ! -s out.stderr ]
 

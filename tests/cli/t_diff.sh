@@ -122,7 +122,7 @@ for b in ab.safetensors:b16 b_bf16.npy; do
     [ "$rc" -eq 1 ] && check out.json bf16
     $PY -c "import json; j = json.load(open('out.json')); assert j['ulp_dtype'] == 'bf16' and j['tolerance']['rtol'] == 0.016 and not j['same_dtype'], j['tolerance']"
 done
-expect_fail 3 "pass --dtype bf16" "$POSENC" diff a.npy b_bf16.npy
+expect_fail 3 "pass --assume-bf16" "$POSENC" diff a.npy b_bf16.npy
 for b in b_f16.npy ab.safetensors:h ab.gguf:h; do
     set +e; "$POSENC" diff --json --layout bhsd a.npy $b > out.json; rc=$?; set -e
     [ "$rc" -eq 1 ] && check out.json f16

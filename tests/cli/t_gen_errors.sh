@@ -23,7 +23,7 @@ expect_fail 2 "--positions: '1,,x'" "$POSENC" gen --config tiny.json -o out.npz 
 expect_fail 2 "--positions: '5-2'" "$POSENC" gen --config tiny.json -o out.npz --positions 5-2
 expect_fail 2 "--dtype" "$POSENC" gen --config tiny.json -o out.npz --dtype float7
 expect_fail 2 "--dtype: tables are floating point" "$POSENC" gen --config tiny.json -o out.npz --dtype i32
-expect_fail 2 "--layout" "$POSENC" gen --config tiny.json -o out.npz --layout diagonal
+expect_fail 2 "--table-layout" "$POSENC" gen --config tiny.json -o out.npz --table-layout diagonal
 expect_fail 2 "--precision" "$POSENC" gen --config tiny.json -o out.npz --precision fast
 expect_fail 2 "--format" "$POSENC" gen --config tiny.json -o out.npz --format zip
 expect_fail 2 "--encoding" "$POSENC" gen --config tiny.json -o out.npz --encoding xpos
@@ -38,8 +38,8 @@ test ! -s out.stdout
 expect_fail 2 "--heads does not apply to RoPE tables" "$POSENC" gen --config tiny.json -o out.npz --heads 8
 expect_fail 2 "--num-buckets does not apply to RoPE tables" \
     "$POSENC" gen --config tiny.json -o out.npz --num-buckets 32
-expect_fail 2 "--layout applies only to RoPE tables" \
-    "$POSENC" gen --config "$C/baichuan-13b.json" -o out.npz --layout half
+expect_fail 2 "--table-layout applies only to RoPE tables" \
+    "$POSENC" gen --config "$C/baichuan-13b.json" -o out.npz --table-layout half
 expect_fail 2 "--precision applies only to RoPE tables" \
     "$POSENC" gen --encoding sinusoidal --d-model 8 --seq-len 4 -o out.npz --precision hf
 expect_fail 2 "--heads" "$POSENC" gen --config tiny.json -o out.npz --encoding alibi --heads 0

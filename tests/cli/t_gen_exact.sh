@@ -16,7 +16,7 @@ expect_ok "$POSENC" gen --config tiny.json -o t.npz
 test ! -s out.stdout
 for layout in hf half interleaved; do
     for dt in f32 f64 f16 bf16; do
-        expect_ok "$POSENC" gen --config tiny.json --layout $layout --dtype $dt -o "t-$layout-$dt.npz"
+        expect_ok "$POSENC" gen --config tiny.json --table-layout $layout --dtype $dt -o "t-$layout-$dt.npz"
     done
 done
 expect_ok "$POSENC" gen --config tiny.json --seq-len 10 -o s10.npz
@@ -28,7 +28,7 @@ np.savez('p.npz', q=np.array([[0, 17], [4096, 65535]], dtype=np.int32))
 np.save('p8.npy', np.arange(0, 250, 7, dtype=np.uint8))"
 expect_ok "$POSENC" gen --config tiny.json --positions p64.npy -o pf.npz
 expect_ok "$POSENC" gen --config tiny.json --positions p.npz:q -o pz.npz
-expect_ok "$POSENC" gen --config tiny.json --positions p8.npy --dtype bf16 --layout interleaved -o p8.npz
+expect_ok "$POSENC" gen --config tiny.json --positions p8.npy --dtype bf16 --table-layout interleaved -o p8.npz
 expect_ok "$POSENC" gen --config neox.json -o neox.npz
 # inv_freq[0] = 1/factor lies within 1e-16 of 261/256, a bfloat16 midpoint: only the exact value
 # (not its nearest double) says which way to round
@@ -41,7 +41,7 @@ expect_ok "$POSENC" gen --config tie.json --dtype bf16 -o tie.npz
 expect_ok "$POSENC" gen --config "$DATA/configs/qwen3.5-27b.json" \
     --positions 0,1,4095,131071,262142,262143 -o qwen.npz
 expect_ok "$POSENC" gen --config "$DATA/configs/qwen3.5-27b.json" \
-    --positions 0,1,4095,131071,262142,262143 --dtype f16 --layout half -o qwen16.npz
+    --positions 0,1,4095,131071,262142,262143 --dtype f16 --table-layout half -o qwen16.npz
 
 "$PY" - <<'EOF'
 import numpy as np

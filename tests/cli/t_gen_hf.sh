@@ -13,11 +13,11 @@ L="$DATA/configs/llama-3.1-8b.json"
 P=0,1,2,3,100,1000,4095,8191,8192,65535,100000,131071,200000,262143
 
 expect_ok "$POSENC" gen --config tiny.json --precision hf -o tiny.npz
-expect_ok "$POSENC" gen --config tiny.json --precision hf --dtype bf16 --layout half -o tiny-bf16.npz
+expect_ok "$POSENC" gen --config tiny.json --precision hf --dtype bf16 --table-layout half -o tiny-bf16.npz
 expect_ok "$POSENC" gen --config "$Q" --precision hf --positions $P -o qwen.npz
 expect_ok "$POSENC" gen --config "$Q" --positions $P -o qwen-exact.npz
 expect_ok "$POSENC" gen --config "$L" --precision hf --positions $P -o llama.npz
-expect_ok "$POSENC" gen --config "$L" --precision hf --positions $P --dtype f16 --layout interleaved -o llama16.npz
+expect_ok "$POSENC" gen --config "$L" --precision hf --positions $P --dtype f16 --table-layout interleaved -o llama16.npz
 
 "$PY" - <<'EOF'
 import numpy as np

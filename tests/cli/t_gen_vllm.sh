@@ -28,7 +28,7 @@ def gen(args, out):
 for name, m in sorted(meta.items()):
     cfg = os.path.join(os.environ["DATA"], "configs", m["config"]) if m["config"] else "llama2.json"
     pos = G[name + "_positions"]
-    args = ["--config", cfg, "--precision", "vllm", "--layout", "vllm",
+    args = ["--config", cfg, "--precision", "vllm", "--table-layout", "vllm",
             "--positions", ",".join(str(p) for p in pos)]
     if m["max_model_len"]:
         args += ["--max-model-len", str(m["max_model_len"])]
@@ -62,12 +62,12 @@ for name in ("qwen35", "phi3_long"):
     assert (z["sin"] == np.concatenate([want[:, n:], want[:, n:]], 1)).all(), name
 
 # without --positions or --seq-len the rows are the whole cache, as vLLM allocates it
-z, mt = gen(["--config", "llama2.json", "--precision", "vllm", "--layout", "vllm"], "full.npz")
+z, mt = gen(["--config", "llama2.json", "--precision", "vllm", "--table-layout", "vllm"], "full.npz")
 assert z["cos_sin_cache"].shape == (4096, 128), z["cos_sin_cache"].shape
 sel = G["llama2_positions"]
 assert (z["cos_sin_cache"][sel].view(np.uint32) == G["llama2_f32"]).all()
 cfg = os.path.join(os.environ["DATA"], "configs", "extra", "llama-dynamic.json")
-z, mt = gen(["--config", cfg, "--precision", "vllm", "--array", "cos_sin_cache", "--layout",
+z, mt = gen(["--config", cfg, "--precision", "vllm", "--array", "cos_sin_cache", "--table-layout",
              "vllm"], "dyn.npz")
 assert z["cos_sin_cache"].shape == (8192, 128) and mt["last_position"] == 8191
 PYEOF
@@ -86,8 +86,8 @@ expect_fail 3 "Gemma4RotaryEmbedding, which posenc does not reproduce" \
     "$POSENC" gen --config "$D/gemma-4-26b-a4b.json" --layer-type full_attention --precision vllm -o x.npz
 expect_fail 2 "--max-model-len applies only to --precision vllm" \
     "$POSENC" gen --config llama2.json --max-model-len 100 -o x.npz
-expect_fail 2 "--array: 'cos' is not an array of a RoPE table with --layout vllm" \
-    "$POSENC" gen --config llama2.json --precision vllm --layout vllm --array cos -o x.npy
+expect_fail 2 "--array: 'cos' is not an array of a RoPE table with --table-layout vllm" \
+    "$POSENC" gen --config llama2.json --precision vllm --table-layout vllm --array cos -o x.npy
 expect_fail 2 "--max-model-len" "$POSENC" gen --config llama2.json --precision vllm --max-model-len 0 -o x.npz
 expect_fail 2 "unknown precision 'vlm' (expected exact, hf, vllm or ggml)" \
     "$POSENC" gen --config llama2.json --precision vlm -o x.npz

@@ -82,9 +82,9 @@ grep -q '^kv posenc.theta f64 500000$' llama-3.1-8b.txt
 
 # other dtypes, layouts, positions and precisions; one array only
 cfg="$C/llama-3.1-8b.json"
-case_ bf16 yes --config "$cfg" --dtype bf16 --layout half --positions 0,5,131071
+case_ bf16 yes --config "$cfg" --dtype bf16 --table-layout half --positions 0,5,131071
 grep -q '^tensor cos bf16 64,3,1,1 0 384$' bf16.txt
-case_ f16 yes --config "$cfg" --dtype f16 --precision hf --layout interleaved --seq-len 5
+case_ f16 yes --config "$cfg" --dtype f16 --precision hf --table-layout interleaved --seq-len 5
 case_ f64 yes --config "$cfg" --dtype f64 --seq-len 3
 case_ cosonly yes --config "$cfg" --array cos --seq-len 7
 grep -c '^tensor ' cosonly.txt | grep -qx 2

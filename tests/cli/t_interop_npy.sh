@@ -59,7 +59,7 @@ expect_ok "$POSENC" convert s.npz out_dir/
 "$POSENC" convert - out_stdin.npy < be.npy
 cat fort.npy | "$POSENC" convert - out_pipe.npz
 # bf16 stored as void needs the flag
-expect_fail 3 "pass --dtype bf16" "$POSENC" convert bf.npy out_bf.npy
+expect_fail 3 "pass --assume-bf16" "$POSENC" convert bf.npy out_bf.npy
 no_file out_bf.npy
 expect_ok "$POSENC" convert --assume-bf16 --dtype f32 bf.npy out_bf.npy
 

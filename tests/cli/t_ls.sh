@@ -41,7 +41,7 @@ grep -q '^bias  *f32  *(4, 3, 3)  *144$' out.stdout
 grep -q '^metadata:$' out.stdout
 grep -q '^  encoding: "alibi"$' out.stdout
 grep -q '^  heads: 4$' out.stdout
-expect_ok "$POSENC" ls --dtype bf16 v2.npy
+expect_ok "$POSENC" ls --assume-bf16 v2.npy
 grep -q '^v2  *bf16  *(5,)  *10$' out.stdout
 
 # --json
@@ -69,14 +69,14 @@ expect_fail 3 "'missing.npy'" "$POSENC" ls missing.npy
 [ ! -s out.stdout ]
 expect_fail 3 "'trunc.npy'" "$POSENC" ls trunc.npy
 [ ! -s out.stdout ]
-# an opaque '|V2' array is listed as such, with one line naming --dtype bf16; its data is refused
+# an opaque '|V2' array is listed as such, with one line naming --assume-bf16; its data is refused
 expect_ok "$POSENC" ls v2.npy
 grep -q '^v2  *|V2  *(5,)  *10$' out.stdout
 [ "$(wc -l < out.stderr)" -eq 1 ]
-grep -q "^posenc ls: 'v2.npy': array 'v2' has the opaque NPY dtype '|V2' .*pass --dtype bf16" out.stderr
+grep -q "^posenc ls: 'v2.npy': array 'v2' has the opaque NPY dtype '|V2' .*pass --assume-bf16" out.stderr
 expect_ok "$POSENC" ls --json v2.npy
 $PY -c "import json; a = json.load(open('out.stdout'))['arrays'][0]; assert a['dtype'] == '|V2' and a['readable'] is False and a['bytes'] == 10, a"
-expect_fail 3 "pass --dtype bf16" "$POSENC" convert v2.npy v2-out.npy
+expect_fail 3 "pass --assume-bf16" "$POSENC" convert v2.npy v2-out.npy
 no_file v2-out.npy
 echo "not an array" > junk.npy
 expect_fail 3 "'junk.npy'" "$POSENC" ls junk.npy

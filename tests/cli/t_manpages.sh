@@ -11,17 +11,30 @@ for c in $cmds; do
     "$POSENC" "$c" --help > help.txt
     # posenc help CMD is the same text
     "$POSENC" help "$c" | cmp -s - help.txt || { echo "posenc help $c differs from --help"; exit 1; }
-    for opt in $(grep -o -- '--[a-z][a-z0-9-]*' help.txt | sort -u); do
+    # the option table (posenc help --options CMD) drives --help and is what the page documents
+    "$POSENC" help --options "$c" > opts.txt
+    [ -s opts.txt ] || { echo "posenc help --options $c lists nothing"; exit 1; }
+    sed -n '/^\.SH OPTIONS/,/^\.SH [A-Z]/p' "$page" > options.roff
+    [ -s options.roff ] || { echo "$page has no OPTIONS section"; exit 1; }
+    while read -r opt; do
+        grep -q -- "^ *\(-[a-z], \)\{0,1\}$opt\( \|$\)" help.txt ||
+            { echo "posenc $c --help does not show $opt of its option table"; exit 1; }
         esc=$(printf '%s' "$opt" | sed 's/-/\\\\-/g')
-        if ! grep -q -- "$esc" "$page" && ! grep -q -- "$opt" "$page"; then
-            echo "man/posenc-$c.1 lacks $opt (shown by posenc $c --help)"; exit 1
-        fi
-    done
-    # and every option in the page's OPTIONS section is accepted by --help's text
-    for opt in $(sed -n '/^\.SH OPTIONS/,/^\.SH [A-Z]/p' "$page" | grep -o -- '\\-\\-[a-z][a-z0-9\\-]*' | sed 's/\\-/-/g' | sort -u); do
-        grep -q -- "$opt" help.txt || { echo "man/posenc-$c.1 documents $opt but --help does not show it"; exit 1; }
+        grep -q -- "$esc\([^a-z0-9\\]\|\\f\|$\)" options.roff ||
+            { echo "man/posenc-$c.1 OPTIONS lacks $opt (in posenc $c's option table)"; exit 1; }
+    done < opts.txt
+    # and every option the page's OPTIONS section defines (a .TP entry) is in the table
+    for opt in $(grep -A1 '^\.TP' options.roff | grep '^\.B' | grep -o -- '\\-\\-[a-z][a-z0-9\\-]*' |
+                 sed 's/\\-/-/g' | sort -u); do
+        grep -qx -- "$opt" opts.txt ||
+            { echo "man/posenc-$c.1 documents $opt but posenc $c's option table lacks it"; exit 1; }
     done
 done
+# posenc(1) documents help --options
+grep -q 'help \\-\\-options' "$SRC/man/posenc.1" || { echo "posenc.1 lacks help --options"; exit 1; }
+set +e; "$POSENC" help --options nope 2> err.txt; rc=$?; set -e
+[ "$rc" -eq 2 ] && grep -q "^posenc: 'nope' is not a posenc command" err.txt
+expect_fail 2 "posenc help: --options takes one COMMAND" "$POSENC" help --options
 # usage errors: unknown command and unknown option
 set +e; "$POSENC" frobnicate 2> err.txt; rc=$?; set -e
 [ "$rc" -eq 2 ] && grep -q "^posenc: 'frobnicate' is not a posenc command" err.txt

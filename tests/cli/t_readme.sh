@@ -17,12 +17,12 @@ expect_ok "$P" info --config phi3.json --precision vllm --max-model-len 4096
 grep -q '^vllm_class          Phi3LongRoPEScaledRotaryEmbedding' out.stdout
 expect_ok "$P" info --runtimes --config config.json
 grep -q '^drift from exact math' out.stdout
-expect_ok "$P" gen --config config.json --precision vllm --layout vllm --dtype bf16 -o cache.npz
+expect_ok "$P" gen --config config.json --precision vllm --table-layout vllm --dtype bf16 -o cache.npz
 "$PY" -c "import numpy as np; assert np.load('cache.npz')['cos_sin_cache'].shape == (131072, 128)"
 expect_ok "$P" info --config config.json --precision ggml
 grep -q '^ggml_rope_ext  *mode norm, n_dims 128, n_ctx_orig 131072, freq_base 500000' out.stdout
 expect_ok "$P" gen --config config.json -o rope.npz --seq-len 4096
-expect_ok "$P" gen --config config.json -o rope.safetensors --dtype bf16 --layout half --seq-len 512
+expect_ok "$P" gen --config config.json -o rope.safetensors --dtype bf16 --table-layout half --seq-len 512
 expect_ok "$P" gen --config config.json -o rope.h --seq-len 64
 expect_ok "$P" gen --config config.json -o rope.gguf --seq-len 4096
 expect_ok "$P" ls --meta rope.gguf

@@ -353,7 +353,7 @@ static void test_dtypes_descr(void **state)
     /* '<V2' is opaque unless the caller says it is bf16 */
     n = make_npy(buf, 1, "{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }", data, 4);
     tu_write_file(tu_path("v2.npy"), buf, n);
-    tu_expect_opaque(tu_path("v2.npy"), "dtype '<V2' is opaque; pass --dtype bf16 if it is bfloat16");
+    tu_expect_opaque(tu_path("v2.npy"), "dtype '<V2' is opaque; pass --assume-bf16 if it is bfloat16");
     posenc_read_opts o = { .assume_bf16 = 1 };
     float *f;
     posenc_array_info info;

@@ -591,7 +591,7 @@ static void test_bad_archives(void **state)
           .n = sizeof bf16_meta - 1, .usize = -1 },
     };
     build_zip(tu_path("v2.npz"), vm, 1, 0, NULL);
-    tu_expect_opaque(tu_path("v2.npz"), "'<V2' is opaque; pass --dtype bf16");
+    tu_expect_opaque(tu_path("v2.npz"), "'<V2' is opaque; pass --assume-bf16");
     build_zip(tu_path("v2.npz"), vm, 2, 0, NULL);
     posenc_container *c;
     if (posenc_container_open(tu_path("v2.npz"), NULL, &c, &err))

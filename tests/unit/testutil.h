@@ -70,7 +70,7 @@ int tu_python_run(const char *modules, const char *code);
         assert_int_equal(rc_, 0);                                                            \
     } while (0)
 
-/* An opaque '<V2' array (NPY without --dtype bf16): the container at path lists it (its NPY
+/* An opaque '<V2' array (NPY without --assume-bf16): the container at path lists it (its NPY
  * descr, not readable, 2-byte elements) and opening a reader on it fails with msg. */
 void tu_expect_opaque(const char *path, const char *msg);
 /* Opening path with o (NULL: defaults) fails with code and a message containing msg. */
