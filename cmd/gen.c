@@ -1801,8 +1801,8 @@ int cmd_gen(int argc, char **argv)
     }
     if (c == CMD_OPTS_EXIT)
         return p.rc;
-    if (p.optind < argc)
-        return cmd_usage_error(CMD, "unexpected argument '%s'", argv[p.optind]);
+    if (cmd_opts_max_args(&p, 0))
+        return CMD_EXIT_USAGE;
     if (!a.out)
         return cmd_usage_error(CMD, "missing -o OUT (where to write the tables)");
     if (!a.config && !a.encoding_forced)

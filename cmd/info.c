@@ -813,8 +813,8 @@ int cmd_info(int argc, char **argv)
     }
     if (c == CMD_OPTS_EXIT)
         return p.rc;
-    if (p.optind < argc)
-        return cmd_usage_error("info", "unexpected argument '%s'", argv[p.optind]);
+    if (cmd_opts_max_args(&p, 0))
+        return CMD_EXIT_USAGE;
     if (o.models && (o.config || o.family || o.layer_type || o.seq_len))
         return cmd_usage_error("info", "--models lists the registry: it takes no config "
                                           "options (only --json)");

@@ -1470,8 +1470,8 @@ int cmd_verify(int argc, char **argv)
     }
     if (c == CMD_OPTS_EXIT)
         return p.rc;
-    if (p.optind < argc)
-        return cmd_usage_error(CMD, "unexpected argument '%s'", argv[p.optind]);
+    if (cmd_opts_max_args(&p, 0))
+        return CMD_EXIT_USAGE;
     if (!o.config)
         return cmd_usage_error(CMD, "--config is required");
     /* --q naming a container of several arrays: every q/k pair in it */

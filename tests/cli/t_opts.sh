@@ -148,3 +148,8 @@ rc=$?
 set -e
 [ "$rc" -eq 1 ]
 grep -q "^FAIL  expect_q" out.stdout && grep -q "theta 10000 used for length 3005" out.stdout
+
+# commands without positional arguments refuse one the same way
+for c in gen verify info; do
+    usage_lines "$c" "unexpected argument 'stray'" -c tiny.json stray
+done
