@@ -15,6 +15,7 @@
 #include "common.h"
 #include "opts.h"
 #include "applyset.h"
+#include "pairs.h"
 #include "posenc/apply.h"
 
 #define CMD "apply"
@@ -117,23 +118,6 @@ static void print_note(void *ctx, const char *msg)
 {
     (void)ctx;
     cmd_msg(CMD, "%s", msg);
-}
-
-/* One input naming a container of several arrays and no member (or --pairs): the open
- * container, its file in path; else NULL. */
-static posenc_container *pairs_input(const char *in, const char *glob,
-                                     const posenc_read_opts *ro, char *path, size_t plen)
-{
-    char member[POSENC_NAME_MAX];
-    posenc_container *ct = NULL;
-    if (strcmp(in, "-") == 0 ||
-        posenc_spec_split(in, path, plen, member, sizeof member, NULL) != POSENC_OK ||
-        member[0] || posenc_container_open(path, ro, &ct, NULL) != POSENC_OK)
-        return NULL;
-    if (posenc_container_count(ct) > 1 || glob)
-        return ct;
-    posenc_container_close(ct);
-    return NULL;
 }
 
 /* ---- the command ---- */
@@ -252,8 +236,9 @@ int cmd_apply(int argc, char **argv)
         return cmd_usage_error(CMD, "--positions and --offset exclude each other");
     const char *in[2] = { argv[p.optind], nin == 2 ? argv[p.optind + 1] : NULL };
     char ipath[4096];
-    posenc_container *ct = nin == 1 ? pairs_input(in[0], glob, &ropts, ipath, sizeof ipath)
-                                    : NULL;
+    posenc_container *ct = NULL;
+    if (nin == 1)
+        pe_pairs_open(in[0], glob, 0, &ropts, ipath, sizeof ipath, &ct, NULL);
     if (!ct) {
         if (glob)
             return cmd_usage_error(CMD, "--pairs needs one container (.h5, .npz, .safetensors, "

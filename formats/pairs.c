@@ -308,6 +308,28 @@ posenc_status pe_pairs_find(const posenc_container *c, const char *path, const c
     return st;
 }
 
+posenc_status pe_pairs_open(const char *spec, const char *glob, int must,
+                           const posenc_read_opts *ro, char *path, size_t plen,
+                           posenc_container **out, posenc_error *err)
+{
+    char member[POSENC_NAME_MAX];
+    posenc_container *c = NULL;
+    *out = NULL;
+    if (strcmp(spec, "-") == 0 ||
+        posenc_spec_split(spec, path, plen, member, sizeof member, NULL) != POSENC_OK ||
+        member[0])
+        return POSENC_OK;
+    posenc_status st = posenc_container_open(path, ro, &c, err);
+    if (st != POSENC_OK)
+        return must ? st : POSENC_OK; /* else the single-dump path says it */
+    if (posenc_container_count(c) < 2 && !glob && !must) {
+        posenc_container_close(c);
+        return POSENC_OK;
+    }
+    *out = c;
+    return POSENC_OK;
+}
+
 const pe_pair *pe_pairs_get(const pe_pairs *p, const char *group)
 {
     for (size_t i = 0; i < p->n; i++)

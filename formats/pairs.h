@@ -66,6 +66,15 @@ posenc_status pe_pairs_find_names(const char *const *names, size_t n, const char
 posenc_status pe_pairs_find(const posenc_container *c, const char *path, const char *glob,
                             pe_pairs **out, posenc_error *err);
 
+/* The container a dump argument names when a run is to take every pair in it: spec names a
+ * file or directory without a member ("-" never does) holding several arrays, or any number of
+ * them when glob or must is set. *out = that open container (caller closes it), or NULL when spec
+ * is one array (the single-dump path, which reports what is wrong with it). An error only when
+ * must is set and the container cannot be opened. */
+posenc_status pe_pairs_open(const char *spec, const char *glob, int must,
+                            const posenc_read_opts *ro, char *path, size_t plen,
+                            posenc_container **out, posenc_error *err);
+
 /* The pair of group in p (pe_pairs_same_group), NULL when there is none. Borrowed. */
 const pe_pair *pe_pairs_get(const pe_pairs *p, const char *group);
 

@@ -263,6 +263,64 @@ static void test_layers(void **state)
     posenc_model_free(m);
 }
 
+/* Which dump arguments name a container to take every pair from (pe_pairs_open). */
+static void test_open(void **state)
+{
+    (void)state;
+    posenc_write_opts wo = { POSENC_FMT_AUTO, 0 };
+    posenc_error err = { 0 };
+    float x[4] = { 1, 2, 3, 4 };
+    static const struct {
+        const char *file;
+        int n;
+    } files[] = { { "two.npz", 2 }, { "one.npz", 1 } };
+    for (size_t f = 0; f < 2; f++) {
+        posenc_writer *w = NULL;
+        assert_int_equal(posenc_writer_open(tu_path(files[f].file), &wo, &w, &err), POSENC_OK);
+        for (int i = 0; i < files[f].n; i++) {
+            posenc_array_info ai = { .dtype = POSENC_DT_F32, .ndim = 1, .shape = { 4 } };
+            snprintf(ai.name, sizeof ai.name, "%s", i ? "k" : "q");
+            assert_int_equal(posenc_writer_declare(w, &ai, &err), POSENC_OK);
+        }
+        for (int i = 0; i < files[f].n; i++)
+            assert_int_equal(posenc_writer_write(w, x, 4, &err), POSENC_OK);
+        assert_int_equal(posenc_writer_commit(w, &err), POSENC_OK);
+    }
+    char spec[600], path[600];
+    static const struct {
+        const char *spec;   /* "@" is the scratch directory */
+        const char *glob;
+        int must, container;
+        posenc_status st;
+    } rows[] = {
+        { "@/two.npz", NULL, 0, 1, POSENC_OK },     /* several arrays */
+        { "@/one.npz", NULL, 0, 0, POSENC_OK },     /* one array: the single-dump path */
+        { "@/one.npz", "x*", 0, 1, POSENC_OK },     /* --pairs: a pair run whatever the count */
+        { "@/one.npz", NULL, 1, 1, POSENC_OK },     /* must */
+        { "@/two.npz:q", NULL, 0, 0, POSENC_OK },   /* a member is one array */
+        { "-", NULL, 1, 0, POSENC_OK },             /* stdin never */
+        { "@/none.npz", NULL, 0, 0, POSENC_OK },    /* the single-dump path reports it */
+        { "@/none.npz", NULL, 1, 0, POSENC_EIO },   /* unless must */
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (rows[i].spec[0] == '@')
+            snprintf(spec, sizeof spec, "%s%s", tu_dir, rows[i].spec + 1);
+        else
+            snprintf(spec, sizeof spec, "%s", rows[i].spec);
+        posenc_container *c = (posenc_container *)&err; /* must be reset */
+        posenc_status st = pe_pairs_open(spec, rows[i].glob, rows[i].must, NULL, path,
+                                         sizeof path, &c, &err);
+        if (st != rows[i].st || !!c != rows[i].container)
+            print_error("'%s': status %d, container %d\n", rows[i].spec, st, !!c);
+        assert_int_equal(st, rows[i].st);
+        assert_int_equal(!!c, rows[i].container);
+        if (c) {
+            assert_int_equal(strncmp(path, spec, strlen(path)), 0);
+            posenc_container_close(c);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -270,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_layer_index),
         cmocka_unit_test(test_find),
         cmocka_unit_test(test_layers),
+        cmocka_unit_test(test_open),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
