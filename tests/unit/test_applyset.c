@@ -14,17 +14,6 @@
 
 enum { H = 2, S = 5, D = 16 };
 
-static posenc_model *model(const char *json)
-{
-    posenc_model *m = NULL;
-    posenc_error err = { 0 };
-    posenc_status st = posenc_config_parse(json, strlen(json), "c.json", NULL, &m, &err);
-    if (st != POSENC_OK)
-        print_error("%s\n", err.msg);
-    assert_int_equal(st, POSENC_OK);
-    return m;
-}
-
 /* Gemma 3: layers 0 and 3 sliding (theta 1e4), layer 2 full (theta 1e6); head_dim 16 */
 static const char *GEMMA3 =
     "{\"model_type\":\"gemma3_text\",\"head_dim\":16,\"num_attention_heads\":2,"
@@ -199,7 +188,7 @@ static void test_naming(void **state)
 static void test_pairs_hdf5(void **state)
 {
     (void)state;
-    posenc_model *m = model(GEMMA3);
+    posenc_model *m = tu_model(GEMMA3);
     const char *names[] = { "/layer0/q", "/layer0/k", "/layer2/q", "/layer2/k", "/layer0/v" };
     const char *in = tu_path("g3.h5");
     write_dump(in, names, 5);
@@ -254,7 +243,7 @@ static void test_pairs_hdf5(void **state)
 static void test_pairs_nope(void **state)
 {
     (void)state;
-    posenc_model *m = model(LLAMA4);
+    posenc_model *m = tu_model(LLAMA4);
     posenc_rope_config rc;
     posenc_error err = { 0 };
     assert_int_equal(posenc_model_rope(m, NULL, &rc, &err), POSENC_OK);
@@ -291,7 +280,7 @@ static void test_pairs_nope(void **state)
 static void test_inputs(void **state)
 {
     (void)state;
-    posenc_model *m = model(GEMMA3);
+    posenc_model *m = tu_model(GEMMA3);
     const char *names[] = { "q", "k" };
     const char *in = tu_path("qk.npz");
     write_dump(in, names, 2);
@@ -333,7 +322,7 @@ static void test_inputs(void **state)
 static void test_faults(void **state)
 {
     (void)state;
-    posenc_model *m = model(GEMMA3);
+    posenc_model *m = tu_model(GEMMA3);
     const char *names[] = { "/layer0/q", "/layer0/k" };
     const char *in = tu_path("f.h5");
     write_dump(in, names, 2);

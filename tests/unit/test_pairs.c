@@ -186,22 +186,11 @@ static void test_find(void **state)
               "no q/k pair matches --pairs 'layers.9' (pairs: layers.0, layers.1, layers.11)");
 }
 
-static posenc_model *model(const char *json)
-{
-    posenc_model *m = NULL;
-    posenc_error err = { 0 };
-    posenc_status st = posenc_config_parse(json, strlen(json), "c.json", NULL, &m, &err);
-    if (st != POSENC_OK)
-        print_error("%s\n", err.msg);
-    assert_int_equal(st, POSENC_OK);
-    return m;
-}
-
 static void test_layers(void **state)
 {
     (void)state;
     /* Gemma 3: layer_types picks sliding or full per layer */
-    posenc_model *m = model(
+    posenc_model *m = tu_model(
         "{\"model_type\":\"gemma3_text\",\"head_dim\":32,\"num_attention_heads\":2,"
         "\"num_hidden_layers\":4,\"rope_theta\":1000000.0,\"rope_local_base_freq\":10000.0,"
         "\"layer_types\":[\"sliding_attention\",\"sliding_attention\",\"full_attention\","
@@ -241,7 +230,7 @@ static void test_layers(void **state)
     posenc_model_free(m);
 
     /* Llama 4: no_rope_layers marks layer 3 NoPE; one parameter set */
-    m = model("{\"model_type\":\"llama4_text\",\"hidden_size\":256,\"num_attention_heads\":2,"
+    m = tu_model("{\"model_type\":\"llama4_text\",\"hidden_size\":256,\"num_attention_heads\":2,"
               "\"head_dim\":128,\"num_hidden_layers\":4,\"no_rope_layers\":[1,1,1,0],"
               "\"rope_theta\":500000.0}");
     const char *l4[] = { "layers.2.q", "layers.2.k", "layers.3.q", "layers.3.k" };
@@ -254,7 +243,7 @@ static void test_layers(void **state)
     posenc_model_free(m);
 
     /* one parameter set, no NoPE layers: no index needed */
-    m = model("{\"model_type\":\"llama\",\"hidden_size\":64,\"num_attention_heads\":2}");
+    m = tu_model("{\"model_type\":\"llama\",\"hidden_size\":64,\"num_attention_heads\":2}");
     p = find_ok(noidx, 2, NULL);
     assert_int_equal(pe_pairs_layers(p, m, NULL, "d.h5", &err), POSENC_OK);
     assert_null(p->v[0].layer_type);

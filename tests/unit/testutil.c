@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
+#include "posenc/config.h"
 #include "posenc/io.h"
 
 char tu_dir[256];
@@ -158,4 +159,15 @@ void tu_expect_open_error(const char *path, const posenc_read_opts *o, posenc_st
         print_error("open '%s': got %d '%s', want %d '%s'\n", path, st, err.msg, code, msg);
     assert_int_equal(st, code);
     assert_non_null(strstr(err.msg, msg));
+}
+
+posenc_model *tu_model(const char *json)
+{
+    posenc_model *m = NULL;
+    posenc_error err = { 0 };
+    posenc_status st = posenc_config_parse(json, strlen(json), "c.json", NULL, &m, &err);
+    if (st != POSENC_OK)
+        print_error("%s\n", err.msg);
+    assert_int_equal(st, POSENC_OK);
+    return m;
 }

@@ -79,6 +79,10 @@ void tu_expect_open_error(const char *path, const posenc_read_opts *o, posenc_st
 
 /* ---- RoPE fixtures ---- */
 
+/* A model from config.json text (named "c.json" in messages); fails the test when it does not
+ * load. Caller frees with posenc_model_free. */
+struct posenc_model *tu_model(const char *json);
+
 /* A default-RoPE config: theta, head_dim, rotary_dim (exponent over rotary_dim), pairing style,
  * 4096 positions, yarn defaults (beta 32/1, truncate). */
 posenc_rope_config tu_rope_cfg(double theta, int head_dim, int rotary_dim, posenc_style style);
