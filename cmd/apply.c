@@ -3,106 +3,20 @@
  * Options and glue over formats/applyset.c, the engine of one run (one dump, a Q/K pair, or
  * every q/k pair of a multi-layer container, formats/pairs.c), which streams the inputs through
  * formats/applyrun.c (chunks of whole head vectors rotated by lib/apply.c, written through the
- * formats layer: temporary file + rename on commit). This file parses the options and the
- * positions, prints the messages and picks the exit status. */
-#include <errno.h>
-#include <inttypes.h>
-#include <limits.h>
+ * formats layer: temporary file + rename on commit); positions are resolved by formats/rows.c.
+ * This file parses the options, prints the messages and picks the exit status. */
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "common.h"
 #include "opts.h"
 #include "applyset.h"
 #include "pairs.h"
+#include "rows.h"
 #include "posenc/apply.h"
 
 #define CMD "apply"
 #define POS_END (INT64_C(1) << 31)           /* positions lie in [0, 2^31) */
-
-/* ---- positions ---- */
-
-struct positions {
-    pe_positions *list;        /* --positions, or NULL */
-    const int64_t *values;     /* its values (borrowed from list); NULL: offset + s */
-    int64_t offset;
-    int64_t rows;
-    int naxes;
-    int64_t max;               /* largest position */
-};
-
-/* Fill pos from --positions / --offset for a dump of batch entries and seq tokens. Returns 0 or
- * an exit status (message printed). A list is counted against seq before it is expanded. */
-static int load_positions(const char *arg, int64_t offset, int mrope, int64_t batch, int64_t seq,
-                          struct positions *pos)
-{
-    memset(pos, 0, sizeof *pos);
-    pos->rows = 1;
-    pos->naxes = 1;
-    if (!arg) {
-        if (offset + seq > POS_END)
-            return cmd_usage_error(CMD, "--offset: positions %" PRId64 " to %" PRId64
-                                           " exceed 2^31 - 1", offset, offset + seq - 1);
-        pos->offset = offset;
-        pos->max = seq ? offset + seq - 1 : offset;
-        return 0;
-    }
-    pe_positions *pp;
-    int rc = cmd_parse_positions(CMD, arg, POS_END, UINT64_MAX, &pp);
-    if (rc)
-        return rc;
-    int file = pp->from_file, ndim = pp->ndim;
-    const int64_t *shape = pp->shape;
-    if (!file && pp->count != (uint64_t)seq) {
-        uint64_t n = pp->count;
-        pe_positions_free(pp);
-        return cmd_usage_error(CMD, "--positions: %" PRIu64 " position%s for a sequence of %"
-                                       PRId64 " token%s", n, n == 1 ? "" : "s", seq,
-                                  seq == 1 ? "" : "s");
-    }
-    /* which shape is it */
-    int ok = 0;
-    if (ndim == 1 && shape[0] == seq) {
-        ok = 1;
-    } else if (ndim == 2 && mrope && shape[0] == 3 && shape[1] == seq) {
-        pos->naxes = 3;
-        ok = 1;
-    } else if (ndim == 2 && shape[1] == seq && (shape[0] == batch || shape[0] == 1)) {
-        pos->rows = shape[0];
-        ok = 1;
-    } else if (ndim == 3 && mrope && shape[0] == 3 && shape[2] == seq &&
-               (shape[1] == batch || shape[1] == 1)) {
-        pos->naxes = 3;
-        pos->rows = shape[1];
-        ok = 1;
-    }
-    if (!ok && !mrope && ndim >= 2 && shape[0] == 3 && shape[ndim - 1] == seq) {
-        cmd_msg(CMD, "'%s': 3-axis (t, h, w) positions need a multimodal (mrope) RoPE config",
-                   arg);
-        pe_positions_free(pp);
-        return CMD_EXIT_ERROR;
-    }
-    if (!ok) {
-        char buf[160];
-        posenc_shape_str(ndim, shape, buf, sizeof buf);
-        cmd_msg(CMD, "'%s': positions of shape %s do not fit batch %" PRId64 " and seq %" PRId64
-                   " (expected [seq], [batch, seq]%s)", arg, buf, batch, seq,
-                   mrope ? ", [3, seq] or [3, batch, seq]" : "");
-        pe_positions_free(pp);
-        return CMD_EXIT_ERROR;
-    }
-    posenc_error err = { 0 };
-    if (pe_positions_values(pp, &pos->values, &err) != POSENC_OK) {
-        pe_positions_free(pp);
-        return cmd_fail(CMD, &err);
-    }
-    /* every value is in [0, 2^31): checked by the parser */
-    pos->list = pp;
-    pos->max = pp->max;
-    return 0;
-}
-
 
 /* The engine's failure as the command reports it (s may be NULL: out of memory). */
 static int set_fail(const pe_apply_set *s, const posenc_model *m, const posenc_error *err)
@@ -254,7 +168,7 @@ int cmd_apply(int argc, char **argv)
 
     posenc_model *model = NULL;
     pe_apply_set *s = NULL;
-    struct positions pos = { 0 };
+    pe_dump_positions pos = { 0 };
     int rc = cmd_load_config(CMD, config, family, &model);
     if (rc)
         goto out;
@@ -278,11 +192,14 @@ int cmd_apply(int argc, char **argv)
     }
     /* positions (one forward pass, shared by every layer), then the rotations */
     const posenc_apply_shape *sh = pe_apply_set_shape(s);
-    if ((rc = load_positions(positions_arg, offset, pe_apply_set_mrope(s), sh->batch, sh->seq,
-                             &pos)))
+    pe_dump_positions_req preq = { positions_arg, offset, POS_END, pe_apply_set_mrope(s),
+                                   sh->batch, sh->seq };
+    int usage = 0;
+    if (pe_dump_positions_load(&preq, &pos, &usage, &err) != POSENC_OK) {
+        rc = usage ? cmd_usage_error(CMD, "%s", err.msg) : cmd_fail(CMD, &err);
         goto out;
-    posenc_apply_positions apos = { pos.values, pos.offset, pos.rows, pos.naxes };
-    if (pe_apply_set_rotations(s, &apos, pos.max, &err) != POSENC_OK ||
+    }
+    if (pe_apply_set_rotations(s, &pos.apply, pos.max, &err) != POSENC_OK ||
         pe_apply_set_outputs(s, outp, &err) != POSENC_OK)
         goto fail;
     {
@@ -301,7 +218,7 @@ fail:
     rc = set_fail(s, model, &err);
 out:
     pe_apply_set_free(s);
-    pe_positions_free(pos.list);
+    pe_dump_positions_free(&pos);
     posenc_model_free(model);
     posenc_container_close(ct);
     return rc;

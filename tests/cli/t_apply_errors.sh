@@ -59,10 +59,12 @@ $PY -c "
 import numpy as np
 np.save('neg.npy', np.array([0, 1, -2, 3, 4, 5]))
 np.save('short.npy', np.array([0, 1, 2]))
+np.save('wide.npy', np.zeros((5, 6), dtype=np.int64))
 np.save('fl.npy', np.array([0.5, 1, 2, 3, 4, 5]))
 np.save('big.npy', np.array([0, 1, 2, 3, 4, 2**31]))"
 expect_fail 3 "'neg.npy': position -2" "$POSENC" apply q.npy k.npy --config "$L" --positions neg.npy -o out.npz
-expect_fail 3 "'short.npy': positions of shape (3,)" "$POSENC" apply q.npy k.npy --config "$L" --positions short.npy -o out.npz
+expect_fail 3 "'short.npy': 3 positions for a sequence of 6 tokens" "$POSENC" apply q.npy k.npy --config "$L" --positions short.npy -o out.npz
+expect_fail 3 "'wide.npy': positions of shape (5, 6) do not fit batch" "$POSENC" apply q.npy k.npy --config "$L" --positions wide.npy -o out.npz
 expect_fail 3 "'fl.npy': positions must be integers" "$POSENC" apply q.npy k.npy --config "$L" --positions fl.npy -o out.npz
 expect_fail 3 "'big.npy': position 2147483648" "$POSENC" apply q.npy k.npy --config "$L" --positions big.npy -o out.npz
 no_file out.npz
