@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "applyrun.h"
+#include "describe_out.h"
 #include "pairs.h"
 #include "strbuf.h"
 #include "posenc/vllm.h"
@@ -410,40 +411,35 @@ posenc_status pe_apply_set_outputs(pe_apply_set *s, const char *outp, posenc_err
 
 /* ---- writing ---- */
 
-/* The metadata every apply output carries (and, for pairs, which parameters each pair got). */
+/* The metadata every apply output carries: the description fields config, style, precision and
+ * inverse (lib/describe.def) under "posenc_apply_", and for pairs which parameters each pair got:
+ * posenc_apply_layers = {"group": "layer type" | "rope" | "none"}. */
 static posenc_status write_meta(pe_apply_set *s, posenc_writer *w, posenc_error *err)
 {
-    pe_strbuf cfg = { 0 }, layers = { 0 };
-    pe_strbuf_json_string(&cfg, s->rq.config);
-    char style[16], prec[16];
-    snprintf(style, sizeof style, "\"%s\"", posenc_style_name(s->style));
-    snprintf(prec, sizeof prec, "\"%s\"", posenc_precision_name(s->rq.prec));
-    if (s->c) {
-        /* {"group": "layer type" | "rope" | "none"} */
-        pe_strbuf_puts(&layers, "{");
-        for (size_t i = 0; i < s->pp->n; i++) {
-            const pe_pair *pr = &s->pp->v[i];
-            pe_strbuf_puts(&layers, i ? ", " : "");
-            pe_strbuf_json_string(&layers, pr->group);
-            pe_strbuf_puts(&layers, ": ");
-            pe_strbuf_json_string(&layers, pr->nope ? "none" : pr->layer_type ? pr->layer_type
-                                                                                : "rope");
-        }
-        pe_strbuf_puts(&layers, "}");
+    pe_desc *d = pe_describe_new();
+    if (!d)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    pe_describe_str(d, PE_DF_CONFIG, s->rq.config);
+    pe_describe_str(d, PE_DF_STYLE, posenc_style_name(s->style));
+    pe_describe_str(d, PE_DF_PRECISION, posenc_precision_name(s->rq.prec));
+    pe_describe_bool(d, PE_DF_INVERSE, s->rq.inverse);
+    posenc_status st = pe_describe_meta_write(d, "posenc_apply_", w, err);
+    pe_describe_free(d);
+    if (st != POSENC_OK || !s->c)
+        return st;
+    pe_strbuf layers = { 0 };
+    pe_strbuf_puts(&layers, "{");
+    for (size_t i = 0; i < s->pp->n; i++) {
+        const pe_pair *pr = &s->pp->v[i];
+        pe_strbuf_puts(&layers, i ? ", " : "");
+        pe_strbuf_json_string(&layers, pr->group);
+        pe_strbuf_puts(&layers, ": ");
+        pe_strbuf_json_string(&layers, pr->nope ? "none" : pr->layer_type ? pr->layer_type
+                                                                            : "rope");
     }
-    const char *kv[][2] = {
-        { "posenc_apply_config", cfg.p },
-        { "posenc_apply_style", style },
-        { "posenc_apply_precision", prec },
-        { "posenc_apply_inverse", s->rq.inverse ? "true" : "false" },
-        { "posenc_apply_layers", layers.p },
-    };
-    posenc_status st = cfg.oom || layers.oom
-                           ? posenc_seterr(err, POSENC_ENOMEM, "out of memory") : POSENC_OK;
-    for (size_t k = 0; st == POSENC_OK && k < sizeof kv / sizeof kv[0]; k++)
-        if (kv[k][1])
-            st = posenc_writer_meta(w, kv[k][0], kv[k][1], err);
-    free(cfg.p);
+    pe_strbuf_puts(&layers, "}");
+    st = layers.oom ? posenc_seterr(err, POSENC_ENOMEM, "out of memory")
+                    : posenc_writer_meta(w, "posenc_apply_layers", layers.p, err);
     free(layers.p);
     return st;
 }
