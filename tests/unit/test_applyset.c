@@ -12,7 +12,8 @@
 #include "applyset.h"
 #include "posenc/config.h"
 
-enum { H = 2, S = 5, D = 16 };
+enum { H = 2, D = 16 };
+static int S = 5; /* tokens per dump; test_threaded makes it long */
 
 /* Gemma 3: layers 0 and 3 sliding (theta 1e4), layer 2 full (theta 1e6); head_dim 16 */
 static const char *GEMMA3 =
@@ -39,7 +40,8 @@ static void write_dump(const char *path, const char *const *names, int n)
     posenc_write_opts wo = { POSENC_FMT_AUTO, 0 };
     posenc_writer *w = NULL;
     posenc_error err = { 0 };
-    double x[H * S * D];
+    double *x = malloc((size_t)H * S * D * sizeof *x);
+    assert_non_null(x);
     assert_int_equal(posenc_writer_open(path, &wo, &w, &err), POSENC_OK);
     for (int i = 0; i < n; i++) {
         posenc_array_info ai = { .dtype = POSENC_DT_F64, .ndim = 4, .shape = { 1, H, S, D } };
@@ -48,31 +50,34 @@ static void write_dump(const char *path, const char *const *names, int n)
     }
     for (int i = 0; i < n; i++) {
         fill(x, i + 1);
-        assert_int_equal(posenc_writer_write(w, x, H * S * D, &err), POSENC_OK);
+        assert_int_equal(posenc_writer_write(w, x, (uint64_t)H * S * D, &err), POSENC_OK);
     }
     assert_int_equal(posenc_writer_commit(w, &err), POSENC_OK);
+    free(x);
 }
 
-/* Fail unless spec holds fill(seed) rotated by NeoX RoPE with theta at positions off + s
- * (theta 0: unchanged, bit for bit). */
-static void expect_rotated(const char *spec, int seed, long double theta, int off, double tol)
+/* Fail unless spec, of dtype dt, holds fill(seed) rotated by NeoX RoPE with theta at positions off + s
+ * (theta 0: unchanged, bit for bit), within tol relative to each value's scale. */
+static void expect_rotated_as(const char *spec, posenc_dtype dt, int seed, long double theta,
+                              int off, double tol)
 {
     posenc_array_info ai;
     void *data = NULL;
     posenc_error err = { 0 };
-    posenc_status st = posenc_read_all(spec, NULL, POSENC_DT_F64, 1 << 20, &ai, &data, &err);
+    posenc_status st = posenc_read_all(spec, NULL, POSENC_DT_F64, 64 << 20, &ai, &data, &err);
     if (st != POSENC_OK)
         print_error("%s: %s\n", spec, err.msg);
     assert_int_equal(st, POSENC_OK);
-    assert_int_equal(ai.dtype, POSENC_DT_F64);
+    assert_int_equal(ai.dtype, dt);
     assert_int_equal(ai.ndim, 4);
     assert_int_equal(ai.shape[2], S);
     const double *y = data;
-    double x[H * S * D];
+    double *x = malloc((size_t)H * S * D * sizeof *x);
+    assert_non_null(x);
     fill(x, seed);
     for (int h = 0; h < H; h++)
         for (int s = 0; s < S; s++) {
-            const double *xv = x + (h * S + s) * D, *yv = y + (h * S + s) * D;
+            const double *xv = x + ((size_t)h * S + s) * D, *yv = y + ((size_t)h * S + s) * D;
             for (int i = 0; i < D / 2; i++) {
                 if (theta == 0) {
                     assert_memory_equal(&yv[i], &xv[i], sizeof(double));
@@ -81,11 +86,17 @@ static void expect_rotated(const char *spec, int seed, long double theta, int of
                 }
                 long double f = powl(theta, -2.0L * i / D), a = (long double)(off + s) * f;
                 long double c = cosl(a), sn = sinl(a);
-                assert_close(yv[i], (double)(xv[i] * c - xv[i + D / 2] * sn), 0, tol);
-                assert_close(yv[i + D / 2], (double)(xv[i + D / 2] * c + xv[i] * sn), 0, tol);
+                assert_close(yv[i], (double)(xv[i] * c - xv[i + D / 2] * sn), tol, tol);
+                assert_close(yv[i + D / 2], (double)(xv[i + D / 2] * c + xv[i] * sn), tol, tol);
             }
         }
+    free(x);
     free(data);
+}
+
+static void expect_rotated(const char *spec, int seed, long double theta, int off, double tol)
+{
+    expect_rotated_as(spec, POSENC_DT_F64, seed, theta, off, tol);
 }
 
 static cJSON *meta_of(const char *path)
@@ -318,6 +329,56 @@ static void test_inputs(void **state)
     posenc_model_free(m);
 }
 
+/* Long dumps (1 MiB each, several pipeline chunks) through the two-thread pipeline, f64 in and
+ * f32 out (the reader's buffer apart from the output's): a Q/K pair into safetensors and every
+ * pair of an NPZ (each member's reader opened when its job starts). */
+static void test_threaded(void **state)
+{
+    (void)state;
+    S = 4096;
+    posenc_model *m = tu_model(GEMMA3);
+    posenc_error err = { 0 };
+    const char *names[] = { "layers.0.q", "layers.0.k", "layers.2.q", "layers.2.k" };
+    const char *in = tu_path("long.npz");
+    write_dump(in, names, 4);
+    pe_apply_req rq = req(m, "g3.json");
+    rq.dtype_set = 1;
+    rq.out_dtype = POSENC_DT_F32;
+
+    posenc_container *c = NULL;
+    assert_int_equal(posenc_container_open(in, NULL, &c, &err), POSENC_OK);
+    pe_apply_set *s = pe_apply_set_new(&rq);
+    assert_int_equal(pe_apply_set_add_pairs(s, c, in, NULL, &err), POSENC_OK);
+    assert_int_equal(pe_apply_set_out_bytes(s), 4 * (uint64_t)H * S * D * 4);
+    const char *out = tu_path("long.rope.npz");
+    assert_int_equal(run(s, 100, out, &err), POSENC_OK);
+    pe_apply_set_free(s);
+    posenc_container_close(c);
+    char spec[600];
+    for (int i = 0; i < 4; i++) {
+        snprintf(spec, sizeof spec, "%s:%s", out, names[i]);
+        expect_rotated_as(spec, POSENC_DT_F32, i + 1, i < 2 ? 1e4L : 1e6L, 100, 2e-7);
+    }
+
+    char q[600], k[600];
+    snprintf(q, sizeof q, "%s:layers.2.q", in);
+    snprintf(k, sizeof k, "%s:layers.2.k", in);
+    const char *ins[] = { q, k };
+    rq.layer_type = "full_attention";
+    s = pe_apply_set_new(&rq);
+    assert_int_equal(pe_apply_set_add_inputs(s, ins, 2, NULL, &err), POSENC_OK);
+    out = tu_path("long.safetensors");
+    assert_int_equal(run(s, 0, out, &err), POSENC_OK);
+    pe_apply_set_free(s);
+    snprintf(spec, sizeof spec, "%s:q", out);
+    expect_rotated_as(spec, POSENC_DT_F32, 3, 1e6L, 0, 2e-7);
+    snprintf(spec, sizeof spec, "%s:k", out);
+    expect_rotated_as(spec, POSENC_DT_F32, 4, 1e6L, 0, 2e-7);
+    posenc_model_free(m);
+    S = 5;
+    assert_false(tu_tmp_left());
+}
+
 /* Failures and how the command is to read them. */
 static void test_faults(void **state)
 {
@@ -365,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_pairs_hdf5),
         cmocka_unit_test(test_pairs_nope),
         cmocka_unit_test(test_inputs),
+        cmocka_unit_test(test_threaded),
         cmocka_unit_test(test_faults),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
