@@ -56,6 +56,16 @@ static void write_dump(const char *path, const char *const *names, int n)
     free(x);
 }
 
+/* write_dump, then the file opened as a container (caller closes it). */
+static posenc_container *write_open(const char *path, const char *const *names, int n)
+{
+    posenc_container *c = NULL;
+    posenc_error err = { 0 };
+    write_dump(path, names, n);
+    assert_int_equal(posenc_container_open(path, NULL, &c, &err), POSENC_OK);
+    return c;
+}
+
 /* Fail unless spec, of dtype dt, holds fill(seed) rotated by NeoX RoPE with theta at positions off + s
  * (theta 0: unchanged, bit for bit), within tol relative to each value's scale. */
 static void expect_rotated_as(const char *spec, posenc_dtype dt, int seed, long double theta,
@@ -202,10 +212,8 @@ static void test_pairs_hdf5(void **state)
     posenc_model *m = tu_model(GEMMA3);
     const char *names[] = { "/layer0/q", "/layer0/k", "/layer2/q", "/layer2/k", "/layer0/v" };
     const char *in = tu_path("g3.h5");
-    write_dump(in, names, 5);
-    posenc_container *c = NULL;
+    posenc_container *c = write_open(in, names, 5);
     posenc_error err = { 0 };
-    assert_int_equal(posenc_container_open(in, NULL, &c, &err), POSENC_OK);
     /* a config name that needs escaping in the metadata */
     pe_apply_req rq = req(m, "dir/we\"ird\\.json");
     pe_apply_set *s = pe_apply_set_new(&rq);
@@ -260,9 +268,7 @@ static void test_pairs_nope(void **state)
     assert_int_equal(posenc_model_rope(m, NULL, &rc, &err), POSENC_OK);
     const char *names[] = { "layers.2.q", "layers.2.k", "layers.3.q", "layers.3.k" };
     const char *in = tu_path("l4.npz");
-    write_dump(in, names, 4);
-    posenc_container *c = NULL;
-    assert_int_equal(posenc_container_open(in, NULL, &c, &err), POSENC_OK);
+    posenc_container *c = write_open(in, names, 4);
     pe_apply_req rq = req(m, "l4.json");
     rq.style_set = 1; /* the closed form below is NeoX's; the pairing itself is lib's matter */
     rq.style = POSENC_STYLE_NEOX;
@@ -340,13 +346,10 @@ static void test_threaded(void **state)
     posenc_error err = { 0 };
     const char *names[] = { "layers.0.q", "layers.0.k", "layers.2.q", "layers.2.k" };
     const char *in = tu_path("long.npz");
-    write_dump(in, names, 4);
+    posenc_container *c = write_open(in, names, 4);
     pe_apply_req rq = req(m, "g3.json");
     rq.dtype_set = 1;
     rq.out_dtype = POSENC_DT_F32;
-
-    posenc_container *c = NULL;
-    assert_int_equal(posenc_container_open(in, NULL, &c, &err), POSENC_OK);
     pe_apply_set *s = pe_apply_set_new(&rq);
     assert_int_equal(pe_apply_set_add_pairs(s, c, in, NULL, &err), POSENC_OK);
     assert_int_equal(pe_apply_set_out_bytes(s), 4 * (uint64_t)H * S * D * 4);
@@ -386,10 +389,8 @@ static void test_faults(void **state)
     posenc_model *m = tu_model(GEMMA3);
     const char *names[] = { "/layer0/q", "/layer0/k" };
     const char *in = tu_path("f.h5");
-    write_dump(in, names, 2);
-    posenc_container *c = NULL;
+    posenc_container *c = write_open(in, names, 2);
     posenc_error err = { 0 };
-    assert_int_equal(posenc_container_open(in, NULL, &c, &err), POSENC_OK);
     pe_apply_req rq = req(m, "g3.json");
     /* a --pairs glob that matches nothing: usage */
     pe_apply_set *s = pe_apply_set_new(&rq);
