@@ -14,7 +14,6 @@
 #include "posenc/vllm.h"
 
 #define MAX_AP 32          /* distinct (layer type, dtype) rotations of one run */
-#define OUT_LIMIT ((uint64_t)4 << 30)
 
 struct rotation {
     const char *lt;        /* layer type (borrowed from the model or the request), NULL: the only */
