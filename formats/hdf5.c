@@ -1195,6 +1195,7 @@ static herr_t make_groups(hid_t file, const char *name)
             if (gcpl < 0)
                 return -1;
             H5Pset_link_creation_order(gcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED);
+            H5Pset_obj_track_times(gcpl, 0); /* no timestamps: the same run gives the same bytes */
             hid_t g = H5Gcreate2(file, path, H5P_DEFAULT, gcpl, H5P_DEFAULT);
             H5Pclose(gcpl);
             if (g < 0)
@@ -1227,7 +1228,7 @@ static posenc_status create_dataset(posenc_writer *w, h5_writer *hw, size_t i, p
     hw->mtypes[i] = mem_type(a->dtype);
     if (space < 0 || ft < 0 || lcpl < 0 || dcpl < 0 || dapl < 0 || hw->mtypes[i] < 0 ||
         H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
-        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0) {
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || H5Pset_obj_track_times(dcpl, 0) < 0) {
         st = h5_w_fail(w, err, "cannot set up a dataset");
         goto out;
     }
@@ -1459,6 +1460,7 @@ static posenc_status h5_create(posenc_writer *w, h5_writer *hw, posenc_error *er
     if (fcpl < 0 || fapl < 0 || drv < 0 ||
         H5Pset_link_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0 ||
         H5Pset_attr_creation_order(fcpl, H5P_CRT_ORDER_TRACKED | H5P_CRT_ORDER_INDEXED) < 0 ||
+        H5Pset_obj_track_times(fcpl, 0) < 0 || /* the root group: no timestamps either */
         H5Pset_driver(fapl, drv, &fa) < 0) {
         st = h5_w_fail(w, err, "cannot set up HDF5 file");
         goto out;

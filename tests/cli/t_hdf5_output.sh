@@ -109,3 +109,14 @@ expect_ok "$POSENC" gen --config "$CFG" --seq-len 16 -o link.h5
 expect_ok "$POSENC" ls real.h5
 grep -q cos out.stdout
 no_file x.h5
+
+# ---- reproducible: no object timestamps, so the same run a second later gives the same bytes
+# (HDF5 records creation times in seconds unless H5Pset_obj_track_times turns them off) ----
+expect_ok "$POSENC" gen --config "$CFG" --seq-len 16 -o rep1.h5
+sleep 1.1
+expect_ok "$POSENC" gen --config "$CFG" --seq-len 16 -o rep2.h5
+cmp rep1.h5 rep2.h5 || { echo "two runs of gen -o x.h5 differ"; exit 1; }
+expect_ok "$POSENC" convert rep1.h5 conv1.h5
+sleep 1.1
+expect_ok "$POSENC" convert rep1.h5 conv2.h5
+cmp conv1.h5 conv2.h5 || { echo "two runs of convert to HDF5 differ"; exit 1; }
