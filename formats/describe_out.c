@@ -245,6 +245,11 @@ static int text_value(pe_strbuf *b, const pe_desc *d, int f, const char *pad)
                                              ? " (model_type not known: generic RoPE rules)"
                                              : "");
         return 1;
+    case PE_DF_LAYER_NAMES:
+        for (size_t i = 0; i < v->n; i++)
+            pe_strbuf_printf(b, "%s%s", i ? ", " : "", v->sv[i]);
+        pe_strbuf_puts(b, "\n");
+        return 1;
     case PE_DF_NOPE_LAYERS:
         if (v->n == 0)
             return 0;
@@ -353,7 +358,7 @@ static void text_fields(pe_strbuf *b, const pe_desc *d, pe_dfield parent, const 
                         const char *pad)
 {
     for (int f = 0; f < PE_DF_COUNT; f++) {
-        if (!visible(d, f, parent, PE_DV_INFO))
+        if (!visible(d, f, parent, PE_DV_INFO | PE_DV_TEXT))
             continue;
         const pe_dfield_def *def = pe_describe_def((pe_dfield)f);
         if (def->label) {

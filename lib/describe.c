@@ -11,6 +11,7 @@ static const pe_dfield_def fields[PE_DF_COUNT] = {
 #define I PE_DV_INFO
 #define M PE_DV_META
 #define R PE_DV_REPORT
+#define T PE_DV_TEXT
 #define X(id, key_, label_, kind_, parent_, views_) \
     [PE_DF_##id] = { key_, label_, PE_DK_##kind_, PE_DF_##parent_, views_ },
 #include "describe.def"
@@ -18,6 +19,7 @@ static const pe_dfield_def fields[PE_DF_COUNT] = {
 #undef I
 #undef M
 #undef R
+#undef T
 };
 
 struct pe_desc {
@@ -175,6 +177,12 @@ void pe_describe_model(pe_desc *d, const posenc_model *m)
         pe_describe_str(d, PE_DF_WARNING, posenc_model_warning(m));
     if (e != POSENC_ENC_ROPE)
         return;
+    for (size_t i = 0; i < posenc_model_layer_name_count(m); i++) {
+        char t[POSENC_NAME_MAX + 32];
+        snprintf(t, sizeof t, "%s (%s)", posenc_model_layer_name(m, i),
+                 posenc_encoding_name(posenc_model_layer_name_encoding(m, i)));
+        pe_describe_strs_add(d, PE_DF_LAYER_NAMES, t);
+    }
     if (posenc_model_layer_count(m) > 0)
         pe_describe_int(d, PE_DF_NUM_LAYERS, posenc_model_layer_count(m));
     const int64_t *nope;
@@ -440,11 +448,12 @@ posenc_status pe_describe_bias(pe_desc *d, const posenc_model *m, posenc_error *
     default:
         break;
     }
-    pe_describe_int(d, PE_DF_HEADS, b->heads);
+    int early = e == POSENC_ENC_ALIBI || e == POSENC_ENC_T5; /* heads beside the slopes/buckets */
+    pe_describe_int(d, early ? PE_DF_HEADS : PE_DF_BIAS_HEADS, b->heads);
     if (e != POSENC_ENC_T5)
         pe_describe_int(d, PE_DF_MAX_POSITIONS, b->max_positions);
     pe_describe_int(d, PE_DF_D_MODEL, b->d_model);
-    pe_describe_int(d, PE_DF_HEAD_DIM, b->head_dim);
+    pe_describe_int(d, PE_DF_BIAS_HEAD_DIM, b->head_dim);
     if (b->padding_idx >= 0)
         pe_describe_int(d, PE_DF_PADDING_IDX, b->padding_idx);
     return POSENC_OK;

@@ -44,7 +44,8 @@ typedef enum pe_dkind {
 enum {
     PE_DV_INFO = 1u,   /* posenc info, text and --json */
     PE_DV_META = 2u,   /* file metadata (gen, apply) */
-    PE_DV_REPORT = 4u  /* verify's report, the "rope" section */
+    PE_DV_REPORT = 4u, /* verify's report, the "rope" section */
+    PE_DV_TEXT = 8u    /* info's text only */
 };
 
 /* One row of the table (static). */
