@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "describe_out.h"
 
 void cmd_msg(const char *cmd, const char *fmt, ...)
 {
@@ -207,16 +208,7 @@ void cmd_meta_str(struct cmd_meta *m, const char *key, const char *s)
 void cmd_strbuf_json_num(pe_strbuf *b, double v)
 {
     char t[40];
-    if (!isfinite(v)) {
-        pe_strbuf_puts(b, "null");
-        return;
-    }
-    for (int prec = 15; prec <= 17; prec++) {
-        snprintf(t, sizeof t, "%.*g", prec, v);
-        if (strtod(t, NULL) == v)
-            break;
-    }
-    pe_strbuf_puts(b, t);
+    pe_strbuf_puts(b, pe_describe_num_text(v, NULL, t, sizeof t));
 }
 
 void cmd_meta_num(struct cmd_meta *m, const char *key, double v)
@@ -337,40 +329,13 @@ int cmd_ggml_params(const char *cmd, const char *cfgname, const posenc_model *m,
 
 void cmd_ggml_json(pe_strbuf *b, const posenc_rope_params *p)
 {
-    const posenc_ggml_rope *g = &p->ggml;
-    pe_strbuf_puts(b, "{\"mode\": ");
-    pe_strbuf_json_string(b, posenc_ggml_mode_name(g->mode));
-    pe_strbuf_printf(b, ", \"n_dims\": %d, \"head_dim\": %d, \"n_ctx_orig\": %d", g->n_dims,
-                         g->head_dim, g->n_ctx_orig);
-    static const char *const names[] = { "freq_base", "freq_scale", "ext_factor",
-                                         "attn_factor", "beta_fast", "beta_slow" };
-    const float v[] = { g->freq_base, g->freq_scale, g->ext_factor,
-                        g->attn_factor, g->beta_fast, g->beta_slow };
-    for (int i = 0; i < 6; i++) {
-        pe_strbuf_printf(b, ", \"%s\": ", names[i]);
-        pe_strbuf_printf(b, "%.9g", (double)v[i]);
-    }
-    pe_strbuf_printf(b, ", \"mscale\": %.9g", posenc_ggml_rope_mscale(g));
-    pe_strbuf_printf(b, ", \"sections\": [%d, %d, %d, %d]", g->sections[0], g->sections[1],
-                         g->sections[2], g->sections[3]);
-    pe_strbuf_puts(b, ", \"freq_factors\": [");
-    for (int i = 0; i < g->n_freq_factors; i++)
-        pe_strbuf_printf(b, "%s%.9g", i ? ", " : "", (double)g->freq_factors[i]);
-    pe_strbuf_puts(b, "]");
-    pe_strbuf_printf(b, ", \"kq_scale\": ");
-    cmd_strbuf_json_num(b, g->kq_scale);
-    pe_strbuf_puts(b, ", \"note\": ");
-    pe_strbuf_json_string(b, cmd_ggml_note(p));
-    pe_strbuf_puts(b, "}");
-}
-
-const char *cmd_ggml_note(const posenc_rope_params *p)
-{
-    if (p->ggml.mode == POSENC_GGML_ROPE_NORM && p->style == POSENC_STYLE_NEOX)
-        return "ggml: llama.cpp's CPU numerics (portable build, no FMA) from the GGUF keys "
-               "convert_hf_to_gguf.py writes for this config; llama.cpp rotates interleaved "
-               "pairs of the converter's permuted Q/K, which in transformers' layout are the neox "
-               "pairs posenc rotates";
-    return "ggml: llama.cpp's CPU numerics (portable build, no FMA) from the GGUF keys "
-           "convert_hf_to_gguf.py writes for this config";
+    pe_desc *d = pe_describe_new();
+    pe_describe_ggml(d, p);
+    char *t = pe_describe_field_json(d, PE_DF_GGML);
+    if (t)
+        pe_strbuf_puts(b, t);
+    else
+        b->oom = 1;
+    free(t);
+    pe_describe_free(d);
 }

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "common.h"
+#include "describe_out.h"
 #include "opts.h"
 
 #define CMD "gen"
@@ -401,174 +402,49 @@ static int rope_fail(posenc_writer *w, const posenc_error *err)
     return cmd_fail(CMD, err);
 }
 
+/* Hand one field of a description to the metadata collected before the writer exists. */
+static posenc_status meta_put(void *ctx, const char *key, posenc_meta_type type,
+                              const char *json, posenc_error *err)
+{
+    struct cmd_meta *mt = ctx;
+    size_t n = mt->n;
+    cmd_meta_json(mt, key, json);
+    if (mt->n > n)
+        mt->type[n] = (unsigned char)type;
+    (void)err;
+    return POSENC_OK;
+}
+
+/* d's metadata fields into mt (lib/describe.def, view M); frees d. */
+static void meta_describe(struct cmd_meta *mt, pe_desc *d)
+{
+    if (!d || pe_describe_meta_each(d, meta_put, mt, NULL) != POSENC_OK)
+        mt->oom = 1;
+    pe_describe_free(d);
+}
+
+/* The description of a RoPE table: the model, the parameter set, the table and the notes it
+ * depends on (the same fields info --json shows). */
 static void add_rope_meta(struct cmd_meta *mt, const struct gen_args *a, const posenc_model *m,
                           const posenc_rope_config *c, const posenc_rope_params *p,
                           const struct rope_opts *ro, const posenc_vllm_info *vi,
                           int64_t seq_len, int64_t first, int64_t last, const char *gguf_note)
 {
-    cmd_meta_str(mt, "posenc_version", posenc_version());
-    cmd_meta_str(mt, "model_type", posenc_model_type(m));
-    cmd_meta_str(mt, "family", posenc_model_family(m));
-    {
-        const int64_t *nope;
-        size_t nn = posenc_model_nope_layers(m, &nope);
-        double v[512];
-        if (nn) {
-            size_t k = nn < 512 ? nn : 512;
-            for (size_t i = 0; i < k; i++)
-                v[i] = (double)nope[i];
-            cmd_meta_nums(mt, "nope_layers", v, (int)k);
-        }
-    }
-    cmd_meta_str(mt, "config", base_name(a->config));
-    cmd_meta_str(mt, "layer_type", ro->layer_type);
-    cmd_meta_str(mt, "encoding", "rope");
-    cmd_meta_str(mt, "rope_type", posenc_rope_type_name(p->type));
-    cmd_meta_num(mt, "theta", c->theta);
-    cmd_meta_str(mt, "theta_source", c->theta_source);
-    cmd_meta_num(mt, "theta_used", p->theta_used);
-    cmd_meta_int(mt, "head_dim", p->head_dim);
-    cmd_meta_int(mt, "rotary_dim", p->rotary_dim);
-    cmd_meta_int(mt, "n_freq", p->n_freq);
-    cmd_meta_num(mt, "partial_rotary_factor", c->partial_rotary_factor);
-    cmd_meta_str(mt, "style", posenc_style_name(p->style));
-    cmd_meta_str(mt, "layout", posenc_layout_name(ro->layout));
-    cmd_meta_str(mt, "precision", posenc_precision_name(ro->precision));
-    cmd_meta_str(mt, "dtype", posenc_dtype_name(a->dtype));
-    cmd_meta_num(mt, "attention_scaling",
-             ro->precision == POSENC_PREC_GGML    ? posenc_ggml_rope_mscale(&p->ggml)
-             : ro->precision != POSENC_PREC_EXACT ? (double)p->attention_scaling_f32
-                                                  : p->attention_scaling);
-    if (ro->precision == POSENC_PREC_VLLM) {
-        cmd_meta_str(mt, "vllm_class", vi->cls);
-        cmd_meta_str(mt, "vllm_source", vi->source);
-        cmd_meta_int(mt, "max_model_len", vi->max_model_len);
-        cmd_meta_int(mt, "vllm_cache_len", vi->cache_len);
-        cmd_meta_int(mt, "vllm_cache_rows", vi->cache_rows);
-        cmd_meta_int(mt, "vllm_cache_offset", vi->cache_offset);
-        cmd_meta_num(mt, "vllm_base", vi->base);
-        cmd_meta_num(mt, "vllm_mscale", vi->mscale);
-    }
-    if (ro->precision == POSENC_PREC_GGML) {
-        pe_strbuf gb = { 0 };
-        cmd_ggml_json(&gb, p);
-        cmd_meta_take(mt, "ggml", &gb);
-    }
-    cmd_meta_num(mt, "softmax_scale", p->softmax_scale);
-    cmd_meta_int(mt, "max_position_embeddings", c->max_position_embeddings);
-    cmd_meta_int(mt, "original_max_position_embeddings", c->original_max_position_embeddings);
-    cmd_meta_num(mt, "factor", c->factor);
-    switch (c->type) {
-    case POSENC_ROPE_LLAMA3:
-        cmd_meta_num(mt, "low_freq_factor", c->low_freq_factor);
-        cmd_meta_num(mt, "high_freq_factor", c->high_freq_factor);
-        break;
-    case POSENC_ROPE_YARN:
-        cmd_meta_num(mt, "beta_fast", c->beta_fast);
-        cmd_meta_num(mt, "beta_slow", c->beta_slow);
-        cmd_meta_bool(mt, "truncate", c->truncate);
-        cmd_meta_num(mt, "mscale", c->mscale);
-        cmd_meta_num(mt, "mscale_all_dim", c->mscale_all_dim);
-        if (c->has_attention_factor)
-            cmd_meta_num(mt, "attention_factor", c->attention_factor);
-        break;
-    case POSENC_ROPE_LONGROPE:
-        cmd_meta_nums(mt, "short_factor", c->short_factor, c->n_short_factor);
-        cmd_meta_nums(mt, "long_factor", c->long_factor, c->n_long_factor);
-        cmd_meta_bool(mt, "long_factors_used", p->long_factors);
-        if (c->has_attention_factor)
-            cmd_meta_num(mt, "attention_factor", c->attention_factor);
-        break;
-    default:
-        break;
-    }
-    if (c->n_mrope_section > 0) {
-        double sec[4];
-        for (int i = 0; i < c->n_mrope_section && i < 4; i++)
-            sec[i] = c->mrope_section[i];
-        cmd_meta_nums(mt, "mrope_section", sec, c->n_mrope_section < 4 ? c->n_mrope_section : 4);
-        cmd_meta_bool(mt, "mrope_interleaved", c->mrope_interleaved);
-    }
-    cmd_meta_int(mt, "seq_len", seq_len);
-    cmd_meta_int(mt, "n_positions", a->positions ? (int64_t)a->positions->count : seq_len);
-    cmd_meta_int(mt, "first_position", first);
-    cmd_meta_int(mt, "last_position", last);
-    cmd_meta_str(mt, "positions", a->positions ? "list" : "range");
-
-    /* notes: the model module's, then what this table's parameters depend on */
-    pe_strbuf b = { 0 };
-    pe_strbuf_puts(&b, "[");
-    size_t nn = posenc_model_note_count(m);
-    int any = 0;
-    for (size_t i = 0; i < nn; i++) {
-        if (any++)
-            pe_strbuf_puts(&b, ", ");
-        pe_strbuf_json_string(&b, posenc_model_note(m, i));
-    }
-    char t[256];
-    t[0] = '\0';
-    if (ro->precision == POSENC_PREC_VLLM) {
-        if (c->type == POSENC_ROPE_LONGROPE)
-            snprintf(t, sizeof t, "vllm: %s factors for every position (max_model_len %" PRId64
-                     " %s original_max_position_embeddings %" PRId64 ")",
-                     vi->long_factors ? "long" : "short", vi->max_model_len,
-                     vi->long_factors ? ">" : "<=", c->original_max_position_embeddings);
-        else if (c->type == POSENC_ROPE_DYNAMIC)
-            snprintf(t, sizeof t, "vllm: dynamic NTK base fixed at load: %.17g", vi->base);
-    } else if (c->type == POSENC_ROPE_DYNAMIC)
-        snprintf(t, sizeof t,
-                 "dynamic: base for seq_len %" PRId64 " (scaled only past "
-                 "max_position_embeddings %" PRId64 ")",
-                 seq_len, c->max_position_embeddings);
-    else if (c->type == POSENC_ROPE_LONGROPE)
-        snprintf(t, sizeof t,
-                 "longrope: %s factors for seq_len %" PRId64 " (long only past "
-                 "original_max_position_embeddings %" PRId64 ")",
-                 p->long_factors ? "long" : "short", seq_len,
-                 c->original_max_position_embeddings);
-    if (t[0]) {
-        if (any++)
-            pe_strbuf_puts(&b, ", ");
-        pe_strbuf_json_string(&b, t);
-    }
-    if (vi->note[0]) {
-        if (any++)
-            pe_strbuf_puts(&b, ", ");
-        pe_strbuf_json_string(&b, vi->note);
-    }
-    if (gguf_note) {
-        if (any++)
-            pe_strbuf_puts(&b, ", ");
-        pe_strbuf_json_string(&b, gguf_note);
-    }
-    if (ro->precision == POSENC_PREC_EXACT) {
-        if (any++)
-            pe_strbuf_puts(&b, ", ");
-        pe_strbuf_json_string(&b, "exact: correctly rounded values of the real-number formula; transformers' "
-                        "float32 tables drift from them by up to ~1e-2 at large positions");
-    } else if (ro->precision == POSENC_PREC_VLLM) {
-        if (any++)
-            pe_strbuf_puts(&b, ", ");
-        pe_strbuf_json_string(&b, "vllm: the float32 cos_sin_cache vLLM's class builds at load, "
-                        "with correctly rounded pow/cos/sin where torch's are faithful; cast to "
-                        "the model dtype with --dtype");
-    } else if (ro->precision == POSENC_PREC_GGML) {
-        if (any++)
-            pe_strbuf_puts(&b, ", ");
-        pe_strbuf_json_string(&b, cmd_ggml_note(p));
-        pe_strbuf_puts(&b, ", ");
-        pe_strbuf_json_string(&b, "ggml: inv_freq holds ggml's float32 angle at position 1 "
-                        "(ggml accumulates each angle from the position, so the angle at p is not "
-                        "p times it)");
-    } else {
-        if (any++)
-            pe_strbuf_puts(&b, ", ");
-        pe_strbuf_json_string(&b, "hf: transformers' float32 pipeline step by step with correctly rounded "
-                        "pow/cos/sin; torch's vectorised pow can differ by 1 ulp of inv_freq, "
-                        "moving cos/sin by up to position * ulp(inv_freq)");
-    }
-    pe_strbuf_puts(&b, "]");
-    cmd_meta_take(mt, "notes", &b);
+    pe_desc *d = pe_describe_new();
+    pe_describe_str(d, PE_DF_POSENC_VERSION, posenc_version());
+    pe_describe_str(d, PE_DF_CONFIG, base_name(a->config));
+    pe_describe_model(d, m);
+    pe_describe_str(d, PE_DF_LAYER_TYPE, ro->layer_type);
+    pe_describe_rope(d, c, p, vi, ro->precision, seq_len);
+    pe_describe_str(d, PE_DF_LAYOUT, posenc_layout_name(ro->layout));
+    pe_describe_str(d, PE_DF_DTYPE, posenc_dtype_name(a->dtype));
+    pe_describe_int(d, PE_DF_N_POSITIONS, a->positions ? (int64_t)a->positions->count : seq_len);
+    pe_describe_int(d, PE_DF_FIRST_POSITION, first);
+    pe_describe_int(d, PE_DF_LAST_POSITION, last);
+    pe_describe_str(d, PE_DF_POSITIONS, a->positions ? "list" : "range");
+    pe_describe_model_notes(d, m);
+    pe_describe_rope_notes(d, c, p, vi, ro->precision, seq_len, gguf_note);
+    meta_describe(mt, d);
 }
 
 static int gen_rope(const struct gen_args *a, const posenc_model *m, const struct rope_opts *ro)
@@ -1125,16 +1001,17 @@ static int64_t qpos_at(const struct job *j, int64_t r)
     return j->a->positions ? pe_positions_at(j->a->positions, (uint64_t)r) : r;
 }
 
+/* What every non-RoPE table records first: the encoding and, with a config, the model. */
 static void meta_common(struct job *j)
 {
-    cmd_meta_str(&j->mt, "encoding", j->enc);
-    cmd_meta_str(&j->mt, "posenc_version", posenc_version());
+    pe_desc *d = pe_describe_new();
+    pe_describe_str(d, PE_DF_POSENC_VERSION, posenc_version());
     if (j->a->config)
-        cmd_meta_str(&j->mt, "config", base_name(j->a->config));
-    if (j->m && posenc_model_type(j->m))
-        cmd_meta_str(&j->mt, "model_type", posenc_model_type(j->m));
+        pe_describe_str(d, PE_DF_CONFIG, base_name(j->a->config));
     if (j->m)
-        cmd_meta_str(&j->mt, "family", posenc_model_family(j->m));
+        pe_describe_model(d, j->m);
+    pe_describe_str(d, PE_DF_ENCODING, j->enc); /* the table's, e.g. Whisper's encoder */
+    meta_describe(&j->mt, d);
 }
 
 /* Find a tensor in a weights file: each name in `names` (NULL-terminated, first match wins),

@@ -121,6 +121,15 @@ posenc_status pe_describe_meta_each(const pe_desc *d, pe_describe_meta_fn fn, vo
     return POSENC_OK;
 }
 
+char *pe_describe_field_json(const pe_desc *d, pe_dfield f)
+{
+    if (pe_describe_oom(d) || !pe_describe_get(d, f))
+        return NULL;
+    pe_strbuf b = { 0 };
+    json_value(&b, d, (int)f, NULL);
+    return pe_strbuf_finish(&b);
+}
+
 struct write_ctx {
     posenc_writer *w;
     const char *prefix;

@@ -31,6 +31,9 @@ typedef posenc_status (*pe_describe_meta_fn)(void *ctx, const char *key, posenc_
                                              const char *json, posenc_error *err);
 posenc_status pe_describe_meta_each(const pe_desc *d, pe_describe_meta_fn fn, void *ctx,
                                     posenc_error *err);
+/* The metadata JSON text of one field (a group: its object), or NULL when f is not set or out
+ * of memory. Caller frees. */
+char *pe_describe_field_json(const pe_desc *d, pe_dfield f);
 /* pe_describe_meta_each into a writer, each key prefixed with prefix ("" for none):
  * posenc_writer_meta_typed. */
 posenc_status pe_describe_meta_write(const pe_desc *d, const char *prefix, posenc_writer *w,

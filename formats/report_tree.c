@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "describe_out.h"
 #include "posenc/io.h"
 #include "report.h"
 
@@ -102,49 +103,17 @@ void pe_report_plot_add(cJSON *plot, cJSON *series)
     cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(plot, "series"), series);
 }
 
+/* The resolved RoPE parameters: the report view of the one description (lib/describe.def),
+ * with p the values at the run's sequence length (exact precision). */
 cJSON *pe_report_rope(const posenc_rope_config *c, const posenc_rope_params *p)
 {
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "rope_type", posenc_rope_type_name(c->type));
-    cJSON_AddNumberToObject(o, "theta", c->theta);
-    cJSON_AddStringToObject(o, "theta_source", c->theta_source);
-    cJSON_AddNumberToObject(o, "head_dim", c->head_dim);
-    cJSON_AddNumberToObject(o, "rotary_dim", c->rotary_dim);
-    cJSON_AddNumberToObject(o, "exponent_dim", c->exponent_dim);
-    cJSON_AddNumberToObject(o, "partial_rotary_factor", c->partial_rotary_factor);
-    cJSON_AddStringToObject(o, "style", posenc_style_name(c->style));
-    cJSON_AddNumberToObject(o, "max_position_embeddings", (double)c->max_position_embeddings);
-    cJSON_AddNumberToObject(o, "original_max_position_embeddings",
-                            (double)c->original_max_position_embeddings);
-    cJSON_AddNumberToObject(o, "factor", c->factor);
-    if (c->type == POSENC_ROPE_LLAMA3) {
-        cJSON_AddNumberToObject(o, "low_freq_factor", c->low_freq_factor);
-        cJSON_AddNumberToObject(o, "high_freq_factor", c->high_freq_factor);
+    pe_desc *d = pe_describe_new();
+    if (o && d) {
+        pe_describe_rope(d, c, p, NULL, POSENC_PREC_EXACT, p ? p->seq_len : 0);
+        pe_describe_json(d, PE_DV_REPORT, o);
     }
-    if (c->type == POSENC_ROPE_YARN) {
-        cJSON_AddNumberToObject(o, "beta_fast", c->beta_fast);
-        cJSON_AddNumberToObject(o, "beta_slow", c->beta_slow);
-        cJSON_AddBoolToObject(o, "truncate", c->truncate);
-        cJSON_AddNumberToObject(o, "mscale", c->mscale);
-        cJSON_AddNumberToObject(o, "mscale_all_dim", c->mscale_all_dim);
-    }
-    if (c->has_attention_factor)
-        cJSON_AddNumberToObject(o, "attention_factor", c->attention_factor);
-    if (c->n_mrope_section) {
-        cJSON *a = cJSON_CreateArray();
-        for (int i = 0; i < c->n_mrope_section; i++)
-            cJSON_AddItemToArray(a, cJSON_CreateNumber(c->mrope_section[i]));
-        cJSON_AddItemToObject(o, "mrope_section", a);
-        cJSON_AddBoolToObject(o, "mrope_interleaved", c->mrope_interleaved);
-    }
-    if (p) {
-        cJSON_AddNumberToObject(o, "seq_len", (double)p->seq_len);
-        cJSON_AddNumberToObject(o, "theta_used", p->theta_used);
-        cJSON_AddNumberToObject(o, "attention_scaling", p->attention_scaling);
-        cJSON_AddNumberToObject(o, "softmax_scale", p->softmax_scale);
-        if (c->type == POSENC_ROPE_LONGROPE)
-            cJSON_AddStringToObject(o, "longrope_factors", p->long_factors ? "long" : "short");
-    }
+    pe_describe_free(d);
     return o;
 }
 

@@ -170,7 +170,8 @@ void pe_describe_info_fmt(pe_desc *d, pe_dfield f, const char *fmt)
 void pe_describe_model(pe_desc *d, const posenc_model *m)
 {
     posenc_encoding e = posenc_model_encoding(m);
-    pe_describe_str(d, PE_DF_MODEL_TYPE, posenc_model_type(m));
+    if (posenc_model_type(m))
+        pe_describe_str(d, PE_DF_MODEL_TYPE, posenc_model_type(m));
     pe_describe_str(d, PE_DF_FAMILY, posenc_model_family(m));
     pe_describe_str(d, PE_DF_ENCODING, posenc_encoding_name(e));
     if (posenc_model_warning(m))
@@ -247,7 +248,7 @@ const char *pe_describe_ggml_note(const posenc_rope_params *p)
 
 /* llama.cpp's ggml_rope_ext arguments: the floats as ggml holds them (%.9g reads back as the
  * same float). */
-static void describe_ggml(pe_desc *d, const posenc_rope_params *p)
+void pe_describe_ggml(pe_desc *d, const posenc_rope_params *p)
 {
     const posenc_ggml_rope *g = &p->ggml;
     pe_describe_str(d, PE_DF_GGML_MODE, posenc_ggml_mode_name(g->mode));
@@ -343,7 +344,7 @@ void pe_describe_rope(pe_desc *d, const posenc_rope_config *c, const posenc_rope
     if (prec == POSENC_PREC_VLLM && vi)
         describe_vllm(d, vi);
     if (ggml)
-        describe_ggml(d, p);
+        pe_describe_ggml(d, p);
     pe_describe_num(d, PE_DF_SOFTMAX_SCALE, p->softmax_scale, NULL);
     pe_describe_int(d, PE_DF_SEQ_LEN, seq_len);
     pe_describe_str(d, PE_DF_PRECISION, posenc_precision_name(prec));

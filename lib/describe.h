@@ -118,6 +118,8 @@ void pe_describe_rope(pe_desc *d, const posenc_rope_config *c, const posenc_rope
 void pe_describe_rope_notes(pe_desc *d, const posenc_rope_config *c, const posenc_rope_params *p,
                             const posenc_vllm_info *vi, posenc_precision prec, int64_t seq_len,
                             const char *extra);
+/* llama.cpp's ggml_rope_ext arguments of p (p->has_ggml) as the "ggml" group. */
+void pe_describe_ggml(pe_desc *d, const posenc_rope_params *p);
 /* The one line every ggml output carries (static). */
 const char *pe_describe_ggml_note(const posenc_rope_params *p);
 

@@ -39,8 +39,9 @@ import numpy as np
 
 # the keys cmd/gen.c records with cmd_meta_int (int64 in GGUF)
 INT_KEYS = {
-    "broadcast_query", "d_model", "first_position", "head_dim", "heads", "k_len",
-    "last_position", "max_distance", "max_position_embeddings", "max_relative_position", "n_freq",
+    "broadcast_query", "d_model", "exponent_dim", "first_position", "head_dim", "heads", "k_len",
+    "last_position", "max_model_len", "num_layers", "vllm_cache_len", "vllm_cache_offset",
+    "vllm_cache_rows", "max_distance", "max_position_embeddings", "max_relative_position", "n_freq",
     "n_positions", "num_buckets", "original_max_position_embeddings", "padding_idx", "q_len",
     "rotary_dim", "row_offset", "seq_len",
 }
