@@ -12,8 +12,8 @@ static const pe_dfield_def fields[PE_DF_COUNT] = {
 #define M PE_DV_META
 #define R PE_DV_REPORT
 #define T PE_DV_TEXT
-#define X(id, key_, label_, kind_, parent_, views_) \
-    [PE_DF_##id] = { key_, label_, PE_DK_##kind_, PE_DF_##parent_, views_ },
+#define X(id, key_, label_, kind_, parent_, views_, of_) \
+    [PE_DF_##id] = { key_, label_, PE_DK_##kind_, PE_DF_##parent_, views_, PE_DF_##of_ },
 #include "describe.def"
 #undef X
 #undef I
@@ -71,6 +71,8 @@ int pe_describe_oom(const pe_desc *d)
 
 const pe_dval *pe_describe_get(const pe_desc *d, pe_dfield f)
 {
+    if ((unsigned)f < PE_DF_COUNT && fields[f].of != PE_DF_NONE)
+        f = fields[f].of;
     return d && (unsigned)f < PE_DF_COUNT && d->val[f].set ? &d->val[f] : NULL;
 }
 
@@ -78,7 +80,7 @@ const pe_dval *pe_describe_get(const pe_desc *d, pe_dfield f)
  * failure so that it cannot go unnoticed); its group is marked set. */
 static pe_dval *slot(pe_desc *d, pe_dfield f, pe_dkind k)
 {
-    if (!d || (unsigned)f >= PE_DF_COUNT || fields[f].kind != k) {
+    if (!d || (unsigned)f >= PE_DF_COUNT || fields[f].kind != k || fields[f].of != PE_DF_NONE) {
         if (d)
             d->oom = 1;
         return NULL;
@@ -221,18 +223,9 @@ static void describe_vllm(pe_desc *d, const posenc_vllm_info *v)
     pe_describe_num(d, PE_DF_VLLM_BASE, v->base, NULL);
     pe_describe_num(d, PE_DF_VLLM_MSCALE, v->mscale, NULL);
     pe_describe_bool(d, PE_DF_VLLM_LONG_FACTORS_USED, v->long_factors);
-    pe_describe_bool(d, PE_DF_VLLM_LEGACY_LONG_FACTORS, v->long_factors);
     pe_describe_bool(d, PE_DF_VLLM_TRUNCATE, v->truncate);
     if (v->note[0])
         pe_describe_str(d, PE_DF_VLLM_NOTE, v->note);
-    pe_describe_str(d, PE_DF_LEGACY_VLLM_CLASS, v->cls);
-    pe_describe_str(d, PE_DF_LEGACY_VLLM_SOURCE, v->source);
-    pe_describe_int(d, PE_DF_LEGACY_MAX_MODEL_LEN, v->max_model_len);
-    pe_describe_int(d, PE_DF_LEGACY_VLLM_CACHE_LEN, v->cache_len);
-    pe_describe_int(d, PE_DF_LEGACY_VLLM_CACHE_ROWS, v->cache_rows);
-    pe_describe_int(d, PE_DF_LEGACY_VLLM_CACHE_OFFSET, v->cache_offset);
-    pe_describe_num(d, PE_DF_LEGACY_VLLM_BASE, v->base, NULL);
-    pe_describe_num(d, PE_DF_LEGACY_VLLM_MSCALE, v->mscale, NULL);
 }
 
 const char *pe_describe_ggml_note(const posenc_rope_params *p)
@@ -310,7 +303,7 @@ void pe_describe_rope(pe_desc *d, const posenc_rope_config *c, const posenc_rope
         pe_describe_nums(d, PE_DF_LONG_FACTOR, c->long_factor, (size_t)c->n_long_factor, NULL);
         if (p) {
             pe_describe_bool(d, PE_DF_LONG_FACTORS_USED, p->long_factors);
-            pe_describe_bool(d, PE_DF_LEGACY_LONG_FACTOR_USED, p->long_factors);
+            /* legacy, with its own value type */
             pe_describe_str(d, PE_DF_LEGACY_LONGROPE_FACTORS, p->long_factors ? "long" : "short");
         }
     }

@@ -23,7 +23,7 @@
 #include "posenc/vllm.h"
 
 typedef enum pe_dfield {
-#define X(id, key, label, kind, parent, views) PE_DF_##id,
+#define X(id, key, label, kind, parent, views, of) PE_DF_##id,
 #include "describe.def"
 #undef X
     PE_DF_COUNT,
@@ -55,6 +55,7 @@ typedef struct pe_dfield_def {
     pe_dkind kind;
     pe_dfield parent;  /* PE_DF_NONE at the top level, else a PE_DK_GROUP row */
     unsigned views;
+    pe_dfield of;      /* a legacy row: the row whose value it shows (else PE_DF_NONE) */
 } pe_dfield_def;
 
 /* The row of field f (borrowed, static); NULL when f is out of range. */
@@ -83,7 +84,8 @@ pe_desc *pe_describe_new(void);
 void pe_describe_free(pe_desc *d);
 /* 1 when a value could not be stored (out of memory); the renderers then fail. */
 int pe_describe_oom(const pe_desc *d);
-/* The value of f (borrowed until d is freed or f is set again), NULL when f is not set. */
+/* The value of f (borrowed until d is freed or f is set again), NULL when f is not set; a
+ * legacy row's is the value of the row it repeats. */
 const pe_dval *pe_describe_get(const pe_desc *d, pe_dfield f);
 
 /* Set one value (copied). A group row is set when one of its members is. */
