@@ -1001,15 +1001,18 @@ static int64_t qpos_at(const struct job *j, int64_t r)
     return j->a->positions ? pe_positions_at(j->a->positions, (uint64_t)r) : r;
 }
 
-/* What every non-RoPE table records first: the encoding and, with a config, the model. */
+/* What every non-RoPE table records first: the encoding and, with a config, the model and its
+ * notes. */
 static void meta_common(struct job *j)
 {
     pe_desc *d = pe_describe_new();
     pe_describe_str(d, PE_DF_POSENC_VERSION, posenc_version());
     if (j->a->config)
         pe_describe_str(d, PE_DF_CONFIG, base_name(j->a->config));
-    if (j->m)
+    if (j->m) {
         pe_describe_model(d, j->m);
+        pe_describe_model_notes(d, j->m);
+    }
     pe_describe_str(d, PE_DF_ENCODING, j->enc); /* the table's, e.g. Whisper's encoder */
     meta_describe(&j->mt, d);
 }

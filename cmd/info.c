@@ -170,8 +170,7 @@ static int report(const struct info_opts *o, const posenc_model *m)
     if (emit(d, j, "") || layer_names(m, j))
         goto nomem;
     if (e == POSENC_ENC_ROPE && (nlt == 0 || o->layer_type)) {
-        if (o->layer_type)
-            pe_describe_str(r, PE_DF_LAYER_TYPE, o->layer_type);
+        pe_describe_str(r, PE_DF_LAYER_TYPE, o->layer_type); /* null: the config's one */
         if ((rc = describe_rope(o, m, o->layer_type, r)) != 0)
             goto out;
         if (emit(r, j, ""))

@@ -254,6 +254,10 @@ static int text_value(pe_strbuf *b, const pe_desc *d, int f, const char *pad)
                                              ? " (model_type not known: generic RoPE rules)"
                                              : "");
         return 1;
+    case PE_DF_LAYER_TYPE:
+        if (!v->s)
+            return 0;
+        break;
     case PE_DF_LAYER_NAMES:
         for (size_t i = 0; i < v->n; i++)
             pe_strbuf_printf(b, "%s%s", i ? ", " : "", v->sv[i]);

@@ -1,0 +1,326 @@
+/* test_describe.c: the field table (lib/describe.def), the values lib/describe.c fills in, and
+ * their renderings (formats/describe_out.c). Values are checked against closed forms in long
+ * double: Llama 3's smoothed inv_freq, YaRN's and LongRoPE's attention scaling, ALiBi's slopes. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "describe_out.h"
+#include "posenc/config.h"
+#include "posenc/vllm.h"
+
+static posenc_model *parse(const char *json)
+{
+    posenc_error err = { 0 };
+    posenc_model *m = NULL;
+    assert_int_equal(posenc_config_parse(json, strlen(json), "config.json", NULL, &m, &err),
+                     POSENC_OK);
+    return m;
+}
+
+/* The description of m's RoPE at seq_len in prec (with vLLM's info for vllm). */
+static pe_desc *describe(const posenc_model *m, posenc_precision prec, int64_t seq_len)
+{
+    posenc_error err = { 0 };
+    static posenc_rope_config c;
+    static posenc_rope_params p;
+    posenc_vllm_info vi;
+    assert_int_equal(posenc_model_rope(m, NULL, &c, &err), POSENC_OK);
+    assert_int_equal(posenc_rope_params_for(&c, prec, posenc_model_family(m), seq_len, 0, &p, &vi,
+                                            &err), POSENC_OK);
+    pe_desc *d = pe_describe_new();
+    assert_non_null(d);
+    pe_describe_model(d, m);
+    pe_describe_rope(d, &c, &p, &vi, prec, seq_len);
+    assert_false(pe_describe_oom(d));
+    return d;
+}
+
+static const pe_dval *get(const pe_desc *d, pe_dfield f)
+{
+    const pe_dval *v = pe_describe_get(d, f);
+    assert_non_null(v);
+    return v;
+}
+
+/* Every key once per scope and view (but the two pairs a description sets one of), groups
+ * hold their members, a legacy row repeats a canonical row of its kind. */
+static void test_table(void **state)
+{
+    (void)state;
+    for (int a = 0; a < PE_DF_COUNT; a++) {
+        const pe_dfield_def *x = pe_describe_def((pe_dfield)a);
+        assert_non_null(x->key);
+        assert_true(x->key[0] != '\0' && x->views != 0);
+        if (x->parent != PE_DF_NONE)
+            assert_int_equal(pe_describe_def(x->parent)->kind, PE_DK_GROUP);
+        if (x->of != PE_DF_NONE) {
+            assert_int_equal(pe_describe_def(x->of)->kind, x->kind);
+            assert_int_equal(pe_describe_def(x->of)->of, PE_DF_NONE);
+        }
+        for (int b = a + 1; b < PE_DF_COUNT; b++) {
+            const pe_dfield_def *y = pe_describe_def((pe_dfield)b);
+            if (x->parent != y->parent || !(x->views & y->views) || strcmp(x->key, y->key))
+                continue;
+            int exclusive = (a == PE_DF_HEAD_DIM && b == PE_DF_BIAS_HEAD_DIM) ||
+                            (a == PE_DF_HEADS && b == PE_DF_BIAS_HEADS);
+            if (!exclusive)
+                fail_msg("key '%s' twice in one scope (rows %d and %d)", x->key, a, b);
+        }
+    }
+    assert_int_equal(pe_describe_find("long_factors_used", PE_DF_NONE, PE_DV_META),
+                     PE_DF_LONG_FACTORS_USED);
+    assert_int_equal(pe_describe_find("class", PE_DF_VLLM, PE_DV_INFO), PE_DF_VLLM_CLASS);
+    assert_int_equal(pe_describe_find("inv_freq", PE_DF_NONE, PE_DV_META), PE_DF_COUNT);
+    assert_null(pe_describe_def(PE_DF_COUNT));
+}
+
+static const char *LLAMA3 =
+    "{\"model_type\":\"llama\",\"hidden_size\":4096,\"num_attention_heads\":32,"
+    "\"max_position_embeddings\":131072,\"rope_theta\":500000.0,\"num_hidden_layers\":32,"
+    "\"rope_scaling\":{\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1.0,"
+    "\"high_freq_factor\":4.0,\"original_max_position_embeddings\":8192}}";
+
+/* Llama 3: a high frequency keeps theta^(-2i/d), a low one is divided by the factor (transformers
+ * _compute_llama3_parameters); the exact values are those rounded once. */
+static void test_llama3_values(void **state)
+{
+    (void)state;
+    posenc_model *m = parse(LLAMA3);
+    pe_desc *d = describe(m, POSENC_PREC_EXACT, 0);
+    assert_string_equal(get(d, PE_DF_ROPE_TYPE)->s, "llama3");
+    assert_string_equal(get(d, PE_DF_ENCODING)->s, "rope");
+    assert_true(get(d, PE_DF_THETA)->d == 500000.0 && get(d, PE_DF_FACTOR)->d == 8.0);
+    assert_true(get(d, PE_DF_LOW_FREQ_FACTOR)->d == 1.0 && get(d, PE_DF_HIGH_FREQ_FACTOR)->d == 4.0);
+    assert_int_equal(get(d, PE_DF_HEAD_DIM)->i, 128);
+    assert_int_equal(get(d, PE_DF_ROTARY_DIM)->i, 128);
+    assert_int_equal(get(d, PE_DF_NUM_LAYERS)->i, 32);
+    assert_int_equal(get(d, PE_DF_ORIGINAL_MAX_POSITION_EMBEDDINGS)->i, 8192);
+    assert_string_equal(get(d, PE_DF_PRECISION)->s, "exact");
+    const pe_dval *inv = get(d, PE_DF_INV_FREQ);
+    assert_int_equal(inv->n, 64);
+    assert_int_equal(get(d, PE_DF_N_FREQ)->i, 64);
+    /* i = 1: wavelength 2 pi / theta^(-2/128) < 8192 / 4: unchanged */
+    long double f1 = powl(500000.0L, -2.0L / 128.0L);
+    assert_close(inv->v[1], (double)f1, 2e-16, 0);
+    /* i = 63: wavelength far above 8192 / 1: divided by 8 */
+    long double f63 = powl(500000.0L, -126.0L / 128.0L) / 8.0L;
+    assert_close(inv->v[63], (double)f63, 2e-16, 0);
+    assert_close(get(d, PE_DF_ATTENTION_SCALING)->d, 1.0, 0, 0);
+    assert_null(pe_describe_get(d, PE_DF_LONG_FACTORS_USED)); /* not LongRoPE */
+    assert_null(pe_describe_get(d, PE_DF_VLLM));
+    pe_describe_free(d);
+    /* hf: transformers' float32 values */
+    d = describe(m, POSENC_PREC_HF, 0);
+    inv = get(d, PE_DF_INV_FREQ);
+    assert_true(inv->v[1] == (double)(float)inv->v[1]);
+    assert_close(inv->v[1], (double)f1, 1e-7, 0);
+    assert_string_equal(get(d, PE_DF_ATTENTION_SCALING)->info_fmt, "%.9g");
+    pe_describe_free(d);
+    posenc_model_free(m);
+}
+
+/* YaRN without mscale: attention scaling 0.1 ln(factor) + 1 (transformers get_mscale). */
+static void test_yarn_values(void **state)
+{
+    (void)state;
+    posenc_model *m = parse("{\"model_type\":\"qwen2\",\"hidden_size\":1024,\"num_attention_heads\":8,"
+                            "\"max_position_embeddings\":16384,\"rope_theta\":1000000.0,"
+                            "\"rope_scaling\":{\"rope_type\":\"yarn\",\"factor\":4.0,"
+                            "\"original_max_position_embeddings\":4096}}");
+    pe_desc *d = describe(m, POSENC_PREC_EXACT, 0);
+    assert_string_equal(get(d, PE_DF_ROPE_TYPE)->s, "yarn");
+    assert_close(get(d, PE_DF_ATTENTION_SCALING)->d, (double)(0.1L * logl(4.0L) + 1.0L), 1e-15, 0);
+    assert_true(get(d, PE_DF_BETA_FAST)->d == 32.0 && get(d, PE_DF_BETA_SLOW)->d == 1.0);
+    assert_int_equal(get(d, PE_DF_TRUNCATE)->i, 1);
+    pe_describe_free(d);
+    posenc_model_free(m);
+}
+
+static const char *PHI3 =
+    "{\"model_type\":\"phi3\",\"hidden_size\":64,\"num_attention_heads\":4,"
+    "\"max_position_embeddings\":131072,\"original_max_position_embeddings\":4096,"
+    "\"rope_theta\":10000.0,\"rope_scaling\":{\"type\":\"longrope\","
+    "\"short_factor\":[1,1,1,1,1,1,1,1],\"long_factor\":[1,2,3,4,5,6,7,8]}}";
+
+/* LongRoPE: the long factors past original_max_position_embeddings, one key for that choice
+ * (and the legacy names reading the same value); attention scaling sqrt(1 + ln(s)/ln(M0)). */
+static void test_longrope_values(void **state)
+{
+    (void)state;
+    posenc_model *m = parse(PHI3);
+    pe_desc *d = describe(m, POSENC_PREC_EXACT, 8192);
+    assert_int_equal(get(d, PE_DF_LONG_FACTORS_USED)->i, 1);
+    assert_int_equal(get(d, PE_DF_LEGACY_LONG_FACTOR_USED)->i, 1);
+    assert_string_equal(get(d, PE_DF_LEGACY_LONGROPE_FACTORS)->s, "long");
+    assert_int_equal(get(d, PE_DF_LONG_FACTOR)->n, 8);
+    assert_true(get(d, PE_DF_LONG_FACTOR)->v[7] == 8.0);
+    assert_int_equal(get(d, PE_DF_SEQ_LEN)->i, 8192);
+    long double s = 131072.0L / 4096.0L;
+    assert_close(get(d, PE_DF_ATTENTION_SCALING)->d, (double)sqrtl(1 + logl(s) / logl(4096.0L)),
+                 1e-15, 0);
+    /* inv_freq[7] = theta^(-14/16) / long_factor[7] */
+    assert_close(get(d, PE_DF_INV_FREQ)->v[7], (double)(powl(10000.0L, -14.0L / 16.0L) / 8.0L),
+                 2e-16, 0);
+    pe_describe_free(d);
+    d = describe(m, POSENC_PREC_EXACT, 4096);
+    assert_int_equal(get(d, PE_DF_LONG_FACTORS_USED)->i, 0);
+    assert_string_equal(get(d, PE_DF_LEGACY_LONGROPE_FACTORS)->s, "short");
+    pe_describe_free(d);
+    posenc_model_free(m);
+}
+
+/* ALiBi: BLOOM's slopes 2^(-8(i+1)/H) for H a power of two (Press et al.). */
+static void test_alibi_values(void **state)
+{
+    (void)state;
+    posenc_error err = { 0 };
+    posenc_model *m = parse("{\"model_type\":\"bloom\",\"hidden_size\":1024,\"n_head\":16}");
+    pe_desc *d = pe_describe_new();
+    pe_describe_model(d, m);
+    assert_int_equal(pe_describe_bias(d, m, &err), POSENC_OK);
+    assert_string_equal(get(d, PE_DF_ENCODING)->s, "alibi");
+    assert_string_equal(get(d, PE_DF_VARIANT)->s, "reference");
+    assert_string_equal(get(d, PE_DF_LEGACY_ALIBI_KIND)->s, "reference");
+    assert_int_equal(get(d, PE_DF_HEADS)->i, 16);
+    assert_null(pe_describe_get(d, PE_DF_BIAS_HEADS));
+    const pe_dval *s = get(d, PE_DF_SLOPES);
+    assert_int_equal(s->n, 16);
+    for (int i = 0; i < 16; i++)
+        assert_close(s->v[i], (double)powl(2.0L, -8.0L * (i + 1) / 16.0L), 1e-15, 0);
+    assert_null(pe_describe_get(d, PE_DF_NOPE_LAYERS)); /* RoPE models only */
+    pe_describe_free(d);
+    posenc_model_free(m);
+}
+
+/* The metadata view: keys and types as gen writes them, a group one object, the legacy flat
+ * vLLM names with the group's values, no empty list, nothing of the info-only fields. */
+struct kv {
+    int n;
+    char key[80][64];
+    char json[80][512];
+    posenc_meta_type type[80];
+};
+
+static posenc_status collect(void *ctx, const char *key, posenc_meta_type type, const char *json,
+                             posenc_error *err)
+{
+    struct kv *k = ctx;
+    (void)err;
+    assert_true(k->n < 80);
+    snprintf(k->key[k->n], sizeof k->key[0], "%s", key);
+    snprintf(k->json[k->n], sizeof k->json[0], "%s", json);
+    k->type[k->n++] = type;
+    return POSENC_OK;
+}
+
+static const char *meta_of(const struct kv *k, const char *key, posenc_meta_type *type)
+{
+    for (int i = 0; i < k->n; i++)
+        if (strcmp(k->key[i], key) == 0) {
+            if (type)
+                *type = k->type[i];
+            return k->json[i];
+        }
+    return NULL;
+}
+
+static void test_meta_view(void **state)
+{
+    (void)state;
+    posenc_model *m = parse(LLAMA3);
+    pe_desc *d = describe(m, POSENC_PREC_VLLM, 0);
+    pe_describe_str(d, PE_DF_LAYER_TYPE, NULL);
+    static struct kv k;
+    memset(&k, 0, sizeof k);
+    assert_int_equal(pe_describe_meta_each(d, collect, &k, NULL), POSENC_OK);
+    posenc_meta_type t;
+    assert_string_equal(meta_of(&k, "rope_type", &t), "\"llama3\"");
+    assert_int_equal(t, POSENC_META_AUTO);
+    assert_string_equal(meta_of(&k, "head_dim", &t), "128");
+    assert_int_equal(t, POSENC_META_I64);
+    assert_string_equal(meta_of(&k, "theta", NULL), "500000");
+    assert_string_equal(meta_of(&k, "layer_type", NULL), "null");
+    assert_null(meta_of(&k, "inv_freq", NULL));   /* info only: gen writes the array itself */
+    assert_null(meta_of(&k, "nope_layers", NULL)); /* an empty list is left out */
+    const char *vg = meta_of(&k, "vllm", NULL);
+    assert_non_null(vg);
+    assert_non_null(strstr(vg, "\"class\": \"Llama3RotaryEmbedding\""));
+    assert_string_equal(meta_of(&k, "vllm_class", NULL), "\"Llama3RotaryEmbedding\"");
+    const char *cl = meta_of(&k, "vllm_cache_len", &t);
+    assert_string_equal(cl, "131072");
+    assert_int_equal(t, POSENC_META_I64);
+    /* the same group in info's JSON, without the flat names */
+    cJSON *j = cJSON_CreateObject();
+    assert_int_equal(pe_describe_json(d, PE_DV_INFO, j), 0);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(j, "vllm");
+    assert_true(cJSON_IsObject(v));
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(v, "class")->valuestring,
+                        "Llama3RotaryEmbedding");
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "vllm_class"));
+    assert_true(cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(j, "inv_freq")));
+    cJSON_Delete(j);
+    pe_describe_free(d);
+    posenc_model_free(m);
+}
+
+/* info's JSON keeps each number's format (float32 values in 9 digits); the report's are cJSON
+ * numbers; the text folds theta's source and the partial factor into their lines. */
+static void test_renderings(void **state)
+{
+    (void)state;
+    posenc_model *m = parse(LLAMA3);
+    pe_desc *d = describe(m, POSENC_PREC_HF, 0);
+    cJSON *j = cJSON_CreateObject();
+    assert_int_equal(pe_describe_json(d, PE_DV_INFO, j), 0);
+    char *s = cJSON_PrintUnformatted(j);
+    assert_non_null(strstr(s, "\"inv_freq\":[1,0.814617"));
+    assert_non_null(strstr(s, "\"theta\":500000,"));
+    free(s);
+    cJSON_Delete(j);
+    j = cJSON_CreateObject();
+    assert_int_equal(pe_describe_json(d, PE_DV_REPORT, j), 0);
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "theta")));
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "inv_freq"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "model_type"));
+    cJSON_Delete(j);
+    pe_strbuf b = { 0 };
+    pe_describe_text(d, &b, "");
+    char *t = pe_strbuf_finish(&b);
+    assert_non_null(strstr(t, "\nrotary_dim          128 (partial_rotary_factor 1)\n"));
+    assert_non_null(strstr(t, "\nfactor              8\n"));
+    assert_non_null(strstr(t, "\nseq_len             0 (load time)\n"));
+    assert_null(strstr(t, "theta_used")); /* shown only when it differs from theta */
+    assert_null(strstr(t, "exponent_dim"));
+    free(t);
+    pe_describe_free(d);
+    posenc_model_free(m);
+}
+
+/* Misuse is recorded, never silent: a value of the wrong kind, or set through a legacy row. */
+static void test_misuse(void **state)
+{
+    (void)state;
+    pe_desc *d = pe_describe_new();
+    pe_describe_str(d, PE_DF_THETA, "1e4");
+    assert_true(pe_describe_oom(d));
+    pe_describe_free(d);
+    d = pe_describe_new();
+    pe_describe_bool(d, PE_DF_LEGACY_LONG_FACTOR_USED, 1);
+    assert_true(pe_describe_oom(d));
+    assert_int_equal(pe_describe_meta_each(d, collect, NULL, NULL), POSENC_ENOMEM);
+    pe_describe_free(d);
+    pe_describe_free(NULL);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),         cmocka_unit_test(test_llama3_values),
+        cmocka_unit_test(test_yarn_values),   cmocka_unit_test(test_longrope_values),
+        cmocka_unit_test(test_alibi_values),  cmocka_unit_test(test_meta_view),
+        cmocka_unit_test(test_renderings),    cmocka_unit_test(test_misuse),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
