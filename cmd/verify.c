@@ -1550,20 +1550,7 @@ int cmd_verify(int argc, char **argv)
         pe_report_set_header(v.root, &h);
     }
     cJSON_AddStringToObject(cfgj, "path", o.config);
-    cJSON_AddStringToObject(cfgj, "model_type", posenc_model_type(m) ? posenc_model_type(m) : "");
-    cJSON_AddStringToObject(cfgj, "encoding", posenc_encoding_name(enc));
-    cJSON_AddStringToObject(cfgj, "family", posenc_model_family(m));
-    if (posenc_model_warning(m))
-        cJSON_AddStringToObject(cfgj, "warning", posenc_model_warning(m));
-    {
-        const int64_t *nope;
-        size_t nn = posenc_model_nope_layers(m, &nope);
-        cJSON *na = enc == POSENC_ENC_ROPE ? cJSON_AddArrayToObject(cfgj, "nope_layers") : NULL;
-        for (size_t i = 0; na && i < nn; i++)
-            cJSON_AddItemToArray(na, cJSON_CreateNumber((double)nope[i]));
-    }
-    if (o.layer_type)
-        cJSON_AddStringToObject(cfgj, "layer_type", o.layer_type);
+    pe_report_model(cfgj, m, o.layer_type);
     for (size_t i = 0; i < posenc_model_note_count(m); i++)
         pe_report_add_note(v.root, "%s", posenc_model_note(m, i));
     cJSON_AddNumberToObject(inputs, "seed", (double)o.seed);

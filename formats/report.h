@@ -56,6 +56,10 @@ cJSON *pe_report_series(const char *label, const double *x, const double *y, int
 cJSON *pe_report_plot(const char *title, const char *x_label, const char *y_label,
                           double tolerance, const char *tolerance_label);
 void pe_report_plot_add(cJSON *plot, cJSON *series);
+/* The model into the report's config object: model_type, encoding, family, the registry's
+ * warning, num_layers and nope_layers (RoPE), layer_type when given (lib/describe.def). */
+void pe_report_model(cJSON *config, const posenc_model *m, const char *layer_type);
+/* One RoPE parameter set (p NULL: the config's values only), the same keys as info --json. */
 cJSON *pe_report_rope(const posenc_rope_config *c, const posenc_rope_params *p);
 cJSON *pe_report_diagnosis(const posenc_diagnosis *d);
 /* Add to a comparison check's details "runtimes" (one object per profile: precision,

@@ -103,6 +103,16 @@ void pe_report_plot_add(cJSON *plot, cJSON *series)
     cJSON_AddItemToArray(cJSON_GetObjectItemCaseSensitive(plot, "series"), series);
 }
 
+void pe_report_model(cJSON *config, const posenc_model *m, const char *layer_type)
+{
+    pe_desc *d = pe_describe_new();
+    pe_describe_model(d, m);
+    if (layer_type)
+        pe_describe_str(d, PE_DF_LAYER_TYPE, layer_type);
+    pe_describe_json(d, PE_DV_REPORT, config);
+    pe_describe_free(d);
+}
+
 /* The resolved RoPE parameters: the report view of the one description (lib/describe.def),
  * with p the values at the run's sequence length (exact precision). */
 cJSON *pe_report_rope(const posenc_rope_config *c, const posenc_rope_params *p)

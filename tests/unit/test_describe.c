@@ -8,6 +8,7 @@
 #include "testutil.h"
 #include "describe_out.h"
 #include "posenc/config.h"
+#include "posenc/io.h"
 #include "posenc/vllm.h"
 
 static posenc_model *parse(const char *json)
@@ -283,7 +284,7 @@ static void test_renderings(void **state)
     assert_int_equal(pe_describe_json(d, PE_DV_REPORT, j), 0);
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "theta")));
     assert_null(cJSON_GetObjectItemCaseSensitive(j, "inv_freq"));
-    assert_null(cJSON_GetObjectItemCaseSensitive(j, "model_type"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(j, "precision")); /* info and metadata only */
     cJSON_Delete(j);
     pe_strbuf b = { 0 };
     pe_describe_text(d, &b, "");
@@ -296,6 +297,67 @@ static void test_renderings(void **state)
     free(t);
     pe_describe_free(d);
     posenc_model_free(m);
+}
+
+/* The item ns + key of o; fails the test when there is none. */
+static const cJSON *item(const cJSON *o, const char *ns, const char *key)
+{
+    char k[128];
+    snprintf(k, sizeof k, "%s%s", ns, key);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v)
+        fail_msg("no metadata key '%s'", k);
+    return v;
+}
+
+/* pe_describe_meta_write: apply's metadata (config, style, precision, inverse under the key
+ * prefix posenc_apply_) through a real writer, read back from NPZ and, typed, from GGUF. */
+static void test_meta_write(void **state)
+{
+    (void)state;
+    static const struct { const char *file; posenc_format fmt; const char *ns; } outs[] = {
+        { "a.npz", POSENC_FMT_NPZ, "" }, { "a.gguf", POSENC_FMT_GGUF, "posenc." },
+    };
+    for (size_t k = 0; k < sizeof outs / sizeof outs[0]; k++) {
+        posenc_error err = { 0 };
+        pe_desc *d = pe_describe_new();
+        pe_describe_str(d, PE_DF_CONFIG, "dir/q \"x\".json");
+        pe_describe_str(d, PE_DF_STYLE, posenc_style_name(POSENC_STYLE_GPTJ));
+        pe_describe_str(d, PE_DF_PRECISION, posenc_precision_name(POSENC_PREC_VLLM));
+        pe_describe_bool(d, PE_DF_INVERSE, 1);
+        pe_describe_int(d, PE_DF_SEQ_LEN, 4096);
+        posenc_write_opts o = { .format = outs[k].fmt };
+        posenc_writer *w = NULL;
+        const char *path = tu_path(outs[k].file);
+        assert_int_equal(posenc_writer_open(path, &o, &w, &err), POSENC_OK);
+        assert_int_equal(pe_describe_meta_write(d, "posenc_apply_", w, &err), POSENC_OK);
+        posenc_array_info ai = { .name = "x", .dtype = POSENC_DT_F32, .ndim = 1, .shape = { 2 } };
+        const float x[2] = { 1, 2 };
+        assert_int_equal(posenc_writer_declare(w, &ai, &err), POSENC_OK);
+        assert_int_equal(posenc_writer_write(w, x, 2, &err), POSENC_OK);
+        assert_int_equal(posenc_writer_commit(w, &err), POSENC_OK);
+        pe_describe_free(d);
+        posenc_container *c = NULL;
+        assert_int_equal(posenc_container_open(path, NULL, &c, &err), POSENC_OK);
+        cJSON *mj = cJSON_Parse(posenc_container_meta(c));
+        assert_non_null(mj);
+#define META(key) item(mj, outs[k].ns, key)
+        assert_string_equal(META("posenc_apply_config")->valuestring, "dir/q \"x\".json");
+        assert_string_equal(META("posenc_apply_style")->valuestring, "gptj");
+        assert_string_equal(META("posenc_apply_precision")->valuestring, "vllm");
+        assert_true(cJSON_IsTrue(META("posenc_apply_inverse")));
+        assert_true(META("posenc_apply_seq_len")->valuedouble == 4096);
+        cJSON_Delete(mj);
+        if (outs[k].fmt == POSENC_FMT_GGUF) { /* an integer is int64, a flag a bool */
+            cJSON *tj = cJSON_Parse(posenc_container_meta_types(c));
+            assert_non_null(tj);
+            assert_string_equal(item(tj, "posenc.", "posenc_apply_seq_len")->valuestring, "int64");
+            assert_string_equal(item(tj, "posenc.", "posenc_apply_inverse")->valuestring, "bool");
+            cJSON_Delete(tj);
+        }
+#undef META
+        posenc_container_close(c);
+    }
 }
 
 /* Misuse is recorded, never silent: a value of the wrong kind, or set through a legacy row. */
@@ -320,7 +382,8 @@ int main(void)
         cmocka_unit_test(test_table),         cmocka_unit_test(test_llama3_values),
         cmocka_unit_test(test_yarn_values),   cmocka_unit_test(test_longrope_values),
         cmocka_unit_test(test_alibi_values),  cmocka_unit_test(test_meta_view),
-        cmocka_unit_test(test_renderings),    cmocka_unit_test(test_misuse),
+        cmocka_unit_test(test_renderings),    cmocka_unit_test(test_meta_write),
+        cmocka_unit_test(test_misuse),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
