@@ -1,6 +1,9 @@
 /* test_describe.c: the field table (lib/describe.def), the values lib/describe.c fills in, and
  * their renderings (formats/describe_out.c). Values are checked against closed forms in long
- * double: Llama 3's smoothed inv_freq, YaRN's and LongRoPE's attention scaling, ALiBi's slopes. */
+ * double, from huggingface/transformers src/transformers/modeling_rope_utils.py:
+ * _compute_llama3_parameters (smoothed inv_freq), _compute_yarn_parameters get_mscale and
+ * _compute_longrope_parameters (attention factor, short/long factors by seq_len); ALiBi's slopes
+ * from src/transformers/models/bloom/modeling_bloom.py build_alibi_tensor. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,8 +86,8 @@ static const char *LLAMA3 =
     "\"rope_scaling\":{\"rope_type\":\"llama3\",\"factor\":8.0,\"low_freq_factor\":1.0,"
     "\"high_freq_factor\":4.0,\"original_max_position_embeddings\":8192}}";
 
-/* Llama 3: a high frequency keeps theta^(-2i/d), a low one is divided by the factor (transformers
- * _compute_llama3_parameters); the exact values are those rounded once. */
+/* Llama 3: a high frequency keeps theta^(-2i/d), a low one is divided by the factor
+ * (_compute_llama3_parameters); the exact values are those rounded once. */
 static void test_llama3_values(void **state)
 {
     (void)state;
@@ -122,7 +125,8 @@ static void test_llama3_values(void **state)
     posenc_model_free(m);
 }
 
-/* YaRN without mscale: attention scaling 0.1 ln(factor) + 1 (transformers get_mscale). */
+/* YaRN without mscale: attention scaling 0.1 ln(factor) + 1 (_compute_yarn_parameters
+ * get_mscale). */
 static void test_yarn_values(void **state)
 {
     (void)state;
