@@ -11,6 +11,7 @@
 
 #include "common.h"
 #include "describe_out.h"
+#include "info_out.h"
 #include "opts.h"
 #include "gguf_rope.h"
 #include "posenc/llamacpp.h"
@@ -97,53 +98,29 @@ static int layer_names(const posenc_model *m, cJSON *j)
     }
 }
 
+/* Print j (then freed) or the text b holds; rc -1 (out of memory) becomes the error line. */
+static int finish(cJSON *j, pe_strbuf *b, int rc)
+{
+    char *s = rc == 0 ? (j ? cJSON_Print(j) : pe_strbuf_finish(b)) : NULL;
+    if (s)
+        fprintf(g_out, "%s%s", s, j ? "\n" : "");
+    if (j)
+        cJSON_free(s);
+    else
+        free(s ? s : pe_strbuf_finish(b));
+    cJSON_Delete(j);
+    if (rc == 0 && s)
+        return 0;
+    cmd_msg("info", "out of memory");
+    return CMD_EXIT_ERROR;
+}
+
 /* posenc info --models: the registry as a table. */
 static int models_report(const struct info_opts *o)
 {
-    size_t n = posenc_family_count();
     cJSON *arr = o->json ? cJSON_CreateArray() : NULL;
-    if (o->json && !arr)
-        return -1;
-    if (!o->json)
-        fprintf(g_out, "%-24s %-10s %-17s %s\n", "model_type", "encoding", "pairing",
-                "notes [source]");
-    for (size_t i = 0; i < n; i++) {
-        posenc_family_info fi;
-        if (posenc_family_get(i, &fi, NULL) != POSENC_OK)
-            break;
-        if (arr) {
-            cJSON *r = cJSON_CreateObject();
-            if (!r) {
-                cJSON_Delete(arr);
-                return -1;
-            }
-            cJSON_AddStringToObject(r, "model_type", fi.name);
-            cJSON_AddStringToObject(r, "encoding", fi.encoding);
-            cJSON_AddStringToObject(r, "pairing", fi.pairing);
-            if (*fi.alias_of)
-                cJSON_AddStringToObject(r, "alias_of", fi.alias_of);
-            if (*fi.text)
-                cJSON_AddStringToObject(r, "text_model_type", fi.text);
-            cJSON_AddStringToObject(r, "notes", fi.notes);
-            cJSON_AddStringToObject(r, "source", fi.source);
-            cJSON_AddItemToArray(arr, r);
-        } else {
-            char enc[40];
-            snprintf(enc, sizeof enc, "%s%s%s", fi.encoding, *fi.text ? ":" : "", fi.text);
-            fprintf(g_out, "%-24s %-10s %-17s %s%s%s [%s]\n", fi.name, enc,
-                    *fi.pairing ? fi.pairing : "-", *fi.alias_of ? "as " : "", fi.alias_of,
-                    *fi.alias_of ? "" : fi.notes, fi.source);
-        }
-    }
-    if (arr) {
-        char *s = cJSON_Print(arr);
-        cJSON_Delete(arr);
-        if (!s)
-            return -1;
-        fprintf(g_out, "%s\n", s);
-        cJSON_free(s);
-    }
-    return 0;
+    pe_strbuf b = { 0 };
+    return finish(arr, &b, (o->json && !arr) ? -1 : pe_info_models(arr, &b));
 }
 
 static int report(const struct info_opts *o, const posenc_model *m)
@@ -226,116 +203,18 @@ out:
     return rc;
 }
 
-/* ---- --runtimes: the table of differences in definition, and each precision's drift ---- */
-
-static const int64_t DRIFT_LEN[] = { 4096, 131072, 1048576 };
-#define N_DRIFT (sizeof DRIFT_LEN / sizeof DRIFT_LEN[0])
-
+/* --runtimes: where the runtimes differ in definition and, with --config, each precision's drift */
 static int runtimes_report(const struct info_opts *o, const posenc_model *m)
 {
     posenc_error err = { 0 };
-    cJSON *j = o->json ? cJSON_CreateObject() : NULL, *rows = NULL;
-    if (o->json && !(j && (rows = cJSON_AddArrayToObject(j, "runtimes"))))
-        goto nomem;
-    for (size_t i = 0; i < posenc_runtime_diff_count(); i++) {
-        posenc_runtime_diff d;
-        if (posenc_runtime_diff_get(i, &d, &err) != POSENC_OK)
-            break;
-        if (j) {
-            cJSON *r = cJSON_CreateObject();
-            cJSON_AddStringToObject(r, "topic", d.topic);
-            cJSON_AddStringToObject(r, "transformers", d.transformers);
-            cJSON_AddStringToObject(r, "vllm", d.vllm);
-            cJSON_AddStringToObject(r, "llamacpp", d.llamacpp);
-            cJSON_AddItemToArray(rows, r);
-        } else {
-            fprintf(g_out, "%s\n  %-13s%s\n  %-13s%s\n  %-13s%s\n", d.topic, "transformers",
-                    d.transformers, "vllm", d.vllm, "llama.cpp", d.llamacpp);
-        }
-    }
-    if (m) {
-        posenc_rope_config cfg;
-        if (posenc_model_rope(m, o->layer_type, &cfg, &err) != POSENC_OK) {
-            cJSON_Delete(j);
-            return cmd_rope_fail("info", m, &err);
-        }
-        static const posenc_precision profs[] = { POSENC_PREC_HF, POSENC_PREC_VLLM };
-        cJSON *dj = j ? cJSON_AddObjectToObject(j, "drift") : NULL;
-        if (j) {
-            cJSON_AddStringToObject(dj, "config", o->config);
-            cJSON *pl = cJSON_AddArrayToObject(dj, "positions");
-            for (size_t k = 0; k < N_DRIFT; k++)
-                cJSON_AddItemToArray(pl, cJSON_CreateNumber((double)(DRIFT_LEN[k] - 1)));
-        } else {
-            fprintf(g_out, "drift from exact math (max |cos, sin error|) at positions");
-            for (size_t k = 0; k < N_DRIFT; k++)
-                fprintf(g_out, " %" PRId64, DRIFT_LEN[k] - 1);
-            fputc('\n', g_out);
-        }
-        for (size_t p = 0; p < sizeof profs / sizeof profs[0]; p++) {
-            cJSON *arr = j ? cJSON_AddArrayToObject(dj, posenc_precision_name(profs[p])) : NULL;
-            if (!j)
-                fprintf(g_out, "  %-13s", posenc_precision_name(profs[p]));
-            for (size_t k = 0; k < N_DRIFT; k++) {
-                double dr = 0.0;
-                posenc_status st = posenc_rope_drift(&cfg, posenc_model_family(m), profs[p],
-                                                     o->max_model_len, DRIFT_LEN[k] - 1, &dr,
-                                                     &err);
-                const char *why = st == POSENC_ERANGE ? "past the cache"
-                                  : st == POSENC_EUNSUPPORTED ? "not reproduced"
-                                                              : "error";
-                if (j)
-                    cJSON_AddItemToArray(arr, st == POSENC_OK ? cJSON_CreateNumber(dr)
-                                                              : cJSON_CreateString(why));
-                else if (st == POSENC_OK)
-                    fprintf(g_out, " %-10.3g", dr);
-                else
-                    fprintf(g_out, " %-10s", why);
-            }
-            if (!j)
-                fputc('\n', g_out);
-        }
-        /* llama.cpp: the ggml precision, from the converter's keys for the config */
-        cJSON *ga = j ? cJSON_AddArrayToObject(dj, "ggml") : NULL;
-        if (!j)
-            fprintf(g_out, "  %-13s", "ggml");
-        char gwhy[POSENC_ERRMSG_MAX] = "";
-        for (size_t k = 0; k < N_DRIFT; k++) {
-            double dr = 0.0;
-            posenc_error ge = { 0 };
-            posenc_status st = posenc_ggml_rope_drift(m, o->layer_type, DRIFT_LEN[k] - 1, &dr, &ge);
-            if (st != POSENC_OK && !gwhy[0])
-                snprintf(gwhy, sizeof gwhy, "%s", ge.msg);
-            if (j)
-                cJSON_AddItemToArray(ga, st == POSENC_OK ? cJSON_CreateNumber(dr)
-                                                         : cJSON_CreateString("not reproduced"));
-            else if (st == POSENC_OK)
-                fprintf(g_out, " %-10.3g", dr);
-            else
-                fprintf(g_out, " %-10s", "not reproduced");
-        }
-        if (j) {
-            if (gwhy[0])
-                cJSON_AddStringToObject(dj, "ggml_note", gwhy);
-        } else {
-            fputc('\n', g_out);
-            if (gwhy[0])
-                fprintf(g_out, "  %-13s%s\n", "", gwhy);
-        }
-    }
-    if (j) {
-        char *txt = cJSON_Print(j);
-        cJSON_Delete(j);
-        if (!txt)
-            goto nomem;
-        fprintf(g_out, "%s\n", txt);
-        cJSON_free(txt);
-    }
-    return 0;
-nomem:
-    cJSON_Delete(j);
-    cmd_msg("info", "out of memory");
-    return CMD_EXIT_ERROR;
+    posenc_rope_config cfg;
+    if (m && posenc_model_rope(m, o->layer_type, &cfg, &err) != POSENC_OK)
+        return cmd_rope_fail("info", m, &err);
+    cJSON *j = o->json ? cJSON_CreateObject() : NULL;
+    pe_strbuf b = { 0 };
+    return finish(j, &b, (o->json && !j) ? -1 : pe_info_runtimes(m, m ? &cfg : NULL, o->layer_type,
+                                                                   o->config, o->max_model_len,
+                                                                   j, &b));
 }
 
 /* --gguf: the file's RoPE (formats/gguf_rope.c describes it) as JSON or one line per key */
@@ -486,8 +365,7 @@ int cmd_info(int argc, char **argv)
         return CMD_EXIT_ERROR;
     }
     int rc = o.gguf       ? gguf_report(&o)
-             : o.models   ? (models_report(&o) ? (cmd_msg("info", "out of memory"),
-                                                  CMD_EXIT_ERROR) : 0)
+             : o.models   ? models_report(&o)
              : o.runtimes ? runtimes_report(&o, m)
                           : report(&o, m);
     posenc_model_free(m);
