@@ -1,7 +1,8 @@
 /* cmd/convert.c: `posenc convert IN OUT`: copy every array of IN (or the one named by
- * IN:MEMBER) to OUT in any writable format, optionally changing the float dtype. Streams in
- * chunks of CHUNK_BYTES, so memory stays small whatever the size of the arrays; metadata is
- * carried over; OUT appears only when complete. */
+ * IN:MEMBER) to OUT in any writable format, optionally changing the float dtype. The arrays
+ * are a table source (formats/out.c pe_out_container_table) streamed in 4 MiB chunks through
+ * gen's output pipeline, so memory stays small whatever their size; metadata is carried over;
+ * OUT appears only when complete. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,44 +12,13 @@
 
 #include "common.h"
 #include "opts.h"
+#include "out.h"
 
 #define CMD "convert"
-#define CHUNK_BYTES ((size_t)4 << 20)
-
-#define CONVERT_SIZE_LIMIT ((uint64_t)4 << 30) /* bytes of output without --force */
-
-/* Copy one array from r to w, converting floats to out_dt (or keeping the dtype when
- * keep is set). buf/cbuf are CHUNK_BYTES each. */
-static posenc_status copy_array(posenc_reader *r, posenc_writer *w, posenc_dtype out_dt,
-                                void *buf, void *cbuf, posenc_error *err)
-{
-    const posenc_array_info *in = posenc_reader_info(r);
-    uint64_t nelem;
-    posenc_status st = posenc_shape_size(in->ndim, in->shape, in->dtype, &nelem, NULL, err);
-    if (st != POSENC_OK)
-        return st;
-    size_t is = posenc_dtype_size(in->dtype), os = posenc_dtype_size(out_dt);
-    size_t per = CHUNK_BYTES / (is > os ? is : os);
-    while (nelem > 0) {
-        size_t k = nelem < per ? (size_t)nelem : per;
-        if ((st = posenc_reader_read(r, buf, k, err)) != POSENC_OK)
-            return st;
-        const void *src = buf;
-        if (out_dt != in->dtype) {
-            posenc_dtype_convert(cbuf, out_dt, buf, in->dtype, k);
-            src = cbuf;
-        }
-        if ((st = posenc_writer_write(w, src, k, err)) != POSENC_OK)
-            return st;
-        nelem -= k;
-    }
-    return POSENC_OK;
-}
-
 /* Carry the container's metadata (a JSON object) over to the writer, key by key. */
-static posenc_status copy_meta(const posenc_container *c, posenc_writer *w, posenc_error *err)
+static posenc_status copy_meta(void *ctx, posenc_writer *w, posenc_error *err)
 {
-    const char *mt = posenc_container_meta(c);
+    const char *mt = posenc_container_meta(ctx);
     if (!mt)
         return POSENC_OK;
     cJSON *root = cJSON_Parse(mt);
@@ -154,8 +124,7 @@ int cmd_convert(int argc, char **argv)
     }
 
     posenc_container *ct = NULL;
-    posenc_writer *w = NULL;
-    void *buf = NULL, *cbuf = NULL;
+    pe_table t = { 0 };
     size_t first = 0, count = 0;
 
     if (posenc_container_open(path, &ro, &ct, &err) != POSENC_OK)
@@ -187,74 +156,29 @@ int cmd_convert(int argc, char **argv)
                                      "%s:NAME or write a container", path, count, path);
         goto out;
     }
-    {
-        /* the output size from the declared shapes, before anything is written: a small file
-         * that declares a huge array (an HDF5 header, a zip bomb) is refused here */
-        uint64_t total = 0;
-        for (size_t i = first; i < first + count; i++) {
-            const posenc_array_info *a = posenc_container_array(ct, i);
-            posenc_dtype dt = dtype_set && posenc_dtype_is_float(a->dtype) ? out_dt : a->dtype;
-            uint64_t nelem, nbytes;
-            if (posenc_shape_size(a->ndim, a->shape, dt, &nelem, &nbytes, &err) != POSENC_OK) {
-                rc = cmd_fail(CMD, &err);
-                goto out;
-            }
-            total = total + nbytes < total ? UINT64_MAX : total + nbytes;
-        }
-        if (total > CONVERT_SIZE_LIMIT && !force) {
-            cmd_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass "
-                            "--force", out, (double)total / (double)((uint64_t)1 << 30));
-            goto out;
-        }
-    }
-    buf = malloc(CHUNK_BYTES);
-    cbuf = malloc(CHUNK_BYTES);
-    if (!buf || !cbuf) {
-        cmd_msg(CMD, "out of memory");
-        goto out;
-    }
-    if (posenc_writer_open(out, &wo, &w, &err) != POSENC_OK) {
+    /* the output size from the declared shapes, before anything is written: a small file
+     * that declares a huge array (an HDF5 header, a zip bomb) is refused here */
+    if (pe_out_container_table(&t, ct, first, count, dtype_set, out_dt, &err) != POSENC_OK) {
         rc = cmd_fail(CMD, &err);
         goto out;
     }
-    if (copy_meta(ct, w, &err) != POSENC_OK)
-        goto fail;
-    for (size_t i = first; i < first + count; i++) {
-        posenc_array_info a = *posenc_container_array(ct, i);
-        /* HDF5 lists "/x": other formats (and HDF5 itself) take the name without the root */
-        if (a.name[0] == '/' && a.name[1])
-            memmove(a.name, a.name + 1, strlen(a.name));
-        if (dtype_set && posenc_dtype_is_float(a.dtype))
-            a.dtype = out_dt;
-        if (posenc_writer_declare(w, &a, &err) != POSENC_OK)
-            goto fail;
-    }
-    for (size_t i = first; i < first + count; i++) {
-        posenc_reader *r = NULL;
-        const posenc_array_info *a = posenc_container_array(ct, i);
-        posenc_dtype dt = dtype_set && posenc_dtype_is_float(a->dtype) ? out_dt : a->dtype;
-        if (posenc_reader_open_index(ct, i, &r, &err) != POSENC_OK)
-            goto fail;
-        posenc_status st = copy_array(r, w, dt, buf, cbuf, &err);
-        posenc_reader_close(r);
-        if (st != POSENC_OK)
-            goto fail;
-    }
-    if (posenc_writer_commit(w, &err) != POSENC_OK) {
-        w = NULL;
+    pe_out o = { out, wo, &t, NULL, PE_OUT_SIZE_LIMIT, force, 0, 0, 0, 0 };
+    if (pe_out_plan(&o, &err) != POSENC_OK) {
         rc = cmd_fail(CMD, &err);
         goto out;
     }
-    w = NULL;
+    if (o.over_limit) {
+        cmd_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass "
+                        "--force", out, (double)o.bytes / (double)((uint64_t)1 << 30));
+        goto out;
+    }
+    if (pe_out_run(&o, copy_meta, ct, &err) != POSENC_OK) {
+        rc = cmd_fail(CMD, &err);
+        goto out;
+    }
     rc = CMD_EXIT_OK;
-    goto out;
-fail:
-    rc = cmd_fail(CMD, &err);
-    posenc_writer_abort(w);
-    w = NULL;
 out:
-    free(buf);
-    free(cbuf);
+    pe_table_free(&t);
     posenc_container_close(ct);
     return rc;
 }
