@@ -1,0 +1,290 @@
+/* test_out.c: the output pipeline of formats/out.c: the size plan and limit, a committed file
+ * that holds every row the source filled (converted once to the output dtype) and the
+ * metadata, one array out of several, a failing source or metadata step that leaves no file
+ * and no temporary, convert's container source and the learned table's row readers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+#include "posenc/bias.h"
+#include "posenc/io.h"
+#include "out.h"
+
+static posenc_sinusoidal *sin16;
+
+static int setup(void **state)
+{
+    if (posenc_sinusoidal_new(POSENC_SIN_VASWANI, 16, -1, &sin16, NULL) != POSENC_OK)
+        return -1;
+    return tu_setup(state);
+}
+
+static int teardown(void **state)
+{
+    posenc_sinusoidal_free(sin16);
+    return tu_teardown(state);
+}
+
+static pe_table sinusoidal(int64_t rows, posenc_dtype dt)
+{
+    pe_table t;
+    pe_table_pos range = { NULL, NULL };
+    assert_int_equal(pe_table_sinusoidal(&t, sin16, 16, rows, range, dt, NULL), POSENC_OK);
+    return t;
+}
+
+static posenc_status meta_one(void *ctx, posenc_writer *w, posenc_error *err)
+{
+    (void)ctx;
+    return posenc_writer_meta(w, "encoding", "\"sinusoidal\"", err);
+}
+
+static void test_plan_limit(void **state)
+{
+    (void)state;
+    pe_table t = sinusoidal(1000, POSENC_DT_F64);
+    pe_out o = { tu_path("big.npz"), { POSENC_FMT_NPZ, 0 }, &t, NULL, 100000, 0, 0, 0, 0, 0 };
+    assert_int_equal(pe_out_plan(&o, NULL), POSENC_OK);
+    assert_int_equal(o.bytes, 1000 * 16 * 8);
+    assert_int_equal(o.values, 1000 * 16);
+    assert_int_equal(o.nwant, 1);
+    assert_int_equal(o.over_limit, 1);
+    /* the run refuses what the plan found too large, and writes nothing */
+    posenc_error err = { 0 };
+    assert_int_equal(pe_out_run(&o, meta_one, NULL, &err), POSENC_ERANGE);
+    assert_non_null(strstr(err.msg, "125.0 KiB"));
+    assert_false(tu_exists(tu_path("big.npz")));
+    o.force = 1;
+    assert_int_equal(pe_out_plan(&o, NULL), POSENC_OK);
+    assert_int_equal(o.over_limit, 0);
+    o.force = 0;
+    o.size_limit = 1000 * 16 * 8; /* at the limit is within it */
+    assert_int_equal(pe_out_plan(&o, NULL), POSENC_OK);
+    assert_int_equal(o.over_limit, 0);
+    pe_table_free(&t);
+
+    /* shapes whose bytes overflow are refused by the plan */
+    pe_table h;
+    assert_int_equal(pe_table_init(&h, 2, NULL), POSENC_OK);
+    const int64_t huge[2] = { (int64_t)1 << 40, (int64_t)1 << 30 };
+    pe_table_add(&h, "a", POSENC_DT_F64, POSENC_DT_F64, 2, huge, huge[1]);
+    pe_out oh = { tu_path("h.npz"), { POSENC_FMT_NPZ, 0 }, &h, NULL, 0, 1, 0, 0, 0, 0 };
+    assert_int_equal(pe_out_plan(&oh, NULL), POSENC_ERANGE);
+    pe_table_free(&h);
+
+    char hs[32];
+    pe_out_human_size(12, hs, sizeof hs);
+    assert_string_equal(hs, "12 bytes");
+    pe_out_human_size((uint64_t)6 << 30, hs, sizeof hs);
+    assert_string_equal(hs, "6.0 GiB");
+}
+
+static void test_commit(void **state)
+{
+    (void)state;
+    /* 20000 rows: several chunks through the writer thread, converted to f32 */
+    pe_table t = sinusoidal(20000, POSENC_DT_F32);
+    assert_true(t.pure);
+    const char *path = tu_path("pe.npz");
+    pe_out o = { path, { POSENC_FMT_NPZ, 0 }, &t, NULL, 0, 0, 0, 0, 0, 0 };
+    assert_int_equal(pe_out_plan(&o, NULL), POSENC_OK);
+    posenc_error err = { 0 };
+    assert_int_equal(pe_out_run(&o, meta_one, NULL, &err), POSENC_OK);
+    assert_false(tu_tmp_left());
+
+    posenc_array_info info;
+    void *data = NULL;
+    char spec[512];
+    snprintf(spec, sizeof spec, "%s:pe", path);
+    assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F32, 1 << 24, &info, &data, NULL),
+                     POSENC_OK);
+    assert_int_equal(info.ndim, 2);
+    assert_int_equal(info.shape[0], 20000);
+    assert_int_equal(info.shape[1], 16);
+    const float *f = data;
+    double row[16];
+    static const int64_t check[] = { 0, 1, 4095, 4096, 12345, 19999 };
+    for (size_t k = 0; k < sizeof check / sizeof check[0]; k++) {
+        posenc_sinusoidal_fill(sin16, check[k], row);
+        for (int c = 0; c < 16; c++)
+            assert_true(f[check[k] * 16 + c] == (float)row[c]);
+    }
+    free(data);
+    posenc_container *ct = NULL;
+    assert_int_equal(posenc_container_open(path, NULL, &ct, NULL), POSENC_OK);
+    assert_non_null(strstr(posenc_container_meta(ct), "\"encoding\""));
+    posenc_container_close(ct);
+    pe_table_free(&t);
+}
+
+static void test_want_one(void **state)
+{
+    (void)state;
+    double slopes[4] = { 0.5, 0.25, 0.125, 0.0625 };
+    pe_table t;
+    pe_table_pos range = { NULL, NULL };
+    assert_int_equal(pe_table_alibi(&t, POSENC_ALIBI_REFERENCE, POSENC_ALIBI_KEYINDEX, slopes, 4,
+                                    8, 8, 0, range, POSENC_DT_F64, NULL), POSENC_OK);
+    int want[2] = { 1, 0 };
+    const char *path = tu_path("slopes.npy");
+    pe_out o = { path, { POSENC_FMT_NPY, 0 }, &t, want, 0, 0, 0, 0, 0, 0 };
+    assert_int_equal(pe_out_plan(&o, NULL), POSENC_OK);
+    assert_int_equal(o.nwant, 1);
+    assert_int_equal(o.bytes, 32);
+    assert_int_equal(pe_out_run(&o, NULL, NULL, NULL), POSENC_OK);
+    posenc_array_info info;
+    void *data = NULL;
+    assert_int_equal(posenc_read_all(path, NULL, POSENC_DT_F64, 1024, &info, &data, NULL),
+                     POSENC_OK);
+    assert_int_equal(info.shape[0], 4);
+    assert_memory_equal(data, slopes, sizeof slopes);
+    free(data);
+    pe_table_free(&t);
+}
+
+/* A source whose fill fails at row 5000 (after chunks have been written). */
+static posenc_status failing_fill(pe_table *t, int which, int64_t row0, int64_t n, void *buf,
+                                  posenc_error *err)
+{
+    (void)t;
+    (void)which;
+    if (row0 + n > 5000)
+        return posenc_seterr(err, POSENC_EIO, "disk on fire");
+    memset(buf, 0, (size_t)n * 8 * sizeof(double));
+    return POSENC_OK;
+}
+
+static posenc_status meta_fails(void *ctx, posenc_writer *w, posenc_error *err)
+{
+    (void)ctx;
+    (void)w;
+    return posenc_seterr(err, POSENC_EINVAL, "bad metadata");
+}
+
+static void test_failure_leaves_nothing(void **state)
+{
+    (void)state;
+    static const posenc_format fmts[] = { POSENC_FMT_NPZ, POSENC_FMT_HDF5,
+                                          POSENC_FMT_SAFETENSORS, POSENC_FMT_DIR };
+    static const char *names[] = { "f.npz", "f.h5", "f.safetensors", "fdir" };
+    for (int pure = 0; pure < 2; pure++)
+        for (size_t i = 0; i < 4; i++) {
+            pe_table t;
+            assert_int_equal(pe_table_init(&t, 1, NULL), POSENC_OK);
+            const int64_t shape[2] = { 100000, 8 };
+            pe_table_add(&t, "x", POSENC_DT_F32, POSENC_DT_F64, 2, shape, 8);
+            t.fill = failing_fill;
+            t.pure = pure;
+            t.chunk_rows = 1000;
+            const char *path = tu_path(names[i]);
+            pe_out o = { path, { fmts[i], 0 }, &t, NULL, 0, 0, 0, 0, 0, 0 };
+            posenc_error err = { 0 };
+            assert_int_equal(pe_out_plan(&o, NULL), POSENC_OK);
+            assert_int_equal(pe_out_run(&o, NULL, NULL, &err), POSENC_EIO);
+            assert_string_equal(err.msg, "disk on fire");
+            assert_false(tu_exists(path));
+            assert_false(tu_tmp_left());
+            /* and when the metadata step fails */
+            assert_int_equal(pe_out_run(&o, meta_fails, NULL, &err), POSENC_EINVAL);
+            assert_false(tu_exists(path));
+            assert_false(tu_tmp_left());
+            pe_table_free(&t);
+        }
+}
+
+/* convert's source: two arrays of an NPZ, floats widened to f64, the int array kept */
+static void test_container_source(void **state)
+{
+    (void)state;
+    const char *in = tu_path("in.npz"), *out = tu_path("out.npz");
+    posenc_writer *w = NULL;
+    posenc_write_opts wo = { POSENC_FMT_NPZ, 0 };
+    posenc_array_info a = { "f", POSENC_DT_F16, 2, { 3, 5 } }, b = { "i", POSENC_DT_I32, 1, { 7 } };
+    uint16_t h[15];
+    int32_t iv[7] = { 1, -2, 3, -4, 5, -6, 7 };
+    float fref[15];
+    for (int k = 0; k < 15; k++) {
+        fref[k] = (float)k * 0.5f - 3.0f;
+        posenc_dtype_convert(&h[k], POSENC_DT_F16, &fref[k], POSENC_DT_F32, 1);
+    }
+    assert_int_equal(posenc_writer_open(in, &wo, &w, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_meta(w, "k", "[1,2]", NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_declare(w, &a, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_declare(w, &b, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_write(w, h, 15, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_write(w, iv, 7, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_commit(w, NULL), POSENC_OK);
+
+    posenc_container *ct = NULL;
+    assert_int_equal(posenc_container_open(in, NULL, &ct, NULL), POSENC_OK);
+    pe_table t;
+    assert_int_equal(pe_out_container_table(&t, ct, 0, 2, 1, POSENC_DT_F64, NULL), POSENC_OK);
+    assert_int_equal(t.arr[0].info.dtype, POSENC_DT_F64);
+    assert_int_equal(t.arr[1].info.dtype, POSENC_DT_I32);
+    pe_out o = { out, wo, &t, NULL, 0, 0, 0, 0, 0, 0 };
+    assert_int_equal(pe_out_plan(&o, NULL), POSENC_OK);
+    assert_int_equal(o.bytes, 15 * 8 + 7 * 4);
+    assert_int_equal(pe_out_run(&o, NULL, NULL, NULL), POSENC_OK);
+    pe_table_free(&t);
+    posenc_container_close(ct);
+
+    posenc_array_info info;
+    void *data = NULL;
+    char spec[512];
+    snprintf(spec, sizeof spec, "%s:f", out);
+    assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F64, 1024, &info, &data, NULL),
+                     POSENC_OK);
+    for (int k = 0; k < 15; k++)
+        assert_true(((double *)data)[k] == (double)fref[k]);
+    free(data);
+    snprintf(spec, sizeof spec, "%s:i", out);
+    assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_I32, 1024, &info, &data, NULL),
+                     POSENC_OK);
+    assert_memory_equal(data, iv, sizeof iv);
+    free(data);
+}
+
+/* the learned table's row readers: streamed past an offset, and from memory */
+static void test_rows(void **state)
+{
+    (void)state;
+    const char *path = tu_path("wpe.npy");
+    posenc_writer *w = NULL;
+    posenc_write_opts wo = { POSENC_FMT_NPY, 0 };
+    posenc_array_info a = { "wpe", POSENC_DT_F32, 2, { 50, 3 } };
+    float v[150];
+    for (int k = 0; k < 150; k++)
+        v[k] = (float)k;
+    assert_int_equal(posenc_writer_open(path, &wo, &w, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_declare(w, &a, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_write(w, v, 150, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_commit(w, NULL), POSENC_OK);
+
+    pe_out_rows rows = { NULL, 0, 3 };
+    assert_int_equal(posenc_reader_open(path, NULL, &rows.r, NULL), POSENC_OK);
+    float buf[10 * 3];
+    assert_int_equal(pe_out_rows_read(&rows, 7, 4, buf, NULL), POSENC_OK); /* skips 7 rows */
+    assert_memory_equal(buf, v + 21, 12 * sizeof(float));
+    assert_int_equal(pe_out_rows_read(&rows, 11, 10, buf, NULL), POSENC_OK);
+    assert_memory_equal(buf, v + 33, 30 * sizeof(float));
+    assert_int_equal(pe_out_rows_read(&rows, 0, 1, buf, NULL), POSENC_EINVAL); /* backwards */
+    posenc_reader_close(rows.r);
+
+    pe_out_rows_mem mem = { v, 50, 3 };
+    assert_int_equal(pe_out_rows_copy(&mem, 49, 1, buf, NULL), POSENC_OK);
+    assert_memory_equal(buf, v + 147, 3 * sizeof(float));
+    assert_int_equal(pe_out_rows_copy(&mem, 49, 2, buf, NULL), POSENC_ERANGE);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan_limit),
+        cmocka_unit_test(test_commit),
+        cmocka_unit_test(test_want_one),
+        cmocka_unit_test(test_failure_leaves_nothing),
+        cmocka_unit_test(test_container_source),
+        cmocka_unit_test(test_rows),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
