@@ -13,6 +13,7 @@
 #include "opts.h"
 #include "out.h"
 #include "tables.h"
+#include "weights.h"
 
 #define CMD "gen"
 
@@ -183,7 +184,6 @@ static int is_float_out(posenc_dtype dt)
 /* ---- one way to write any encoding: a table source (lib/tables.h) through the output
  * pipeline (formats/out.h) ---- */
 
-#define WEIGHTS_MAX_BYTES ((uint64_t)1 << 31) /* a T5/Shaw/learned table read whole (as f32) */
 #define T5_ENCODER_TENSOR "encoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
 #define T5_DECODER_TENSOR "decoder.block.0.layer.0.SelfAttention.relative_attention_bias.weight"
 
@@ -199,23 +199,17 @@ struct job {
     int rope;                        /* RoPE: its own wording of the limits */
     const char *hint;                /* what makes a non-rotary table smaller */
     int64_t nq, k_len;               /* query rows (or table rows), key columns */
-    /* weights read by formats/ for T5, Shaw and learned tables */
-    float *weights;
-    int64_t wrows, wcols;
-    posenc_sinusoidal *sin;
-    posenc_container *wc;            /* learned: the checkpoint its rows stream from */
-    pe_out_rows rows;
+    pe_weights w;                    /* --weights: T5, Shaw and learned tables (formats/) */
     pe_out_rows_mem rows_mem;
+    posenc_sinusoidal *sin;
 };
 
 static void job_free(struct job *j)
 {
     pe_table_free(&j->t);
     cmd_meta_free(&j->mt);
-    free(j->weights);
+    pe_weights_close(&j->w);
     posenc_sinusoidal_free(j->sin);
-    posenc_reader_close(j->rows.r);
-    posenc_container_close(j->wc);
 }
 
 static posenc_status job_meta(void *ctx, posenc_writer *w, posenc_error *err)
@@ -540,90 +534,15 @@ static void meta_common(struct job *j)
 /* Find a tensor in a weights file: each name in `names` (NULL-terminated, first match wins),
  * also with the prefixes given. Returns 0 and the index, or prints the error. */
 
-static int find_tensor(posenc_container *c, const char *path, const char *const *names,
-                       const char *const *prefixes, size_t *index)
+/* Find and read the --weights tensor (names tried with each prefix) whole as float32. */
+static int load_weights(struct job *j, const char *const *names, const char *const *prefixes)
 {
-    size_t n = posenc_container_count(c);
-    for (const char *const *nm = names; *nm; nm++) {
-        for (const char *const *pf = prefixes; *pf; pf++) {
-            char full[POSENC_NAME_MAX * 2];
-            snprintf(full, sizeof full, "%s%s", *pf, *nm);
-            for (size_t i = 0; i < n; i++) {
-                if (strcmp(posenc_container_array(c, i)->name, full) == 0) {
-                    *index = i;
-                    return 0;
-                }
-            }
-        }
-    }
-    cmd_msg(CMD, "'%s': no tensor '%s'%s", path, names[0],
-               prefixes[1] ? " (nor with a transformer./bert. prefix); pass --tensor NAME"
-                           : "; pass --tensor NAME");
-    return CMD_EXIT_ERROR;
-}
-
-/* Read a whole 2-D weights tensor as float32 into j->weights. */
-static int load_weights(struct job *j, const char *const *names, const char *const *prefixes,
-                        size_t *index_out)
-{
-    const char *path = j->a->weights;
     posenc_error err = { 0 };
-    posenc_container *c = NULL;
-    posenc_reader *r = NULL;
-    int rc = CMD_EXIT_ERROR;
-    size_t idx;
-    if (posenc_container_open(path, NULL, &c, &err) != POSENC_OK)
+    if (pe_weights_open(&j->w, j->a->weights, names, prefixes, &err) != POSENC_OK ||
+        pe_weights_load(&j->w, &err) != POSENC_OK)
         return cmd_fail(CMD, &err);
-    if ((rc = find_tensor(c, path, names, prefixes, &idx)))
-        goto out;
-    rc = CMD_EXIT_ERROR;
-    const posenc_array_info *info = posenc_container_array(c, idx);
-    if (info->ndim != 2 || !posenc_dtype_is_float(info->dtype)) {
-        char sh[128];
-        posenc_shape_str(info->ndim, info->shape, sh, sizeof sh);
-        cmd_msg(CMD, "'%s': tensor '%s' is %s %s, not a 2-D float table", path, info->name,
-                   posenc_dtype_name(info->dtype), sh);
-        goto out;
-    }
-    uint64_t nelem, nbytes;
-    if (posenc_shape_size(2, info->shape, POSENC_DT_F32, &nelem, &nbytes, &err) != POSENC_OK) {
-        rc = cmd_fail(CMD, &err);
-        goto out;
-    }
-    if (nbytes > WEIGHTS_MAX_BYTES) {
-        cmd_msg(CMD, "'%s': tensor '%s' is too large (%" PRIu64 " bytes as f32)", path,
-                   info->name, nbytes);
-        goto out;
-    }
-    j->wrows = info->shape[0];
-    j->wcols = info->shape[1];
-    if (index_out) {
-        *index_out = idx;
-        rc = CMD_EXIT_OK;
-        goto out;
-    }
-    j->weights = malloc(nbytes ? (size_t)nbytes : 1);
-    void *raw = malloc(nelem ? (size_t)nelem * posenc_dtype_size(info->dtype) : 1);
-    if (!j->weights || !raw) {
-        free(raw);
-        cmd_msg(CMD, "out of memory");
-        goto out;
-    }
-    if (posenc_reader_open_index(c, idx, &r, &err) != POSENC_OK ||
-        posenc_reader_read(r, raw, nelem, &err) != POSENC_OK) {
-        free(raw);
-        rc = cmd_fail(CMD, &err);
-        goto out;
-    }
-    posenc_dtype_convert(j->weights, POSENC_DT_F32, raw, info->dtype, (size_t)nelem);
-    free(raw);
-    rc = CMD_EXIT_OK;
-out:
-    posenc_reader_close(r);
-    posenc_container_close(c);
-    return rc;
+    return CMD_EXIT_OK;
 }
-
 
 /* ---- ALiBi ---- */
 
@@ -705,32 +624,32 @@ static int gen_t5(struct job *j)
                                           : decoder ? T5_DECODER_TENSOR : T5_ENCODER_TENSOR,
                                 NULL };
         const char *prefixes[] = { "", NULL };
-        if ((rc = load_weights(j, names, prefixes, NULL)))
+        if ((rc = load_weights(j, names, prefixes)))
             return rc;
-        if (j->wrows != nb) {
+        if (j->w.rows != nb) {
             cmd_msg(CMD, "'%s': tensor '%s' has %" PRId64 " rows, but there are %d buckets "
                             "(shape must be [num_buckets, heads])", a->weights, names[0],
-                       j->wrows, nb);
+                       j->w.rows, nb);
             return CMD_EXIT_ERROR;
         }
         int want_heads = a->heads ? a->heads : bc ? bc->heads : 0;
-        if (want_heads && j->wcols != want_heads) {
+        if (want_heads && j->w.cols != want_heads) {
             cmd_msg(CMD, "'%s': tensor '%s' has %" PRId64 " heads (columns), not %d",
-                       a->weights, names[0], j->wcols, want_heads);
+                       a->weights, names[0], j->w.cols, want_heads);
             return CMD_EXIT_ERROR;
         }
-        if (j->wcols < 1 || j->wcols > (1 << 16)) {
+        if (j->w.cols < 1 || j->w.cols > (1 << 16)) {
             cmd_msg(CMD, "'%s': tensor '%s' has %" PRId64 " columns", a->weights, names[0],
-                       j->wcols);
+                       j->w.cols);
             return CMD_EXIT_ERROR;
         }
-        heads = (int)j->wcols;
+        heads = (int)j->w.cols;
         cmd_meta_str(&j->mt, "weights", a->weights);
         cmd_meta_str(&j->mt, "tensor", names[0]);
     }
     if ((rc = plan_positions(j)))
         return rc;
-    if (pe_table_t5(&j->t, bidir, nb, md, j->weights, heads, j->nq, j->k_len,
+    if (pe_table_t5(&j->t, bidir, nb, md, j->w.data, heads, j->nq, j->k_len,
                     pe_out_positions(a->positions), a->dtype, &err) != POSENC_OK)
         return cmd_fail(CMD, &err);
     cmd_meta_str(&j->mt, "kind", decoder ? "decoder" : "encoder");
@@ -776,33 +695,29 @@ static int gen_shaw(struct job *j)
         /* one tensor in the file needs no name */
         char name[POSENC_NAME_MAX];
         snprintf(name, sizeof name, "%s", a->tensor ? a->tensor : "");
+        size_t n = 1;
         if (!a->tensor) {
-            posenc_container *c = NULL;
-            if (posenc_container_open(a->weights, NULL, &c, &err) != POSENC_OK)
+            if (pe_weights_count(a->weights, &n, name, sizeof name, &err) != POSENC_OK)
                 return cmd_fail(CMD, &err);
-            size_t n = posenc_container_count(c);
-            if (n == 1)
-                snprintf(name, sizeof name, "%s", posenc_container_array(c, 0)->name);
-            posenc_container_close(c);
             if (n != 1)
                 return cmd_usage_error(CMD, "'%s' holds %zu tensors: pass --tensor NAME (the "
                                                "[2k+1, depth] table)", a->weights, n);
         }
         const char *names[] = { name, NULL }, *prefixes[] = { "", NULL };
-        if ((rc = load_weights(j, names, prefixes, NULL)))
+        if ((rc = load_weights(j, names, prefixes)))
             return rc;
         cmd_meta_str(&j->mt, "tensor", name);
-        if (j->wrows != 2 * k + 1) {
+        if (j->w.rows != 2 * k + 1) {
             cmd_msg(CMD, "'%s': the relative embedding table has %" PRId64 " rows, but "
                             "max_relative_position %" PRId64 " needs 2k+1 = %" PRId64,
-                       a->weights, j->wrows, k, 2 * k + 1);
+                       a->weights, j->w.rows, k, 2 * k + 1);
             return CMD_EXIT_ERROR;
         }
         cmd_meta_str(&j->mt, "weights", a->weights);
     }
     if ((rc = plan_positions(j)))
         return rc;
-    if (pe_table_shaw(&j->t, k, bert, j->weights, j->wcols, j->nq, j->k_len,
+    if (pe_table_shaw(&j->t, k, bert, j->w.data, j->w.cols, j->nq, j->k_len,
                       pe_out_positions(a->positions), a->dtype, &err) != POSENC_OK)
         return cmd_fail(CMD, &err);
     cmd_meta_int(&j->mt, "max_relative_position", k);
@@ -881,22 +796,22 @@ static int gen_learned(struct job *j)
     const char *prefixes_model[] = { "", "transformer.", "bert.", NULL };
     const char *prefixes_exact[] = { "", NULL };
     const char *const *prefixes = a->tensor ? prefixes_exact : prefixes_model;
-    size_t idx;
-    if ((rc = load_weights(j, names, prefixes, &idx)))
-        return rc;
-    if (a->d_model && a->d_model != j->wcols) {
+    if (pe_weights_open(&j->w, a->weights, names, prefixes, &err) != POSENC_OK)
+        return cmd_fail(CMD, &err);
+    const int64_t cols = j->w.cols;
+    if (a->d_model && a->d_model != cols) {
         cmd_msg(CMD, "'%s': tensor '%s' is %" PRId64 " wide, not --d-model %d", a->weights,
-                   name, j->wcols, a->d_model);
+                   name, cols, a->d_model);
         return CMD_EXIT_ERROR;
     }
     /* the model's positions start at row position_offset of its table */
     int64_t row_offset = j->bc ? j->bc->position_offset : 0;
-    if (row_offset >= j->wrows) {
+    if (row_offset >= j->w.rows) {
         cmd_msg(CMD, "'%s': tensor '%s' has %" PRId64 " rows, but the model's positions "
-                        "start at row %" PRId64, a->weights, name, j->wrows, row_offset);
+                        "start at row %" PRId64, a->weights, name, j->w.rows, row_offset);
         return CMD_EXIT_ERROR;
     }
-    int64_t npos = j->wrows - row_offset, wrows = j->wrows;
+    int64_t npos = j->w.rows - row_offset;
     posenc_status st;
     if (a->positions) { /* rows in any order: the table read whole */
         if (a->positions->max >= npos) {
@@ -905,10 +820,12 @@ static int gen_learned(struct job *j)
                        npos);
             return CMD_EXIT_ERROR;
         }
-        if ((rc = load_weights(j, names, prefixes, NULL)) || (rc = plan_positions(j)))
+        if (pe_weights_load(&j->w, &err) != POSENC_OK)
+            return cmd_fail(CMD, &err);
+        if ((rc = plan_positions(j)))
             return rc;
-        j->rows_mem = (pe_out_rows_mem){ j->weights, wrows, j->wcols };
-        st = pe_table_learned(&j->t, pe_out_rows_copy, &j->rows_mem, POSENC_DT_F32, j->wcols,
+        j->rows_mem = (pe_out_rows_mem){ j->w.data, j->w.rows, cols };
+        st = pe_table_learned(&j->t, pe_out_rows_copy, &j->rows_mem, POSENC_DT_F32, cols,
                               j->nq, row_offset, pe_out_positions(a->positions), a->dtype, &err);
     } else { /* the first rows, streamed straight from the checkpoint */
         j->nq = a->seq_len ? a->seq_len : npos;
@@ -917,12 +834,10 @@ static int gen_learned(struct job *j)
                             " positions of the learned table", a->weights, j->nq, npos);
             return CMD_EXIT_ERROR;
         }
-        if (posenc_container_open(a->weights, NULL, &j->wc, &err) != POSENC_OK ||
-            posenc_reader_open_index(j->wc, idx, &j->rows.r, &err) != POSENC_OK)
+        if (pe_weights_stream(&j->w, &err) != POSENC_OK)
             return cmd_fail(CMD, &err);
-        j->rows.width = j->wcols;
-        st = pe_table_learned(&j->t, pe_out_rows_read, &j->rows,
-                              posenc_reader_info(j->rows.r)->dtype, j->wcols, j->nq, row_offset,
+        st = pe_table_learned(&j->t, pe_out_rows_read, &j->w.stream,
+                              posenc_reader_info(j->w.stream.r)->dtype, cols, j->nq, row_offset,
                               pe_out_positions(NULL), a->dtype, &err);
     }
     if (st != POSENC_OK)
@@ -930,7 +845,7 @@ static int gen_learned(struct job *j)
     meta_common(j);
     cmd_meta_str(&j->mt, "weights", a->weights);
     cmd_meta_str(&j->mt, "tensor", name);
-    cmd_meta_int(&j->mt, "d_model", j->wcols);
+    cmd_meta_int(&j->mt, "d_model", cols);
     cmd_meta_int(&j->mt, "n_positions", j->nq);
     cmd_meta_int(&j->mt, "row_offset", row_offset);
     j->hint = "a smaller --seq-len";

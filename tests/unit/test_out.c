@@ -9,6 +9,7 @@
 #include "posenc/bias.h"
 #include "posenc/io.h"
 #include "out.h"
+#include "weights.h"
 
 static posenc_sinusoidal *sin16;
 
@@ -276,6 +277,58 @@ static void test_rows(void **state)
     assert_int_equal(pe_out_rows_copy(&mem, 49, 2, buf, NULL), POSENC_ERANGE);
 }
 
+/* the --weights tensors: found with a prefix, checked, read whole or streamed */
+static void test_weights(void **state)
+{
+    (void)state;
+    const char *path = tu_path("w.npz");
+    posenc_writer *w = NULL;
+    posenc_write_opts wo = { POSENC_FMT_NPZ, 0 };
+    posenc_array_info a = { "transformer.wpe.weight", POSENC_DT_F16, 2, { 5, 3 } };
+    posenc_array_info b = { "flat", POSENC_DT_F32, 1, { 4 } };
+    uint16_t h[15];
+    float f[15], flat[4] = { 0 };
+    for (int k = 0; k < 15; k++) {
+        f[k] = (float)k - 7.5f;
+        posenc_dtype_convert(&h[k], POSENC_DT_F16, &f[k], POSENC_DT_F32, 1);
+    }
+    assert_int_equal(posenc_writer_open(path, &wo, &w, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_declare(w, &a, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_declare(w, &b, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_write(w, h, 15, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_write(w, flat, 4, NULL), POSENC_OK);
+    assert_int_equal(posenc_writer_commit(w, NULL), POSENC_OK);
+
+    const char *names[] = { "wpe.weight", NULL }, *prefixes[] = { "", "transformer.", NULL };
+    pe_weights wt;
+    posenc_error err = { 0 };
+    assert_int_equal(pe_weights_open(&wt, path, names, prefixes, &err), POSENC_OK);
+    assert_string_equal(wt.name, "transformer.wpe.weight");
+    assert_int_equal(wt.rows, 5);
+    assert_int_equal(wt.cols, 3);
+    assert_int_equal(pe_weights_load(&wt, &err), POSENC_OK);
+    assert_memory_equal(wt.data, f, sizeof f);
+    assert_int_equal(pe_weights_stream(&wt, &err), POSENC_OK);
+    uint16_t row[3];
+    assert_int_equal(pe_out_rows_read(&wt.stream, 4, 1, row, &err), POSENC_OK);
+    assert_memory_equal(row, h + 12, sizeof row); /* the stored dtype, unconverted */
+    pe_weights_close(&wt);
+
+    const char *exact[] = { "", NULL };
+    assert_int_equal(pe_weights_open(&wt, path, names, exact, &err), POSENC_ENOTFOUND);
+    assert_non_null(strstr(err.msg, "no tensor 'wpe.weight'; pass --tensor NAME"));
+    pe_weights_close(&wt);
+    const char *fl[] = { "flat", NULL };
+    assert_int_equal(pe_weights_open(&wt, path, fl, exact, &err), POSENC_EFORMAT);
+    assert_non_null(strstr(err.msg, "not a 2-D float table"));
+    pe_weights_close(&wt);
+    size_t n = 0;
+    char first[64];
+    assert_int_equal(pe_weights_count(path, &n, first, sizeof first, NULL), POSENC_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(first, "transformer.wpe.weight");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -285,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_failure_leaves_nothing),
         cmocka_unit_test(test_container_source),
         cmocka_unit_test(test_rows),
+        cmocka_unit_test(test_weights),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
