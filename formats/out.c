@@ -356,20 +356,14 @@ posenc_status pe_out_container_table(pe_table *t, posenc_container *c, size_t fi
 {
     if (count > (size_t)INT32_MAX)
         return posenc_seterr(err, POSENC_ERANGE, "%zu arrays is too many", count);
-    posenc_status st = pe_table_init(t, (int)count, err);
+    struct container_state *s = NULL;
+    posenc_status st = pe_table_begin(t, (int)count, sizeof *s, container_fill, container_free,
+                                      (void **)&s, err);
     if (st != POSENC_OK)
         return st;
-    struct container_state *s = calloc(1, sizeof *s);
-    if (!s) {
-        pe_table_free(t);
-        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    }
     s->c = c;
     s->first = first;
     s->cur = -1;
-    t->state = s;
-    t->free_state = container_free;
-    t->fill = container_fill;
     for (size_t i = first; i < first + count; i++) {
         const posenc_array_info *a = posenc_container_array(c, i);
         /* HDF5 lists "/x": other formats (and HDF5 itself) take the name without the root */

@@ -31,6 +31,22 @@ posenc_status pe_table_init(pe_table *t, int cap, posenc_error *err)
     return POSENC_OK;
 }
 
+posenc_status pe_table_begin(pe_table *t, int cap, size_t state_size, pe_fill_fn fill,
+                             void (*free_state)(void *), void **state, posenc_error *err)
+{
+    posenc_status st = pe_table_init(t, cap, err);
+    if (st != POSENC_OK)
+        return st;
+    if (!(t->state = calloc(1, state_size))) {
+        pe_table_free(t);
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    }
+    t->fill = fill;
+    t->free_state = free_state ? free_state : free;
+    *state = t->state;
+    return POSENC_OK;
+}
+
 int pe_table_add(pe_table *t, const char *name, posenc_dtype dtype, posenc_dtype src, int ndim,
                  const int64_t *shape, int64_t rowlen)
 {
@@ -182,14 +198,10 @@ posenc_status pe_table_rope(pe_table *t, const posenc_rope_params *p, posenc_pre
     if (width <= 0 || p->n_freq <= 0 || p->n_freq > POSENC_MAX_FREQ)
         return posenc_seterr(err, POSENC_EINVAL, "RoPE parameters give an empty table "
                              "(rotary_dim %d)", p->rotary_dim);
-    posenc_status st = pe_table_init(t, 3, err);
+    struct rope_state *r = NULL;
+    posenc_status st = pe_table_begin(t, 3, sizeof *r, rope_fill, rope_free, (void **)&r, err);
     if (st != POSENC_OK)
         return st;
-    struct rope_state *r = calloc(1, sizeof *r);
-    if (!r) {
-        pe_table_free(t);
-        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    }
     r->p = p;
     r->prec = prec;
     r->layout = layout;
@@ -210,9 +222,6 @@ posenc_status pe_table_rope(pe_table *t, const posenc_rope_params *p, posenc_pre
     int64_t rows = (int64_t)(ROPE_CHUNK_ELEMS / (size_t)width);
     t->chunk_rows = rows > ROPE_CHUNK_ROWS_MAX ? ROPE_CHUNK_ROWS_MAX : rows < 1 ? 1 : rows;
     t->pure = 1;
-    t->fill = rope_fill;
-    t->free_state = rope_free;
-    t->state = r;
     return POSENC_OK;
 }
 
@@ -246,21 +255,14 @@ static void rel_free(void *s)
 static posenc_status rel_new(pe_table *t, pe_table_pos pos, int64_t n_q, int64_t k_len,
                              pe_fill_fn fill, struct rel_state **out, posenc_error *err)
 {
-    posenc_status st = pe_table_init(t, 2, err);
+    struct rel_state *r = NULL;
+    posenc_status st = pe_table_begin(t, 2, sizeof *r, fill, rel_free, (void **)&r, err);
     if (st != POSENC_OK)
         return st;
-    struct rel_state *r = calloc(1, sizeof *r);
-    if (!r) {
-        pe_table_free(t);
-        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    }
     r->pos = pos;
     r->n_q = n_q;
     r->k_len = k_len;
     t->pure = 1;
-    t->fill = fill;
-    t->free_state = rel_free;
-    t->state = r;
     *out = r;
     return POSENC_OK;
 }
@@ -414,11 +416,6 @@ struct abs_state {
     size_t es;
 };
 
-static void abs_free(void *s)
-{
-    free(s);
-}
-
 static posenc_status sinusoidal_fill(pe_table *t, int which, int64_t row0, int64_t n,
                                      void *buf, posenc_error *err)
 {
@@ -450,19 +447,12 @@ static posenc_status learned_fill(pe_table *t, int which, int64_t row0, int64_t 
 static posenc_status abs_new(pe_table *t, pe_table_pos pos, int64_t width, pe_fill_fn fill,
                              struct abs_state **out, posenc_error *err)
 {
-    posenc_status st = pe_table_init(t, 1, err);
+    struct abs_state *a = NULL;
+    posenc_status st = pe_table_begin(t, 1, sizeof *a, fill, NULL, (void **)&a, err);
     if (st != POSENC_OK)
         return st;
-    struct abs_state *a = calloc(1, sizeof *a);
-    if (!a) {
-        pe_table_free(t);
-        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    }
     a->pos = pos;
     a->width = width;
-    t->fill = fill;
-    t->free_state = abs_free;
-    t->state = a;
     *out = a;
     return POSENC_OK;
 }

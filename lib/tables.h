@@ -58,6 +58,10 @@ struct pe_table {
 void pe_table_free(pe_table *t);
 /* For sources built outside lib/ (convert's arrays): zero t and make room for cap arrays. */
 posenc_status pe_table_init(pe_table *t, int cap, posenc_error *err);
+/* pe_table_init, then a zeroed state of state_size bytes (*state) that fill reads and
+ * free_state (NULL: free) frees with the table. */
+posenc_status pe_table_begin(pe_table *t, int cap, size_t state_size, pe_fill_fn fill,
+                             void (*free_state)(void *), void **state, posenc_error *err);
 /* Append an array of rowlen values per row (shape[ndim - 1] for a table, 1 for a flat stream);
  * its index. There must be room (pe_table_init's cap). */
 int pe_table_add(pe_table *t, const char *name, posenc_dtype dtype, posenc_dtype src, int ndim,

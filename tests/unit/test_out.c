@@ -26,6 +26,24 @@ static int teardown(void **state)
     return tu_teardown(state);
 }
 
+/* Write arrays through the public writer: the fixture files of these tests. */
+static void write_fixture(const char *path, posenc_format f, size_t n,
+                          const posenc_array_info *info, const void *const *data)
+{
+    posenc_writer *w = NULL;
+    posenc_write_opts wo = { f, 0 };
+    assert_int_equal(posenc_writer_open(path, &wo, &w, NULL), POSENC_OK);
+    for (size_t i = 0; i < n; i++)
+        assert_int_equal(posenc_writer_declare(w, &info[i], NULL), POSENC_OK);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t ne = 0;
+        assert_int_equal(posenc_shape_size(info[i].ndim, info[i].shape, info[i].dtype, &ne,
+                                           NULL, NULL), POSENC_OK);
+        assert_int_equal(posenc_writer_write(w, data[i], ne, NULL), POSENC_OK);
+    }
+    assert_int_equal(posenc_writer_commit(w, NULL), POSENC_OK);
+}
+
 static pe_table sinusoidal(int64_t rows, posenc_dtype dt)
 {
     pe_table t;
@@ -198,9 +216,9 @@ static void test_container_source(void **state)
 {
     (void)state;
     const char *in = tu_path("in.npz"), *out = tu_path("out.npz");
-    posenc_writer *w = NULL;
     posenc_write_opts wo = { POSENC_FMT_NPZ, 0 };
-    posenc_array_info a = { "f", POSENC_DT_F16, 2, { 3, 5 } }, b = { "i", POSENC_DT_I32, 1, { 7 } };
+    const posenc_array_info arrs[2] = { { "f", POSENC_DT_F16, 2, { 3, 5 } },
+                                        { "i", POSENC_DT_I32, 1, { 7 } } };
     uint16_t h[15];
     int32_t iv[7] = { 1, -2, 3, -4, 5, -6, 7 };
     float fref[15];
@@ -208,13 +226,7 @@ static void test_container_source(void **state)
         fref[k] = (float)k * 0.5f - 3.0f;
         posenc_dtype_convert(&h[k], POSENC_DT_F16, &fref[k], POSENC_DT_F32, 1);
     }
-    assert_int_equal(posenc_writer_open(in, &wo, &w, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_meta(w, "k", "[1,2]", NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_declare(w, &a, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_declare(w, &b, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_write(w, h, 15, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_write(w, iv, 7, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_commit(w, NULL), POSENC_OK);
+    write_fixture(in, POSENC_FMT_NPZ, 2, arrs, (const void *const[]){ h, iv });
 
     posenc_container *ct = NULL;
     assert_int_equal(posenc_container_open(in, NULL, &ct, NULL), POSENC_OK);
@@ -250,16 +262,11 @@ static void test_rows(void **state)
 {
     (void)state;
     const char *path = tu_path("wpe.npy");
-    posenc_writer *w = NULL;
-    posenc_write_opts wo = { POSENC_FMT_NPY, 0 };
-    posenc_array_info a = { "wpe", POSENC_DT_F32, 2, { 50, 3 } };
+    const posenc_array_info a = { "wpe", POSENC_DT_F32, 2, { 50, 3 } };
     float v[150];
     for (int k = 0; k < 150; k++)
         v[k] = (float)k;
-    assert_int_equal(posenc_writer_open(path, &wo, &w, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_declare(w, &a, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_write(w, v, 150, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_commit(w, NULL), POSENC_OK);
+    write_fixture(path, POSENC_FMT_NPY, 1, &a, (const void *const[]){ v });
 
     pe_out_rows rows = { NULL, 0, 3 };
     assert_int_equal(posenc_reader_open(path, NULL, &rows.r, NULL), POSENC_OK);
@@ -282,22 +289,15 @@ static void test_weights(void **state)
 {
     (void)state;
     const char *path = tu_path("w.npz");
-    posenc_writer *w = NULL;
-    posenc_write_opts wo = { POSENC_FMT_NPZ, 0 };
-    posenc_array_info a = { "transformer.wpe.weight", POSENC_DT_F16, 2, { 5, 3 } };
-    posenc_array_info b = { "flat", POSENC_DT_F32, 1, { 4 } };
+    const posenc_array_info arrs[2] = { { "transformer.wpe.weight", POSENC_DT_F16, 2, { 5, 3 } },
+                                        { "flat", POSENC_DT_F32, 1, { 4 } } };
     uint16_t h[15];
     float f[15], flat[4] = { 0 };
     for (int k = 0; k < 15; k++) {
         f[k] = (float)k - 7.5f;
         posenc_dtype_convert(&h[k], POSENC_DT_F16, &f[k], POSENC_DT_F32, 1);
     }
-    assert_int_equal(posenc_writer_open(path, &wo, &w, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_declare(w, &a, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_declare(w, &b, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_write(w, h, 15, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_write(w, flat, 4, NULL), POSENC_OK);
-    assert_int_equal(posenc_writer_commit(w, NULL), POSENC_OK);
+    write_fixture(path, POSENC_FMT_NPZ, 2, arrs, (const void *const[]){ h, flat });
 
     const char *names[] = { "wpe.weight", NULL }, *prefixes[] = { "", "transformer.", NULL };
     pe_weights wt;
