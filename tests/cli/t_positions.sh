@@ -126,3 +126,19 @@ expect_fail 3 "'p5.npy': 5 positions for a sequence of 4 tokens" \
     "$POSENC" verify --config "$L" --q q.npy --k q.npy --positions p5.npy
 expect_ok "$POSENC" verify --config "$L" --q q.npy --k q.npy --positions p4.npy
 expect_ok "$POSENC" verify --config "$L" --q q.npy --k q.npy --positions 100-103
+# gen: one position limit for every encoding. A config maximum past 2^48 is exit 3 with the
+# same words for RoPE and the other tables (ALiBi/T5/Shaw/absolute once stopped at 2^40, exit 2);
+# --seq-len past it is a usage error for all
+sed 's/"max_position_embeddings": 512/"max_position_embeddings": 562949953421312/' \
+    "$DATA/configs/sinusoidal/marian.json" > huge-sin.json
+expect_fail 3 "'huge-sin.json': max_position_embeddings 562949953421312 is too large; pass --seq-len or --positions" \
+    "$POSENC" gen --config huge-sin.json -o x.npz
+one_line gen
+no_file x.npz
+sed 's/"max_position_embeddings": *[0-9]*/"max_position_embeddings": 562949953421312/' "$L" > huge-rope.json
+expect_fail 3 "'huge-rope.json': max_position_embeddings 562949953421312 is too large; pass --seq-len or --positions" \
+    "$POSENC" gen --config huge-rope.json -o x.npz
+expect_fail 2 "--seq-len" "$POSENC" gen --encoding alibi --heads 2 --seq-len 281474976710657 -o x.npz
+expect_fail 2 "--seq-len" "$POSENC" gen --encoding sinusoidal --d-model 8 --seq-len 281474976710657 -o x.npz
+expect_fail 3 "tables would be" "$POSENC" gen --encoding alibi --heads 2 --seq-len 281474976710656 -o x.npz
+no_file x.npz
