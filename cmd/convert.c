@@ -163,16 +163,8 @@ int cmd_convert(int argc, char **argv)
         goto out;
     }
     pe_out o = { out, wo, &t, NULL, PE_OUT_SIZE_LIMIT, force, 0, 0, 0, 0 };
-    if (pe_out_plan(&o, &err) != POSENC_OK) {
-        rc = cmd_fail(CMD, &err);
-        goto out;
-    }
-    if (o.over_limit) {
-        cmd_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass "
-                        "--force", out, (double)o.bytes / (double)((uint64_t)1 << 30));
-        goto out;
-    }
-    if (pe_out_run(&o, copy_meta, ct, &err) != POSENC_OK) {
+    /* over the size limit, the run refuses in the pipeline's words (pe_out_limit_message) */
+    if (pe_out_plan(&o, &err) != POSENC_OK || pe_out_run(&o, copy_meta, ct, &err) != POSENC_OK) {
         rc = cmd_fail(CMD, &err);
         goto out;
     }

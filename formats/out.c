@@ -1,5 +1,6 @@
 /* formats/out.c: the output pipeline (out.h): plan, open, metadata, declare, stream rows from a
- * table source through one writer thread, commit. */
+ * table source through one writer thread, commit; the stages open/commit/abort for a caller
+ * that streams its own values. */
 #include "out.h"
 
 #include <inttypes.h>
@@ -220,6 +221,58 @@ static posenc_status stream(pe_out *o, struct sink *s, posenc_error *err)
     return POSENC_OK;
 }
 
+void pe_out_limit_message(const pe_out *o, const char *path, char *buf, size_t len)
+{
+    uint64_t lim = o->size_limit ? o->size_limit : PE_OUT_SIZE_LIMIT;
+    char hs[32], hl[32];
+    pe_out_human_size(o->bytes, hs, sizeof hs);
+    if (lim % ((uint64_t)1 << 30) == 0) /* "4 GiB", as --help says it */
+        snprintf(hl, sizeof hl, "%" PRIu64 " GiB", lim >> 30);
+    else
+        pe_out_human_size(lim, hl, sizeof hl);
+    snprintf(buf, len, "'%s': the output would be %s, over the %s limit; pass --force", path, hs,
+             hl);
+}
+
+posenc_status pe_out_open(pe_out *o, pe_out_meta_fn meta, void *ctx, posenc_writer **w,
+                          posenc_error *err)
+{
+    posenc_writer *wr = NULL;
+    posenc_status st;
+    *w = NULL;
+    if (o->over_limit) { /* pe_out_plan's verdict */
+        char msg[POSENC_ERRMSG_MAX];
+        pe_out_limit_message(o, o->path, msg, sizeof msg);
+        return posenc_seterr(err, POSENC_ERANGE, "%s", msg);
+    }
+    if ((st = posenc_writer_open(o->path, &o->wopts, &wr, err)) != POSENC_OK)
+        return st;
+    if (meta && (st = meta(ctx, wr, err)) != POSENC_OK)
+        goto fail;
+    for (int i = 0; i < o->t->narr; i++)
+        if (wanted(o, i) && (st = posenc_writer_declare(wr, &o->t->arr[i].info, err)) !=
+            POSENC_OK)
+            goto fail;
+    *w = wr;
+    return POSENC_OK;
+fail:
+    pe_out_abort(&wr);
+    return st;
+}
+
+posenc_status pe_out_commit(posenc_writer **w, posenc_error *err)
+{
+    posenc_status st = posenc_writer_commit(*w, err); /* frees; removes the temporary on failure */
+    *w = NULL;
+    return st;
+}
+
+void pe_out_abort(posenc_writer **w)
+{
+    posenc_writer_abort(*w);
+    *w = NULL;
+}
+
 posenc_status pe_out_run(pe_out *o, pe_out_meta_fn meta, void *ctx, posenc_error *err)
 {
     pe_table *t = o->t;
@@ -228,11 +281,6 @@ posenc_status pe_out_run(pe_out *o, pe_out_meta_fn meta, void *ctx, posenc_error
     size_t slot_bytes = 1, obuf_bytes = 1;
 
     memset(&s, 0, sizeof s);
-    if (o->over_limit) { /* pe_out_plan's verdict: the command has said why */
-        char hs[32];
-        pe_out_human_size(o->bytes, hs, sizeof hs);
-        return posenc_seterr(err, POSENC_ERANGE, "the output would be %s; pass --force", hs);
-    }
     for (int i = 0; i < t->narr; i++) {
         const pe_table_array *a = &t->arr[i];
         if (!wanted(o, i))
@@ -242,20 +290,15 @@ posenc_status pe_out_run(pe_out *o, pe_out_meta_fn meta, void *ctx, posenc_error
         slot_bytes = sb > slot_bytes ? sb : slot_bytes;
         obuf_bytes = ob > obuf_bytes ? ob : obuf_bytes;
     }
+    if ((st = pe_out_open(o, meta, ctx, &s.w, err)) != POSENC_OK)
+        goto out;
     s.slot[0] = malloc(slot_bytes);
     s.slot[1] = t->pure ? malloc(slot_bytes) : s.slot[0];
     s.obuf = malloc(obuf_bytes);
     if (!s.slot[0] || !s.slot[1] || !s.obuf) {
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-        goto out;
-    }
-    if ((st = posenc_writer_open(o->path, &o->wopts, &s.w, err)) != POSENC_OK)
-        goto out;
-    if (meta && (st = meta(ctx, s.w, err)) != POSENC_OK)
         goto fail;
-    for (int i = 0; i < t->narr; i++)
-        if (wanted(o, i) && (st = posenc_writer_declare(s.w, &t->arr[i].info, err)) != POSENC_OK)
-            goto fail;
+    }
     sink_start(&s, t->pure);
     st = stream(o, &s, err);
     if (st != POSENC_OK) {
@@ -264,12 +307,10 @@ posenc_status pe_out_run(pe_out *o, pe_out_meta_fn meta, void *ctx, posenc_error
     }
     if ((st = sink_finish(&s, err)) != POSENC_OK)
         goto fail;
-    st = posenc_writer_commit(s.w, err); /* frees the writer; removes the temporary on failure */
-    s.w = NULL;
+    st = pe_out_commit(&s.w, err);
     goto out;
 fail:
-    posenc_writer_abort(s.w);
-    s.w = NULL;
+    pe_out_abort(&s.w);
 out:
     if (s.slot[1] != s.slot[0])
         free(s.slot[1]);

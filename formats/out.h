@@ -1,10 +1,17 @@
-/* formats/out.h (internal): the one output pipeline of gen and convert.
+/* formats/out.h (internal): the one output pipeline of gen, apply and convert.
  *
  *     plan:    pe_out_plan       which arrays (want), their bytes, the size limit (--force)
  *     write:   pe_out_run        open the writer (a temporary renamed into place on commit,
  *                                removed on failure or a signal: io.h), metadata (a callback),
  *                                declare the arrays, stream their rows from a table source
  *                                (lib/tables.h) through ONE writer thread, commit
+ *
+ * pe_out_run is three stages a caller that streams its own values can take one by one (apply,
+ * whose rotation is split between two threads, formats/applyrun.c):
+ *
+ *     pe_out_open    the limit's refusal, open, metadata, declare; on failure nothing is left
+ *     (the caller writes the declared arrays' values in order: posenc_writer_write)
+ *     pe_out_commit  rename into place, or pe_out_abort: remove the temporary
  *
  * The thread: the producer fills the rows of chunk k+1 while the writer thread converts chunk k
  * to the output dtype and writes it (the conversion, NPZ CRC and page-cache copy cost about as
@@ -47,6 +54,21 @@ typedef posenc_status (*pe_out_meta_fn)(void *ctx, posenc_writer *w, posenc_erro
 /* Open, metadata (meta may be NULL), declare, stream, commit, after pe_out_plan. On failure
  * nothing is left at o->path. */
 posenc_status pe_out_run(pe_out *o, pe_out_meta_fn meta, void *ctx, posenc_error *err);
+
+/* The stages of pe_out_run. pe_out_open, after pe_out_plan: refuses a plan over the limit
+ * (POSENC_ERANGE, pe_out_limit_message's words), opens o->path, writes the metadata (meta may
+ * be NULL), declares the wanted arrays of o->t (their info; t->fill is not called) and sets *w;
+ * on failure the writer is aborted and nothing is left at o->path. pe_out_commit renames the
+ * temporary into place (removed when that fails) and pe_out_abort removes it; both free *w and
+ * set it to NULL (a NULL *w is fine). */
+posenc_status pe_out_open(pe_out *o, pe_out_meta_fn meta, void *ctx, posenc_writer **w,
+                          posenc_error *err);
+posenc_status pe_out_commit(posenc_writer **w, posenc_error *err);
+void pe_out_abort(posenc_writer **w);
+
+/* The refusal of a plan over the limit, the one wording of apply, convert and pe_out_open:
+ * "'PATH': the output would be 6.0 GiB, over the 4 GiB limit; pass --force". */
+void pe_out_limit_message(const pe_out *o, const char *path, char *buf, size_t len);
 
 /* "6.0 GiB", "512.0 MiB", "12 bytes" */
 void pe_out_human_size(uint64_t n, char *buf, size_t len);

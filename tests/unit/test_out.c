@@ -1,7 +1,9 @@
 /* test_out.c: the output pipeline of formats/out.c: the size plan and limit, a committed file
  * that holds every row the source filled (converted once to the output dtype) and the
  * metadata, one array out of several, a failing source or metadata step that leaves no file
- * and no temporary, convert's container source and the learned table's row readers. */
+ * and no temporary, the stages open/commit/abort of a caller that writes its own values
+ * (apply) with the one size-limit message, convert's container source and the learned table's
+ * row readers. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -329,6 +331,132 @@ static void test_weights(void **state)
     assert_string_equal(first, "transformer.wpe.weight");
 }
 
+/* The stages apply takes one by one: open (limit, metadata, declare), the caller's own writes,
+ * commit or abort. */
+static void test_stages(void **state)
+{
+    (void)state;
+    static const posenc_format fmts[] = { POSENC_FMT_NPZ, POSENC_FMT_HDF5,
+                                          POSENC_FMT_SAFETENSORS, POSENC_FMT_DIR };
+    static const char *names[] = { "s.npz", "s.h5", "s.safetensors", "sdir" };
+    pe_table t;
+    assert_int_equal(pe_table_init(&t, 2, NULL), POSENC_OK);
+    const int64_t shq[3] = { 2, 3, 4 }, shk[3] = { 1, 3, 4 };
+    pe_table_add(&t, "q", POSENC_DT_F32, POSENC_DT_F32, 3, shq, 4);
+    pe_table_add(&t, "k", POSENC_DT_F64, POSENC_DT_F32, 3, shk, 4);
+    float q[24];
+    double k[12];
+    for (int i = 0; i < 24; i++)
+        q[i] = 0.25f * (float)i - 1.0f;
+    for (int i = 0; i < 12; i++)
+        k[i] = 1.0 / (i + 1);
+    posenc_error err = { 0 };
+
+    /* the limit: one message, nothing opened, nothing left */
+    pe_out o = { tu_path("lim.npz"), { POSENC_FMT_NPZ, 0 }, &t, NULL, 100, 0, 0, 0, 0, 0 };
+    assert_int_equal(pe_out_plan(&o, NULL), POSENC_OK);
+    assert_int_equal(o.bytes, 24 * 4 + 12 * 8);
+    assert_int_equal(o.over_limit, 1);
+    char msg[512];
+    pe_out_limit_message(&o, "x.npz", msg, sizeof msg);
+    assert_string_equal(msg, "'x.npz': the output would be 192 bytes, over the 100 bytes "
+                             "limit; pass --force");
+    posenc_writer *w = (posenc_writer *)&o; /* set to NULL on every return */
+    assert_int_equal(pe_out_open(&o, meta_one, NULL, &w, &err), POSENC_ERANGE);
+    assert_null(w);
+    char want_msg[512]; /* the same words, naming the file it would have written */
+    snprintf(want_msg, sizeof want_msg, "'%s': the output would be 192 bytes, over the 100 "
+             "bytes limit; pass --force", tu_path("lim.npz"));
+    assert_string_equal(err.msg, want_msg);
+    assert_false(tu_exists(tu_path("lim.npz")));
+    assert_false(tu_tmp_left());
+    /* the default limit reads as --help says it */
+    pe_out big = o;
+    big.size_limit = 0;
+    big.bytes = (uint64_t)9 << 29;
+    pe_out_limit_message(&big, "h.npy", msg, sizeof msg);
+    assert_string_equal(msg, "'h.npy': the output would be 4.5 GiB, over the 4 GiB limit; pass "
+                             "--force");
+
+    for (size_t f = 0; f < 4; f++) {
+        const char *path = tu_path(names[f]);
+        pe_out so = { path, { fmts[f], 0 }, &t, NULL, 0, 0, 0, 0, 0, 0 };
+        assert_int_equal(pe_out_plan(&so, NULL), POSENC_OK);
+        assert_int_equal(so.over_limit, 0);
+        /* abort after some values: no file, no temporary */
+        assert_int_equal(pe_out_open(&so, meta_one, NULL, &w, &err), POSENC_OK);
+        assert_non_null(w);
+        assert_int_equal(posenc_writer_write(w, q, 10, &err), POSENC_OK);
+        pe_out_abort(&w);
+        assert_null(w);
+        pe_out_abort(&w); /* NULL is fine */
+        assert_false(tu_exists(path));
+        assert_false(tu_tmp_left());
+        /* a failing metadata step: open aborts itself */
+        assert_int_equal(pe_out_open(&so, meta_fails, NULL, &w, &err), POSENC_EINVAL);
+        assert_null(w);
+        assert_false(tu_exists(path));
+        assert_false(tu_tmp_left());
+        /* the values written in the declared order are the file's, with the metadata */
+        assert_int_equal(pe_out_open(&so, meta_one, NULL, &w, &err), POSENC_OK);
+        assert_int_equal(posenc_writer_write(w, q, 24, &err), POSENC_OK);
+        assert_int_equal(posenc_writer_write(w, k, 12, &err), POSENC_OK);
+        assert_int_equal(pe_out_commit(&w, &err), POSENC_OK);
+        assert_null(w);
+        assert_false(tu_tmp_left());
+        char spec[512];
+        posenc_array_info info;
+        void *data = NULL;
+        const char *sep = fmts[f] == POSENC_FMT_DIR ? "/" : ":",
+                   *ext = fmts[f] == POSENC_FMT_DIR ? ".npy" : "";
+        snprintf(spec, sizeof spec, "%s%sq%s", path, sep, ext);
+        assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F32, 1024, &info, &data, NULL),
+                         POSENC_OK);
+        assert_int_equal(info.ndim, 3);
+        assert_int_equal(info.shape[0], 2);
+        assert_memory_equal(data, q, sizeof q);
+        free(data);
+        snprintf(spec, sizeof spec, "%s%sk%s", path, sep, ext);
+        assert_int_equal(posenc_read_all(spec, NULL, POSENC_DT_F64, 1024, &info, &data, NULL),
+                         POSENC_OK);
+        assert_int_equal(info.dtype, POSENC_DT_F64);
+        assert_int_equal(info.shape[0], 1);
+        assert_memory_equal(data, k, sizeof k);
+        free(data);
+        posenc_container *ct = NULL;
+        assert_int_equal(posenc_container_open(path, NULL, &ct, NULL), POSENC_OK);
+        assert_int_equal(posenc_container_count(ct), 2);
+        assert_non_null(strstr(posenc_container_meta(ct), "\"sinusoidal\""));
+        posenc_container_close(ct);
+    }
+    /* one array of two (apply's Q to one file, K to another) */
+    int want[2] = { 0, 1 };
+    const char *path = tu_path("konly.npy");
+    pe_out ko = { path, { POSENC_FMT_NPY, 0 }, &t, want, 0, 0, 0, 0, 0, 0 };
+    assert_int_equal(pe_out_plan(&ko, NULL), POSENC_OK);
+    assert_int_equal(ko.bytes, 96);
+    assert_int_equal(pe_out_open(&ko, NULL, NULL, &w, &err), POSENC_OK);
+    assert_int_equal(posenc_writer_write(w, k, 12, &err), POSENC_OK);
+    assert_int_equal(pe_out_commit(&w, &err), POSENC_OK);
+    posenc_array_info info;
+    void *data = NULL;
+    assert_int_equal(posenc_read_all(path, NULL, POSENC_DT_F64, 1024, &info, &data, NULL),
+                     POSENC_OK);
+    assert_memory_equal(data, k, sizeof k);
+    free(data);
+    /* a commit before every value is written fails and leaves nothing */
+    const char *short_path = tu_path("short.npz");
+    pe_out sh = { short_path, { POSENC_FMT_NPZ, 0 }, &t, NULL, 0, 0, 0, 0, 0, 0 };
+    assert_int_equal(pe_out_plan(&sh, NULL), POSENC_OK);
+    assert_int_equal(pe_out_open(&sh, NULL, NULL, &w, &err), POSENC_OK);
+    assert_int_equal(posenc_writer_write(w, q, 24, &err), POSENC_OK);
+    assert_int_not_equal(pe_out_commit(&w, &err), POSENC_OK);
+    assert_null(w);
+    assert_false(tu_exists(short_path));
+    assert_false(tu_tmp_left());
+    pe_table_free(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -336,6 +464,7 @@ int main(void)
         cmocka_unit_test(test_commit),
         cmocka_unit_test(test_want_one),
         cmocka_unit_test(test_failure_leaves_nothing),
+        cmocka_unit_test(test_stages),
         cmocka_unit_test(test_container_source),
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_weights),
