@@ -2,8 +2,9 @@
  *
  * Options and glue over formats/applyset.c, the engine of one run (one dump, a Q/K pair, or
  * every q/k pair of a multi-layer container, formats/pairs.c), which streams the inputs through
- * formats/applyrun.c (chunks of whole head vectors rotated by lib/apply.c, written through the
- * formats layer: temporary file + rename on commit); positions are resolved by formats/rows.c.
+ * formats/applyrun.c (chunks of whole head vectors rotated by lib/apply.c) into the writers the
+ * output pipeline opened (formats/out.c: size limit, temporary file + rename on commit, the
+ * cleanup of a failure); positions are resolved by formats/rows.c.
  * This file parses the options, prints the messages and picks the exit status. */
 #include <stdlib.h>
 #include <string.h>
@@ -174,7 +175,7 @@ int cmd_apply(int argc, char **argv)
         goto out;
     pe_apply_req rq = { model, config, layer_type, layout, style_set, style, prec, inverse,
                         dtype_set, out_dtype, seq_len, max_model_len, cmd_nthreads(),
-                        positions_arg, print_note, NULL };
+                        positions_arg, print_note, NULL, force, 0 };
     if (!(s = pe_apply_set_new(&rq))) {
         posenc_seterr(&err, POSENC_ENOMEM, "out of memory");
         goto fail;
@@ -183,10 +184,11 @@ int cmd_apply(int argc, char **argv)
     if ((ct ? pe_apply_set_add_pairs(s, ct, ipath, glob, &err)
             : pe_apply_set_add_inputs(s, in, nin, &ropts, &err)) != POSENC_OK)
         goto fail;
-    uint64_t total = pe_apply_set_out_bytes(s);
-    if (total > ((uint64_t)4 << 30) && !force) {
-        cmd_msg(CMD, "'%s': the output would be %.1f GiB, over the 4 GiB limit; pass --force",
-                outp ? outp : ct ? ipath : in[0], (double)total / (double)((uint64_t)1 << 30));
+    if (pe_apply_set_plan(s)->over_limit) { /* the pipeline's one rule and wording */
+        char msg[POSENC_ERRMSG_MAX + 64];
+        pe_out_limit_message(pe_apply_set_plan(s), outp ? outp : ct ? ipath : in[0], msg,
+                             sizeof msg);
+        cmd_msg(CMD, "%s", msg);
         rc = CMD_EXIT_ERROR;
         goto out;
     }

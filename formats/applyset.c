@@ -35,7 +35,9 @@ struct pe_apply_set {
     /* both: the jobs (a pair's q and k are jobs 2i and 2i + 1) */
     pe_apply_job *jobs;
     size_t nj;
-    uint64_t out_bytes;
+    pe_table t;            /* the output arrays, one per job (declared, never filled: apply
+                              streams them itself) */
+    pe_out plan;           /* their size plan, every output together */
     int mrope;
     struct rotation rot[MAX_AP];
     size_t nrot;
@@ -61,9 +63,10 @@ void pe_apply_set_free(pe_apply_set *s)
     if (!s)
         return;
     for (int i = 0; i < 2; i++) {
-        posenc_writer_abort(s->w[i]);
+        pe_out_abort(&s->w[i]);
         free(s->outpaths[i]);
     }
+    pe_table_free(&s->t);
     for (size_t i = 0; s->jobs && i < s->nj; i++)
         posenc_reader_close(s->jobs[i].r);
     for (size_t i = 0; i < s->nrot; i++)
@@ -74,7 +77,7 @@ void pe_apply_set_free(pe_apply_set *s)
 }
 
 int pe_apply_set_fault(const pe_apply_set *s) { return s ? s->fault : PE_APPLY_FAULT_ERROR; }
-uint64_t pe_apply_set_out_bytes(const pe_apply_set *s) { return s->out_bytes; }
+const pe_out *pe_apply_set_plan(const pe_apply_set *s) { return &s->plan; }
 const posenc_apply_shape *pe_apply_set_shape(const pe_apply_set *s) { return &s->jobs[0].sh; }
 int pe_apply_set_mrope(const pe_apply_set *s) { return s->mrope; }
 size_t pe_apply_set_noutputs(const pe_apply_set *s) { return s->nout; }
@@ -132,11 +135,22 @@ static posenc_status job_init(pe_apply_set *s, pe_apply_job *j, const posenc_arr
     j->out_dt = s->rq.dtype_set ? s->rq.out_dtype : ai->dtype;
     j->nvec = posenc_apply_shape_vectors(&j->sh);
     j->D = (size_t)j->sh.head_dim;
-    uint64_t ne, nb;
-    if ((st = posenc_shape_size(ai->ndim, ai->shape, j->out_dt, &ne, &nb, err)) != POSENC_OK)
-        return st;
-    s->out_bytes += nb;
+    /* the output array: the input's shape in the output dtype; a member keeps its path without
+     * the root ("/layer0/q" -> "layer0/q": the same path in HDF5, a flat name elsewhere), a
+     * dump's name is set with the outputs */
+    const char *name = s->c && ai->name[0] == '/' ? ai->name + 1 : ai->name;
+    pe_table_add(&s->t, name, j->out_dt, ai->dtype, ai->ndim, ai->shape, (int64_t)j->D);
     return POSENC_OK;
+}
+
+/* The jobs' arrays are all in the table: the size plan (formats/out.c, gen's and convert's). */
+static posenc_status plan(pe_apply_set *s, posenc_error *err)
+{
+    pe_out o = { NULL, { POSENC_FMT_AUTO, 0 }, &s->t, NULL, s->rq.size_limit, s->rq.force,
+                 0, 0, 0, 0 };
+    posenc_status st = pe_out_plan(&o, err);
+    s->plan = o;
+    return st;
 }
 
 /* k against its q (batch, seq, head_dim), every other dump against the first (batch, seq). */
@@ -173,6 +187,8 @@ posenc_status pe_apply_set_add_inputs(pe_apply_set *s, const char *const *in, in
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     s->nin = nin;
     s->nj = (size_t)nin;
+    if ((st = pe_table_init(&s->t, nin, err)) != POSENC_OK)
+        return st;
     for (int i = 0; i < nin; i++) {
         pe_apply_job *j = &s->jobs[i];
         char what[4200];
@@ -182,10 +198,10 @@ posenc_status pe_apply_set_add_inputs(pe_apply_set *s, const char *const *in, in
             (st = job_init(s, j, posenc_reader_info(j->r), what, err)) != POSENC_OK)
             return st;
     }
-    if (nin == 2)
-        return job_match(s, 1, posenc_reader_info(s->jobs[0].r),
-                         posenc_reader_info(s->jobs[1].r), err);
-    return POSENC_OK;
+    if (nin == 2 && (st = job_match(s, 1, posenc_reader_info(s->jobs[0].r),
+                                    posenc_reader_info(s->jobs[1].r), err)) != POSENC_OK)
+        return st;
+    return plan(s, err);
 }
 
 posenc_status pe_apply_set_add_pairs(pe_apply_set *s, posenc_container *c, const char *path,
@@ -203,6 +219,11 @@ posenc_status pe_apply_set_add_pairs(pe_apply_set *s, posenc_container *c, const
     s->nj = 2 * s->pp->n;
     if (!(s->jobs = calloc(s->nj, sizeof *s->jobs)))
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    if (s->nj > (size_t)INT32_MAX)
+        return posenc_seterr(err, POSENC_ERANGE, "'%s': %zu q/k pairs is too many", path,
+                             s->pp->n);
+    if ((st = pe_table_init(&s->t, (int)s->nj, err)) != POSENC_OK)
+        return st;
     for (size_t i = 0; i < s->nj; i++) {
         const pe_pair *pr = &s->pp->v[i / 2];
         pe_apply_job *j = &s->jobs[i];
@@ -228,7 +249,7 @@ posenc_status pe_apply_set_add_pairs(pe_apply_set *s, posenc_container *c, const
         }
         s->mrope |= rcfg.n_mrope_section == 3;
     }
-    return POSENC_OK;
+    return plan(s, err);
 }
 
 /* A new rotation for layer type lt and dump dtype dt. */
@@ -396,6 +417,7 @@ posenc_status pe_apply_set_outputs(pe_apply_set *s, const char *outp, posenc_err
         else
             snprintf(s->names[i], sizeof s->names[i], "%.250s",
                      strcmp(s->in[i], "-") == 0 ? "x" : stem);
+        snprintf(s->t.arr[i].info.name, sizeof s->t.arr[i].info.name, "%s", s->names[i]);
         if (!outp && !(s->outpaths[i] = pe_apply_output_name(path, s->member[i], 0)))
             return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     }
@@ -484,15 +506,11 @@ static posenc_status out_format(pe_apply_set *s, size_t o, const posenc_write_op
     return POSENC_OK;
 }
 
-/* Open output o, write its metadata and declare its arrays. */
-static posenc_status out_open(pe_apply_set *s, size_t o, const posenc_write_opts *wo,
-                              posenc_error *err)
+/* The metadata step of pe_out_open (ctx: the set): what a container's pairs leave out, then
+ * write_meta, but not into an NPY file of one dump (it holds no metadata). */
+static posenc_status out_meta(void *ctx, posenc_writer *w, posenc_error *err)
 {
-    posenc_write_opts w = *wo;
-    posenc_status st;
-    if ((st = out_format(s, o, wo, &w.format, err)) != POSENC_OK ||
-        (st = posenc_writer_open(s->outpaths[o], &w, &s->w[o], err)) != POSENC_OK)
-        return st;
+    pe_apply_set *s = ctx;
     if (s->c) {
         for (size_t i = 0; i < s->pp->n; i++)
             if (s->pp->v[i].nope)
@@ -504,36 +522,28 @@ static posenc_status out_open(pe_apply_set *s, size_t o, const posenc_write_opts
                  s->pp->n_other == 1 ? "is" : "are", s->pp->other,
                  s->pp->n_other > 1 ? ", ..." : "");
     }
-    if ((s->c || !posenc_format_one_array(w.format)) &&
-        (st = write_meta(s, s->w[o], err)) != POSENC_OK)
-        return st;
-    for (size_t i = 0; i < s->nj; i++) {
-        if (!s->c && s->nout == 2 && i != o)
-            continue;
-        posenc_array_info info = s->c ? *posenc_container_array(s->c, s->jobs[i].index)
-                                      : *posenc_reader_info(s->jobs[i].r);
-        if (s->c) {
-            /* "/layer0/q" -> "layer0/q": the same path in HDF5, a flat name elsewhere */
-            if (info.name[0] == '/')
-                memmove(info.name, info.name + 1, strlen(info.name));
-        } else {
-            snprintf(info.name, sizeof info.name, "%s", s->names[i]);
-        }
-        info.dtype = s->jobs[i].out_dt;
-        if ((st = posenc_writer_declare(s->w[o], &info, err)) != POSENC_OK)
-            return st;
-        s->jobs[i].w = s->w[o];
-    }
-    return POSENC_OK;
+    if (!s->c && posenc_format_one_array(posenc_writer_format(w)))
+        return POSENC_OK;
+    return write_meta(s, w, err);
 }
 
 posenc_status pe_apply_set_write(pe_apply_set *s, const posenc_write_opts *wo,
                                  posenc_error *err)
 {
+    static const int only[2][2] = { { 1, 0 }, { 0, 1 } }; /* two outputs: Q's, K's */
     posenc_status st;
-    for (size_t o = 0; o < s->nout; o++)
-        if ((st = out_open(s, o, wo, err)) != POSENC_OK)
+    for (size_t o = 0; o < s->nout; o++) {
+        pe_out po = s->plan; /* the limit is the plan of every output together */
+        po.path = s->outpaths[o];
+        po.wopts = *wo;
+        po.want = s->nout == 2 ? only[o] : NULL;
+        if ((st = out_format(s, o, wo, &po.wopts.format, err)) != POSENC_OK ||
+            (st = pe_out_open(&po, out_meta, s, &s->w[o], err)) != POSENC_OK)
             return st;
+        for (size_t i = 0; i < s->nj; i++)
+            if (!po.want || po.want[i])
+                s->jobs[i].w = s->w[o];
+    }
     /* a library that is not thread-safe (HDF5's) keeps its reads and writes on one thread; the
      * formats come from the bytes read and the writers opened, whatever the files are called */
     int threaded = s->rq.nthreads > 1;
@@ -545,11 +555,8 @@ posenc_status pe_apply_set_write(pe_apply_set *s, const posenc_write_opts *wo,
         threaded = threaded && posenc_format_thread_safe(posenc_writer_format(s->w[o]));
     if ((st = pe_apply_run(s->jobs, s->nj, threaded, err)) != POSENC_OK)
         return st;
-    for (size_t o = 0; o < s->nout; o++) {
-        st = posenc_writer_commit(s->w[o], err);
-        s->w[o] = NULL;
-        if (st != POSENC_OK)
+    for (size_t o = 0; o < s->nout; o++)
+        if ((st = pe_out_commit(&s->w[o], err)) != POSENC_OK)
             return st;
-    }
     return POSENC_OK;
 }

@@ -4,9 +4,13 @@
  * glue over it: it loads the config, parses the positions and prints the messages.
  *
  * The stages, in order, each returning POSENC_OK or an error naming the file:
- *   pe_apply_set_new -> _add_inputs or _add_pairs (shapes, dtypes, sizes)
+ *   pe_apply_set_new -> _add_inputs or _add_pairs (shapes, dtypes, the size plan: _plan)
  *   -> _rotations (positions known: parameters and rotations per layer type and dtype)
  *   -> _outputs (output paths and array names) -> _write (open, metadata, declare, stream, commit)
+ * The size plan and limit, open, metadata, declare, commit and the cleanup of a failure are the
+ * output pipeline's stages (formats/out.h: pe_out_plan, pe_out_open, pe_out_commit,
+ * pe_out_abort), the same as gen's and convert's; only the streaming is apply's own
+ * (formats/applyrun.c: each chunk read, its rotation split between two threads, written).
  * pe_apply_set_fault tells how the last failure reads on the command line.
  *
  * Internal (pe_ prefix). */
@@ -19,6 +23,7 @@
 #include "posenc/apply.h"
 #include "posenc/io.h"
 #include "posenc/model.h"
+#include "out.h"
 
 /* What the run takes from the options (all borrowed for the life of the set). */
 typedef struct pe_apply_req {
@@ -39,6 +44,8 @@ typedef struct pe_apply_req {
     /* one line of information ("'FILE': what"), the caller prints it; NULL: dropped */
     void (*note)(void *ctx, const char *msg);
     void *note_ctx;
+    int force;                   /* --force: no size limit */
+    uint64_t size_limit;         /* bytes of output without force; 0: PE_OUT_SIZE_LIMIT */
 } pe_apply_req;
 
 typedef struct pe_apply_set pe_apply_set;
@@ -64,10 +71,12 @@ posenc_status pe_apply_set_add_inputs(pe_apply_set *s, const char *const *in, in
 posenc_status pe_apply_set_add_pairs(pe_apply_set *s, posenc_container *c, const char *path,
                                      const char *glob, posenc_error *err);
 
-/* Summary of the inputs: the bytes the outputs will hold, the shape positions must fit (the
- * first dump's; every other agrees on batch and seq), and whether a rotated layer is
- * multimodal (positions may then be 3-axis). */
-uint64_t pe_apply_set_out_bytes(const pe_apply_set *s);
+/* Summary of the inputs: the size plan of every output together (borrowed: bytes, values,
+ * over_limit when the bytes pass rq->size_limit without rq->force; the writing refuses such a
+ * plan, and pe_out_limit_message words the refusal), the shape positions must fit (the first
+ * dump's; every other agrees on batch and seq), and whether a rotated layer is multimodal
+ * (positions may then be 3-axis). */
+const pe_out *pe_apply_set_plan(const pe_apply_set *s);
 const posenc_apply_shape *pe_apply_set_shape(const pe_apply_set *s);
 int pe_apply_set_mrope(const pe_apply_set *s);
 
@@ -84,9 +93,11 @@ posenc_status pe_apply_set_outputs(pe_apply_set *s, const char *outp, posenc_err
 size_t pe_apply_set_noutputs(const pe_apply_set *s);
 const char *pe_apply_set_output(const pe_apply_set *s, size_t i);
 
-/* Open every output (wo->format AUTO: from the name), write the metadata (posenc_apply_config,
- * _style, _precision, _inverse; _layers for pairs), declare the arrays, stream every dump
- * through the rotation (threaded unless a file's format is not thread-safe) and commit. */
+/* Open every output (wo->format AUTO: from the name; pe_out_open), write the metadata
+ * (posenc_apply_config, _style, _precision, _inverse; _layers for pairs), declare the arrays,
+ * stream every dump through the rotation (threaded unless a file's format is not thread-safe)
+ * and commit (pe_out_commit). A plan over the limit is refused before anything is opened; on
+ * failure no output nor temporary is left. */
 posenc_status pe_apply_set_write(pe_apply_set *s, const posenc_write_opts *wo,
                                  posenc_error *err);
 

@@ -1,7 +1,7 @@
 /* test_applyset.c: the engine of posenc apply (formats/applyset.c): output naming, a Q/K pair and
  * every q/k pair of a multi-layer dump (HDF5 and NPZ fixtures written through the public API)
- * rotated per layer type, a NoPE layer copied bit for bit, the metadata each output carries, and
- * how failures are classed. Rotated values are checked against RoPE's closed form in long double
+ * rotated per layer type, a NoPE layer copied bit for bit, the metadata each output carries, the
+ * output pipeline's size limit over every output, and how failures are classed. Rotated values are checked against RoPE's closed form in long double
  * (NeoX rotate_half, inv_freq = theta^(-2i/d); transformers' modeling_llama.py
  * apply_rotary_pos_emb), computed here without lib/. */
 #include <stdlib.h>
@@ -219,7 +219,7 @@ static void test_pairs_hdf5(void **state)
     pe_apply_set *s = pe_apply_set_new(&rq);
     assert_non_null(s);
     assert_int_equal(pe_apply_set_add_pairs(s, c, in, NULL, &err), POSENC_OK);
-    assert_int_equal(pe_apply_set_out_bytes(s), 4 * H * S * D * 8);
+    assert_int_equal(pe_apply_set_plan(s)->bytes, 4 * H * S * D * 8);
     assert_int_equal(pe_apply_set_mrope(s), 0);
     const char *out = tu_path("g3.rope.npz");
     posenc_status st = run(s, 3, out, &err);
@@ -335,6 +335,56 @@ static void test_inputs(void **state)
     posenc_model_free(m);
 }
 
+/* The size limit of the output pipeline (formats/out.c), over every output together: a Q/K
+ * pair written to two files (2 x 1280 bytes of f64) is refused one byte under its size and
+ * leaves neither file; at its size, or with force, both are written. */
+static void test_limit(void **state)
+{
+    (void)state;
+    posenc_model *m = tu_model(GEMMA3);
+    const char *names[] = { "q", "k" };
+    const char *in = tu_path("lim.npz");
+    write_dump(in, names, 2);
+    char q[600], k[600];
+    snprintf(q, sizeof q, "%s:q", in);
+    snprintf(k, sizeof k, "%s:k", in);
+    const char *ins[] = { q, k };
+    posenc_error err = { 0 };
+    pe_apply_req rq = req(m, "g3.json");
+    rq.layer_type = "full_attention";
+    rq.size_limit = 2 * H * S * D * 8 - 1;
+    pe_apply_set *s = pe_apply_set_new(&rq);
+    assert_int_equal(pe_apply_set_add_inputs(s, ins, 2, NULL, &err), POSENC_OK);
+    const pe_out *plan = pe_apply_set_plan(s);
+    assert_int_equal(plan->bytes, 2 * H * S * D * 8);
+    assert_int_equal(plan->values, 2 * H * S * D);
+    assert_int_equal(plan->nwant, 2);
+    assert_int_equal(plan->over_limit, 1);
+    assert_int_equal(run(s, 0, NULL, &err), POSENC_ERANGE);
+    assert_int_equal(pe_apply_set_fault(s), PE_APPLY_FAULT_ERROR);
+    assert_non_null(strstr(err.msg, "the output would be 2.5 KiB, over the 2.5 KiB limit; "
+                                    "pass --force"));
+    pe_apply_set_free(s);
+    assert_false(tu_exists(tu_path("lim.q.rope.npy")));
+    assert_false(tu_exists(tu_path("lim.k.rope.npy")));
+    assert_false(tu_tmp_left());
+
+    for (int force = 0; force < 2; force++) {
+        rq.size_limit = 2 * H * S * D * 8 - (uint64_t)force; /* at the size is within it */
+        rq.force = force;
+        s = pe_apply_set_new(&rq);
+        assert_int_equal(pe_apply_set_add_inputs(s, ins, 2, NULL, &err), POSENC_OK);
+        assert_int_equal(pe_apply_set_plan(s)->over_limit, 0);
+        assert_int_equal(run(s, 3, NULL, &err), POSENC_OK);
+        pe_apply_set_free(s);
+        expect_rotated(tu_path("lim.q.rope.npy"), 1, 1e6L, 3, 1e-14);
+        expect_rotated(tu_path("lim.k.rope.npy"), 2, 1e6L, 3, 1e-14);
+        remove(tu_path("lim.q.rope.npy"));
+        remove(tu_path("lim.k.rope.npy"));
+    }
+    posenc_model_free(m);
+}
+
 /* Long dumps (1 MiB each, several pipeline chunks) through the two-thread pipeline, f64 in and
  * f32 out (the reader's buffer apart from the output's): a Q/K pair into safetensors and every
  * pair of an NPZ (each member's reader opened when its job starts). */
@@ -352,7 +402,7 @@ static void test_threaded(void **state)
     rq.out_dtype = POSENC_DT_F32;
     pe_apply_set *s = pe_apply_set_new(&rq);
     assert_int_equal(pe_apply_set_add_pairs(s, c, in, NULL, &err), POSENC_OK);
-    assert_int_equal(pe_apply_set_out_bytes(s), 4 * (uint64_t)H * S * D * 4);
+    assert_int_equal(pe_apply_set_plan(s)->bytes, 4 * (uint64_t)H * S * D * 4);
     const char *out = tu_path("long.rope.npz");
     assert_int_equal(run(s, 100, out, &err), POSENC_OK);
     pe_apply_set_free(s);
@@ -427,6 +477,7 @@ int main(void)
         cmocka_unit_test(test_pairs_hdf5),
         cmocka_unit_test(test_pairs_nope),
         cmocka_unit_test(test_inputs),
+        cmocka_unit_test(test_limit),
         cmocka_unit_test(test_threaded),
         cmocka_unit_test(test_faults),
     };
