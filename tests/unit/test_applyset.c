@@ -293,17 +293,23 @@ static void test_pairs_nope(void **state)
     posenc_model_free(m);
 }
 
+/* An NPZ `file` holding q and k (seeds 1 and 2) and the specs FILE:q, FILE:k naming them. */
+static void qk_npz(const char *file, char *q, char *k, size_t len)
+{
+    const char *names[] = { "q", "k" };
+    write_dump(file, names, 2);
+    snprintf(q, len, "%s:q", file);
+    snprintf(k, len, "%s:k", file);
+}
+
 /* A Q/K pair named by members: one NPZ with q and k; or, without -o, one file each. */
 static void test_inputs(void **state)
 {
     (void)state;
     posenc_model *m = tu_model(GEMMA3);
-    const char *names[] = { "q", "k" };
     const char *in = tu_path("qk.npz");
-    write_dump(in, names, 2);
     char q[600], k[600];
-    snprintf(q, sizeof q, "%s:q", in);
-    snprintf(k, sizeof k, "%s:k", in);
+    qk_npz(in, q, k, sizeof q);
     const char *ins[] = { q, k };
     posenc_error err = { 0 };
     pe_apply_req rq = req(m, "g3.json");
@@ -341,46 +347,43 @@ static void test_inputs(void **state)
 static void test_limit(void **state)
 {
     (void)state;
+    enum { BYTES = 2 * H * 5 * D * 8 }; /* S = 5 tokens */
+    static const struct {
+        uint64_t limit;
+        int force, over;
+    } cases[] = { { BYTES - 1, 0, 1 }, { BYTES, 0, 0 }, { BYTES - 1, 1, 0 } };
     posenc_model *m = tu_model(GEMMA3);
-    const char *names[] = { "q", "k" };
-    const char *in = tu_path("lim.npz");
-    write_dump(in, names, 2);
     char q[600], k[600];
-    snprintf(q, sizeof q, "%s:q", in);
-    snprintf(k, sizeof k, "%s:k", in);
-    const char *ins[] = { q, k };
-    posenc_error err = { 0 };
-    pe_apply_req rq = req(m, "g3.json");
-    rq.layer_type = "full_attention";
-    rq.size_limit = 2 * H * S * D * 8 - 1;
-    pe_apply_set *s = pe_apply_set_new(&rq);
-    assert_int_equal(pe_apply_set_add_inputs(s, ins, 2, NULL, &err), POSENC_OK);
-    const pe_out *plan = pe_apply_set_plan(s);
-    assert_int_equal(plan->bytes, 2 * H * S * D * 8);
-    assert_int_equal(plan->values, 2 * H * S * D);
-    assert_int_equal(plan->nwant, 2);
-    assert_int_equal(plan->over_limit, 1);
-    assert_int_equal(run(s, 0, NULL, &err), POSENC_ERANGE);
-    assert_int_equal(pe_apply_set_fault(s), PE_APPLY_FAULT_ERROR);
-    assert_non_null(strstr(err.msg, "the output would be 2.5 KiB, over the 2.5 KiB limit; "
-                                    "pass --force"));
-    pe_apply_set_free(s);
-    assert_false(tu_exists(tu_path("lim.q.rope.npy")));
-    assert_false(tu_exists(tu_path("lim.k.rope.npy")));
-    assert_false(tu_tmp_left());
-
-    for (int force = 0; force < 2; force++) {
-        rq.size_limit = 2 * H * S * D * 8 - (uint64_t)force; /* at the size is within it */
-        rq.force = force;
-        s = pe_apply_set_new(&rq);
-        assert_int_equal(pe_apply_set_add_inputs(s, ins, 2, NULL, &err), POSENC_OK);
-        assert_int_equal(pe_apply_set_plan(s)->over_limit, 0);
-        assert_int_equal(run(s, 3, NULL, &err), POSENC_OK);
-        pe_apply_set_free(s);
-        expect_rotated(tu_path("lim.q.rope.npy"), 1, 1e6L, 3, 1e-14);
-        expect_rotated(tu_path("lim.k.rope.npy"), 2, 1e6L, 3, 1e-14);
-        remove(tu_path("lim.q.rope.npy"));
-        remove(tu_path("lim.k.rope.npy"));
+    qk_npz(tu_path("lim.npz"), q, k, sizeof q);
+    const char *ins[] = { q, k }, *outs[] = { tu_path("lim.q.rope.npy"),
+                                              tu_path("lim.k.rope.npy") };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        pe_apply_req rq = req(m, "g3.json");
+        rq.layer_type = "full_attention";
+        rq.size_limit = cases[c].limit;
+        rq.force = cases[c].force;
+        posenc_error err = { 0 };
+        pe_apply_set *set = pe_apply_set_new(&rq);
+        assert_int_equal(pe_apply_set_add_inputs(set, ins, 2, NULL, &err), POSENC_OK);
+        const pe_out *plan = pe_apply_set_plan(set);
+        assert_int_equal(plan->bytes, BYTES);
+        assert_int_equal(plan->values, BYTES / 8);
+        assert_int_equal(plan->nwant, 2);
+        assert_int_equal(plan->over_limit, cases[c].over);
+        posenc_status st = run(set, 3, NULL, &err);
+        pe_apply_set_free(set);
+        if (cases[c].over) {
+            assert_int_equal(st, POSENC_ERANGE);
+            assert_non_null(strstr(err.msg, "the output would be 2.5 KiB, over the 2.5 KiB "
+                                            "limit; pass --force"));
+            assert_false(tu_exists(outs[0]) || tu_exists(outs[1]) || tu_tmp_left());
+            continue;
+        }
+        assert_int_equal(st, POSENC_OK);
+        for (int i = 0; i < 2; i++) {
+            expect_rotated(outs[i], i + 1, 1e6L, 3, 1e-14);
+            remove(outs[i]);
+        }
     }
     posenc_model_free(m);
 }
