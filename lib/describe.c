@@ -6,6 +6,7 @@
 
 #include "describe.h"
 #include "posenc/bias.h"
+#include "tables.h"
 
 static const pe_dfield_def fields[PE_DF_COUNT] = {
 #define I PE_DV_INFO
@@ -451,4 +452,44 @@ posenc_status pe_describe_bias(pe_desc *d, const posenc_model *m, posenc_error *
     if (b->padding_idx >= 0)
         pe_describe_int(d, PE_DF_PADDING_IDX, b->padding_idx);
     return POSENC_OK;
+}
+
+void pe_describe_table_params(pe_desc *d, posenc_encoding e, const pe_table_params *p,
+                              const double *slopes)
+{
+    switch (e) {
+    case POSENC_ENC_ALIBI: {
+        int heads = PE_TP_INT(p, PE_TP_HEADS);
+        pe_describe_str(d, PE_DF_VARIANT, posenc_alibi_kind_name(p->alibi_kind));
+        pe_describe_str(d, PE_DF_CONVENTION, posenc_alibi_convention_name(p->convention));
+        pe_describe_int(d, PE_DF_HEADS, heads);
+        if (p->alibi_kind == POSENC_ALIBI_MPT) /* the only slopes it changes */
+            pe_describe_num(d, PE_DF_ALIBI_BIAS_MAX, p->v[PE_TP_ALIBI_BIAS_MAX], NULL);
+        pe_describe_nums(d, PE_DF_SLOPES, slopes, (size_t)(heads > 0 ? heads : 0), NULL);
+        break;
+    }
+    case POSENC_ENC_T5: {
+        int dec = p->v[PE_TP_DECODER] != 0;
+        pe_describe_bool(d, PE_DF_IS_DECODER, dec);
+        pe_describe_str(d, PE_DF_LEGACY_T5_KIND, dec ? "decoder" : "encoder");
+        pe_describe_bool(d, PE_DF_LEGACY_T5_BIDIRECTIONAL, !dec);
+        pe_describe_int(d, PE_DF_NUM_BUCKETS, PE_TP_INT(p, PE_TP_NUM_BUCKETS));
+        pe_describe_int(d, PE_DF_MAX_DISTANCE, PE_TP_INT(p, PE_TP_MAX_DISTANCE));
+        break;
+    }
+    case POSENC_ENC_SHAW:
+        pe_describe_int(d, PE_DF_MAX_RELATIVE_POSITION, PE_TP_INT(p, PE_TP_MAX_REL));
+        pe_describe_str(d, PE_DF_VARIANT, p->shaw_bert ? "bert" : "shaw");
+        pe_describe_str(d, PE_DF_INDEX_FORMULA, p->shaw_bert ? "clip(query - key, -k, k) + k"
+                                                             : "clip(key - query, -k, k) + k");
+        break;
+    case POSENC_ENC_SINUSOIDAL:
+        pe_describe_str(d, PE_DF_VARIANT, posenc_sinusoidal_variant_name(p->sin_variant));
+        pe_describe_int(d, PE_DF_D_MODEL, PE_TP_INT(p, PE_TP_D_MODEL));
+        if (p->sin_variant == POSENC_SIN_FAIRSEQ)
+            pe_describe_int(d, PE_DF_PADDING_IDX, PE_TP_INT(p, PE_TP_PADDING_IDX));
+        break;
+    default:
+        break;
+    }
 }

@@ -128,4 +128,14 @@ const char *pe_describe_ggml_note(const posenc_rope_params *p);
 /* The parameters of a non-rotary encoding (ALiBi slopes computed as the model does). */
 posenc_status pe_describe_bias(pe_desc *d, const posenc_model *m, posenc_error *err);
 
+/* The parameters a non-rotary table of encoding e was built with (lib/tables.h, resolved from
+ * gen's options and the config), under the keys info uses for the model's: ALiBi's variant,
+ * convention, heads, alibi_bias_max (MPT's only) and slopes (heads values, borrowed); T5's
+ * is_decoder (and gen's legacy kind and bidirectional), num_buckets and max_distance; Shaw's
+ * max_relative_position, variant and index_formula; sinusoidal's variant, d_model and
+ * padding_idx (fairseq). The table's own facts (q_len, k_len, weights, ...) the caller adds. */
+struct pe_table_params;
+void pe_describe_table_params(pe_desc *d, posenc_encoding e, const struct pe_table_params *p,
+                              const double *slopes);
+
 #endif

@@ -112,16 +112,19 @@ posenc_status pe_table_learned(pe_table *t, pe_rows_fn rows, void *ctx, posenc_d
  * exactly halfway between two dt values, where the sign of lo decides. */
 void pe_round_dd(double hi, double lo, posenc_dtype dt, void *dst);
 
-/* ---- which parameters each encoding takes (gen's options, one table) ---- */
+/* ---- the parameters of each encoding (gen's options), one table: which encoding takes which
+ * option, and where a parameter not given comes from (the config's value, else a default) ---- */
 typedef enum pe_table_param {
     PE_TP_LAYER_TYPE, PE_TP_PRECISION, PE_TP_LAYOUT, PE_TP_HEADS, PE_TP_D_MODEL,
     PE_TP_NUM_BUCKETS, PE_TP_MAX_DISTANCE, PE_TP_MAX_REL, PE_TP_CONVENTION, PE_TP_VARIANT,
     PE_TP_WEIGHTS, PE_TP_TENSOR, PE_TP_DECODER, PE_TP_BROADCAST, PE_TP_MAX_MODEL_LEN,
+    /* parameters without an option (their value always comes from the config or the table) */
+    PE_TP_ALIBI_BIAS_MAX, PE_TP_PADDING_IDX,
     PE_TP_COUNT
 } pe_table_param;
 #define PE_TP_BIT(p) (1u << (p))
 
-/* The option of a parameter ("--heads"); static. */
+/* The option of a parameter ("--heads"), NULL for one without an option; static. */
 const char *pe_table_param_name(pe_table_param p);
 /* The first parameter in `given` (a mask of PE_TP_BIT) that encoding e does not take, or -1. */
 int pe_table_param_refused(unsigned given, posenc_encoding e);
@@ -129,5 +132,33 @@ int pe_table_param_refused(unsigned given, posenc_encoding e);
 unsigned pe_table_rope_only(void);
 /* "ALiBi", "T5", "Shaw", "sinusoidal", "learned", "RoPE": the encoding as messages name it. */
 const char *pe_table_label(posenc_encoding e);
+
+/* What was given for the non-rotary parameters: v[p] for the numeric ones and flags (1 for
+ * --decoder, --broadcast) when PE_TP_BIT(p) is in given; the two named ones as text. */
+typedef struct pe_table_args {
+    unsigned given;
+    double v[PE_TP_COUNT];
+    const char *variant;       /* --variant */
+    const char *convention;    /* --convention */
+} pe_table_args;
+
+/* The parameters of one non-rotary table, each from its option, else the config (bc, may be
+ * NULL), else the table's default (0 = none: the table needs the option). */
+typedef struct pe_table_params {
+    double v[PE_TP_COUNT];
+    unsigned from_option;                /* PE_TP_BIT of the parameters an option gave */
+    posenc_alibi_kind alibi_kind;        /* --variant for ALiBi */
+    posenc_alibi_convention convention;  /* --convention */
+    int shaw_bert;                       /* --variant bert (query - key) for Shaw */
+    posenc_sinusoidal_variant sin_variant; /* --variant for sinusoidal */
+} pe_table_params;
+
+/* Resolve the parameters of encoding e. POSENC_EINVAL names the option whose value is bad
+ * (an unknown --variant or --convention). */
+posenc_status pe_table_params_resolve(pe_table_params *out, posenc_encoding e,
+                                      const pe_table_args *a, const posenc_bias_config *bc,
+                                      posenc_error *err);
+/* out->v[p] as an int */
+#define PE_TP_INT(out, p) ((int)(out)->v[p])
 
 #endif

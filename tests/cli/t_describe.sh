@@ -2,7 +2,8 @@
 # keys, with the same values, for RoPE (default, llama3, yarn, longrope, dynamic, mrope, at every
 # precision), ALiBi, T5, Shaw, sinusoidal and learned configs, in NPZ and safetensors. The keys
 # only a written table has (its layout, dtype, positions, gen's table options) are listed here;
-# so are the legacy flat vllm_* names gen keeps beside its "vllm" object (posenc-gen(1)).
+# so are the legacy names gen keeps: the flat vllm_* beside its "vllm" object (posenc-gen(1)) and
+# T5's kind and bidirectional beside is_decoder.
 . "$SRC/tests/cli/lib.sh"
 C="$DATA/configs"
 
@@ -35,11 +36,13 @@ else:
             meta[k] = json.loads(v)
         except ValueError:
             meta[k] = v
+# facts of the written table, not of the model: its layout, dtype and rows, a bias table's
+# shape and --convention/--broadcast, the --weights file, the index a Shaw table holds
 TABLE = {"posenc_version", "layout", "dtype", "n_positions", "first_position", "last_position",
-         "positions", "q_len", "k_len", "broadcast_query", "convention", "kind", "bidirectional",
-         "weights", "index_formula"}
+         "positions", "q_len", "k_len", "broadcast_query", "convention", "weights",
+         "index_formula"}
 LEGACY = {"vllm_class", "vllm_source", "max_model_len", "vllm_cache_len", "vllm_cache_rows",
-          "vllm_cache_offset", "vllm_base", "vllm_mscale"}
+          "vllm_cache_offset", "vllm_base", "vllm_mscale", "kind", "bidirectional"}
 extra = set(meta) - set(info) - TABLE - LEGACY
 assert not extra, ("gen writes keys info --json lacks", sorted(extra), out)
 assert meta["encoding"] == info["encoding"] and meta["model_type"] == info["model_type"], out
@@ -55,8 +58,12 @@ for k in set(meta) & set(info):
     if k in ("config", "notes", "layer_type"):  # gen: the config's file name, the table's notes
         continue
     assert same(meta[k], info[k]), (k, meta[k], info[k], out)
-for k in LEGACY & set(meta):  # the flat names hold the vllm object's values
+for k in LEGACY & set(meta) - {"kind", "bidirectional"}:  # the vllm object's values, flat
     assert same(meta[k], info["vllm"][k if k == "max_model_len" else k[5:]]), (k, out)
+if meta["encoding"] == "t5":  # gen's old names for T5's is_decoder, which both write
+    assert meta["is_decoder"] == info["is_decoder"], out
+    assert meta["kind"] == ("decoder" if info["is_decoder"] else "encoder"), out
+    assert meta["bidirectional"] is (not info["is_decoder"]), out
 # every note of the model is in the table's notes
 assert all(n in meta["notes"] for n in info["notes"]), out
 PY
