@@ -210,7 +210,7 @@ static int gen_write(const pe_gen_args *a, const struct gen_cli *c)
     return rc;
 }
 
-/* The option of the first parameter in mask (lib/tables.c's table). */
+/* The option of the first parameter in mask (lib/tableparams.c's table). */
 static const char *first_given(unsigned mask)
 {
     for (int p = 0; p < PE_TP_COUNT; p++)
@@ -219,7 +219,24 @@ static const char *first_given(unsigned mask)
     return NULL;
 }
 
-/* Options that set a parameter of lib/tables.c's table, and which. */
+/* RoPE's options given for another encoding and the others' for RoPE (which encoding takes
+ * which: lib/tableparams.c); forced: the encoding is --encoding's, not the config's. */
+static int refuse_params(const pe_gen_args *a, int forced)
+{
+    unsigned given = a->p.given, rope_only = pe_table_rope_only();
+    if (a->encoding != POSENC_ENC_ROPE && (given & rope_only) && forced)
+        return cmd_usage_error(CMD, "%s applies only to RoPE tables", first_given(given & rope_only));
+    if (a->encoding != POSENC_ENC_ROPE && (given & rope_only))
+        return cmd_usage_error(CMD, "%s applies only to RoPE tables, and '%s' uses %s",
+                               first_given(given & rope_only), a->config,
+                               posenc_encoding_name(a->encoding));
+    if (a->encoding == POSENC_ENC_ROPE && (given & ~rope_only))
+        return cmd_usage_error(CMD, "%s does not apply to RoPE tables",
+                               first_given(given & ~rope_only));
+    return CMD_EXIT_OK;
+}
+
+/* Options that set a parameter of lib/tableparams.c's table, and which. */
 static const struct {
     int opt;
     pe_table_param p;
@@ -329,13 +346,8 @@ int cmd_gen(int argc, char **argv)
     if (strcmp(a.out, "-") == 0 && !posenc_format_to_stdout(c.wopts.format))
         return cmd_usage_error(CMD, "-o - writes NPY only, not %s",
                                posenc_format_name(c.wopts.format));
-    /* which encoding takes which option: lib/tables.c */
-    unsigned given = a.p.given, rope_only = pe_table_rope_only();
-    if (encoding_forced && a.encoding != POSENC_ENC_ROPE && (given & rope_only))
-        return cmd_usage_error(CMD, "%s applies only to RoPE tables", first_given(given & rope_only));
-    if (encoding_forced && a.encoding == POSENC_ENC_ROPE && (given & ~rope_only))
-        return cmd_usage_error(CMD, "%s does not apply to RoPE tables",
-                               first_given(given & ~rope_only));
+    if (encoding_forced && (rc = refuse_params(&a, 1))) /* before reading any file */
+        return rc;
 
     const char *inputs[] = { a.config, positions_arg, a.weights };
     if ((rc = cmd_check_outputs(CMD, &a.out, 1, inputs, sizeof inputs / sizeof inputs[0])))
@@ -358,14 +370,7 @@ int cmd_gen(int argc, char **argv)
             goto out;
         }
     }
-    if (a.encoding != POSENC_ENC_ROPE && (given & rope_only))
-        rc = cmd_usage_error(CMD, "%s applies only to RoPE tables, and '%s' uses %s",
-                             first_given(given & rope_only), a.config,
-                             posenc_encoding_name(a.encoding));
-    else if (a.encoding == POSENC_ENC_ROPE && (given & ~rope_only))
-        rc = cmd_usage_error(CMD, "%s does not apply to RoPE tables",
-                             first_given(given & ~rope_only));
-    else
+    if (!(rc = refuse_params(&a, encoding_forced)))
         rc = gen_write(&a, &c);
 out:
     posenc_model_free(m);

@@ -1,6 +1,6 @@
 /* formats/gentables.c: gen's engine for the non-rotary encodings (gentables.h): ALiBi slopes
  * and bias, T5 buckets and bias, Shaw indices and gathered embeddings, sinusoidal and learned
- * absolute tables. Each builder takes its parameters from lib/tables.c's one table (option,
+ * absolute tables. Each builder takes its parameters from lib/tableparams.c's one table (option,
  * else config, else default), checks the --weights tensor's shape against them, builds the
  * source and describes it (lib/describe.c). */
 #include "gentables.h"
@@ -275,7 +275,7 @@ static posenc_status gen_learned(pe_gen *g, const pe_gen_args *a, posenc_error *
                               a->tensor ? prefixes_exact : prefixes_model, err)) != POSENC_OK)
         return st;
     const int64_t cols = g->w.cols;
-    /* --d-model checks the width; the config's d_model is not the table's (lib/tables.c) */
+    /* --d-model, when given, must be the tensor's width */
     if ((g->par.from_option & PE_TP_BIT(PE_TP_D_MODEL)) && d_model != cols)
         return posenc_seterr(err, POSENC_EMISMATCH, "'%s': tensor '%s' is %" PRId64
                              " wide, not --d-model %d", a->weights, name, cols, d_model);

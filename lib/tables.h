@@ -112,8 +112,9 @@ posenc_status pe_table_learned(pe_table *t, pe_rows_fn rows, void *ctx, posenc_d
  * exactly halfway between two dt values, where the sign of lo decides. */
 void pe_round_dd(double hi, double lo, posenc_dtype dt, void *dst);
 
-/* ---- the parameters of each encoding (gen's options), one table: which encoding takes which
- * option, and where a parameter not given comes from (the config's value, else a default) ---- */
+/* ---- lib/tableparams.c: the parameters of each encoding (gen's options), one table: which
+ * encoding takes which option, and where a parameter not given comes from (the config's
+ * value, else the model code's default) ---- */
 typedef enum pe_table_param {
     PE_TP_LAYER_TYPE, PE_TP_PRECISION, PE_TP_LAYOUT, PE_TP_HEADS, PE_TP_D_MODEL,
     PE_TP_NUM_BUCKETS, PE_TP_MAX_DISTANCE, PE_TP_MAX_REL, PE_TP_CONVENTION, PE_TP_VARIANT,
