@@ -114,15 +114,6 @@ int cmd_parse_i64(const char *cmd, const char *opt, const char *s, int64_t min, 
     return 0;
 }
 
-int cmd_parse_int(const char *cmd, const char *opt, const char *s, int min, int max, int *out)
-{
-    int64_t v;
-    int rc = cmd_parse_i64(cmd, opt, s, min, max, &v);
-    if (rc == 0)
-        *out = (int)v;
-    return rc;
-}
-
 int cmd_parse_double(const char *cmd, const char *opt, const char *s, double *out)
 {
     char *end;
@@ -170,102 +161,6 @@ int cmd_same_file(const char *a, const char *b)
     if (stat_spec(a, &sa) != 0 || stat_spec(b, &sb) != 0)
         return 0;
     return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-void cmd_meta_take(struct cmd_meta *m, const char *key, pe_strbuf *b)
-{
-    char *v = pe_strbuf_finish(b);
-    char *k = strdup(key);
-    if (!v || !k || m->n == CMD_META_MAX) {
-        free(v);
-        free(k);
-        m->oom = 1;
-    } else {
-        m->key[m->n] = k;
-        m->type[m->n] = POSENC_META_AUTO;
-        m->val[m->n++] = v;
-    }
-    memset(b, 0, sizeof *b);
-}
-
-void cmd_meta_json(struct cmd_meta *m, const char *key, const char *json)
-{
-    pe_strbuf b = { 0 };
-    pe_strbuf_puts(&b, json);
-    cmd_meta_take(m, key, &b);
-}
-
-void cmd_meta_str(struct cmd_meta *m, const char *key, const char *s)
-{
-    pe_strbuf b = { 0 };
-    if (s)
-        pe_strbuf_json_string(&b, s);
-    else
-        pe_strbuf_puts(&b, "null");
-    cmd_meta_take(m, key, &b);
-}
-
-void cmd_strbuf_json_num(pe_strbuf *b, double v)
-{
-    char t[40];
-    pe_strbuf_puts(b, pe_describe_num_text(v, NULL, t, sizeof t));
-}
-
-void cmd_meta_num(struct cmd_meta *m, const char *key, double v)
-{
-    pe_strbuf b = { 0 };
-    cmd_strbuf_json_num(&b, v);
-    cmd_meta_take(m, key, &b);
-}
-
-void cmd_meta_int(struct cmd_meta *m, const char *key, int64_t v)
-{
-    pe_strbuf b = { 0 };
-    pe_strbuf_printf(&b, "%" PRId64, v);
-    size_t n = m->n;
-    cmd_meta_take(m, key, &b);
-    if (m->n > n)
-        m->type[n] = POSENC_META_I64;
-}
-
-void cmd_meta_bool(struct cmd_meta *m, const char *key, int v)
-{
-    cmd_meta_json(m, key, v ? "true" : "false");
-}
-
-void cmd_meta_nums(struct cmd_meta *m, const char *key, const double *v, int n)
-{
-    pe_strbuf b = { 0 };
-    pe_strbuf_puts(&b, "[");
-    for (int i = 0; i < n; i++) {
-        if (i)
-            pe_strbuf_puts(&b, ", ");
-        cmd_strbuf_json_num(&b, v[i]);
-    }
-    pe_strbuf_puts(&b, "]");
-    cmd_meta_take(m, key, &b);
-}
-
-posenc_status cmd_meta_write(const struct cmd_meta *m, posenc_writer *w, posenc_error *err)
-{
-    if (m->oom)
-        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    for (size_t i = 0; i < m->n; i++) {
-        posenc_status st =
-            posenc_writer_meta_typed(w, m->key[i], (posenc_meta_type)m->type[i], m->val[i], err);
-        if (st != POSENC_OK)
-            return st;
-    }
-    return POSENC_OK;
-}
-
-void cmd_meta_free(struct cmd_meta *m)
-{
-    for (size_t i = 0; i < m->n; i++) {
-        free(m->key[i]);
-        free(m->val[i]);
-    }
-    m->n = 0;
 }
 
 /* The environment posenc reads: name, range and whether it must be an integer. */

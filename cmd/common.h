@@ -66,7 +66,6 @@ int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
 /* Checked parsing of option values; on failure print a usage error and return nonzero. */
 int cmd_parse_i64(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
                      int64_t *out);
-int cmd_parse_int(const char *cmd, const char *opt, const char *s, int min, int max, int *out);
 int cmd_parse_double(const char *cmd, const char *opt, const char *s, double *out);
 
 /* --positions SPEC: a list like 0,1,8-15 or, when SPEC names a file, an integer array read from
@@ -80,30 +79,6 @@ int cmd_parse_positions(const char *cmd, const char *spec, int64_t end, uint64_t
 /* 1 when a and b name the same existing file or directory (either may be a FILE:MEMBER
  * spec); "-" never matches. Used to refuse an output that would overwrite an input. */
 int cmd_same_file(const char *a, const char *b);
-
-/* Metadata collected before a writer exists: keys and JSON value texts (both owned). An
- * allocation failure or overflow sets oom; cmd_meta_write then reports it. */
-#define CMD_META_MAX 64
-struct cmd_meta {
-    size_t n;
-    char *key[CMD_META_MAX];
-    char *val[CMD_META_MAX];
-    unsigned char type[CMD_META_MAX]; /* posenc_meta_type: int64 for cmd_meta_int, else auto */
-    int oom;
-};
-void cmd_meta_json(struct cmd_meta *m, const char *key, const char *json);
-/* Take b's text as the value (b is left empty). */
-void cmd_meta_take(struct cmd_meta *m, const char *key, pe_strbuf *b);
-void cmd_meta_str(struct cmd_meta *m, const char *key, const char *s); /* NULL: null */
-void cmd_meta_num(struct cmd_meta *m, const char *key, double v); /* shortest; NaN: null */
-void cmd_meta_int(struct cmd_meta *m, const char *key, int64_t v);
-void cmd_meta_bool(struct cmd_meta *m, const char *key, int v);
-void cmd_meta_nums(struct cmd_meta *m, const char *key, const double *v, int n);
-/* Shortest text that reads back as the same double; null for NaN/Inf (not JSON). */
-void cmd_strbuf_json_num(pe_strbuf *b, double v);
-/* Hand every entry to w with its type (POSENC_ENOMEM when collecting failed). */
-posenc_status cmd_meta_write(const struct cmd_meta *m, posenc_writer *w, posenc_error *err);
-void cmd_meta_free(struct cmd_meta *m);
 
 /* Refuse, with one line and exit 2, an environment variable posenc reads (POSENC_THREADS, the
  * test knobs POSENC_PROGRESS_DELAY and POSENC_PROGRESS_INTERVAL) set to a bad value; 0 when all
