@@ -11,15 +11,21 @@
 #include "common.h"
 #include "describe_out.h"
 
+/* "posenc CMD: message\n" on stderr, after clearing a progress line. */
+static void vmsg(const char *cmd, const char *fmt, va_list ap)
+{
+    cmd_progress_clear();
+    fprintf(stderr, "posenc %s: ", cmd);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 void cmd_msg(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    cmd_progress_clear();
-    fprintf(stderr, "posenc %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vmsg(cmd, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
 }
 
 int cmd_fail(const char *cmd, const posenc_error *err)
@@ -92,12 +98,10 @@ int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
 int cmd_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
-    cmd_progress_clear();
-    fprintf(stderr, "posenc %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vmsg(cmd, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\nposenc %s: try 'posenc %s --help'\n", cmd, cmd);
+    fprintf(stderr, "posenc %s: try 'posenc %s --help'\n", cmd, cmd);
     return CMD_EXIT_USAGE;
 }
 
