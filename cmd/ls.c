@@ -100,7 +100,13 @@ static int load_meta(const posenc_container *c, cJSON **meta, cJSON **types)
         *meta = cJSON_CreateObject();
     }
     *types = ty ? cJSON_Parse(ty) : NULL;
-    return *meta && (!ty || *types) ? 0 : -1;
+    if (*meta && (!ty || *types))
+        return 0;
+    cJSON_Delete(*meta);
+    cJSON_Delete(*types);
+    *meta = *types = NULL;
+    cmd_msg(CMD, "out of memory");
+    return -1;
 }
 
 static int print_json(const char *path, const posenc_container *c, int meta_only)
@@ -144,8 +150,10 @@ static int print_json(const char *path, const posenc_container *c, int meta_only
         if (native && !readable && !cJSON_AddBoolToObject(o, "readable", 0))
             goto oom;
     }
-    if (load_meta(c, &meta, &types) != 0)
-        goto oom;
+    if (load_meta(c, &meta, &types) != 0) {
+        cJSON_Delete(root); /* load_meta said why */
+        return CMD_EXIT_ERROR;
+    }
     if (types) {
         /* typed (GGUF) metadata goes out as the reader wrote it: cJSON would print 64-bit
          * integers and float32 values rounded to 15 digits */
@@ -179,12 +187,8 @@ oom:
 static int print_meta(const posenc_container *c)
 {
     cJSON *meta, *types;
-    if (load_meta(c, &meta, &types) != 0) {
-        cJSON_Delete(meta);
-        cJSON_Delete(types);
-        cmd_msg(CMD, "out of memory");
+    if (load_meta(c, &meta, &types) != 0)
         return CMD_EXIT_ERROR;
-    }
     int wkey = 3, wty = 4;
     for (const cJSON *it = meta->child; it; it = it->next) {
         const cJSON *t = cJSON_GetObjectItemCaseSensitive(types, it->string);
@@ -238,12 +242,8 @@ static int print_text(const posenc_container *c)
                posenc_shape_str(a->ndim, a->shape, sh, sizeof sh), nbytes);
     }
     cJSON *meta, *types;
-    if (load_meta(c, &meta, &types) != 0) {
-        cJSON_Delete(meta);
-        cJSON_Delete(types);
-        cmd_msg(CMD, "out of memory");
+    if (load_meta(c, &meta, &types) != 0)
         return CMD_EXIT_ERROR;
-    }
     int typed = types != NULL; /* GGUF: vocabularies of 100k strings are shortened */
     if (meta->child) {
         printf("metadata:\n");
