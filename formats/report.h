@@ -25,6 +25,10 @@
 #include "posenc/error.h"
 #include "posenc/rope.h"
 #include "posenc/verify.h"
+#include "posenc/apply.h"
+#include "posenc/llamacpp.h"
+#include "verify_checks.h"
+#include "verify_stats.h"
 
 typedef enum pe_report_kind {
     PE_REPORT_JSON = 0,
@@ -108,6 +112,77 @@ typedef struct pe_report_header {
 
 /* Replace the report's header with h. */
 void pe_report_set_header(cJSON *report, const pe_report_header *h);
+
+/* ---- the checks of a verify run (report_checks.c) ---- */
+
+/* The summary line of a comparison check of `what` ("q", "k") into out, from its statistics
+ * (lib/verify_stats.h); nope: the layer (index layer) has no RoPE, the reference is the
+ * unrotated row. Returns 1 when the check passes (every row within its allowance). */
+int pe_report_compare_summary(char *out, size_t len, const pe_vstats *st, const char *what,
+                              int nope, int64_t layer);
+/* A comparison check's details: reference, rows, rows_failed, max_allowance_ratio,
+ * angle_slack, worst {batch, head, position}, per_head [{head, max_abs_err, max_rel_err}],
+ * per_position_range [{from, to, rows, max_abs_err, max_rel_err}] and one plot of the errors
+ * against the position range. Caller owns the node. */
+cJSON *pe_report_compare_details(const pe_vstats *st, const posenc_verify_tolerance *tol,
+                                 const char *what, int nope);
+/* A bias-encoding check (lib/verify.c posenc_verify_alibi, _t5, _sinusoidal): the summary
+ * ("WHAT: N comparisons, N outside tolerance, max err X") into summary, *ok, and the details
+ * {checked, violations, worst_i, worst_j} (caller owns). */
+cJSON *pe_report_bias_details(const posenc_bias_check_result *r, const char *what, char *summary,
+                              size_t len, int *ok);
+/* One GGUF finding (lib/llamacpp_check.c): its summary and details {key, argument, expected,
+ * found, consequence} (caller owns). */
+cJSON *pe_report_gguf_details(const posenc_gguf_finding *f, char *summary, size_t len);
+/* The text summary of a report: a line per check (ok, FAIL or info; its diagnosis), per q/k
+ * pair and per note, and the result line. Caller frees with free(); NULL when out of memory. */
+char *pe_report_text(const cJSON *report, int failed, int n_checks);
+
+/* What a comparison of one q/k pair's dumps verified, for pe_report_set_dumps. Strings and
+ * arrays are borrowed for the call. */
+typedef struct pe_report_dumps {
+    const char *config, *layer_type, *layout;
+    const char *positions;                  /* --positions, or NULL for offset */
+    int64_t offset, first_position, last_position, max_position;
+    int rotated;
+    posenc_precision prec;
+    const char *ggml_json;                  /* with POSENC_PREC_GGML: llama.cpp's arguments */
+    const char *spec[4];                    /* q, k, expect_q, expect_k (NULL: not given) */
+    const posenc_array_info *info[4];       /* their stored arrays */
+    const posenc_apply_shape *q, *k;        /* q's and k's shapes through the layout */
+} pe_report_dumps;
+/* The header (one pair, its dumps) and the inputs (specs, layout, precision, dtypes, batch,
+ * heads_q, heads_k, seq, rotated, first_position, max_position_in_dump) of a comparison. */
+void pe_report_set_dumps(cJSON *report, cJSON *inputs, const pe_report_dumps *x);
+
+/* A row of the report's "pairs" (created on the first call): group, layer (null when < 0),
+ * layer_type (null when NULL), has_rope. Borrowed; the caller adds rope, ok, explanation. */
+cJSON *pe_report_pair_row(cJSON *report, const char *group, int64_t layer,
+                          const char *layer_type, int has_rope);
+/* After one pair is verified: move the header's only pair, labelled, to header_pairs. */
+void pe_report_pair_header(cJSON *report, cJSON *header_pairs, const char *label);
+/* The row's "checks": the names of the report's checks from index first on. */
+void pe_report_pair_checks(cJSON *report, cJSON *row, int first);
+/* 1 when the comparison check of `what` ("q" or "k": expect_q@..., rotated_k@...) from check
+ * index first on passed, 0 when it failed, -1 when there is none. */
+int pe_report_compare_ok(const cJSON *report, int first, const char *what);
+
+/* The notes on what invariance means for the config's scaling at length: dumps 1 (a comparison
+ * of dumps: dynamic NTK's base at that length), 0 (a config alone: dynamic NTK across lengths,
+ * LongRoPE's factor set). */
+void pe_report_rope_notes(cJSON *report, const posenc_rope_config *cfg,
+                          const posenc_rope_params *p, int64_t length, int dumps);
+
+/* config.bias of a model that does not rotate: heads, max_positions and the parameters its
+ * checks ran with (lib/verify_checks.h): alibi_kind; num_buckets, max_distance, is_decoder;
+ * variant, d_model. */
+void pe_report_bias_config(cJSON *report, const pe_bias_run *run);
+
+/* What a run checks: the header of a config alone (its precision line: gguf, invariance or
+ * the bias checks; a comparison of dumps replaces it), config.path and the model
+ * (pe_report_model), and the model's notes. */
+void pe_report_set_config(cJSON *report, const char *path, const posenc_model *m,
+                          const char *layer_type, int gguf);
 
 /* ---- the writers (report.c) ---- */
 

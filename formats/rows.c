@@ -237,3 +237,114 @@ void pe_dump_positions_free(pe_dump_positions *p)
     p->apply.rows = 1;
     p->apply.naxes = 1;
 }
+
+/* ---- the q/k dumps of one comparison ---- */
+
+posenc_status pe_qk_open(const pe_qk_req *q, pe_qk_dumps *out, int *usage, posenc_error *err)
+{
+    posenc_status st = POSENC_OK;
+    memset(out, 0, sizeof *out);
+    out->pos.apply.rows = out->pos.apply.naxes = 1;
+    *usage = 0;
+    for (int i = 0; i < 4; i++) {
+        out->spec[i] = q->spec[i];
+        if (q->spec[i] && (st = pe_rows_open(q->spec[i], q->layout, q->assume_bf16, &out->d[i],
+                                             err)) != POSENC_OK)
+            goto fail;
+    }
+    const posenc_apply_shape *sq = &out->d[0]->shape, *sk = &out->d[1]->shape;
+    if (sq->head_dim != q->head_dim || sk->head_dim != q->head_dim) {
+        int bad = sq->head_dim != q->head_dim ? 0 : 1;
+        st = posenc_seterr(err, POSENC_EMISMATCH, "'%s': head_dim %" PRId64 " does not match "
+                           "head_dim %d of '%s'", q->spec[bad], out->d[bad]->shape.head_dim,
+                           q->head_dim, q->config);
+        goto fail;
+    }
+    if (sq->batch != sk->batch || sq->seq != sk->seq) {
+        st = posenc_seterr(err, POSENC_EMISMATCH, "'%s': batch and sequence (%" PRId64 ", %"
+                           PRId64 ") differ from '%s' (%" PRId64 ", %" PRId64 ")", q->spec[1],
+                           sk->batch, sk->seq, q->spec[0], sq->batch, sq->seq);
+        goto fail;
+    }
+    if (sq->heads % sk->heads != 0) {
+        st = posenc_seterr(err, POSENC_EMISMATCH, "'%s': %" PRId64 " key heads do not divide %"
+                           PRId64 " query heads", q->spec[1], sk->heads, sq->heads);
+        goto fail;
+    }
+    for (int i = 2; i < 4; i++)
+        if (out->d[i] && !pe_rows_same_shape(out->d[i - 2], out->d[i])) {
+            st = posenc_seterr(err, POSENC_EMISMATCH, "'%s': shape differs from '%s'",
+                               q->spec[i], q->spec[i - 2]);
+            goto fail;
+        }
+    pe_dump_positions_req pr = { q->positions, q->offset, q->end, 0, sq->batch, sq->seq };
+    if ((st = pe_dump_positions_load(&pr, &out->pos, usage, err)) != POSENC_OK)
+        goto fail;
+    if (out->pos.apply.rows > 1) {
+        st = posenc_seterr(err, POSENC_EMISMATCH, "'%s': positions of shape (%" PRId64 ", %"
+                           PRId64 ") differ per batch entry; a comparison takes one row [seq] "
+                           "shared by every entry", q->positions, out->pos.apply.rows, sq->seq);
+        goto fail;
+    }
+    return POSENC_OK;
+fail:
+    pe_qk_close(out);
+    return st;
+}
+
+void pe_qk_close(pe_qk_dumps *x)
+{
+    if (!x)
+        return;
+    for (int i = 0; i < 4; i++)
+        pe_rows_close(x->d[i]);
+    pe_dump_positions_free(&x->pos);
+    free(x->keep);
+    x->keep = NULL;
+    memset(x->d, 0, sizeof x->d);
+}
+
+/* the rows of pre and cmp (either may be NULL) through p, in file order */
+static posenc_status stream(pe_vpass *p, pe_rows *pre, pe_rows *cmp, posenc_error *err)
+{
+    pe_rows *d = pre ? pre : cmp;
+    for (uint64_t r = 0; r < d->total && !pe_vpass_done(p); r++) {
+        pe_row_at at = pe_rows_at(&d->shape, r);
+        const double *x = NULL, *y = NULL;
+        if ((pre && !(x = pe_rows_next(pre, NULL, err))) ||
+            (cmp && !(y = pe_rows_next(cmp, NULL, err))))
+            return err && err->code ? err->code : POSENC_EFORMAT;
+        posenc_status st = pe_vpass_row(p, at.batch, at.head, at.seq, x, y, err);
+        if (st != POSENC_OK)
+            return st;
+    }
+    return POSENC_OK;
+}
+
+posenc_status pe_qk_passes(pe_qk_dumps *x, const posenc_verify_recipe *rec, int rotated,
+                           double tol, pe_vpass **out, posenc_error *err)
+{
+    static const char *const role[2] = { "q", "k" };
+    int64_t S = x->d[0]->shape.seq;
+    posenc_status st;
+    out[0] = out[1] = NULL;
+    if (!x->keep && !(x->keep = malloc((size_t)S)))
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    pe_vpass_sample_plan(S, x->keep);
+    for (int t = 0; t < 2; t++) {
+        pe_rows *pre = rotated ? NULL : x->d[t], *cmp = rotated ? x->d[t] : x->d[t + 2];
+        const posenc_apply_shape *s = &x->d[t]->shape;
+        double tt = tol == tol ? tol : posenc_verify_default_tol((cmp ? cmp : pre)->info.dtype);
+        /* k reads q's cos/sin cache: the same recipe and positions */
+        pe_vpass_spec ps = { role[t], rec, tt, x->pos.apply, s->batch, s->heads, S, s->head_dim,
+                             pre != NULL, cmp != NULL, x->keep, t ? out[0] : NULL };
+        if ((st = pe_vpass_new(&ps, &out[t], err)) != POSENC_OK ||
+            (st = stream(out[t], pre, cmp, err)) != POSENC_OK) {
+            pe_vpass_free(out[1]);
+            pe_vpass_free(out[0]);
+            out[0] = out[1] = NULL;
+            return st;
+        }
+    }
+    return POSENC_OK;
+}

@@ -21,6 +21,7 @@
 #include "positions.h"
 #include "posenc/apply.h"
 #include "posenc/io.h"
+#include "verify_stats.h"
 
 /* Elements read from a dump at a time (2 MiB as double). */
 #define PE_ROWS_CHUNK ((size_t)1 << 18)
@@ -101,5 +102,43 @@ posenc_status pe_dump_positions_load(const pe_dump_positions_req *req, pe_dump_p
 int64_t pe_dump_position(const pe_dump_positions *p, int64_t seq, int64_t b, int64_t s);
 
 void pe_dump_positions_free(pe_dump_positions *p); /* NULL and a zeroed struct are fine */
+
+/* ---- the q/k dumps of one comparison (verify) ---- */
+
+typedef struct pe_qk_req {
+    const char *spec[4];       /* q, k (required), the runtime's rotated q and k (or NULL) */
+    posenc_apply_layout layout;
+    int assume_bf16;
+    int head_dim;              /* the config's */
+    const char *config;        /* named in the head_dim message */
+    const char *positions;     /* --positions, or NULL */
+    int64_t offset, end;       /* --offset; positions lie in [0, end) */
+} pe_qk_req;
+
+typedef struct pe_qk_dumps {
+    const char *spec[4];       /* borrowed from the request */
+    pe_rows *d[4];             /* NULL where spec is NULL */
+    pe_dump_positions pos;     /* one position per token, shared by every batch entry */
+    unsigned char *keep;       /* the sample plan of pe_qk_passes */
+} pe_qk_dumps;
+
+/* Open the dumps of req and resolve their positions. Refused, naming the file: any dump
+ * pe_rows_open refuses; q's or k's head_dim not the config's; k's batch or seq not q's; k's
+ * heads not dividing q's (GQA); a rotated dump of another shape than its pre-RoPE one; the
+ * mistakes of pe_dump_positions_load (its *usage); positions that differ per batch entry (a
+ * file [batch, seq] with batch > 1: one row is shared by every entry). Close with
+ * pe_qk_close. */
+posenc_status pe_qk_open(const pe_qk_req *req, pe_qk_dumps *out, int *usage, posenc_error *err);
+void pe_qk_close(pe_qk_dumps *x); /* NULL and a closed set are fine */
+
+/* Stream q's, then k's rows of x (opened, not yet read) through a pass of lib/verify_stats.h
+ * each, with recipe rec (borrowed; it must outlive the passes): pre-RoPE rows from q and k and
+ * compared rows from the rotated dumps when given; with rotated, the rows of q and k are the
+ * compared ones. tol: the pass tolerance, NaN for posenc_verify_default_tol of the compared
+ * (else the pre-RoPE) dump's dtype. A pass without compared rows stops reading once it holds
+ * its samples. out[0], out[1] are q's and k's passes (k reads q's cos/sin cache); they borrow
+ * x's sample plan: free them (pe_vpass_free) before pe_qk_close. */
+posenc_status pe_qk_passes(pe_qk_dumps *x, const posenc_verify_recipe *rec, int rotated,
+                           double tol, pe_vpass **out, posenc_error *err);
 
 #endif

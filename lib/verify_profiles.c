@@ -14,6 +14,7 @@
 
 #include "posenc/verify.h"
 #include "posenc/vllm.h"
+#include "verify_stats.h"
 
 /* The profiles, in the order a tie is decided. */
 static const struct {
@@ -122,4 +123,73 @@ posenc_status posenc_verify_profiles(const posenc_model *m, const char *layer_ty
                  "runtime's rounding", what, tol);
     }
     return POSENC_OK;
+}
+
+/* ---- the layer a pair of a multi-layer dump was rotated as ---- */
+
+size_t pe_verify_layer_alternatives(const posenc_model *m, const char *layer_type, int nope,
+                                    int head_dim, pe_layer_alt *out, size_t cap)
+{
+    size_t nt = posenc_model_layer_type_count(m), n = 0, last = nt ? nt : 1;
+    /* i < nt (or i == 0 with one set): rotate with that set; the last: do not rotate */
+    for (size_t i = 0; i <= last && n < cap; i++) {
+        int no = i == last;
+        const char *lt = no || !nt ? NULL : posenc_model_layer_type_name(m, i);
+        if (no == nope && (no || !nt || (layer_type && strcmp(lt, layer_type) == 0)))
+            continue; /* what was checked */
+        pe_layer_alt *a = &out[n];
+        /* a NoPE candidate takes the first set's head_dim: only that matters unrotated */
+        a->layer_type = no && nt ? posenc_model_layer_type_name(m, 0) : lt;
+        if (posenc_model_rope(m, a->layer_type, &a->cfg, NULL) != POSENC_OK ||
+            a->cfg.head_dim != head_dim)
+            continue;
+        a->nope = no;
+        if (no)
+            snprintf(a->what, sizeof a->what, "not rotated");
+        else if (lt)
+            snprintf(a->what, sizeof a->what, "rotated with layer type '%s'", lt);
+        else
+            snprintf(a->what, sizeof a->what, "rotated with the config's RoPE");
+        n++;
+    }
+    return n;
+}
+
+int pe_verify_layer_explanation(const char *found_q, const char *found_k, int nope,
+                                int64_t layer, const char *layer_type, char *text, size_t tlen,
+                                char *said, size_t slen)
+{
+    if (nope)
+        snprintf(said, slen, "layer %lld has no RoPE", (long long)layer);
+    else if (layer_type)
+        snprintf(said, slen, "layer %lld is %s", (long long)layer, layer_type);
+    else
+        snprintf(said, slen, "the config rotates it");
+    if (found_q[0] && found_k[0] && strcmp(found_q, found_k) == 0)
+        snprintf(text, tlen, "q and k match when %s", found_q);
+    else if (found_q[0] || found_k[0])
+        snprintf(text, tlen, "%s%s%s%s%s", found_q[0] ? "q matches when " : "", found_q,
+                 found_q[0] && found_k[0] ? ", " : "", found_k[0] ? "k matches when " : "",
+                 found_k);
+    else
+        return 0;
+    return 1;
+}
+
+int pe_verify_profiles_verdict(const posenc_verify_profiles_result *fits, int ok, int held,
+                               posenc_precision prec, double max_rel, char *summary, size_t len)
+{
+    const posenc_profile_fit *b = fits->best >= 0 ? &fits->fit[fits->best] : NULL;
+    if (!ok && !held && b) {
+        snprintf(summary, len, "%s (posenc's hf rotation differs by max rel err %.3g)",
+                 fits->explanation, max_rel);
+        return 1;
+    }
+    if (!b || b->prec != (held ? prec : POSENC_PREC_HF)) {
+        /* no profile fits, or another than the one the rows were held to */
+        size_t n = strlen(summary);
+        if (n < len)
+            snprintf(summary + n, len - n, "; %s", fits->explanation);
+    }
+    return ok;
 }

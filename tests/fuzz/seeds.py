@@ -205,3 +205,21 @@ out("pairs", {
     "bad_none": "\ncos\nsin\n",
     "bad_huge_index": "\nlayers.99999999999.q\nlayers.99999999999.k\n/3/7/q\n/3/7/k\n",
 })
+
+
+# ---- rows: a dump (NPY, or NPZ with member q), read in every layout and as positions --------
+_g = np.random.default_rng(3)
+out("rows", {
+    "bhsd.npy": npy(_g.standard_normal((1, 2, 5, 4)).astype("<f4")),
+    "shd_f16.npy": npy(_g.standard_normal((6, 2, 8)).astype("<f2")),
+    "sd_f64.npy": npy(_g.standard_normal((7, 2))),
+    "bf16_v2.npy": npy_header("<V2", "(3, 4)", bytes(24)),
+    "qk.npz": npz(q=_g.standard_normal((1, 1, 3, 4)).astype("<f4"), k=np.zeros((1, 1, 3, 4), "<f4")),
+    "pos_1d.npy": npy(np.arange(5, dtype="<i8")),
+    "pos_mrope.npy": npy(np.arange(15, dtype="<i4").reshape(3, 5)),
+    "pos_batch.npy": npy(np.arange(10, dtype="<i8").reshape(2, 5) + 7),
+    "bad_int.npy": npy(np.arange(6, dtype="<i4").reshape(3, 2)),
+    "bad_empty.npy": npy(np.zeros((0, 4), "<f4")),
+    "bad_truncated.npy": npy(np.ones((2, 3, 4), "<f4"))[:-5],
+    "bad_negative.npy": npy(np.array([3, -1, 2], "<i8")),
+})

@@ -279,6 +279,94 @@ static void test_tree(void **state)
     cJSON_Delete(r);
 }
 
+/* The checks of a verify run (report_checks.c): a comparison's summary and details from its
+ * statistics (ranges [2^(b-1), 2^b - 1], the plot's x = range end + 1), a bias check, a GGUF
+ * finding, and the text summary printed from the tree. */
+static void test_checks(void **state)
+{
+    (void)state;
+    double ha[2] = { 1e-7, 3e-3 }, hr[2] = { 2e-7, 1.5e-3 };
+    pe_vstats st;
+    memset(&st, 0, sizeof st);
+    st.max_abs = 3e-3;
+    st.max_rel = 1.5e-3;
+    st.max_ratio = 40;
+    st.rows = 10;
+    st.bad = 1;
+    st.worst_b = 0;
+    st.worst_h = 1;
+    st.worst_pos = 100;
+    st.heads = 2;
+    st.head_abs = ha;
+    st.head_rel = hr;
+    st.b_rows[0] = 2;
+    st.b_rows[7] = 8;
+    st.b_abs[7] = 3e-3;
+    st.b_rel[7] = 1.5e-3;
+    char sum[512];
+    assert_int_equal(pe_report_compare_summary(sum, sizeof sum, &st, "k", 0, -1), 0);
+    assert_string_equal(sum, "k differs from posenc's rotation in 1 of 10 rows: max rel err "
+                             "0.0015 (worst at head 1, position 100)");
+    assert_int_equal(pe_report_compare_summary(sum, sizeof sum, &st, "k", 1, 4), 0);
+    assert_non_null(strstr(sum, "but layer 4 has no RoPE"));
+    posenc_verify_tolerance tol = { 1e-6, POSENC_VERIFY_ANGLE_SLACK };
+    cJSON *det = pe_report_compare_details(&st, &tol, "k", 0);
+    cJSON *pr = cJSON_GetObjectItemCaseSensitive(det, "per_position_range");
+    assert_int_equal(cJSON_GetArraySize(pr), 2);
+    cJSON *r7 = cJSON_GetArrayItem(pr, 1);
+    assert_true(cJSON_GetObjectItemCaseSensitive(r7, "from")->valuedouble == 64);
+    assert_true(cJSON_GetObjectItemCaseSensitive(r7, "to")->valuedouble == 127);
+    assert_true(cJSON_GetObjectItemCaseSensitive(r7, "rows")->valuedouble == 8);
+    assert_true(cJSON_GetObjectItemCaseSensitive(det, "rows_failed")->valuedouble == 1);
+    cJSON *h1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(det, "per_head"), 1);
+    assert_true(cJSON_GetObjectItemCaseSensitive(h1, "max_abs_err")->valuedouble == 3e-3);
+    cJSON *pl = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(det, "plots"), 0);
+    cJSON *x = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(pl, "series"), 0), "x");
+    assert_true(cJSON_GetArrayItem(x, 0)->valuedouble == 1 &&
+                cJSON_GetArrayItem(x, 1)->valuedouble == 128);
+    assert_true(cJSON_GetObjectItemCaseSensitive(pl, "tolerance")->valuedouble == 1e-6);
+
+    cJSON *rep = pe_report_new("9.9");
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(rep, "config"), "path", "c.json");
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(rep, "config"), "encoding", "rope");
+    pe_report_add_check(rep, "expect_k", 0, 0, st.max_abs, st.max_rel, 1e-6, sum, det);
+    posenc_bias_check_result br;
+    memset(&br, 0, sizeof br);
+    br.checked = 12;
+    br.max_abs_err = 0.5;
+    int ok;
+    cJSON *bd = pe_report_bias_details(&br, "b(i,j)", sum, sizeof sum, &ok);
+    assert_int_equal(ok, 1);
+    assert_string_equal(sum, "b(i,j): 12 comparisons, 0 outside tolerance, max err 0.5");
+    pe_report_add_check(rep, "alibi", ok, 0, 0.5, NAN, NAN, sum, bd);
+    posenc_gguf_finding f;
+    memset(&f, 0, sizeof f);
+    snprintf(f.key, sizeof f.key, "llama.rope.freq_base");
+    snprintf(f.what, sizeof f.what, "freq_base");
+    snprintf(f.expected, sizeof f.expected, "500000");
+    snprintf(f.found, sizeof f.found, "10000");
+    snprintf(f.consequence, sizeof f.consequence, "every angle is wrong");
+    cJSON *gd = pe_report_gguf_details(&f, sum, sizeof sum);
+    assert_string_equal(sum, "expected 500000, found 10000: every angle is wrong");
+    assert_string_equal(cJSON_GetObjectItemCaseSensitive(gd, "argument")->valuestring, "freq_base");
+    pe_report_add_check(rep, f.key, 0, 1, NAN, NAN, NAN, sum, gd);
+    pe_report_add_note(rep, "a note");
+    char *t = pe_report_text(rep, 1, 3);
+    assert_string_equal(t, "posenc verify: c.json (rope)\n"
+                           "FAIL  expect_k             k differs from the unrotated k in 1 of 10 "
+                           "rows, but layer 4 has no RoPE: max rel err 0.0015 (worst at head 1, "
+                           "position 100)\n"
+                           "ok    alibi                b(i,j): 12 comparisons, 0 outside "
+                           "tolerance, max err 0.5\n"
+                           "info  llama.rope.freq_base expected 500000, found 10000: every angle "
+                           "is wrong\n"
+                           "note: a note\n"
+                           "result: FAIL (1 of 3 checks failed)\n");
+    free(t);
+    cJSON_Delete(rep);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -287,6 +375,7 @@ int main(void)
         cmocka_unit_test(test_write),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_pairs),
+        cmocka_unit_test(test_checks),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);
 }

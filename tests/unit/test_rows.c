@@ -357,6 +357,145 @@ static void test_positions(void **state)
     pe_dump_positions_free(NULL);
 }
 
+/* The q/k dumps of one comparison: GQA accepted; each mismatch refused naming the file. */
+static void qk_fail(const char *q, const char *k, const char *eq, int head_dim,
+                    const char *positions, int want_usage, const char *want)
+{
+    pe_qk_req r = { { q, k, eq, NULL }, POSENC_APPLY_BHSD, 0, head_dim, "c.json", positions, 0,
+                    (int64_t)1 << 48 };
+    pe_qk_dumps x;
+    posenc_error err = { 0 };
+    int usage = -1;
+    assert_int_not_equal(pe_qk_open(&r, &x, &usage, &err), POSENC_OK);
+    if (!strstr(err.msg, want))
+        print_error("message '%s', wanted '%s'\n", err.msg, want);
+    assert_non_null(strstr(err.msg, want));
+    assert_int_equal(usage, want_usage);
+    assert_null(x.d[0]);
+}
+
+static void test_qk(void **state)
+{
+    (void)state;
+    static float z[2 * 4 * 6 * 8];
+    struct arr q = { "x", POSENC_DT_F32, 4, { 2, 4, 6, 8 }, z },
+               k = { "x", POSENC_DT_F32, 4, { 2, 2, 6, 8 }, z },
+               k3 = { "x", POSENC_DT_F32, 4, { 2, 3, 6, 8 }, z },
+               ks = { "x", POSENC_DT_F32, 4, { 2, 2, 5, 8 }, z },
+               kb = { "x", POSENC_DT_F32, 4, { 1, 2, 6, 8 }, z };
+    write_arrays(tu_path("q.npy"), &q, 1);
+    write_arrays(tu_path("k.npy"), &k, 1);
+    write_arrays(tu_path("k3.npy"), &k3, 1);
+    write_arrays(tu_path("ks.npy"), &ks, 1);
+    write_arrays(tu_path("kb.npy"), &kb, 1);
+    char qp[300], kp[300];
+    snprintf(qp, sizeof qp, "%s", tu_path("q.npy"));
+    snprintf(kp, sizeof kp, "%s", tu_path("k.npy"));
+    pe_qk_req r = { { qp, kp, qp, kp }, POSENC_APPLY_BHSD, 0, 8, "c.json", "10-15", 0,
+                    (int64_t)1 << 48 };
+    pe_qk_dumps x;
+    posenc_error err = { 0 };
+    int usage;
+    assert_int_equal(pe_qk_open(&r, &x, &usage, &err), POSENC_OK);
+    assert_int_equal(x.d[0]->shape.heads, 4);
+    assert_int_equal(x.d[1]->shape.heads, 2);
+    assert_int_equal(x.pos.first, 10);
+    assert_int_equal(x.pos.max, 15);
+    pe_qk_close(&x);
+    pe_qk_close(&x); /* twice is fine */
+    qk_fail(qp, kp, NULL, 16, NULL, 0, "q.npy': head_dim 8 does not match head_dim 16 of 'c.json'");
+    qk_fail(qp, tu_path("k3.npy"), NULL, 8, NULL, 0, "k3.npy': 3 key heads do not divide 4 query heads");
+    qk_fail(qp, tu_path("ks.npy"), NULL, 8, NULL, 0, "ks.npy': batch and sequence (2, 5) differ from");
+    qk_fail(qp, tu_path("kb.npy"), NULL, 8, NULL, 0, "kb.npy': batch and sequence (1, 6) differ from");
+    qk_fail(qp, kp, kp, 8, NULL, 0, "k.npy': shape differs from '");
+    qk_fail(qp, kp, NULL, 8, "0-4", 1, "--positions: 5 positions for a sequence of 6 tokens");
+    int64_t pv[12] = { 0 };
+    struct arr p26 = { "p", POSENC_DT_I64, 2, { 2, 6 }, pv }, p16 = { "p", POSENC_DT_I64, 2, { 1, 6 }, pv },
+               p36 = { "p", POSENC_DT_I64, 2, { 3, 4 }, pv };
+    write_arrays(tu_path("p26.npy"), &p26, 1);
+    write_arrays(tu_path("p16.npy"), &p16, 1);
+    write_arrays(tu_path("p34.npy"), &p36, 1);
+    qk_fail(qp, kp, NULL, 8, tu_path("p26.npy"), 0,
+            "p26.npy': positions of shape (2, 6) differ per batch entry; a comparison takes one "
+            "row [seq] shared by every entry");
+    qk_fail(qp, kp, NULL, 8, tu_path("p34.npy"), 0,
+            "p34.npy': positions of shape (3, 4) do not fit batch 2 and seq 6");
+    r.spec[2] = r.spec[3] = NULL;
+    r.positions = tu_path("p16.npy");
+    assert_int_equal(pe_qk_open(&r, &x, &usage, &err), POSENC_OK);
+    assert_int_equal(x.pos.apply.rows, 1);
+    pe_qk_close(&x);
+}
+
+/* Both passes streamed from files: rows rotated in long double match everywhere; without
+ * rotated dumps only the samples are read; the rows of rotated dumps alone match too. */
+static void test_qk_passes(void **state)
+{
+    (void)state;
+    enum { QB = 1, QH = 2, QS = 20, QD = 4 };
+    posenc_rope_config cfg = tu_rope_cfg(10000.0, QD, QD, POSENC_STYLE_NEOX);
+    posenc_rope_params par = tu_rope_params(&cfg);
+    static float q[QB * QH * QS * QD], e[QB * QH * QS * QD], r[QB * QH * QS * QD];
+    for (int h = 0; h < QH; h++)
+        for (int t = 0; t < QS; t++) {
+            float *x = q + (h * QS + t) * QD, *y = e + (h * QS + t) * QD, *z = r + (h * QS + t) * QD;
+            long double c[QD / 2], sn[QD / 2];
+            posenc_verify_cossin_ld(&par, t + 3, c, sn);
+            for (int j = 0; j < QD; j++)
+                x[j] = (float)(0.5 + j - 0.25 * h + 0.125 * t);
+            for (int i = 0; i < QD / 2; i++) {
+                y[i] = (float)(x[i] * c[i] - x[i + 2] * sn[i]);
+                y[i + 2] = (float)(x[i + 2] * c[i] + x[i] * sn[i]);
+                /* one content per head (that of t = 0), rotated to each position */
+                long double u = 0.5 + i - 0.25 * h, w = 2.5 + i - 0.25 * h;
+                z[i] = (float)(u * c[i] - w * sn[i]);
+                z[i + 2] = (float)(w * c[i] + u * sn[i]);
+            }
+        }
+    struct arr aq = { "x", POSENC_DT_F32, 4, { QB, QH, QS, QD }, q },
+               ae = { "x", POSENC_DT_F32, 4, { QB, QH, QS, QD }, e },
+               ar = { "x", POSENC_DT_F32, 4, { QB, QH, QS, QD }, r };
+    write_arrays(tu_path("pq.npy"), &aq, 1);
+    write_arrays(tu_path("pe.npy"), &ae, 1);
+    write_arrays(tu_path("pr.npy"), &ar, 1);
+    char qp[300], ep[300], rp[300];
+    snprintf(qp, sizeof qp, "%s", tu_path("pq.npy"));
+    snprintf(ep, sizeof ep, "%s", tu_path("pe.npy"));
+    snprintf(rp, sizeof rp, "%s", tu_path("pr.npy"));
+    posenc_verify_recipe rec;
+    posenc_verify_recipe_init(&rec, &par);
+    rec.prec = POSENC_PREC_EXACT;
+    const struct { const char *spec[4]; int rotated; uint64_t rows; } cases[] = {
+        { { qp, qp, ep, ep }, 0, QB * QH * QS },
+        { { qp, qp, NULL, NULL }, 0, 0 },
+        { { rp, rp, NULL, NULL }, 1, QB * QH * QS },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        pe_qk_req rq = { { cases[c].spec[0], cases[c].spec[1], cases[c].spec[2], cases[c].spec[3] },
+                         POSENC_APPLY_BHSD, 0, QD, "c.json", NULL, 3, (int64_t)1 << 48 };
+        pe_qk_dumps x;
+        posenc_error err = { 0 };
+        int usage;
+        assert_int_equal(pe_qk_open(&rq, &x, &usage, &err), POSENC_OK);
+        pe_vpass *p[2];
+        assert_int_equal(pe_qk_passes(&x, &rec, cases[c].rotated, NAN, p, &err), POSENC_OK);
+        for (int t = 0; t < 2; t++) {
+            const pe_vstats *st = pe_vpass_stats(p[t]);
+            assert_int_equal(st->rows, cases[c].rows);
+            assert_int_equal(st->bad, 0);
+            assert_true(pe_vpass_tolerance(p[t])->tol == posenc_verify_default_tol(POSENC_DT_F32));
+            const posenc_verify_sample *sm;
+            assert_int_equal(pe_vpass_samples(p[t], &sm), 2 * 12); /* 0-7, 8, 10, 14, 19; 2 heads */
+            assert_int_equal(sm[0].pos, 3);
+        }
+        if (cases[c].rows == 0) /* sampled only: the last kept index is the last row */
+            assert_int_equal(x.d[0]->next, QB * QH * QS);
+        pe_vpass_free(p[0]);
+        pe_vpass_free(p[1]);
+        pe_qk_close(&x);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -366,6 +505,8 @@ int main(void)
         cmocka_unit_test(test_bf16),
         cmocka_unit_test(test_bad),
         cmocka_unit_test(test_positions),
+        cmocka_unit_test(test_qk),
+        cmocka_unit_test(test_qk_passes),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
