@@ -305,28 +305,18 @@ out:
 
 /* ---- every q/k pair of a multi-layer dump ---- */
 
-/* Open o->q (and o->eq) as containers and find their pairs; NULL *pairs when o->q is one array
- * (the single-pair path). Returns an exit status. */
+/* o->q (or o->eq) as a container of pairs (formats/pairs.h pe_pairs_open decides which dump
+ * argument is one) and its pairs; NULL *pairs when it is one array (the single-pair path).
+ * Returns an exit status. */
 static int open_pairs(const struct opts *o, const char *spec, int must, posenc_container **c,
                       pe_pairs **pairs, char *path, size_t plen)
 {
-    char member[POSENC_NAME_MAX];
     posenc_error err = { 0 };
     posenc_read_opts ro = { o->assume_bf16, POSENC_FMT_AUTO };
-    *c = NULL;
     *pairs = NULL;
-    if (strcmp(spec, "-") == 0 ||
-        posenc_spec_split(spec, path, plen, member, sizeof member, &err) != POSENC_OK ||
-        member[0])
-        return 0;
-    if (posenc_container_open(path, &ro, c, &err) != POSENC_OK)
-        return must ? cmd_fail(CMD, &err) : 0; /* else the single-dump path says it */
-    if (posenc_container_count(*c) < 2 && !o->glob && !must) {
-        posenc_container_close(*c);
-        *c = NULL;
-        return 0;
-    }
-    if (pe_pairs_find(*c, path, o->glob, pairs, &err) != POSENC_OK)
+    if (pe_pairs_open(spec, o->glob, must, &ro, path, plen, c, &err) != POSENC_OK)
+        return cmd_fail(CMD, &err);
+    if (*c && pe_pairs_find(*c, path, o->glob, pairs, &err) != POSENC_OK)
         return err.code == POSENC_EINVAL ? cmd_usage_error(CMD, "%s", err.msg)
                                          : cmd_fail(CMD, &err);
     return 0;
