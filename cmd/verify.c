@@ -20,6 +20,7 @@
 #include "rows.h"
 #include "verify_checks.h"
 #include "verify_stats.h"
+#include "verifyset.h"
 
 #define CMD "verify"
 #define MAX_REPORTS 8
@@ -378,6 +379,7 @@ static int verify_pairs(struct vstate *v, const struct opts *o, const posenc_mod
 {
     posenc_container *ce = NULL;
     pe_pairs *pe = NULL;
+    pe_vset *set = NULL;
     posenc_error err = { 0 };
     char epath[4096];
     int rc = 0;
@@ -400,42 +402,26 @@ static int verify_pairs(struct vstate *v, const struct opts *o, const posenc_mod
     if (o->glob)
         cJSON_AddStringToObject(inputs, "pairs_glob", o->glob);
     cJSON_AddArrayToObject(v->root, "pairs");
+    if (pe_vset_new(m, cq, pq, qpath, ce, pe, epath, &set, &err) != POSENC_OK) {
+        rc = cmd_fail(CMD, &err);
+        goto out;
+    }
     cJSON *header_pairs = cJSON_CreateArray();
-    size_t len = strlen(qpath) + (o->eq ? strlen(epath) : 0) + POSENC_NAME_MAX + 8;
-    char *spec[4];
-    for (int i = 0; i < 4; i++)
-        if (!(spec[i] = malloc(len))) {
-            for (int j = 0; j < i; j++)
-                free(spec[j]);
-            cmd_msg(CMD, "out of memory");
-            rc = CMD_EXIT_ERROR;
-            goto out;
-        }
     for (size_t i = 0; i < pq->n && rc == 0; i++) {
-        const pe_pair *pr = &pq->v[i];
-        const pe_pair *er = pe ? pe_pairs_get(pe, pr->group) : NULL;
-        if (pe && !er) {
-            cmd_msg(CMD, "'%s': no q/k pair for group '%s' of '%s'", epath,
-                       pe_pairs_label(pr), qpath);
-            rc = CMD_EXIT_ERROR;
+        pe_vset_item it;
+        if (pe_vset_item_at(set, i, &it, &err) != POSENC_OK) {
+            rc = cmd_fail(CMD, &err);
             break;
         }
-        snprintf(spec[0], len, "%s:%s", qpath, posenc_container_array(cq, pr->q)->name);
-        snprintf(spec[1], len, "%s:%s", qpath, posenc_container_array(cq, pr->k)->name);
-        if (er) {
-            snprintf(spec[2], len, "%s:%s", epath, posenc_container_array(ce, er->q)->name);
-            snprintf(spec[3], len, "%s:%s", epath, posenc_container_array(ce, er->k)->name);
-        }
+        const pe_pair *pr = it.pair;
         struct opts po = *o;
-        po.q = spec[0];
-        po.k = spec[1];
-        po.eq = er ? spec[2] : NULL;
-        po.ek = er ? spec[3] : NULL;
+        po.q = it.spec[0];
+        po.k = it.spec[1];
+        po.eq = it.spec[2];
+        po.ek = it.spec[3];
         cJSON *row = pe_report_pair_row(v->root, pr->group, pr->layer, pr->layer_type, !pr->nope);
         posenc_rope_config cfg;
-        const char *lt = pr->layer_type;
-        if (pr->nope && !lt && posenc_model_layer_type_count(m) > 1)
-            lt = posenc_model_layer_type_name(m, 0); /* only head_dim matters */
+        const char *lt = it.layer_type;
         if ((rc = rope_cfg(o, m, lt, 1, &cfg)))
             break;
         int before = v->failed;
@@ -458,9 +444,8 @@ static int verify_pairs(struct vstate *v, const struct opts *o, const posenc_mod
     v->suffix = NULL;
     v->row = NULL;
     v->nope = 0;
-    for (int i = 0; i < 4; i++)
-        free(spec[i]);
 out:
+    pe_vset_free(set);
     pe_pairs_free(pe);
     posenc_container_close(ce);
     return rc;
