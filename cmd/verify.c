@@ -395,12 +395,8 @@ static int verify_pairs(struct vstate *v, const struct opts *o, const posenc_mod
             goto out;
         }
     }
-    cJSON_AddStringToObject(inputs, "dumps", qpath);
-    if (o->eq)
-        cJSON_AddStringToObject(inputs, "expect", epath);
-    cJSON_AddNumberToObject(inputs, "pairs", (double)pq->n);
-    if (o->glob)
-        cJSON_AddStringToObject(inputs, "pairs_glob", o->glob);
+    pe_report_pairs_run(v->root, inputs, m, o->layer_type, qpath, o->eq ? epath : NULL, pq->n,
+                        o->glob);
     cJSON_AddArrayToObject(v->root, "pairs");
     if (pe_vset_new(m, cq, pq, qpath, ce, pe, epath, &set, &err) != POSENC_OK) {
         rc = cmd_fail(CMD, &err);
@@ -768,15 +764,6 @@ int cmd_verify(int argc, char **argv)
             rc = verify_rope_config(&v, &o, &cfg, lt);
         }
     } else if (pp) {
-        /* the parameters of every layer type; each pair's row says which it used */
-        cJSON *ropes = nt > 1 ? cJSON_AddObjectToObject(cfgj, "rope") : NULL;
-        for (size_t i = 0; i < nt && ropes; i++) {
-            const char *lt = posenc_model_layer_type_name(m, i);
-            if (posenc_model_rope(m, lt, &cfg, NULL) == POSENC_OK)
-                cJSON_AddItemToObject(ropes, lt, pe_report_rope(&cfg, NULL));
-        }
-        if (!ropes && posenc_model_rope(m, o.layer_type, &cfg, NULL) == POSENC_OK)
-            cJSON_AddItemToObject(cfgj, "rope", pe_report_rope(&cfg, NULL));
         rc = verify_pairs(&v, &o, m, pc, pp, qpath, inputs);
     } else if ((rc = rope_cfg(&o, m, o.layer_type, !o.gguf, &cfg)) == 0) {
         cJSON_AddItemToObject(cfgj, "rope", pe_report_rope(&cfg, NULL));

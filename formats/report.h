@@ -159,6 +159,13 @@ void pe_report_set_dumps(cJSON *report, cJSON *inputs, const pe_report_dumps *x)
  * layer_type (null when NULL), has_rope. Borrowed; the caller adds rope, ok, explanation. */
 cJSON *pe_report_pair_row(cJSON *report, const char *group, int64_t layer,
                           const char *layer_type, int has_rope);
+/* A run over the pairs of a container: inputs' dumps, expect (NULL: none), pairs (n) and
+ * pairs_glob (NULL: none); config.rope: every layer type's parameters keyed by layer type when
+ * the model has several, else the parameters of layer_type (NULL: the only set). Each pair's row
+ * then says which it used. */
+void pe_report_pairs_run(cJSON *report, cJSON *inputs, const posenc_model *m,
+                         const char *layer_type, const char *qpath, const char *epath, size_t n,
+                         const char *glob);
 /* After one pair is verified: move the header's only pair, labelled, to header_pairs. */
 void pe_report_pair_header(cJSON *report, cJSON *header_pairs, const char *label);
 /* The row's "checks": the names of the report's checks from index first on. */

@@ -220,6 +220,29 @@ cJSON *pe_report_pair_row(cJSON *report, const char *group, int64_t layer,
     return row;
 }
 
+void pe_report_pairs_run(cJSON *report, cJSON *inputs, const posenc_model *m,
+                         const char *layer_type, const char *qpath, const char *epath, size_t n,
+                         const char *glob)
+{
+    cJSON_AddStringToObject(inputs, "dumps", qpath);
+    if (epath)
+        cJSON_AddStringToObject(inputs, "expect", epath);
+    cJSON_AddNumberToObject(inputs, "pairs", (double)n);
+    if (glob)
+        cJSON_AddStringToObject(inputs, "pairs_glob", glob);
+    cJSON *cfgj = cJSON_GetObjectItemCaseSensitive(report, "config");
+    size_t nt = posenc_model_layer_type_count(m);
+    posenc_rope_config cfg;
+    cJSON *ropes = nt > 1 ? cJSON_AddObjectToObject(cfgj, "rope") : NULL;
+    for (size_t i = 0; i < nt && ropes; i++) {
+        const char *lt = posenc_model_layer_type_name(m, i);
+        if (posenc_model_rope(m, lt, &cfg, NULL) == POSENC_OK)
+            cJSON_AddItemToObject(ropes, lt, pe_report_rope(&cfg, NULL));
+    }
+    if (!ropes && posenc_model_rope(m, layer_type, &cfg, NULL) == POSENC_OK)
+        cJSON_AddItemToObject(cfgj, "rope", pe_report_rope(&cfg, NULL));
+}
+
 void pe_report_pair_header(cJSON *report, cJSON *header_pairs, const char *label)
 {
     cJSON *hp = cJSON_GetObjectItemCaseSensitive(
