@@ -41,11 +41,11 @@ static posenc_container *open_pairs(const char *file, pe_pairs **p, char *path, 
 static void test_items(void **state)
 {
     (void)state;
-    posenc_model *m = tu_model(
-        "{\"model_type\":\"gemma3_text\",\"head_dim\":32,\"num_attention_heads\":2,"
-        "\"num_hidden_layers\":4,\"rope_theta\":1000000.0,\"rope_local_base_freq\":10000.0,"
-        "\"layer_types\":[\"sliding_attention\",\"sliding_attention\",\"full_attention\","
-        "\"sliding_attention\"]}");
+    /* Gemma 3, three layers: layer 0 sliding, layer 2 full */
+    posenc_model *m = tu_model("{\"model_type\":\"gemma3_text\",\"head_dim\":16,"
+                               "\"num_attention_heads\":4,\"num_hidden_layers\":3,"
+                               "\"layer_types\":[\"sliding_attention\",\"full_attention\","
+                               "\"full_attention\"]}");
     const char *dn[] = { "layers.0.q", "layers.0.k", "layers.2.q_proj", "layers.2.k_proj" };
     const char *en[] = { "layers.2.query", "layers.2.key", "layers.0.q", "layers.0.k" };
     write_npz("d.npz", dn, 4);
