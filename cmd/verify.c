@@ -484,35 +484,16 @@ static int verify_rope_config(struct vstate *v, const struct opts *o, const pose
 }
 
 /* ---- output ---- */
-/* --gguf: one check per key or tensor (lib/llamacpp_check.c compares) */
+/* --gguf: one check per key or tensor (formats/report_checks.c pe_report_gguf_checks) */
 static int verify_gguf(struct vstate *v, const struct opts *o, const posenc_model *m,
                        const posenc_rope_config *cfg, cJSON *inputs)
 {
     posenc_error err = { 0 };
-    int rc = 0;
-    posenc_gguf_rope *want = malloc(sizeof *want), *have = malloc(sizeof *have);
-    posenc_gguf_check *chk = malloc(sizeof *chk);
-    if (!want || !have || !chk) {
-        cmd_msg(CMD, "out of memory");
-        rc = CMD_EXIT_ERROR;
-    } else if (posenc_gguf_rope_from_model(m, o->layer_type, want, &err) != POSENC_OK ||
-               posenc_gguf_read_rope(o->gguf, have, &err) != POSENC_OK ||
-               posenc_gguf_compare(want, have, cfg->original_max_position_embeddings, chk,
-                                   &err) != POSENC_OK) {
-        rc = cmd_fail(CMD, &err);
-    } else {
-        cJSON_AddStringToObject(inputs, "gguf", o->gguf);
-        cJSON_AddStringToObject(inputs, "gguf_architecture", have->arch);
-        for (int i = 0; i < chk->n; i++) {
-            char summary[800];
-            cJSON *d = pe_report_gguf_details(&chk->f[i], summary, sizeof summary);
-            add_check(v, chk->f[i].key, chk->f[i].ok, 0, NAN, NAN, NAN, summary, d);
-        }
-    }
-    free(want);
-    free(have);
-    free(chk);
-    return rc;
+    if (pe_report_gguf_checks(v->root, inputs, m, o->layer_type, o->gguf,
+                              cfg->original_max_position_embeddings, &v->n_checks, &v->failed,
+                              &err) != POSENC_OK)
+        return cmd_fail(CMD, &err);
+    return 0;
 }
 
 static int print_summary(const struct vstate *v)

@@ -134,6 +134,14 @@ cJSON *pe_report_bias_details(const posenc_bias_check_result *r, const char *wha
 /* One GGUF finding (lib/llamacpp_check.c): its summary and details {key, argument, expected,
  * found, consequence} (caller owns). */
 cJSON *pe_report_gguf_details(const posenc_gguf_finding *f, char *summary, size_t len);
+/* verify --gguf: what convert_hf_to_gguf.py writes for m's layer_type (NULL: the config's) against
+ * the RoPE keys and tensors of the GGUF file at path (lib/llamacpp_check.c compares), one check
+ * per key or tensor added to report, inputs' gguf and gguf_architecture set. *n_checks and
+ * *failed grow by the checks added and those that failed. */
+posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_model *m,
+                                    const char *layer_type, const char *path,
+                                    int64_t original_max_position, int *n_checks, int *failed,
+                                    posenc_error *err);
 /* The text summary of a report: a line per check (ok, FAIL or info; its diagnosis), per q/k
  * pair and per note, and the result line. Caller frees with free(); NULL when out of memory. */
 char *pe_report_text(const cJSON *report, int failed, int n_checks);

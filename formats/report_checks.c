@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
@@ -349,4 +350,35 @@ void pe_report_set_config(cJSON *report, const char *path, const posenc_model *m
     pe_report_model(cfgj, m, layer_type); /* the description's report view */
     for (size_t i = 0; i < posenc_model_note_count(m); i++)
         pe_report_add_note(report, "%s", posenc_model_note(m, i));
+}
+
+posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_model *m,
+                                    const char *layer_type, const char *path,
+                                    int64_t original_max_position, int *n_checks, int *failed,
+                                    posenc_error *err)
+{
+    posenc_status st;
+    posenc_gguf_rope *want = malloc(sizeof *want), *have = malloc(sizeof *have);
+    posenc_gguf_check *chk = malloc(sizeof *chk);
+    if (!want || !have || !chk)
+        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    else if ((st = posenc_gguf_rope_from_model(m, layer_type, want, err)) == POSENC_OK &&
+             (st = posenc_gguf_read_rope(path, have, err)) == POSENC_OK &&
+             (st = posenc_gguf_compare(want, have, original_max_position, chk, err)) ==
+                 POSENC_OK) {
+        cJSON_AddStringToObject(inputs, "gguf", path);
+        cJSON_AddStringToObject(inputs, "gguf_architecture", have->arch);
+        for (int i = 0; i < chk->n; i++) {
+            char summary[800];
+            cJSON *d = pe_report_gguf_details(&chk->f[i], summary, sizeof summary);
+            pe_report_add_check(report, chk->f[i].key, chk->f[i].ok, 0, NAN, NAN, NAN, summary,
+                                d);
+            ++*n_checks;
+            *failed += !chk->f[i].ok;
+        }
+    }
+    free(want);
+    free(have);
+    free(chk);
+    return st;
 }
