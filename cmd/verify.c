@@ -151,18 +151,7 @@ static void invariance_checks(struct vstate *v, const struct opts *o,
     }
 }
 
-/* ---- non-rotary encodings ---- */
-static void bias_check(struct vstate *v, const char *name, const posenc_bias_check_result *r,
-                       const char *what)
-{
-    char summary[512];
-    int ok;
-    cJSON *det = pe_report_bias_details(r, what, summary, sizeof summary, &ok);
-    add_check(v, name, ok, 0, r->max_abs_err, r->max_rel_err, r->tolerance, summary, det);
-}
-
-/* ALiBi, T5, sinusoidal: the checks of lib/verify_checks.c; other encodings have nothing
- * relative to verify */
+/* ---- non-rotary encodings: ALiBi, T5, sinusoidal (formats/report_checks.c) ---- */
 static int verify_bias(struct vstate *v, const struct opts *o, const posenc_model *m,
                        posenc_encoding enc)
 {
@@ -171,29 +160,9 @@ static int verify_bias(struct vstate *v, const struct opts *o, const posenc_mode
     int has_var = enc == POSENC_ENC_SINUSOIDAL && o->variant;
     if (has_var && posenc_sinusoidal_variant_parse(o->variant, &var, &err) != POSENC_OK)
         return cmd_usage_error(CMD, "--variant: %s", err.msg);
-    pe_bias_run *run = malloc(sizeof *run);
-    if (!run)
-        return oom();
-    if (pe_verify_bias_run(m, o->max_position, has_var ? &var : NULL, o->seed, run, &err) !=
-        POSENC_OK) {
-        int rc = CMD_EXIT_ERROR;
-        if (enc == POSENC_ENC_ALIBI && run->heads < 1)
-            cmd_msg(CMD, "'%s': %s", o->config, err.msg);
-        else
-            rc = cmd_fail(CMD, &err);
-        free(run);
-        return rc;
-    }
-    pe_report_bias_config(v->root, run);
-    for (int i = 0; i < run->n; i++)
-        bias_check(v, run->c[i].name, &run->c[i].r, run->c[i].what);
-    if (run->n == 0) {
-        char summary[256];
-        snprintf(summary, sizeof summary, "the model uses %s positions: nothing relative to verify",
-                 enc == POSENC_ENC_NONE ? "no" : posenc_encoding_name(enc));
-        add_check(v, "encoding", 1, 1, NAN, NAN, NAN, summary, NULL);
-    }
-    free(run);
+    if (pe_report_bias_checks(v->root, m, o->config, o->max_position, has_var ? &var : NULL,
+                              o->seed, &v->n_checks, &v->failed, &err) != POSENC_OK)
+        return cmd_fail(CMD, &err);
     return 0;
 }
 

@@ -382,3 +382,43 @@ posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_m
     free(chk);
     return st;
 }
+
+posenc_status pe_report_bias_checks(cJSON *report, const posenc_model *m, const char *config_path,
+                                    int64_t max_position, const posenc_sinusoidal_variant *var,
+                                    uint64_t seed, int *n_checks, int *failed,
+                                    posenc_error *err)
+{
+    posenc_encoding enc = posenc_model_encoding(m);
+    pe_bias_run *run = malloc(sizeof *run);
+    if (!run)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    posenc_status st = pe_verify_bias_run(m, max_position, var, seed, run, err);
+    if (st != POSENC_OK) {
+        if (enc == POSENC_ENC_ALIBI && run->heads < 1 && err) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            posenc_seterr(err, st, "'%s': %s", config_path, msg);
+        }
+        free(run);
+        return st;
+    }
+    pe_report_bias_config(report, run);
+    char summary[512];
+    for (int i = 0; i < run->n; i++) {
+        int ok;
+        const posenc_bias_check_result *r = &run->c[i].r;
+        cJSON *det = pe_report_bias_details(r, run->c[i].what, summary, sizeof summary, &ok);
+        pe_report_add_check(report, run->c[i].name, ok, 0, r->max_abs_err, r->max_rel_err,
+                            r->tolerance, summary, det);
+        ++*n_checks;
+        *failed += !ok;
+    }
+    if (run->n == 0) {
+        snprintf(summary, sizeof summary, "the model uses %s positions: nothing relative to verify",
+                 enc == POSENC_ENC_NONE ? "no" : posenc_encoding_name(enc));
+        pe_report_add_check(report, "encoding", 1, 1, NAN, NAN, NAN, summary, NULL);
+        ++*n_checks;
+    }
+    free(run);
+    return POSENC_OK;
+}
