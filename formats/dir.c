@@ -154,16 +154,12 @@ static posenc_status dir_open(posenc_container *c, posenc_error *err)
             st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     }
     cJSON *meta = c->meta ? cJSON_Parse(c->meta) : NULL;
-    const cJSON *dts = cJSON_GetObjectItemCaseSensitive(meta, "posenc_dtypes");
     for (size_t i = 0; i < n && !st; i++) {
         char stem[POSENC_NAME_MAX];
         size_t sl = strlen(names[i]) - 4;
         memcpy(stem, names[i], sl);
         stem[sl] = '\0';
-        const cJSON *v = cJSON_IsObject(dts) ? cJSON_GetObjectItemCaseSensitive(dts, stem) : NULL;
-        int bf16 = c->opts.assume_bf16 ||
-                   (cJSON_IsString(v) && (strcmp(v->valuestring, "bf16") == 0 ||
-                                          strcmp(v->valuestring, "bfloat16") == 0));
+        int bf16 = c->opts.assume_bf16 || pe_npy_dtypes_bf16(meta, stem);
         char *path = join(c->path, names[i], "");
         if (!path) {
             st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");

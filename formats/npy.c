@@ -598,17 +598,12 @@ void pe_npy_freader_free(pe_npy_freader *r)
     free(r);
 }
 
-int pe_npy_meta_is_bf16(const char *meta, const char *name)
+int pe_npy_dtypes_bf16(const cJSON *meta, const char *name)
 {
-    if (!meta)
-        return 0;
-    cJSON *root = cJSON_Parse(meta);
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "posenc_dtypes");
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(meta, "posenc_dtypes");
     const cJSON *v = cJSON_IsObject(d) ? cJSON_GetObjectItemCaseSensitive(d, name) : NULL;
-    int yes = cJSON_IsString(v) && (strcmp(v->valuestring, "bf16") == 0 ||
-                                     strcmp(v->valuestring, "bfloat16") == 0);
-    cJSON_Delete(root);
-    return yes;
+    return cJSON_IsString(v) && (strcmp(v->valuestring, "bf16") == 0 ||
+                                 strcmp(v->valuestring, "bfloat16") == 0);
 }
 
 /* ---- the NPY backend: one array per file ---- */

@@ -89,8 +89,10 @@ posenc_status pe_npy_freader_new(const char *path, FILE *fp, const pe_npy_header
                                      pe_npy_freader **out, posenc_error *err);
 void pe_npy_freader_free(pe_npy_freader *r);
 
-/* Does the metadata JSON text say {"posenc_dtypes": {name: "bf16"}}? */
-int pe_npy_meta_is_bf16(const char *meta, const char *name);
+/* Does the parsed metadata (NULL: none) say {"posenc_dtypes": {name: "bf16"}}, the way NPZ and
+ * directory outputs mark their '<V2' members as bfloat16? */
+struct cJSON;
+int pe_npy_dtypes_bf16(const struct cJSON *meta, const char *name);
 
 /* Size of the stdio buffers backends install (large writes and reads go straight through). */
 #define PE_IO_BUFSIZE ((size_t)1 << 20)

@@ -118,7 +118,6 @@ static posenc_status npz_open(posenc_container *c, posenc_error *err)
     if (!k->entry || !k->h || !c->arrays)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     cJSON *meta = c->meta ? cJSON_Parse(c->meta) : NULL;
-    const cJSON *dts = cJSON_GetObjectItemCaseSensitive(meta, "posenc_dtypes");
     FILE *fp = fopen(c->path, "rb");
     if (!fp) {
         cJSON_Delete(meta);
@@ -137,11 +136,7 @@ static posenc_status npz_open(posenc_container *c, posenc_error *err)
         posenc_array_info *info = &c->arrays[a];
         memcpy(info->name, e->name, stem);
         info->name[stem] = '\0';
-        const cJSON *v = cJSON_IsObject(dts) ? cJSON_GetObjectItemCaseSensitive(dts, info->name)
-                                             : NULL;
-        int bf16 = c->opts.assume_bf16 ||
-                   (cJSON_IsString(v) && (strcmp(v->valuestring, "bf16") == 0 ||
-                                          strcmp(v->valuestring, "bfloat16") == 0));
+        int bf16 = c->opts.assume_bf16 || pe_npy_dtypes_bf16(meta, info->name);
         char label[POSENC_NAME_MAX + 64];
         snprintf(label, sizeof label, "%s:%s", c->path, info->name);
         pe_zip_stream *s;
