@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "describe_out.h"
 
 /* "posenc CMD: message\n" on stderr, after clearing a progress line. */
 static void vmsg(const char *cmd, const char *fmt, va_list ap)
@@ -224,17 +223,4 @@ int cmd_ggml_params(const char *cmd, const char *cfgname, const posenc_model *m,
         return CMD_EXIT_OK;
     cmd_msg(cmd, "'%s': --precision ggml: %s", cfgname, err.msg[0] ? err.msg : "unknown error");
     return CMD_EXIT_ERROR;
-}
-
-void cmd_ggml_json(pe_strbuf *b, const posenc_rope_params *p)
-{
-    pe_desc *d = pe_describe_new();
-    pe_describe_ggml(d, p);
-    char *t = pe_describe_field_json(d, PE_DF_GGML);
-    if (t)
-        pe_strbuf_puts(b, t);
-    else
-        b->oom = 1;
-    free(t);
-    pe_describe_free(d);
 }

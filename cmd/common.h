@@ -90,8 +90,6 @@ int cmd_env_check(const char *cmd);
  * "posenc CMD: 'CONFIG': --precision ggml: why" and returns 3; 0 on success. */
 int cmd_ggml_params(const char *cmd, const char *cfgname, const posenc_model *m,
                     const char *layer_type, int64_t n_ctx, posenc_rope_params *p);
-/* p's ggml_rope_ext arguments as one JSON object (the "ggml" group of lib/describe.def). */
-void cmd_ggml_json(pe_strbuf *b, const posenc_rope_params *p);
 
 /* Number of worker threads to use (online CPUs, capped at 64; POSENC_THREADS overrides). */
 int cmd_nthreads(void);

@@ -130,6 +130,18 @@ char *pe_describe_field_json(const pe_desc *d, pe_dfield f)
     return pe_strbuf_finish(&b);
 }
 
+char *pe_describe_ggml_json(const posenc_rope_params *p)
+{
+    pe_desc *d = pe_describe_new();
+    char *t = NULL;
+    if (d) {
+        pe_describe_ggml(d, p);
+        t = pe_describe_field_json(d, PE_DF_GGML);
+    }
+    pe_describe_free(d);
+    return t;
+}
+
 struct write_ctx {
     posenc_writer *w;
     const char *prefix;

@@ -34,6 +34,9 @@ posenc_status pe_describe_meta_each(const pe_desc *d, pe_describe_meta_fn fn, vo
 /* The metadata JSON text of one field (a group: its object), or NULL when f is not set or out
  * of memory. Caller frees. */
 char *pe_describe_field_json(const pe_desc *d, pe_dfield f);
+/* p's ggml_rope_ext arguments (posenc_rope_params_ggml) as one JSON object, the "ggml" group of
+ * lib/describe.def. Caller frees; NULL when out of memory. */
+char *pe_describe_ggml_json(const posenc_rope_params *p);
 /* pe_describe_meta_each into a writer, each key prefixed with prefix ("" for none):
  * posenc_writer_meta_typed. */
 posenc_status pe_describe_meta_write(const pe_desc *d, const char *prefix, posenc_writer *w,
