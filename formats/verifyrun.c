@@ -4,7 +4,6 @@
 #include <cJSON.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,22 +25,6 @@ static posenc_status fault(pe_vrun *v, int kind, posenc_status st)
 {
     v->fault = kind;
     return st;
-}
-
-static posenc_status usage(pe_vrun *v, int kind, posenc_error *err, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 4, 5)))
-#endif
-    ;
-static posenc_status usage(pe_vrun *v, int kind, posenc_error *err, const char *fmt, ...)
-{
-    char msg[POSENC_ERRMSG_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    v->fault = kind;
-    return posenc_seterr(err, POSENC_EINVAL, "%s", msg);
 }
 
 static posenc_status oom(posenc_error *err)
@@ -368,8 +351,10 @@ static posenc_status check_pairs(pe_vrun *v, const pe_vrun_req *rq, const posenc
         if (st != POSENC_OK)
             fault(v, is_usage ? PE_VRUN_FAULT_USAGE : PE_VRUN_FAULT_ERROR, st);
         else if (!pe)
-            st = usage(v, PE_VRUN_FAULT_USAGE_ARG, err, "'%s': --q names a container of q/k "
-                       "pairs, so --expect-q needs one too (not a member)", rq->eq);
+            st = fault(v, PE_VRUN_FAULT_USAGE_ARG,
+                       posenc_seterr(err, POSENC_EINVAL, "'%s': --q names a container of q/k "
+                                     "pairs, so --expect-q needs one too (not a member)",
+                                     rq->eq));
         if (st != POSENC_OK)
             goto out;
     }
@@ -435,12 +420,14 @@ static posenc_status check_bias(pe_vrun *v, const pe_vrun_req *rq, const posenc_
 {
     posenc_encoding enc = posenc_model_encoding(m);
     if (rq->q || rq->gguf)
-        return usage(v, PE_VRUN_FAULT_USAGE, err, "--%s a RoPE model; '%s' uses %s",
-                     rq->q ? "q/--k need" : "gguf needs", rq->config, posenc_encoding_name(enc));
+        return fault(v, PE_VRUN_FAULT_USAGE,
+                     posenc_seterr(err, POSENC_EINVAL, "--%s a RoPE model; '%s' uses %s",
+                                   rq->q ? "q/--k need" : "gguf needs", rq->config,
+                                   posenc_encoding_name(enc)));
     posenc_sinusoidal_variant var;
     int has_var = enc == POSENC_ENC_SINUSOIDAL && rq->variant;
     if (has_var && posenc_sinusoidal_variant_parse(rq->variant, &var, err) != POSENC_OK)
-        return usage(v, PE_VRUN_FAULT_USAGE, err, "--variant: %s", err->msg);
+        return fault(v, PE_VRUN_FAULT_USAGE, posenc_error_prefix(err, POSENC_EINVAL, "--variant: "));
     return pe_report_bias_checks(v->root, m, rq->config, rq->max_position,
                                  has_var ? &var : NULL, rq->seed, &v->n_checks, &v->failed,
                                  err);
