@@ -186,7 +186,8 @@ int cmd_apply(int argc, char **argv)
         goto fail;
     if (pe_apply_set_plan(s)->over_limit) { /* the pipeline's one rule and wording */
         char msg[POSENC_ERRMSG_MAX + 64];
-        pe_out_limit_message(pe_apply_set_plan(s), outp ? outp : ct ? ipath : in[0], msg,
+        pe_out_limit_message(pe_apply_set_plan(s), outp ? outp : ct ? ipath : in[0], NULL,
+                             NULL, msg,
                              sizeof msg);
         cmd_msg(CMD, "%s", msg);
         rc = CMD_EXIT_ERROR;

@@ -165,19 +165,17 @@ static int write_tables(pe_gen *g, const pe_gen_args *a, const struct gen_cli *c
     const posenc_array_info *a0 = &g->t.arr[0].info;
     if (header_default_check(a, c, o.values, a0->ndim ? a0->shape[0] : 0))
         return CMD_EXIT_ERROR;
-    if (o.over_limit) {
-        char hs[32], lim[32];
-        pe_out_human_size(o.bytes, hs, sizeof hs);
-        pe_out_human_size(o.size_limit, lim, sizeof lim);
-        if (!g->rope) {
-            cmd_msg(CMD, "%s tables would be %s, over the %s limit; pass %s or --force",
-                    g->label, hs, lim, g->hint);
-        } else { /* RoPE: rows x width x the cos/sin tables */
-            int ntab = nwant - want[g->t.narr - 1];
-            cmd_msg(CMD, "table would be %s (%" PRId64 " x %" PRId64 " x %d array%s, %s); pass "
-                         "--force to write it", hs, a0->shape[0], a0->shape[1],
-                    ntab ? ntab : 1, ntab == 1 ? "" : "s", posenc_dtype_name(a->dtype));
-        }
+    if (o.over_limit) { /* the pipeline's wording, with what the bytes are */
+        char what[128], msg[POSENC_ERRMSG_MAX + 256];
+        int ntab = nwant - want[g->t.narr - 1]; /* RoPE: rows x width x the cos/sin tables */
+        if (g->rope)
+            snprintf(what, sizeof what, "%" PRId64 " x %" PRId64 " x %d array%s, %s",
+                     a0->shape[0], a0->shape[1], ntab ? ntab : 1, ntab == 1 ? "" : "s",
+                     posenc_dtype_name(a->dtype));
+        else
+            snprintf(what, sizeof what, "%s tables", g->label);
+        pe_out_limit_message(&o, a->out, what, g->rope ? NULL : g->hint, msg, sizeof msg);
+        cmd_msg(CMD, "%s", msg);
         return CMD_EXIT_ERROR;
     }
     if (pe_describe_oom(g->d)) {

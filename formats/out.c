@@ -221,7 +221,8 @@ static posenc_status stream(pe_out *o, struct sink *s, posenc_error *err)
     return POSENC_OK;
 }
 
-void pe_out_limit_message(const pe_out *o, const char *path, char *buf, size_t len)
+void pe_out_limit_message(const pe_out *o, const char *path, const char *detail,
+                          const char *hint, char *buf, size_t len)
 {
     uint64_t lim = o->size_limit ? o->size_limit : PE_OUT_SIZE_LIMIT;
     char hs[32], hl[32];
@@ -230,8 +231,9 @@ void pe_out_limit_message(const pe_out *o, const char *path, char *buf, size_t l
         snprintf(hl, sizeof hl, "%" PRIu64 " GiB", lim >> 30);
     else
         pe_out_human_size(lim, hl, sizeof hl);
-    snprintf(buf, len, "'%s': the output would be %s, over the %s limit; pass --force", path, hs,
-             hl);
+    snprintf(buf, len, "'%s': the output would be %s%s%s%s, over the %s limit; pass %s%s--force",
+             path, hs, detail ? " (" : "", detail ? detail : "", detail ? ")" : "", hl,
+             hint ? hint : "", hint ? " or " : "");
 }
 
 posenc_status pe_out_open(pe_out *o, pe_out_meta_fn meta, void *ctx, posenc_writer **w,
@@ -242,7 +244,7 @@ posenc_status pe_out_open(pe_out *o, pe_out_meta_fn meta, void *ctx, posenc_writ
     *w = NULL;
     if (o->over_limit) { /* pe_out_plan's verdict */
         char msg[POSENC_ERRMSG_MAX];
-        pe_out_limit_message(o, o->path, msg, sizeof msg);
+        pe_out_limit_message(o, o->path, NULL, NULL, msg, sizeof msg);
         return posenc_seterr(err, POSENC_ERANGE, "%s", msg);
     }
     if ((st = posenc_writer_open(o->path, &o->wopts, &wr, err)) != POSENC_OK)

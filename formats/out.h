@@ -66,9 +66,12 @@ posenc_status pe_out_open(pe_out *o, pe_out_meta_fn meta, void *ctx, posenc_writ
 posenc_status pe_out_commit(posenc_writer **w, posenc_error *err);
 void pe_out_abort(posenc_writer **w);
 
-/* The refusal of a plan over the limit, the one wording of apply, convert and pe_out_open:
- * "'PATH': the output would be 6.0 GiB, over the 4 GiB limit; pass --force". */
-void pe_out_limit_message(const pe_out *o, const char *path, char *buf, size_t len);
+/* The refusal of a plan over the limit, the one wording of gen, apply, convert and pe_out_open:
+ * "'PATH': the output would be 6.0 GiB (DETAIL), over the 4 GiB limit; pass HINT or --force".
+ * detail (what the bytes are, "262144 x 8192 x 2 arrays, f32") and hint (what else makes the
+ * output smaller, "a smaller --seq-len") may be NULL. */
+void pe_out_limit_message(const pe_out *o, const char *path, const char *detail,
+                          const char *hint, char *buf, size_t len);
 
 /* "6.0 GiB", "512.0 MiB", "12 bytes" */
 void pe_out_human_size(uint64_t n, char *buf, size_t len);

@@ -115,7 +115,7 @@ expect_fail 2 "--num-buckets does not apply to ALiBi tables" "$POSENC" gen --enc
 expect_fail 2 "pass --array (slopes, bias)" "$POSENC" gen --encoding alibi --heads 4 --seq-len 4 -o o.npy
 expect_fail 2 "--array: alibi tables hold slopes, bias, not 'cos'" "$POSENC" gen --encoding alibi --heads 4 --seq-len 4 --array cos -o o.npz
 # Baichuan-13B at its full 4096 context: 40 x 4096 x 4096 x 8 bytes = 5 GiB, over the 4 GiB limit
-expect_fail 3 "over the 4.0 GiB limit; pass a smaller --seq-len, --broadcast, --array slopes or --force" "$POSENC" gen --config "$C/baichuan-13b.json" --dtype f64 -o o.npz
+expect_fail 3 "(alibi tables), over the 4 GiB limit; pass a smaller --seq-len, --broadcast, --array slopes or --force" "$POSENC" gen --config "$C/baichuan-13b.json" --dtype f64 -o o.npz
 no_file o.npz o.npy
 # the broadcast form of the same table is small
 expect_ok "$POSENC" gen --config "$C/baichuan-13b.json" --broadcast -o full.npz

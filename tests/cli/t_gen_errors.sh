@@ -60,11 +60,11 @@ grep -q -- "--layer-type" out.stderr
 expect_fail 2 "unknown layer type 'global'" \
     "$POSENC" gen --config "$C/gemma-3-27b-it.json" -o out.npz --seq-len 4 --layer-type global
 # the size limit: Llama 4 Scout's 10485760 positions x 128 x 2 arrays in f32 = 10 GiB
-expect_fail 3 "table would be 10.0 GiB (10485760 x 128 x 2 arrays, f32); pass --force to write it" \
+expect_fail 3 "the output would be 10.0 GiB (10485760 x 128 x 2 arrays, f32), over the 4 GiB limit; pass --force" \
     "$POSENC" gen --config "$C/llama-4-scout-17b-16e-instruct.json" -o out.npz
-expect_fail 3 "table would be 5.0 GiB (10485760 x 128 x 1 array, f32)" \
+expect_fail 3 "the output would be 5.0 GiB (10485760 x 128 x 1 array, f32)" \
     "$POSENC" gen --config "$C/llama-4-scout-17b-16e-instruct.json" -o out.npy --array cos
-expect_fail 3 "table would be 20.0 GiB (10485760 x 128 x 2 arrays, f64)" \
+expect_fail 3 "the output would be 20.0 GiB (10485760 x 128 x 2 arrays, f64)" \
     "$POSENC" gen --config "$C/llama-4-scout-17b-16e-instruct.json" -o out.npz --dtype f64
 # positions files: negative, non-integer, absent member
 "$PY" -c "import numpy as np; np.save('neg.npy', np.array([0, 3, -1])); np.save('flt.npy', np.array([0.5, 1.0])); np.savez('p.npz', p=np.arange(4))"
@@ -104,7 +104,7 @@ if [ -w /dev/full ]; then
     rc=$?
     set -e
     [ "$rc" -eq 3 ] || { echo "--force to /dev/full: exit $rc"; cat full.err; exit 1; }
-    if grep -q "table would be" full.err; then echo "--force did not lift the limit"; exit 1; fi
+    if grep -q "the output would be" full.err; then echo "--force did not lift the limit"; exit 1; fi
     head -n 1 full.err | grep -q '^posenc gen: '
 fi
 
@@ -112,7 +112,7 @@ fi
 "$POSENC" gen --config tiny.json -o keep.npz --seq-len 4
 cksum keep.npz > keep.sum
 expect_fail 2 "--array: 'tan'" "$POSENC" gen --config tiny.json -o keep.npz --array tan
-expect_fail 3 "table would be" "$POSENC" gen --config tiny.json -o keep.npz --seq-len 100000000
+expect_fail 3 "the output would be" "$POSENC" gen --config tiny.json -o keep.npz --seq-len 100000000
 cksum keep.npz | cmp -s - keep.sum
 cmp tiny.json tiny.orig
 # the output may not replace an input (a positions file, or the config itself)

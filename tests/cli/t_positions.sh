@@ -53,11 +53,11 @@ expect_small_fail 2 "--positions: '9223372036854775807': position 92233720368547
 one_line gen
 no_file x.npz
 # 0-1073741824 once built 4.2 GB of positions before the size check; now it is counted
-expect_small_fail 3 "table would be 1.0 TiB (1073741825 x 128 x 2 arrays, f32); pass --force" \
+expect_small_fail 3 "the output would be 1.0 TiB (1073741825 x 128 x 2 arrays, f32), over the 4 GiB limit; pass --force" \
     "$POSENC" gen --config "$L" --positions 0-1073741824 -o x.npz
 one_line gen
 no_file x.npz
-expect_small_fail 3 "table would be 381.5 GiB (400000001 x 128 x 2 arrays" \
+expect_small_fail 3 "the output would be 381.5 GiB (400000001 x 128 x 2 arrays" \
     "$POSENC" gen --config "$L" --positions 0-400000000 -o x.npz
 no_file x.npz
 # the same for the bias tables, which read positions row by row

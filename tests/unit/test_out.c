@@ -358,7 +358,7 @@ static void test_stages(void **state)
     assert_int_equal(o.bytes, 24 * 4 + 12 * 8);
     assert_int_equal(o.over_limit, 1);
     char msg[512];
-    pe_out_limit_message(&o, "x.npz", msg, sizeof msg);
+    pe_out_limit_message(&o, "x.npz", NULL, NULL, msg, sizeof msg);
     assert_string_equal(msg, "'x.npz': the output would be 192 bytes, over the 100 bytes "
                              "limit; pass --force");
     posenc_writer *w = (posenc_writer *)&o; /* set to NULL on every return */
@@ -374,9 +374,13 @@ static void test_stages(void **state)
     pe_out big = o;
     big.size_limit = 0;
     big.bytes = (uint64_t)9 << 29;
-    pe_out_limit_message(&big, "h.npy", msg, sizeof msg);
+    pe_out_limit_message(&big, "h.npy", NULL, NULL, msg, sizeof msg);
     assert_string_equal(msg, "'h.npy': the output would be 4.5 GiB, over the 4 GiB limit; pass "
                              "--force");
+    /* what the bytes are, and what else makes them fewer */
+    pe_out_limit_message(&big, "a.npz", "alibi tables", "a smaller --seq-len", msg, sizeof msg);
+    assert_string_equal(msg, "'a.npz': the output would be 4.5 GiB (alibi tables), over the 4 GiB "
+                             "limit; pass a smaller --seq-len or --force");
 
     for (size_t f = 0; f < 4; f++) {
         const char *path = tu_path(names[f]);
