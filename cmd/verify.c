@@ -34,7 +34,7 @@ static int run_fail(const pe_vrun *v, const posenc_model *m, const posenc_error 
     }
 }
 
-/* --q (or --expect-q) as a container of pairs (pe_vrun_open_pairs). Returns an exit status. */
+/* --q as a container of pairs (pe_vrun_open_pairs), or *pairs NULL. Returns an exit status. */
 static int open_pairs(const struct opts *o, const char *spec, posenc_container **c,
                       pe_pairs **pairs, char *path, size_t plen)
 {
