@@ -195,10 +195,8 @@ void pe_report_bias_config(cJSON *report, const pe_bias_run *run);
 /* verify of a model without RoPE: the checks of lib/verify_checks.c pe_verify_bias_run (ALiBi,
  * T5, sinusoidal with var, NULL: the config's variant) added to report with its config, or one
  * informational "encoding" check when the encoding has nothing relative to verify. *n_checks
- * and *failed grow by the checks added and those that failed. An error of an ALiBi config
- * without heads names config_path. */
-posenc_status pe_report_bias_checks(cJSON *report, const posenc_model *m, const char *config_path,
-                                    int64_t max_position, const posenc_sinusoidal_variant *var,
+ * and *failed grow by the checks added and those that failed. */
+posenc_status pe_report_bias_checks(cJSON *report, const posenc_model *m, int64_t max_position, const posenc_sinusoidal_variant *var,
                                     uint64_t seed, int *n_checks, int *failed,
                                     posenc_error *err);
 

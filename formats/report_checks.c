@@ -383,22 +383,15 @@ posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_m
     return st;
 }
 
-posenc_status pe_report_bias_checks(cJSON *report, const posenc_model *m, const char *config_path,
-                                    int64_t max_position, const posenc_sinusoidal_variant *var,
+posenc_status pe_report_bias_checks(cJSON *report, const posenc_model *m, int64_t max_position, const posenc_sinusoidal_variant *var,
                                     uint64_t seed, int *n_checks, int *failed,
                                     posenc_error *err)
 {
-    posenc_encoding enc = posenc_model_encoding(m);
     pe_bias_run *run = malloc(sizeof *run);
     if (!run)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     posenc_status st = pe_verify_bias_run(m, max_position, var, seed, run, err);
     if (st != POSENC_OK) {
-        if (enc == POSENC_ENC_ALIBI && run->heads < 1 && err) {
-            char msg[sizeof err->msg];
-            snprintf(msg, sizeof msg, "%s", err->msg);
-            posenc_seterr(err, st, "'%s': %s", config_path, msg);
-        }
         free(run);
         return st;
     }
@@ -414,6 +407,7 @@ posenc_status pe_report_bias_checks(cJSON *report, const posenc_model *m, const 
         *failed += !ok;
     }
     if (run->n == 0) {
+        posenc_encoding enc = posenc_model_encoding(m);
         snprintf(summary, sizeof summary, "the model uses %s positions: nothing relative to verify",
                  enc == POSENC_ENC_NONE ? "no" : posenc_encoding_name(enc));
         pe_report_add_check(report, "encoding", 1, 1, NAN, NAN, NAN, summary, NULL);

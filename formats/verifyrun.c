@@ -428,7 +428,7 @@ static posenc_status check_bias(pe_vrun *v, const pe_vrun_req *rq, const posenc_
     int has_var = enc == POSENC_ENC_SINUSOIDAL && rq->variant;
     if (has_var && posenc_sinusoidal_variant_parse(rq->variant, &var, err) != POSENC_OK)
         return fault(v, PE_VRUN_FAULT_USAGE, posenc_error_prefix(err, POSENC_EINVAL, "--variant: "));
-    return pe_report_bias_checks(v->root, m, rq->config, rq->max_position,
+    return pe_report_bias_checks(v->root, m, rq->max_position,
                                  has_var ? &var : NULL, rq->seed, &v->n_checks, &v->failed,
                                  err);
 }

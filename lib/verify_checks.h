@@ -37,8 +37,8 @@ typedef struct pe_bias_run {
 /* Run every check of the model's encoding (m's bias config, or defaults without one) below
  * max_position (<= 0: the config's max_positions, else max_position_embeddings, else 2048).
  * variant: the sinusoidal variant to check (NULL: the model's); seed: the sinusoidal check's
- * samples. ALiBi without a head count is POSENC_ECONFIG ("ALiBi check needs the number of
- * attention heads", no file named: the caller names it). */
+ * samples. ALiBi without a head count is POSENC_ECONFIG (the config loader refuses such a
+ * config, naming it, so a loaded model never gets here without heads). */
 posenc_status pe_verify_bias_run(const posenc_model *m, int64_t max_position,
                                  const posenc_sinusoidal_variant *variant, uint64_t seed,
                                  pe_bias_run *out, posenc_error *err);

@@ -70,7 +70,7 @@ static cJSON *bias_run(const posenc_model *m, int64_t max_position,
 {
     cJSON *r = pe_report_new("9.9");
     posenc_error err = { 0 };
-    if (pe_report_bias_checks(r, m, "c.json", max_position, var, 7, n, failed, &err) != POSENC_OK)
+    if (pe_report_bias_checks(r, m, max_position, var, 7, n, failed, &err) != POSENC_OK)
         fail_msg("pe_report_bias_checks: %s", err.msg);
     return r;
 }
@@ -200,7 +200,7 @@ static void test_bias_sinusoidal(void **state)
 
     r = pe_report_new("9.9");
     posenc_error err = { 0 };
-    assert_int_equal(pe_report_bias_checks(r, m, "m.json", 2, NULL, 7, &n, &failed, &err),
+    assert_int_equal(pe_report_bias_checks(r, m, 2, NULL, 7, &n, &failed, &err),
                      POSENC_EINVAL);
     assert_non_null(strstr(err.msg, "too small to check"));
     assert_int_equal(n, 2);
