@@ -11,36 +11,6 @@
 #include "posenc/io.h"
 #include "rows.h"
 
-/* Write arrays (name, dtype, shape, data) to path through posenc_writer. */
-struct arr {
-    const char *name;
-    posenc_dtype dt;
-    int ndim;
-    int64_t shape[4];
-    const void *data;
-};
-
-static void write_arrays(const char *path, const struct arr *a, int n)
-{
-    posenc_writer *w;
-    posenc_error err = { 0 };
-    posenc_write_opts wo = { POSENC_FMT_AUTO, 0 };
-    assert_int_equal(posenc_writer_open(path, &wo, &w, &err), POSENC_OK);
-    for (int i = 0; i < n; i++) {
-        posenc_array_info info = { { 0 }, a[i].dt, a[i].ndim, { 0 } };
-        snprintf(info.name, sizeof info.name, "%s", a[i].name);
-        memcpy(info.shape, a[i].shape, sizeof a[i].shape);
-        assert_int_equal(posenc_writer_declare(w, &info, &err), POSENC_OK);
-    }
-    for (int i = 0; i < n; i++) {
-        uint64_t ne = 1;
-        for (int d = 0; d < a[i].ndim; d++)
-            ne *= (uint64_t)a[i].shape[d];
-        assert_int_equal(posenc_writer_write(w, a[i].data, ne, &err), POSENC_OK);
-    }
-    assert_int_equal(posenc_writer_commit(w, &err), POSENC_OK);
-}
-
 static void expect_open_fail(const char *spec, posenc_apply_layout l, int bf16, const char *want)
 {
     pe_rows *d = (pe_rows *)1;
@@ -74,9 +44,9 @@ static void test_layouts(void **state)
     for (int i = 0; i < 120; i++)
         data[i] = (float)i;
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
-        struct arr a = { "x", POSENC_DT_F32, cases[c].ndim, { 0 }, data };
+        tu_array a = { "x", POSENC_DT_F32, cases[c].ndim, { 0 }, data };
         memcpy(a.shape, cases[c].shape, sizeof a.shape);
-        write_arrays(tu_path("l.npy"), &a, 1);
+        tu_write_arrays(tu_path("l.npy"), &a, 1);
         pe_rows *d;
         posenc_error err = { 0 };
         assert_int_equal(pe_rows_open(tu_path("l.npy"), cases[c].l, 0, &d, &err), POSENC_OK);
@@ -123,8 +93,8 @@ static void test_partial_reads(void **state)
     assert_non_null(x);
     for (int64_t i = 0; i < S * D; i++)
         x[i] = (double)i * 0.5 - 7;
-    struct arr a = { "x", POSENC_DT_F64, 2, { S, D }, x };
-    write_arrays(tu_path("big.npy"), &a, 1);
+    tu_array a = { "x", POSENC_DT_F64, 2, { S, D }, x };
+    tu_write_arrays(tu_path("big.npy"), &a, 1);
     pe_rows *d;
     posenc_error err = { 0 };
     assert_int_equal(pe_rows_open(tu_path("big.npy"), POSENC_APPLY_SD, 0, &d, &err), POSENC_OK);
@@ -169,9 +139,9 @@ static void test_members(void **state)
         q[i] = (float)i / 8;
     for (int i = 0; i < 12; i++)
         k[i] = (uint16_t)(0x3c00 + i); /* f16 1 + i/1024 */
-    struct arr a[] = { { "q", POSENC_DT_F32, 4, { 1, 2, 3, 4 }, q },
+    tu_array a[] = { { "q", POSENC_DT_F32, 4, { 1, 2, 3, 4 }, q },
                        { "k", POSENC_DT_F16, 4, { 1, 1, 3, 4 }, k } };
-    write_arrays(tu_path("qk.npz"), a, 2);
+    tu_write_arrays(tu_path("qk.npz"), a, 2);
     char spec[512];
     snprintf(spec, sizeof spec, "%s:k", tu_path("qk.npz"));
     pe_rows *d;
@@ -238,16 +208,16 @@ static void test_bad(void **state)
     (void)state;
     int32_t iv[6] = { 0 };
     float fv[6] = { 0 };
-    struct arr i = { "x", POSENC_DT_I32, 2, { 3, 2 }, iv };
-    write_arrays(tu_path("i.npy"), &i, 1);
+    tu_array i = { "x", POSENC_DT_I32, 2, { 3, 2 }, iv };
+    tu_write_arrays(tu_path("i.npy"), &i, 1);
     expect_open_fail(tu_path("i.npy"), POSENC_APPLY_SD, 0, "i.npy': dtype i32 is not a float type");
-    struct arr f = { "x", POSENC_DT_F32, 2, { 3, 2 }, fv };
-    write_arrays(tu_path("f.npy"), &f, 1);
+    tu_array f = { "x", POSENC_DT_F32, 2, { 3, 2 }, fv };
+    tu_write_arrays(tu_path("f.npy"), &f, 1);
     expect_open_fail(tu_path("f.npy"), POSENC_APPLY_BHSD, 0,
                      "f.npy': shape (3, 2) does not fit layout bhsd (4 dims)");
     expect_open_fail(tu_path("f.npy"), POSENC_APPLY_SHD, 0, "does not fit layout shd (3 dims)");
-    struct arr z = { "x", POSENC_DT_F32, 2, { 0, 2 }, fv };
-    write_arrays(tu_path("z.npy"), &z, 1);
+    tu_array z = { "x", POSENC_DT_F32, 2, { 0, 2 }, fv };
+    tu_write_arrays(tu_path("z.npy"), &z, 1);
     expect_open_fail(tu_path("z.npy"), POSENC_APPLY_SD, 0, "z.npy': empty dump");
     expect_open_fail(tu_path("none.npy"), POSENC_APPLY_SD, 0, "none.npy");
     pe_rows_close(NULL);
@@ -315,15 +285,15 @@ static void test_positions(void **state)
     /* files: [seq], [1, seq], [batch, seq], [3, seq] and [3, batch, seq] with mrope */
     int64_t v1[4] = { 5, 6, 2, 8 }, v2[8] = { 0, 1, 2, 3, 10, 11, 12, 13 };
     int64_t v3[12] = { 0, 1, 2, 3, 4, 4, 4, 4, 9, 8, 7, 6 };
-    struct arr f1 = { "p", POSENC_DT_I64, 1, { 4 }, v1 }, f1b = { "p", POSENC_DT_I64, 2, { 1, 4 }, v1 },
+    tu_array f1 = { "p", POSENC_DT_I64, 1, { 4 }, v1 }, f1b = { "p", POSENC_DT_I64, 2, { 1, 4 }, v1 },
                f2 = { "p", POSENC_DT_I64, 2, { 2, 4 }, v2 }, f3 = { "p", POSENC_DT_I64, 2, { 3, 4 }, v3 },
                f5 = { "p", POSENC_DT_I64, 1, { 5 }, v3 }, f24 = { "p", POSENC_DT_I64, 2, { 2, 2 }, v1 };
-    write_arrays(tu_path("p1.npy"), &f1, 1);
-    write_arrays(tu_path("p1b.npy"), &f1b, 1);
-    write_arrays(tu_path("p2.npy"), &f2, 1);
-    write_arrays(tu_path("p3.npy"), &f3, 1);
-    write_arrays(tu_path("p5.npy"), &f5, 1);
-    write_arrays(tu_path("p22.npy"), &f24, 1);
+    tu_write_arrays(tu_path("p1.npy"), &f1, 1);
+    tu_write_arrays(tu_path("p1b.npy"), &f1b, 1);
+    tu_write_arrays(tu_path("p2.npy"), &f2, 1);
+    tu_write_arrays(tu_path("p3.npy"), &f3, 1);
+    tu_write_arrays(tu_path("p5.npy"), &f5, 1);
+    tu_write_arrays(tu_path("p22.npy"), &f24, 1);
     p = load_ok(tu_path("p1.npy"), 0, 0, 2, 4);
     assert_int_equal(p.apply.rows, 1);
     assert_int_equal(p.apply.naxes, 1);
@@ -378,16 +348,16 @@ static void test_qk(void **state)
 {
     (void)state;
     static float z[2 * 4 * 6 * 8];
-    struct arr q = { "x", POSENC_DT_F32, 4, { 2, 4, 6, 8 }, z },
+    tu_array q = { "x", POSENC_DT_F32, 4, { 2, 4, 6, 8 }, z },
                k = { "x", POSENC_DT_F32, 4, { 2, 2, 6, 8 }, z },
                k3 = { "x", POSENC_DT_F32, 4, { 2, 3, 6, 8 }, z },
                ks = { "x", POSENC_DT_F32, 4, { 2, 2, 5, 8 }, z },
                kb = { "x", POSENC_DT_F32, 4, { 1, 2, 6, 8 }, z };
-    write_arrays(tu_path("q.npy"), &q, 1);
-    write_arrays(tu_path("k.npy"), &k, 1);
-    write_arrays(tu_path("k3.npy"), &k3, 1);
-    write_arrays(tu_path("ks.npy"), &ks, 1);
-    write_arrays(tu_path("kb.npy"), &kb, 1);
+    tu_write_arrays(tu_path("q.npy"), &q, 1);
+    tu_write_arrays(tu_path("k.npy"), &k, 1);
+    tu_write_arrays(tu_path("k3.npy"), &k3, 1);
+    tu_write_arrays(tu_path("ks.npy"), &ks, 1);
+    tu_write_arrays(tu_path("kb.npy"), &kb, 1);
     char qp[300], kp[300];
     snprintf(qp, sizeof qp, "%s", tu_path("q.npy"));
     snprintf(kp, sizeof kp, "%s", tu_path("k.npy"));
@@ -410,11 +380,11 @@ static void test_qk(void **state)
     qk_fail(qp, kp, kp, 8, NULL, 0, "k.npy': shape differs from '");
     qk_fail(qp, kp, NULL, 8, "0-4", 1, "--positions: 5 positions for a sequence of 6 tokens");
     int64_t pv[12] = { 0 };
-    struct arr p26 = { "p", POSENC_DT_I64, 2, { 2, 6 }, pv }, p16 = { "p", POSENC_DT_I64, 2, { 1, 6 }, pv },
+    tu_array p26 = { "p", POSENC_DT_I64, 2, { 2, 6 }, pv }, p16 = { "p", POSENC_DT_I64, 2, { 1, 6 }, pv },
                p36 = { "p", POSENC_DT_I64, 2, { 3, 4 }, pv };
-    write_arrays(tu_path("p26.npy"), &p26, 1);
-    write_arrays(tu_path("p16.npy"), &p16, 1);
-    write_arrays(tu_path("p34.npy"), &p36, 1);
+    tu_write_arrays(tu_path("p26.npy"), &p26, 1);
+    tu_write_arrays(tu_path("p16.npy"), &p16, 1);
+    tu_write_arrays(tu_path("p34.npy"), &p36, 1);
     qk_fail(qp, kp, NULL, 8, tu_path("p26.npy"), 0,
             "p26.npy': positions of shape (2, 6) differ per batch entry; a comparison takes one "
             "row [seq] shared by every entry");
@@ -452,12 +422,12 @@ static void test_qk_passes(void **state)
                 z[i + 2] = (float)(w * c[i] + u * sn[i]);
             }
         }
-    struct arr aq = { "x", POSENC_DT_F32, 4, { QB, QH, QS, QD }, q },
+    tu_array aq = { "x", POSENC_DT_F32, 4, { QB, QH, QS, QD }, q },
                ae = { "x", POSENC_DT_F32, 4, { QB, QH, QS, QD }, e },
                ar = { "x", POSENC_DT_F32, 4, { QB, QH, QS, QD }, r };
-    write_arrays(tu_path("pq.npy"), &aq, 1);
-    write_arrays(tu_path("pe.npy"), &ae, 1);
-    write_arrays(tu_path("pr.npy"), &ar, 1);
+    tu_write_arrays(tu_path("pq.npy"), &aq, 1);
+    tu_write_arrays(tu_path("pe.npy"), &ae, 1);
+    tu_write_arrays(tu_path("pr.npy"), &ar, 1);
     char qp[300], ep[300], rp[300];
     snprintf(qp, sizeof qp, "%s", tu_path("pq.npy"));
     snprintf(ep, sizeof ep, "%s", tu_path("pe.npy"));

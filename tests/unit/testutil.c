@@ -93,6 +93,28 @@ int tu_python_run(const char *modules, const char *code)
     return rc != -1 && WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
 }
 
+void tu_write_arrays(const char *path, const tu_array *a, int n)
+{
+    posenc_writer *w;
+    posenc_error err = { 0 };
+    posenc_write_opts wo = { POSENC_FMT_AUTO, 0 };
+    if (posenc_writer_open(path, &wo, &w, &err) != POSENC_OK)
+        fail_msg("open '%s': %s", path, err.msg);
+    for (int i = 0; i < n; i++) {
+        posenc_array_info info = { { 0 }, a[i].dt, a[i].ndim, { 0 } };
+        snprintf(info.name, sizeof info.name, "%s", a[i].name);
+        memcpy(info.shape, a[i].shape, sizeof a[i].shape);
+        assert_int_equal(posenc_writer_declare(w, &info, &err), POSENC_OK);
+    }
+    for (int i = 0; i < n; i++) {
+        uint64_t ne = 1;
+        for (int d = 0; d < a[i].ndim; d++)
+            ne *= (uint64_t)a[i].shape[d];
+        assert_int_equal(posenc_writer_write(w, a[i].data, ne, &err), POSENC_OK);
+    }
+    assert_int_equal(posenc_writer_commit(w, &err), POSENC_OK);
+}
+
 posenc_rope_config tu_rope_cfg(double theta, int head_dim, int rotary_dim, posenc_style style)
 {
     posenc_rope_config c;

@@ -78,6 +78,18 @@ void tu_expect_opaque(const char *path, const char *msg);
 void tu_expect_open_error(const char *path, const posenc_read_opts *o, posenc_status code,
                           const char *msg);
 
+/* One array for tu_write_arrays: name, dtype, shape (ndim dims), C-order data. */
+typedef struct tu_array {
+    const char *name;
+    posenc_dtype dt;
+    int ndim;
+    int64_t shape[4];
+    const void *data;
+} tu_array;
+/* Write n arrays to path through the public writer (format from the extension); fails the test
+ * when the writer refuses. */
+void tu_write_arrays(const char *path, const tu_array *a, int n);
+
 /* ---- RoPE fixtures ---- */
 
 /* A model from config.json text (named "c.json" in messages); fails the test when it does not
