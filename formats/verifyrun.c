@@ -395,10 +395,11 @@ static posenc_status check_config(pe_vrun *v, const pe_vrun_req *rq,
     if (posenc_rope_params_compute(cfg, maxp, &params, err) != POSENC_OK)
         return err->code;
     cJSON *cj = cJSON_GetObjectItemCaseSensitive(v->root, "config");
-    if (layer)
-        cj = cJSON_GetObjectItemCaseSensitive(cj, "rope");
-    cJSON_ReplaceItemInObjectCaseSensitive(cj, layer ? layer : "rope",
-                                           pe_report_rope(cfg, &params));
+    if (layer) /* config.rope keyed by layer type, in order */
+        cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(cj, "rope"), layer,
+                              pe_report_rope(cfg, &params));
+    else
+        cJSON_ReplaceItemInObjectCaseSensitive(cj, "rope", pe_report_rope(cfg, &params));
     posenc_invariance_result *res = malloc(sizeof *res);
     if (!res)
         return oom(err);
@@ -445,12 +446,11 @@ static posenc_status check_rope(pe_vrun *v, const pe_vrun_req *rq, const posenc_
         return check_pairs(v, rq, m, inputs, err);
     if (!rq->q && !rq->gguf && !rq->layer_type && nt > 1) {
         /* a config alone with several layer types: check each */
-        cJSON *ropes = cJSON_AddObjectToObject(cfgj, "rope");
+        cJSON_AddObjectToObject(cfgj, "rope");
         for (size_t i = 0; i < nt; i++) {
             const char *lt = posenc_model_layer_type_name(m, i);
             if ((st = rope_cfg(v, rq, m, lt, 1, &cfg, err)) != POSENC_OK)
                 return st;
-            cJSON_AddItemToObject(ropes, lt, pe_report_rope(&cfg, NULL));
             if ((st = check_config(v, rq, &cfg, lt, err)) != POSENC_OK)
                 return st;
         }
