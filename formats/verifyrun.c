@@ -120,7 +120,7 @@ static void invariance_checks(pe_vrun *v, const pe_vrun_req *rq,
 static posenc_status describe_dumps(pe_vrun *v, const pe_vrun_req *rq, const pe_qk_dumps *x,
                                     const posenc_rope_config *cfg,
                                     const posenc_rope_params *params, posenc_precision prec,
-                                    cJSON *inputs)
+                                    cJSON *inputs, posenc_error *err)
 {
     if (v->row)
         cJSON_AddItemToObject(v->row, "rope",
@@ -137,7 +137,7 @@ static posenc_status describe_dumps(pe_vrun *v, const pe_vrun_req *rq, const pe_
         rd.info[i] = x->d[i] ? &x->d[i]->info : NULL;
     char *gj = NULL;
     if (prec == POSENC_PREC_GGML && !(rd.ggml_json = gj = pe_describe_ggml_json(params)))
-        return POSENC_ENOMEM;
+        return oom(err);
     pe_report_set_dumps(v->root, inputs, &rd);
     free(gj);
     return POSENC_OK;
@@ -203,10 +203,8 @@ static posenc_status check_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc
     posenc_verify_recipe_init(&rec, &params);
     if (rq->has_prec)
         rec.prec = rq->prec;
-    if ((st = describe_dumps(v, rq, &x, cfg, &params, rec.prec, inputs)) != POSENC_OK) {
-        oom(err);
+    if ((st = describe_dumps(v, rq, &x, cfg, &params, rec.prec, inputs, err)) != POSENC_OK)
         goto out;
-    }
     /* q then k: pre-RoPE rows (none with --rotated) and the rows compared with them */
     st = pe_qk_passes(&x, &rec, rq->rotated, rq->has_tol ? rq->tol : NAN, pass, err);
     if (st != POSENC_OK)

@@ -80,7 +80,8 @@ posenc_status pe_vrun_open_pairs(const char *spec, const char *glob, int must, i
                                  size_t plen, int *usage, posenc_error *err);
 
 /* Run every check rq asks of m into v (zeroed first; free it with pe_vrun_free whatever the
- * result). On failure err says why in one line and v->fault how it reads. */
+ * result). On failure err (required, as in pe_vrun_open_pairs) says why in one line and
+ * v->fault how it reads. */
 posenc_status pe_vrun_exec(pe_vrun *v, const pe_vrun_req *rq, const posenc_model *m,
                            posenc_error *err);
 void pe_vrun_free(pe_vrun *v);
