@@ -402,54 +402,61 @@ void pe_describe_rope_notes(pe_desc *d, const posenc_rope_config *c, const posen
 
 /* ---- the other encodings ---- */
 
+/* The model's own table: its parameters resolved as gen resolves them with no option given
+ * (lib/tableparams.c: the config's value, else the table's default), described by
+ * pe_describe_table_params as gen's metadata is; then the facts only the config has. */
 posenc_status pe_describe_bias(pe_desc *d, const posenc_model *m, posenc_error *err)
 {
     const posenc_bias_config *b = posenc_model_bias(m);
     posenc_encoding e = posenc_model_encoding(m);
-    switch (e) {
-    case POSENC_ENC_ALIBI: {
-        double *s = malloc((size_t)(b->heads > 0 ? b->heads : 1) * sizeof *s);
-        if (!s)
+    const pe_table_args none = { 0 };
+    pe_table_params p;
+    double *s = NULL;
+    posenc_status st = pe_table_params_resolve(&p, e, &none, b, err);
+    if (st != POSENC_OK)
+        return st;
+    if (e == POSENC_ENC_ALIBI) {
+        int heads = PE_TP_INT(&p, PE_TP_HEADS);
+        if (!(s = malloc((size_t)(heads > 0 ? heads : 1) * sizeof *s)))
             return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-        posenc_status st = posenc_alibi_slopes(b->alibi_kind, b->heads, b->alibi_bias_max, s, err);
+        st = posenc_alibi_slopes(p.alibi_kind, heads, p.v[PE_TP_ALIBI_BIAS_MAX], s, err);
         if (st != POSENC_OK) {
             free(s);
             return st;
         }
-        pe_describe_str(d, PE_DF_VARIANT, posenc_alibi_kind_name(b->alibi_kind));
-        pe_describe_str(d, PE_DF_LEGACY_ALIBI_KIND, posenc_alibi_kind_name(b->alibi_kind));
-        pe_describe_num(d, PE_DF_ALIBI_BIAS_MAX, b->alibi_bias_max, NULL);
-        pe_describe_nums(d, PE_DF_SLOPES, s, (size_t)(b->heads > 0 ? b->heads : 0), NULL);
-        free(s);
-        break;
     }
-    case POSENC_ENC_T5:
-        pe_describe_int(d, PE_DF_NUM_BUCKETS, b->num_buckets);
-        pe_describe_int(d, PE_DF_MAX_DISTANCE, b->max_distance);
-        pe_describe_bool(d, PE_DF_IS_DECODER, b->is_decoder);
+    pe_describe_table_params(d, e, &p, s);
+    free(s);
+    switch (e) {
+    case POSENC_ENC_ALIBI:
+        pe_describe_str(d, PE_DF_LEGACY_ALIBI_KIND, posenc_alibi_kind_name(p.alibi_kind));
+        /* info names alibi_bias_max for every variant (posenc-info(1)); only MPT's slopes,
+         * which pe_describe_table_params gave it for, depend on it */
+        if (!pe_describe_get(d, PE_DF_ALIBI_BIAS_MAX))
+            pe_describe_num(d, PE_DF_ALIBI_BIAS_MAX, p.v[PE_TP_ALIBI_BIAS_MAX], NULL);
         break;
     case POSENC_ENC_LEARNED:
         pe_describe_str(d, PE_DF_TENSOR, b->learned_tensor);
         pe_describe_int(d, PE_DF_ROW_OFFSET, b->position_offset);
         break;
     case POSENC_ENC_SINUSOIDAL:
-        pe_describe_str(d, PE_DF_VARIANT, posenc_sinusoidal_variant_name(b->sinusoidal_variant));
         pe_describe_int(d, PE_DF_ROW_OFFSET, b->position_offset);
-        break;
-    case POSENC_ENC_SHAW:
-        pe_describe_int(d, PE_DF_MAX_RELATIVE_POSITION, b->max_relative_position);
-        pe_describe_str(d, PE_DF_VARIANT, b->shaw_query_minus_key ? "bert" : "shaw");
         break;
     default:
         break;
     }
-    int early = e == POSENC_ENC_ALIBI || e == POSENC_ENC_T5; /* heads beside the slopes/buckets */
-    pe_describe_int(d, early ? PE_DF_HEADS : PE_DF_BIAS_HEADS, b->heads);
+    /* the config's own facts; heads, d_model and padding_idx only where the table's do not
+     * already say them (T5's heads beside its buckets, the others' with the widths) */
+    if (e == POSENC_ENC_T5)
+        pe_describe_int(d, PE_DF_HEADS, b->heads);
+    else if (e != POSENC_ENC_ALIBI)
+        pe_describe_int(d, PE_DF_BIAS_HEADS, b->heads);
     if (e != POSENC_ENC_T5)
         pe_describe_int(d, PE_DF_MAX_POSITIONS, b->max_positions);
-    pe_describe_int(d, PE_DF_D_MODEL, b->d_model);
+    if (!pe_describe_get(d, PE_DF_D_MODEL))
+        pe_describe_int(d, PE_DF_D_MODEL, b->d_model);
     pe_describe_int(d, PE_DF_BIAS_HEAD_DIM, b->head_dim);
-    if (b->padding_idx >= 0)
+    if (b->padding_idx >= 0 && !pe_describe_get(d, PE_DF_PADDING_IDX))
         pe_describe_int(d, PE_DF_PADDING_IDX, b->padding_idx);
     return POSENC_OK;
 }

@@ -125,7 +125,12 @@ void pe_describe_ggml(pe_desc *d, const posenc_rope_params *p);
 /* The one line every ggml output carries (static). */
 const char *pe_describe_ggml_note(const posenc_rope_params *p);
 
-/* The parameters of a non-rotary encoding (ALiBi slopes computed as the model does). */
+/* The parameters of a non-rotary encoding (any but RoPE) as info reports them: the model's own
+ * table, resolved as gen resolves its parameters with no option given (pe_table_params_resolve:
+ * the config's value, else the table's default) and described by pe_describe_table_params, so
+ * info and gen's metadata say the same; then the config's own facts: alibi_kind (legacy) and
+ * alibi_bias_max of every ALiBi variant, T5's heads, the learned tensor, row_offset, heads,
+ * max_positions, d_model, head_dim and padding_idx. */
 posenc_status pe_describe_bias(pe_desc *d, const posenc_model *m, posenc_error *err);
 
 /* The parameters a non-rotary table of encoding e was built with (lib/tables.h, resolved from

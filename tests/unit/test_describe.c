@@ -10,6 +10,7 @@
 
 #include "testutil.h"
 #include "describe_out.h"
+#include "tables.h"
 #include "posenc/config.h"
 #include "posenc/io.h"
 #include "posenc/vllm.h"
@@ -195,6 +196,157 @@ static void test_alibi_values(void **state)
     for (int i = 0; i < 16; i++)
         assert_close(s->v[i], (double)powl(2.0L, -8.0L * (i + 1) / 16.0L), 1e-15, 0);
     assert_null(pe_describe_get(d, PE_DF_NOPE_LAYERS)); /* RoPE models only */
+    pe_describe_free(d);
+    posenc_model_free(m);
+}
+
+/* info's description of a non-rotary config (pe_describe_bias). */
+static pe_desc *describe_bias(const char *json, posenc_model **mp)
+{
+    posenc_error err = { 0 };
+    posenc_model *m = parse(json);
+    pe_desc *d = pe_describe_new();
+    assert_non_null(d);
+    pe_describe_model(d, m);
+    assert_int_equal(pe_describe_bias(d, m, &err), POSENC_OK);
+    assert_false(pe_describe_oom(d));
+    *mp = m;
+    return d;
+}
+
+/* Every fact gen's metadata gives a table of m built with no option (pe_table_params_resolve,
+ * pe_describe_table_params) that info shows is in info's description d with the same value. */
+static void assert_gen_facts_in(const pe_desc *d, const posenc_model *m, const double *slopes)
+{
+    posenc_error err = { 0 };
+    pe_table_params p;
+    assert_int_equal(pe_table_params_resolve(&p, posenc_model_encoding(m), NULL,
+                                             posenc_model_bias(m), &err), POSENC_OK);
+    pe_desc *g = pe_describe_new();
+    pe_describe_table_params(g, posenc_model_encoding(m), &p, slopes);
+    int n = 0;
+    for (int f = 0; f < PE_DF_COUNT; f++) {
+        const pe_dval *a = pe_describe_get(g, (pe_dfield)f), *b;
+        if (!a || !(pe_describe_def((pe_dfield)f)->views & PE_DV_INFO))
+            continue;
+        n++;
+        b = get(d, (pe_dfield)f);
+        switch (pe_describe_def((pe_dfield)f)->kind) {
+        case PE_DK_STR: assert_string_equal(a->s, b->s); break;
+        case PE_DK_NUM: assert_true(a->d == b->d); break;
+        case PE_DK_INT: case PE_DK_BOOL: assert_int_equal(a->i, b->i); break;
+        case PE_DK_NUMS:
+            assert_int_equal(a->n, b->n);
+            for (size_t i = 0; i < a->n; i++)
+                assert_true(a->v[i] == b->v[i]);
+            break;
+        default: fail();
+        }
+    }
+    assert_true(n >= 2);
+    pe_describe_free(g);
+}
+
+/* The other encodings as info describes them, from the same resolved parameters as gen's
+ * metadata, against transformers' code: MPT's slopes (models/mpt/modeling_mpt.py
+ * build_mpt_alibi_tensor: 1/2^(k alibi_bias_max/P), P = 2^ceil(log2 H), odd k first when
+ * H < P) and its bias m(j - (L-1)), causal; BLOOM's for H not a power of two (build_alibi_tensor:
+ * 2^(-8k/P') for P' = 2^floor(log2 H), then odd powers of 2^(-8/2P')); T5's buckets
+ * (configuration_t5.py: 32 and 128 when the config does not say); BERT relative_key
+ * (modeling_bert.py: distance_embedding(l - r + max_position_embeddings - 1)); FSMT's fairseq
+ * sinusoids (padding_idx = pad_token_id, real positions from padding_idx + 1). */
+static void test_bias_values(void **state)
+{
+    (void)state;
+    posenc_model *m;
+    /* MPT, 12 heads, alibi_bias_max 16: P = 16, k = 2, 4, .., 16 then 1, 3, 5, 7 */
+    pe_desc *d = describe_bias("{\"model_type\":\"mpt\",\"d_model\":768,\"n_heads\":12,"
+                               "\"max_seq_len\":64,\"attn_config\":{\"alibi_bias_max\":16}}", &m);
+    assert_string_equal(get(d, PE_DF_VARIANT)->s, "mpt");
+    assert_string_equal(get(d, PE_DF_LEGACY_ALIBI_KIND)->s, "mpt");
+    assert_string_equal(get(d, PE_DF_CONVENTION)->s, "causal");
+    assert_int_equal(get(d, PE_DF_HEADS)->i, 12);
+    assert_true(get(d, PE_DF_ALIBI_BIAS_MAX)->d == 16.0);
+    const pe_dval *s = get(d, PE_DF_SLOPES);
+    assert_int_equal(s->n, 12);
+    for (int h = 0; h < 12; h++) {
+        int k = h < 8 ? 2 * (h + 1) : 2 * (h - 8) + 1;
+        assert_close(s->v[h], (double)powl(2.0L, -(long double)k * 16.0L / 16.0L), 0, 0);
+    }
+    assert_int_equal(get(d, PE_DF_MAX_POSITIONS)->i, 64);
+    assert_int_equal(get(d, PE_DF_D_MODEL)->i, 768);
+    assert_int_equal(get(d, PE_DF_BIAS_HEAD_DIM)->i, 64);
+    assert_null(pe_describe_get(d, PE_DF_BIAS_HEADS));
+    assert_gen_facts_in(d, m, s->v);
+    pe_describe_free(d);
+    posenc_model_free(m);
+
+    /* a BERT ALiBi encoder, 6 heads: symmetric; P' = 4: 2^-2k, then 2^(-1), 2^(-3) */
+    d = describe_bias("{\"model_type\":\"bert\",\"position_embedding_type\":\"alibi\","
+                      "\"hidden_size\":96,\"num_attention_heads\":6,"
+                      "\"max_position_embeddings\":128}", &m);
+    assert_string_equal(get(d, PE_DF_VARIANT)->s, "reference");
+    assert_string_equal(get(d, PE_DF_CONVENTION)->s, "symmetric");
+    s = get(d, PE_DF_SLOPES);
+    assert_int_equal(s->n, 6);
+    const long double bert[6] = { 0x1p-2L, 0x1p-4L, 0x1p-6L, 0x1p-8L, 0x1p-1L, 0x1p-3L };
+    for (int h = 0; h < 6; h++)
+        assert_close(s->v[h], (double)bert[h], 0, 0);
+    /* info's key for every variant; MPT's default, which these slopes do not use */
+    assert_true(get(d, PE_DF_ALIBI_BIAS_MAX)->d == 8.0);
+    assert_gen_facts_in(d, m, s->v);
+    pe_describe_free(d);
+    posenc_model_free(m);
+
+    /* T5: a decoder with its own buckets; heads beside them, no max_positions */
+    d = describe_bias("{\"model_type\":\"t5\",\"is_decoder\":true,\"num_heads\":6,"
+                      "\"d_model\":384,\"d_kv\":64,\"relative_attention_num_buckets\":16,"
+                      "\"relative_attention_max_distance\":40}", &m);
+    assert_true(get(d, PE_DF_IS_DECODER)->i == 1);
+    assert_int_equal(get(d, PE_DF_NUM_BUCKETS)->i, 16);
+    assert_int_equal(get(d, PE_DF_MAX_DISTANCE)->i, 40);
+    assert_int_equal(get(d, PE_DF_HEADS)->i, 6);
+    assert_int_equal(get(d, PE_DF_D_MODEL)->i, 384);
+    assert_int_equal(get(d, PE_DF_BIAS_HEAD_DIM)->i, 64);
+    assert_null(pe_describe_get(d, PE_DF_BIAS_HEADS));
+    assert_null(pe_describe_get(d, PE_DF_MAX_POSITIONS));
+    assert_gen_facts_in(d, m, NULL);
+    pe_describe_free(d);
+    posenc_model_free(m);
+    /* T5Config's defaults */
+    d = describe_bias("{\"model_type\":\"t5\"}", &m);
+    assert_true(get(d, PE_DF_IS_DECODER)->i == 0);
+    assert_int_equal(get(d, PE_DF_NUM_BUCKETS)->i, 32);
+    assert_int_equal(get(d, PE_DF_MAX_DISTANCE)->i, 128);
+    assert_gen_facts_in(d, m, NULL);
+    pe_describe_free(d);
+    posenc_model_free(m);
+
+    /* BERT relative_key: k = max_position_embeddings - 1, query - key */
+    d = describe_bias("{\"model_type\":\"bert\",\"position_embedding_type\":\"relative_key\","
+                      "\"hidden_size\":64,\"num_attention_heads\":4,"
+                      "\"max_position_embeddings\":16}", &m);
+    assert_int_equal(get(d, PE_DF_MAX_RELATIVE_POSITION)->i, 15);
+    assert_string_equal(get(d, PE_DF_VARIANT)->s, "bert");
+    assert_string_equal(get(d, PE_DF_INDEX_FORMULA)->s, "clip(query - key, -k, k) + k");
+    assert_int_equal(get(d, PE_DF_BIAS_HEADS)->i, 4);
+    assert_int_equal(get(d, PE_DF_BIAS_HEAD_DIM)->i, 16);
+    assert_int_equal(get(d, PE_DF_MAX_POSITIONS)->i, 16);
+    assert_null(pe_describe_get(d, PE_DF_HEADS));
+    assert_gen_facts_in(d, m, NULL);
+    pe_describe_free(d);
+    posenc_model_free(m);
+
+    /* FSMT: fairseq sinusoids, padding_idx the config's pad_token_id */
+    d = describe_bias("{\"model_type\":\"fsmt\",\"d_model\":1024,\"encoder_attention_heads\":16,"
+                      "\"max_position_embeddings\":1024,\"pad_token_id\":3}", &m);
+    assert_string_equal(get(d, PE_DF_VARIANT)->s, "fairseq");
+    assert_int_equal(get(d, PE_DF_D_MODEL)->i, 1024);
+    assert_int_equal(get(d, PE_DF_PADDING_IDX)->i, 3);
+    assert_int_equal(get(d, PE_DF_ROW_OFFSET)->i, 4);
+    assert_int_equal(get(d, PE_DF_BIAS_HEADS)->i, 16);
+    assert_int_equal(get(d, PE_DF_MAX_POSITIONS)->i, 1024);
+    assert_gen_facts_in(d, m, NULL);
     pe_describe_free(d);
     posenc_model_free(m);
 }
@@ -387,7 +539,7 @@ int main(void)
         cmocka_unit_test(test_yarn_values),   cmocka_unit_test(test_longrope_values),
         cmocka_unit_test(test_alibi_values),  cmocka_unit_test(test_meta_view),
         cmocka_unit_test(test_renderings),    cmocka_unit_test(test_meta_write),
-        cmocka_unit_test(test_misuse),
+        cmocka_unit_test(test_misuse),        cmocka_unit_test(test_bias_values),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);
 }
