@@ -1,7 +1,8 @@
 # One description of a model (lib/describe.def): the metadata keys gen writes are info --json's
 # keys, with the same values, for RoPE (default, llama3, yarn, longrope, dynamic, mrope, at every
-# precision), ALiBi, T5, Shaw, sinusoidal and learned configs, in NPZ and safetensors. The keys
-# only a written table has (its layout, dtype, positions, gen's table options) are listed here;
+# precision), ALiBi (each variant and convention), T5 (encoder and decoder), Shaw and sinusoidal
+# configs, in NPZ and safetensors. The keys only a written table has (its layout, dtype,
+# positions, a bias table's shape, --broadcast and --weights) are listed here;
 # so are the legacy names gen keeps: the flat vllm_* beside its "vllm" object (posenc-gen(1)) and
 # T5's kind and bidirectional beside is_decoder.
 . "$SRC/tests/cli/lib.sh"
@@ -37,10 +38,10 @@ else:
         except ValueError:
             meta[k] = v
 # facts of the written table, not of the model: its layout, dtype and rows, a bias table's
-# shape and --convention/--broadcast, the --weights file, the index a Shaw table holds
+# shape and --broadcast, the --weights file (ALiBi's convention and Shaw's index_formula with no
+# option given are the model's, so info has them)
 TABLE = {"posenc_version", "layout", "dtype", "n_positions", "first_position", "last_position",
-         "positions", "q_len", "k_len", "broadcast_query", "convention", "weights",
-         "index_formula"}
+         "positions", "q_len", "k_len", "broadcast_query", "weights"}
 LEGACY = {"vllm_class", "vllm_source", "max_model_len", "vllm_cache_len", "vllm_cache_rows",
           "vllm_cache_offset", "vllm_base", "vllm_mscale", "kind", "bidirectional"}
 extra = set(meta) - set(info) - TABLE - LEGACY
@@ -83,10 +84,43 @@ check mrope.npz "$C/extra/qwen2-vl-7b.json"
 check mrope-ggml.npz "$C/qwen3.5-27b.json" --precision ggml
 check nope.npz "$C/qwen3.5-27b.json"
 check gemma.npz "$C/gemma-3-27b-it.json" --layer-type sliding_attention
-# the other encodings
+# the other encodings: ALiBi's reference, falcon (bfloat16) and mpt variants, MPT's
+# alibi_bias_max and its reordered slopes for a head count not a power of two, Baichuan-13B's 40
+# heads, the three conventions (BLOOM keyindex, MPT causal, a BERT ALiBi encoder symmetric)
 check alibi.npz "$C/bias/bloom-560m.json"
+check falcon.npz "$C/bias/falcon-rw-1b.json"
 check mpt.safetensors "$C/bias/mpt-7b.json"
+check mpt12.npz "$C/bias/mpt-12heads.json"
+check baichuan.safetensors "$C/baichuan-13b.json"
+printf '{"model_type": "bert", "position_embedding_type": "alibi", "hidden_size": 96,
+  "num_attention_heads": 6, "max_position_embeddings": 128}\n' > bert-alibi.json
+check bert-alibi.npz bert-alibi.json
+# T5: the encoder's defaults, and a decoder with the config's own buckets
 check t5.npz "$C/bias/t5-small.json"
+printf '{"model_type": "t5", "is_decoder": true, "num_heads": 6, "d_model": 384, "d_kv": 64,
+  "relative_attention_num_buckets": 16, "relative_attention_max_distance": 40}\n' > t5-dec.json
+check t5-dec.safetensors t5-dec.json
 check shaw.npz "$C/bias/bert-relative.json"
 check sin.npz "$C/sinusoidal/marian.json"
 check fsmt.npz "$C/sinusoidal/fsmt.json"
+check distilbert.safetensors "$C/sinusoidal/distilbert-sinusoidal.json"
+# what info now says from the same resolved parameters as gen (checked against the models' code
+# in t_bias_configs.sh): the conventions and Shaw's index
+"$PY" - <<'PY'
+import json, subprocess, os
+def info(cfg):
+    return json.loads(subprocess.run([os.environ["POSENC"], "info", "--json", "--config", cfg],
+                                     check=True, capture_output=True).stdout)
+C = os.environ["DATA"] + "/configs"
+# transformers bloom build_alibi_tensor: m * j; mpt build_mpt_alibi_tensor: m * (j - (L-1))
+assert info(C + "/bias/bloom-560m.json")["convention"] == "keyindex"
+assert info(C + "/bias/mpt-7b.json")["convention"] == "causal"
+assert info("bert-alibi.json")["convention"] == "symmetric"
+# BertSelfAttention relative_key: distance_embedding(l - r + max_position_embeddings - 1)
+s = info(C + "/bias/bert-relative.json")
+assert s["variant"] == "bert" and s["max_relative_position"] == 15, s
+assert s["index_formula"] == "clip(query - key, -k, k) + k", s
+d = info("t5-dec.json")
+assert d["is_decoder"] is True and d["num_buckets"] == 16 and d["max_distance"] == 40, d
+assert d["heads"] == 6 and d["d_model"] == 384 and d["head_dim"] == 64, d
+PY
