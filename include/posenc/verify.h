@@ -199,7 +199,7 @@ typedef struct posenc_diagnosis {
 
 /* Try the usual mistakes on the sampled rows of one tensor (`what` is "q" or "k" for the
  * text) and name the best explanation. cfg is the config's resolved layer; seq_len as for
- * posenc_rope_params_compute. Candidates (one table in lib/verify.c, tried in this order, the
+ * posenc_rope_params_compute. Candidates (lib/verify_diagnose.c's table, tried in this order, the
  * earlier named on equal fit): not rotated at all (the rows equal the pre-RoPE rows); pairing
  * swapped; full head rotated although partial (mrope configs included), the exponent over
  * head_dim, partial although full; theta as estimated from the dumps and common values; a
