@@ -5,7 +5,7 @@
  *   --gguf FILE                   -> the GGUF file's RoPE keys and tensors against the config
  *   --q/--k dumps                 -> invariance of sampled pre-RoPE rows, and each compared dump
  *                                    against posenc's rotation, with the runtimes that fit and
- *                                    the diagnosis of a failure (lib/verify.c)
+ *                                    the diagnosis of a failure (lib/verify_diagnose.c)
  *   --q naming a container        -> the same for every q/k pair, each with its layer's
  *                                    parameters (verifyset.h), a failed pair explained by the
  *                                    other layer types' parameters (lib/verify_profiles.c)
