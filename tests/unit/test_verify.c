@@ -1,6 +1,7 @@
-/* test_verify.c: lib/verify.c and lib/verify_diagnose.c against closed forms: the PRNG, the rotation kernels, scores and
- * their invariance, the row comparison with its angle allowance, angle/theta estimation, the
- * diagnosis of deliberately wrong rotations, and the ALiBi/T5/sinusoidal checks. */
+/* test_verify.c: lib/verify.c and lib/verify_diagnose.c against closed forms: the PRNG, the
+ * rotation kernels, scores and their invariance, the row comparison with its angle allowance,
+ * angle/theta estimation, the diagnosis of deliberately wrong rotations, and the
+ * ALiBi/T5/sinusoidal checks. */
 #include <stdlib.h>
 #include <string.h>
 
