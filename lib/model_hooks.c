@@ -34,6 +34,38 @@ static cJSON *merge_scaling(const cJSON *dict, const cJSON *rs)
     return merged;
 }
 
+/* rope_parameters.full_attention and .sliding_attention of rp (each NULL when absent). */
+static posenc_status layer_dicts(ctx *c, const cJSON *rp, const cJSON **full, const cJSON **slide)
+{
+    *full = *slide = NULL;
+    if (!rp)
+        return POSENC_OK;
+    TRY(pe_get_obj(c, rp, "rope_parameters.", "full_attention", full));
+    return pe_get_obj(c, rp, "rope_parameters.", "sliding_attention", slide);
+}
+
+/* Layer type name read from dict, updated by a legacy rope_scaling rs when that has keys
+ * (merge_scaling), its theta from theta_key (NULL: base's) or else theta_default. */
+static posenc_status add_typed_layer(ctx *c, const struct pe_ropesrc *base, const char *name,
+                                     const cJSON *dict, const cJSON *rs, const char *theta_key,
+                                     double theta_default)
+{
+    cJSON *merged = NULL;
+    if (!pe_obj_empty(rs) && !(merged = merge_scaling(dict, rs)))
+        return pe_cfgerr(c, POSENC_ENOMEM, "out of memory");
+    struct pe_ropesrc s = *base;
+    s.dict = merged ? merged : dict;
+    s.per_layer = 1;
+    if (theta_key)
+        s.theta_key = theta_key;
+    s.theta_default = theta_default;
+    snprintf(s.dpath, sizeof s.dpath, "%s%s%s.", c->tp,
+             merged ? "rope_scaling" : "rope_parameters.", merged ? "" : name);
+    posenc_status st = pe_add_layer(c, name, &s);
+    cJSON_Delete(merged);
+    return st;
+}
+
 /* Gemma 3: full_attention gets rope_theta (1e6) + legacy rope_scaling, sliding_attention gets
  * rope_local_base_freq (1e4). */
 static posenc_status hook_gemma3(ctx *c, struct pe_ropesrc *base, int *done)
@@ -42,31 +74,13 @@ static posenc_status hook_gemma3(ctx *c, struct pe_ropesrc *base, int *done)
     const cJSON *rs, *rp, *full = NULL, *slide = NULL;
     TRY(pe_get_obj(c, c->tc, c->tp, "rope_scaling", &rs));
     TRY(pe_get_obj(c, c->tc, c->tp, "rope_parameters", &rp));
-    if (rp) {
-        TRY(pe_get_obj(c, rp, "rope_parameters.", "full_attention", &full));
-        TRY(pe_get_obj(c, rp, "rope_parameters.", "sliding_attention", &slide));
-        if (!full && !slide && !pe_obj_empty(rp))
-            full = rp; /* a flat dict: the global layers' parameters */
-    }
-    cJSON *merged = NULL;
-    if (!pe_obj_empty(rs) && !(merged = merge_scaling(full, rs))) /* full_attention.update() */
-        return pe_cfgerr(c, POSENC_ENOMEM, "out of memory");
-    struct pe_ropesrc s = *base;
-    s.dict = merged ? merged : full;
-    s.per_layer = 1;
-    snprintf(s.dpath, sizeof s.dpath, "%s%s.", c->tp,
-             merged ? "rope_scaling" : "rope_parameters.full_attention");
-    s.theta_default = 1e6;
-    posenc_status st = pe_add_layer(c, "full_attention", &s);
-    cJSON_Delete(merged);
-    TRY(st);
-    s = *base;
-    s.dict = slide;
-    s.per_layer = 1;
-    snprintf(s.dpath, sizeof s.dpath, "%srope_parameters.sliding_attention.", c->tp);
-    s.theta_key = "rope_local_base_freq";
-    s.theta_default = 1e4;
-    return pe_add_layer(c, "sliding_attention", &s);
+    TRY(layer_dicts(c, rp, &full, &slide));
+    if (rp && !full && !slide && !pe_obj_empty(rp))
+        full = rp; /* a flat dict: the global layers' parameters */
+    /* a legacy rope_scaling updates full_attention only */
+    TRY(add_typed_layer(c, base, "full_attention", full, rs, NULL, 1e6));
+    return add_typed_layer(c, base, "sliding_attention", slide, NULL, "rope_local_base_freq",
+                           1e4);
 }
 
 /* Gemma 4: rope_parameters per layer type (default: sliding default 1e4, full proportional 0.25
@@ -76,10 +90,7 @@ static posenc_status hook_gemma4(ctx *c, struct pe_ropesrc *base, int *done)
     *done = 1;
     const cJSON *rp, *full = NULL, *slide = NULL;
     TRY(pe_get_obj(c, c->tc, c->tp, "rope_parameters", &rp));
-    if (rp) {
-        TRY(pe_get_obj(c, rp, "rope_parameters.", "full_attention", &full));
-        TRY(pe_get_obj(c, rp, "rope_parameters.", "sliding_attention", &slide));
-    }
+    TRY(layer_dicts(c, rp, &full, &slide));
     if (pe_has(c->tc, "rope_scaling"))
         pe_note(c, "rope_scaling is ignored: gemma4_text has no legacy conversion");
     int64_t ghd;
@@ -198,30 +209,10 @@ static posenc_status hook_modernbert(ctx *c, struct pe_ropesrc *base, int *done)
     *done = 1;
     TRY(pe_get_obj(c, c->tc, c->tp, "rope_scaling", &rs));
     TRY(pe_get_obj(c, c->tc, c->tp, "rope_parameters", &rp));
-    if (rp) {
-        TRY(pe_get_obj(c, rp, "rope_parameters.", "full_attention", &full));
-        TRY(pe_get_obj(c, rp, "rope_parameters.", "sliding_attention", &slide));
-    }
-    static const char *const names[] = { "full_attention", "sliding_attention" };
-    static const char *const keys[] = { "global_rope_theta", "local_rope_theta" };
-    static const double defs[] = { 160000.0, 10000.0 };
-    const cJSON *dicts[] = { full, slide };
-    for (int i = 0; i < 2; i++) {
-        struct pe_ropesrc s = *base;
-        cJSON *merged = NULL;
-        if (!pe_obj_empty(rs) && !(merged = merge_scaling(dicts[i], rs)))
-            return pe_cfgerr(c, POSENC_ENOMEM, "out of memory");
-        s.dict = merged ? merged : dicts[i];
-        s.per_layer = 1;
-        s.theta_key = keys[i];
-        s.theta_default = defs[i];
-        snprintf(s.dpath, sizeof s.dpath, "%s%s%s.", c->tp, merged ? "rope_scaling" :
-                 "rope_parameters.", merged ? "" : names[i]);
-        posenc_status st = pe_add_layer(c, names[i], &s);
-        cJSON_Delete(merged);
-        TRY(st);
-    }
-    return POSENC_OK;
+    TRY(layer_dicts(c, rp, &full, &slide));
+    /* a legacy rope_scaling updates both */
+    TRY(add_typed_layer(c, base, "full_attention", full, rs, "global_rope_theta", 160000.0));
+    return add_typed_layer(c, base, "sliding_attention", slide, rs, "local_rope_theta", 10000.0);
 }
 
 /* nanochat (models/nanochat/modeling_nanochat.py rotate_half returns cat(x2, -x1)): every pair
