@@ -72,9 +72,13 @@ static int check_options(pe_vrun_req *r)
         { (r->eq || r->ek) && !r->q,
           "--expect-q/--expect-k need --q and --k (the pre-RoPE dumps)" },
         { r->rotated && !r->q, "--rotated needs --q and --k" },
-        { r->has_prec && !(r->eq || r->ek),
-          "--precision needs --expect-q/--expect-k (it picks the rotation the runtime's "
-          "dumps are compared with)" },
+        { r->has_prec && !(r->eq || r->ek || r->rotated),
+          "--precision needs --expect-q/--expect-k or --rotated (it picks the rotation the "
+          "runtime's dumps are held to)" },
+        { r->max_ulp >= 0 && !r->has_prec,
+          "--max-ulp needs --precision (the rotation the ulps are counted from)" },
+        { r->max_ulp >= 0 && !(r->eq || r->ek),
+          "--max-ulp needs --expect-q/--expect-k and the pre-RoPE dumps" },
         { r->rotated && (r->eq || r->ek), "--rotated and --expect-q/--expect-k exclude each other" },
         { r->positions && r->offset, "--positions and --offset exclude each other" },
         { r->gguf && dumps, "--gguf checks a GGUF file against the config: it takes no dumps "
@@ -87,7 +91,8 @@ static int check_options(pe_vrun_req *r)
 }
 
 enum {
-    O_MAXPOS = 256, O_SEED, O_SAMPLES, O_TOL, O_HFTOL, O_Q, O_K, O_ROTATED, O_EQ, O_EK, O_REPORT
+    O_MAXPOS = 256, O_SEED, O_SAMPLES, O_TOL, O_HFTOL, O_Q, O_K, O_ROTATED, O_EQ, O_EK, O_REPORT,
+    O_MAXULP
 };
 
 static const struct cmd_opt verify_opts[] = {
@@ -103,7 +108,8 @@ static const struct cmd_opt verify_opts[] = {
     { O_SAMPLES, "samples", 0, "N", CMD_T_I64, 1, 4096,
       "random (q, k) pairs per distance (default 16)", NULL },
     { O_TOL, "tolerance", 0, "X", CMD_T_NUM, 0, 0,
-      "pass tolerance (default: see posenc-verify(1) CHECKS)", NULL },
+      "invariance tolerance; for comparisons an allowance relative\n"
+      "to the row's largest element on top of the bound (VERDICT)", NULL },
     { O_HFTOL, "hf-tolerance", 0, "X", CMD_T_NUM, 0, 0,
       "make the float32-table drift a failing check at X", NULL },
     { O_Q, "q", 0, "FILE", CMD_T_STR, 0, 0, "query dump (pre-RoPE unless --rotated)", NULL },
@@ -123,9 +129,12 @@ static const struct cmd_opt verify_opts[] = {
     { .id = CMD_O_GGUF, .help = "check a llama.cpp GGUF file's RoPE keys and tensors against\n"
                                 "what convert_hf_to_gguf.py writes for the config" },
     { .id = CMD_O_PRECISION,
-      .help = "posenc's rotation the dumps are compared with: hf\n"
-              "(default, transformers' float32 tables), exact, vllm\n"
-              "(vLLM's cos_sin_cache) or ggml (llama.cpp's CPU numerics)" },
+      .help = "hold the runtime's dumps to one profile alone: exact,\n"
+              "hf (transformers' float32 tables), vllm (vLLM's\n"
+              "cos_sin_cache) or ggml (llama.cpp's CPU numerics)" },
+    { O_MAXULP, "max-ulp", 0, "N", CMD_T_I64, 0, 1 << 30,
+      "with --precision: every element within N ulps of posenc's\n"
+      "rotation under that precision (0: bit-exact)", NULL },
     { .id = CMD_O_VARIANT,
       .help = "sinusoidal variant: vaswani, t2t, fairseq, marian, cos_sin" },
     { .id = CMD_O_PAIRS, .help = "only the pairs of DUMPS whose group matches GLOB" },
@@ -163,6 +172,7 @@ int cmd_verify(int argc, char **argv)
     const char *family = NULL;
     r->seed = 1;
     r->samples = 16;
+    r->max_ulp = -1;
     r->layout = POSENC_APPLY_BHSD;
     posenc_error err = { 0 };
     int c;
@@ -192,6 +202,7 @@ int cmd_verify(int argc, char **argv)
         case CMD_O_POSITIONS: r->positions = p.arg; break;
         case CMD_O_SEQ_LEN: r->seq_len = p.i64; break;
         case O_ROTATED: r->rotated = 1; break;
+        case O_MAXULP: r->max_ulp = (int)p.i64; break;
         case CMD_O_ASSUME_BF16: r->assume_bf16 = 1; break;
         case CMD_O_PRECISION: r->prec = p.precision; r->has_prec = 1; break;
         case O_EQ: r->eq = p.arg; break;

@@ -116,14 +116,20 @@ void pe_report_set_header(cJSON *report, const pe_report_header *h);
 /* ---- the checks of a verify run (report_checks.c) ---- */
 
 /* The summary line of a comparison check of `what` ("q", "k") into out, from its statistics
- * (lib/verify_stats.h); nope: the layer (index layer) has no RoPE, the reference is the
- * unrotated row. Returns 1 when the check passes (every row within its allowance). */
+ * (lib/verify_stats.h) against the verdict's bound; nope: the layer (index layer) has no RoPE,
+ * the reference is the unrotated row. Returns 1 when every element is finite and within its
+ * bound. A dump with non-finite values is summarised by their count and first index. */
 int pe_report_compare_summary(char *out, size_t len, const pe_vstats *st, const char *what,
                               int nope, int64_t layer);
-/* A comparison check's details: reference, rows, rows_failed, max_allowance_ratio,
- * angle_slack, worst {batch, head, position}, per_head [{head, max_abs_err, max_rel_err}],
- * per_position_range [{from, to, rows, max_abs_err, max_rel_err}] and one plot of the errors
- * against the position range. Caller owns the node. */
+/* "head 1, position 131028, dim 5" (batch too when batch is set) into out; returns out. */
+char *pe_report_index(char *out, size_t len, const pe_vindex *x, int batch);
+/* A comparison check's details: reference, bound (the formula), elements, elements_failed,
+ * rows, rows_failed, max_ratio, worst {batch, head, position, dim, error, bound, value,
+ * reference}, nonfinite {nan, inf, first {batch, head, position, dim}}, pre_nonfinite,
+ * per_head [{head, max_abs_err, max_rel_err, max_ratio}], per_position_range [{from, to, rows,
+ * max_abs_err, max_rel_err, max_ratio}], with ulp distances ulp {max, worst, histogram
+ * [{from, to, count}]}, and one plot of the worst error over its bound against the position
+ * range, the bound drawn at 1. Caller owns the node. */
 cJSON *pe_report_compare_details(const pe_vstats *st, const posenc_verify_tolerance *tol,
                                  const char *what, int nope);
 /* A bias-encoding check (lib/verify.c posenc_verify_alibi, _t5, _sinusoidal): the summary

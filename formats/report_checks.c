@@ -10,26 +10,62 @@
 #include "report.h"
 #include "strbuf.h"
 
+char *pe_report_index(char *out, size_t len, const pe_vindex *x, int batch)
+{
+    int n = 0;
+    if (batch)
+        n = snprintf(out, len, "batch %" PRId64 ", ", x->b);
+    if (n >= 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, "head %" PRId64 ", position %" PRId64 ", dim %" PRId64,
+                 x->h, x->pos, x->dim);
+    return out;
+}
+
 int pe_report_compare_summary(char *out, size_t len, const pe_vstats *st, const char *what,
                               int nope, int64_t layer)
 {
-    int ok = st->max_ratio <= 1.0 && st->rows > 0;
+    char at[128];
+    if (st->nan + st->inf || st->pre_nonfinite) {
+        const pe_vindex *f = st->nan + st->inf ? &st->first_nonfinite : &st->first_pre_nonfinite;
+        if (st->nan + st->inf)
+            snprintf(out, len, "%s has %" PRIu64 " NaN and %" PRIu64 " Inf values, first at %s",
+                     what, st->nan, st->inf, pe_report_index(at, sizeof at, f, f->b != 0));
+        else
+            snprintf(out, len, "the pre-RoPE %s has %" PRIu64 " non-finite values, first at %s: "
+                     "nothing can be checked there", what, st->pre_nonfinite,
+                     pe_report_index(at, sizeof at, f, f->b != 0));
+        return 0;
+    }
+    int ok = st->elems_bad == 0 && st->rows > 0;
+    pe_report_index(at, sizeof at, &st->worst, st->worst.b != 0);
     if (nope && ok)
-        snprintf(out, len, "%s is not rotated, as layer %" PRId64 " has no RoPE: max rel err %.3g "
-                 "over %" PRIu64 " rows", what, layer, st->max_rel, st->rows);
+        snprintf(out, len, "%s is not rotated, as layer %" PRId64 " has no RoPE: every element of "
+                 "%" PRIu64 " rows equals the pre-RoPE rows to the dtype's rounding", what, layer,
+                 st->rows);
     else if (nope)
         snprintf(out, len, "%s differs from the unrotated %s in %" PRIu64 " of %" PRIu64
-                 " rows, but layer %" PRId64 " has no RoPE: max rel err %.3g (worst at head %"
-                 PRId64 ", position %" PRId64 ")", what, what, st->bad, st->rows, layer,
-                 st->max_rel, st->worst_h, st->worst_pos);
+                 " rows, but layer %" PRId64 " has no RoPE: worst at %s, error %.3g", what, what,
+                 st->bad, st->rows, layer, at, st->worst_err);
     else if (ok)
-        snprintf(out, len, "%s matches posenc's rotation: max rel err %.3g over %" PRIu64 " rows",
-                 what, st->max_rel, st->rows);
+        snprintf(out, len, "%s is within the bound of a correct implementation: %" PRIu64
+                 " elements in %" PRIu64 " rows; worst at %s: error %.3g, bound %.3g (%.2g of it)",
+                 what, st->elems, st->rows, at, st->worst_err, st->worst_bound, st->max_ratio);
     else
-        snprintf(out, len, "%s differs from posenc's rotation in %" PRIu64 " of %" PRIu64
-                 " rows: max rel err %.3g (worst at head %" PRId64 ", position %" PRId64 ")",
-                 what, st->bad, st->rows, st->max_rel, st->worst_h, st->worst_pos);
+        snprintf(out, len, "%s: %" PRIu64 " of %" PRIu64 " elements (%" PRIu64 " of %" PRIu64
+                 " rows) out of bound; worst at %s: error %.3g, bound %.3g (%.3g times it)",
+                 what, st->elems_bad, st->elems, st->bad, st->rows, at, st->worst_err,
+                 st->worst_bound, st->max_ratio);
     return ok;
+}
+
+static cJSON *index_json(const pe_vindex *x)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "batch", (double)x->b);
+    cJSON_AddNumberToObject(o, "head", (double)x->h);
+    cJSON_AddNumberToObject(o, "position", (double)x->pos);
+    cJSON_AddNumberToObject(o, "dim", (double)x->dim);
+    return o;
 }
 
 cJSON *pe_report_compare_details(const pe_vstats *st, const posenc_verify_tolerance *tol,
@@ -37,25 +73,42 @@ cJSON *pe_report_compare_details(const pe_vstats *st, const posenc_verify_tolera
 {
     cJSON *det = cJSON_CreateObject();
     cJSON_AddStringToObject(det, "reference", nope ? "the pre-RoPE rows (the layer has no RoPE)"
-                            : "posenc's rotation of the pre-RoPE rows with transformers' float32 tables");
+                            : "posenc's rotation of the pre-RoPE rows with the exact tables");
+    char f[400];
+    snprintf(f, sizeof f, "B = %.3g (1 + 2u) [u |y_a| + (2u + u_in)(|x_a c| + |x_b s|) + "
+             "2 u32 sigma (|x_a| + |x_b|) + e |y_b| + e^2 |y_a| + eta], e = u32 (8 + |ln w|) "
+             "|p w|; u = %.3g, u_in = %.3g, eta = %.3g", tol->scale, tol->u, tol->u_in, tol->eta);
+    cJSON_AddStringToObject(det, "bound", f);
+    if (tol->extra > 0)
+        cJSON_AddNumberToObject(det, "extra_tolerance", tol->extra);
+    cJSON_AddNumberToObject(det, "elements", (double)st->elems);
+    cJSON_AddNumberToObject(det, "elements_failed", (double)st->elems_bad);
     cJSON_AddNumberToObject(det, "rows", (double)st->rows);
     cJSON_AddNumberToObject(det, "rows_failed", (double)st->bad);
-    cJSON_AddItemToObject(det, "max_allowance_ratio", pe_report_number(st->max_ratio));
-    cJSON_AddNumberToObject(det, "angle_slack", tol->angle_slack);
-    cJSON *w = cJSON_AddObjectToObject(det, "worst");
-    cJSON_AddNumberToObject(w, "batch", (double)st->worst_b);
-    cJSON_AddNumberToObject(w, "head", (double)st->worst_h);
-    cJSON_AddNumberToObject(w, "position", (double)st->worst_pos);
+    cJSON_AddItemToObject(det, "max_ratio", pe_report_number(st->max_ratio));
+    cJSON *w = index_json(&st->worst);
+    cJSON_AddItemToObject(w, "error", pe_report_number(st->worst_err));
+    cJSON_AddItemToObject(w, "bound", pe_report_number(st->worst_bound));
+    cJSON_AddItemToObject(w, "value", pe_report_number(st->worst_value));
+    cJSON_AddItemToObject(w, "reference", pe_report_number(st->worst_ref));
+    cJSON_AddItemToObject(det, "worst", w);
+    cJSON *nf = cJSON_AddObjectToObject(det, "nonfinite");
+    cJSON_AddNumberToObject(nf, "nan", (double)st->nan);
+    cJSON_AddNumberToObject(nf, "inf", (double)st->inf);
+    cJSON_AddItemToObject(nf, "first", st->nan + st->inf ? index_json(&st->first_nonfinite)
+                                                         : cJSON_CreateNull());
+    cJSON_AddNumberToObject(det, "pre_nonfinite", (double)st->pre_nonfinite);
     cJSON *ph = cJSON_AddArrayToObject(det, "per_head");
     for (int64_t h = 0; h < st->heads; h++) {
         cJSON *e = cJSON_CreateObject();
         cJSON_AddNumberToObject(e, "head", (double)h);
         cJSON_AddItemToObject(e, "max_abs_err", pe_report_number(st->head_abs[h]));
         cJSON_AddItemToObject(e, "max_rel_err", pe_report_number(st->head_rel[h]));
+        cJSON_AddItemToObject(e, "max_ratio", pe_report_number(st->head_ratio[h]));
         cJSON_AddItemToArray(ph, e);
     }
     cJSON *pr = cJSON_AddArrayToObject(det, "per_position_range");
-    double xs[PE_VSTATS_BUCKETS], ya[PE_VSTATS_BUCKETS], yr[PE_VSTATS_BUCKETS];
+    double xs[PE_VSTATS_BUCKETS], yq[PE_VSTATS_BUCKETS];
     int np = 0;
     for (int b = 0; b < PE_VSTATS_BUCKETS; b++) {
         if (!st->b_rows[b])
@@ -68,19 +121,38 @@ cJSON *pe_report_compare_details(const pe_vstats *st, const posenc_verify_tolera
         cJSON_AddNumberToObject(e, "rows", (double)st->b_rows[b]);
         cJSON_AddItemToObject(e, "max_abs_err", pe_report_number(st->b_abs[b]));
         cJSON_AddItemToObject(e, "max_rel_err", pe_report_number(st->b_rel[b]));
+        cJSON_AddItemToObject(e, "max_ratio", pe_report_number(st->b_ratio[b]));
         cJSON_AddItemToArray(pr, e);
         xs[np] = (double)hi + 1;
-        ya[np] = st->b_abs[b];
-        yr[np] = st->b_rel[b];
+        yq[np] = st->b_ratio[b];
         np++;
     }
+    if (st->has_ulp) {
+        cJSON *u = cJSON_AddObjectToObject(det, "ulp");
+        cJSON_AddNumberToObject(u, "max", st->max_ulp == UINT64_MAX ? -1 : (double)st->max_ulp);
+        cJSON_AddItemToObject(u, "worst", index_json(&st->worst_ulp));
+        cJSON *hist = cJSON_AddArrayToObject(u, "histogram");
+        for (int b = 0; b < PE_ULP_BINS; b++) {
+            if (!st->ulp_hist[b])
+                continue;
+            cJSON *e = cJSON_CreateObject();
+            double lo = b == 0 ? 0 : ldexp(1, b - 1), hi = b == 0 ? 0 : ldexp(1, b) - 1;
+            if (b == PE_ULP_BINS - 1) {
+                cJSON_AddStringToObject(e, "from", "nan");
+                cJSON_AddStringToObject(e, "to", "nan");
+            } else {
+                cJSON_AddNumberToObject(e, "from", lo);
+                cJSON_AddNumberToObject(e, "to", hi);
+            }
+            cJSON_AddNumberToObject(e, "count", (double)st->ulp_hist[b]);
+            cJSON_AddItemToArray(hist, e);
+        }
+    }
     char title[96];
-    snprintf(title, sizeof title, "%s: error against position", what);
-    cJSON *pl = pe_report_plot(title, "position range end + 1", "max error", tol->tol,
-                               "rel tolerance");
+    snprintf(title, sizeof title, "%s: worst error over its bound against position", what);
+    cJSON *pl = pe_report_plot(title, "position range end + 1", "error / bound", 1.0, "the bound");
     cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
-    cJSON_AddItemToArray(ser, pe_report_series("max rel err", xs, yr, np));
-    cJSON_AddItemToArray(ser, pe_report_series("max abs err", xs, ya, np));
+    cJSON_AddItemToArray(ser, pe_report_series("max error / bound", xs, yq, np));
     cJSON_AddItemToArray(cJSON_AddArrayToObject(det, "plots"), pl);
     return det;
 }

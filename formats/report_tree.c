@@ -141,6 +141,9 @@ void pe_report_runtimes(cJSON *details, const posenc_verify_profiles_result *r)
         } else {
             cJSON_AddItemToObject(e, "max_abs_err", pe_report_number(f->max_abs_err));
             cJSON_AddItemToObject(e, "max_rel_err", pe_report_number(f->max_rel_err));
+            cJSON_AddNumberToObject(e, "elements_failed", (double)f->elements_failed);
+            cJSON_AddNumberToObject(e, "rows_failed", (double)f->rows_failed);
+            cJSON_AddItemToObject(e, "max_ratio", pe_report_number(f->ratio));
             cJSON_AddBoolToObject(e, "matches", f->matches);
             cJSON_AddItemToObject(e, "drift", pe_report_number(f->drift));
             cJSON_AddNumberToObject(e, "drift_position", (double)f->drift_pos);

@@ -321,30 +321,47 @@ static posenc_status stream(pe_vpass *p, pe_rows *pre, pe_rows *cmp, posenc_erro
     return POSENC_OK;
 }
 
-posenc_status pe_qk_passes(pe_qk_dumps *x, const posenc_verify_recipe *rec, int rotated,
-                           double tol, pe_vpass **out, posenc_error *err)
+posenc_status pe_qk_passes(pe_qk_dumps *x, const pe_qk_check *chk, int rotated, pe_vpass **out,
+                           posenc_error *err)
 {
     static const char *const role[2] = { "q", "k" };
     int64_t S = x->d[0]->shape.seq;
-    posenc_status st;
+    posenc_status st = POSENC_OK;
     out[0] = out[1] = NULL;
     if (!x->keep && !(x->keep = malloc((size_t)S)))
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     pe_vpass_sample_plan(S, x->keep);
-    for (int t = 0; t < 2; t++) {
+    for (int t = 0; t < 2 && st == POSENC_OK; t++) {
         pe_rows *pre = rotated ? NULL : x->d[t], *cmp = rotated ? x->d[t] : x->d[t + 2];
         const posenc_apply_shape *s = &x->d[t]->shape;
-        double tt = tol == tol ? tol : posenc_verify_default_tol((cmp ? cmp : pre)->info.dtype);
-        /* k reads q's cos/sin cache: the same recipe and positions */
-        pe_vpass_spec ps = { role[t], rec, tt, x->pos.apply, s->batch, s->heads, S, s->head_dim,
-                             pre != NULL, cmp != NULL, x->keep, t ? out[0] : NULL };
-        if ((st = pe_vpass_new(&ps, &out[t], err)) != POSENC_OK ||
-            (st = stream(out[t], pre, cmp, err)) != POSENC_OK) {
-            pe_vpass_free(out[1]);
-            pe_vpass_free(out[0]);
-            out[0] = out[1] = NULL;
-            return st;
+        posenc_dtype pdt = (pre ? pre : cmp)->info.dtype, cdt = (cmp ? cmp : pre)->info.dtype;
+        /* k reads q's cos/sin caches: the same recipes and positions */
+        pe_vpass_spec ps = { .what = role[t], .rec = chk->rec, .pre_dt = pdt, .cmp_dt = cdt,
+                             .positions = x->pos.apply, .batch = s->batch, .heads = s->heads,
+                             .seq = S, .head_dim = s->head_dim, .has_pre = pre != NULL,
+                             .has_cmp = cmp != NULL, .keep = x->keep,
+                             .share = t ? out[0] : NULL };
+        posenc_verify_tolerance_init(&ps.tol, pdt, cdt, 1);
+        ps.tol.extra = chk->extra;
+        posenc_verify_tolerance_init(&ps.ptol, pdt, cdt, 0);
+        for (int k = 0; k < POSENC_VERIFY_N_PROFILES; k++)
+            ps.prof[k] = chk->prof[k];
+        posenc_apply *ua = NULL;
+        if (chk->ulp && pre && cmp) {
+            posenc_apply_opts ao = { chk->ulp->prec, 0, pdt };
+            if ((st = posenc_apply_new(&chk->ulp->params, &ao, &x->pos.apply, S, 1, &ua, err)) !=
+                POSENC_OK)
+                break;
+            ps.ulp = ua;
         }
+        if ((st = pe_vpass_new(&ps, &out[t], err)) == POSENC_OK)
+            st = stream(out[t], pre, cmp, err);
+        posenc_apply_free(ua);
     }
-    return POSENC_OK;
+    if (st != POSENC_OK) {
+        pe_vpass_free(out[1]);
+        pe_vpass_free(out[0]);
+        out[0] = out[1] = NULL;
+    }
+    return st;
 }

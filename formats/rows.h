@@ -131,14 +131,26 @@ typedef struct pe_qk_dumps {
 posenc_status pe_qk_open(const pe_qk_req *req, pe_qk_dumps *out, int *usage, posenc_error *err);
 void pe_qk_close(pe_qk_dumps *x); /* NULL and a closed set are fine */
 
+/* What the passes of pe_qk_passes hold the rows to (every pointer borrowed; each must outlive
+ * the passes). */
+typedef struct pe_qk_check {
+    const posenc_verify_recipe *rec;   /* the reference: the config's exact rotation */
+    const posenc_verify_recipe *prof[POSENC_VERIFY_N_PROFILES]; /* NULL: that runtime does
+                                          not run the config, or no profiles (a layer without
+                                          RoPE) */
+    double extra;                      /* --tolerance: allowance relative to the row's largest
+                                          element on top of the bound (0: none) */
+    const posenc_verify_recipe *ulp;   /* NULL, or the profile ulp distances are taken from
+                                          (posenc apply's rotation under it, --max-ulp) */
+} pe_qk_check;
+
 /* Stream q's, then k's rows of x (opened, not yet read) through a pass of lib/verify_stats.h
- * each, with recipe rec (borrowed; it must outlive the passes): pre-RoPE rows from q and k and
- * compared rows from the rotated dumps when given; with rotated, the rows of q and k are the
- * compared ones. tol: the pass tolerance, NaN for posenc_verify_default_tol of the compared
- * (else the pre-RoPE) dump's dtype. A pass without compared rows stops reading once it holds
- * its samples. out[0], out[1] are q's and k's passes (k reads q's cos/sin cache); they borrow
- * x's sample plan: free them (pe_vpass_free) before pe_qk_close. */
-posenc_status pe_qk_passes(pe_qk_dumps *x, const posenc_verify_recipe *rec, int rotated,
-                           double tol, pe_vpass **out, posenc_error *err);
+ * each: pre-RoPE rows from q and k and compared rows from the rotated dumps when given; with
+ * rotated, the rows of q and k are the compared ones. The bound is the verdict's for the
+ * compared dump's dtype (posenc_verify_tolerance_init). A pass without compared rows stops
+ * reading once it holds its samples. out[0], out[1] are q's and k's passes (k reads q's cos/sin
+ * caches); they borrow x's sample plan: free them (pe_vpass_free) before pe_qk_close. */
+posenc_status pe_qk_passes(pe_qk_dumps *x, const pe_qk_check *chk, int rotated, pe_vpass **out,
+                           posenc_error *err);
 
 #endif

@@ -46,6 +46,8 @@ typedef struct pe_vrun_req {
     double tol, hf_tol;
     posenc_style style;                 /* with has_style: replaces the config's pairing */
     posenc_precision prec;              /* with has_prec: the rotation the dumps are held to */
+    int max_ulp;                        /* -1, or --max-ulp: every element within that many
+                                           ulps of posenc's rotation under prec */
     /* --q naming a container of q/k pairs (pe_vrun_open_pairs): every pair in it, against the
      * same groups of eq; NULL qpairs: q and k are one pair each. The run sets each pair's
      * layer type (pe_pairs_layers) */

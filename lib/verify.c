@@ -346,11 +346,39 @@ out:
 void posenc_verify_recipe_init(posenc_verify_recipe *r, const posenc_rope_params *p)
 {
     r->params = *p;
-    r->prec = POSENC_PREC_HF;
+    r->prec = POSENC_PREC_EXACT;
     r->shift = 0;
     r->table_dtype = -1;
+    r->angle_dtype = -1;
     r->scale = 1.0;
     r->no_rotation = 0;
+}
+
+static double round_to(double x, int dt)
+{
+    if (dt == POSENC_DT_BF16)
+        return posenc_bf16_to_f32(posenc_f64_to_bf16(x));
+    if (dt == POSENC_DT_F16)
+        return posenc_f16_to_f32(posenc_f64_to_f16(x));
+    return x;
+}
+
+/* The angle computed in a 16-bit dtype (the inv_freq buffer and the positions cast to the model
+ * dtype, their product rounded to it), cos and sin of that angle in float32, then the attention
+ * scaling: the mistake transformers' rotary classes guard against by keeping inv_freq in
+ * float32 with autocast off. */
+static void angle16_cossin(const posenc_verify_recipe *r, int64_t pos, double *cos_f,
+                           double *sin_f)
+{
+    const posenc_rope_params *p = &r->params;
+    double t = round_to((double)pos, r->angle_dtype);
+    float sc = p->attention_scaling_f32 > 0 ? p->attention_scaling_f32 : 1.0f;
+    for (int i = 0; i < p->n_freq; i++) {
+        double w = p->inv_hi[i] > 0 ? p->inv_hi[i] : (double)p->inv_freq_f32[i];
+        float a = (float)round_to(t * round_to(w, r->angle_dtype), r->angle_dtype);
+        cos_f[i] = (double)(float)(cosf(a) * sc);
+        sin_f[i] = (double)(float)(sinf(a) * sc);
+    }
 }
 
 void posenc_verify_recipe_cossin(const posenc_verify_recipe *r, int64_t pos, double *cos_f,
@@ -366,30 +394,157 @@ void posenc_verify_recipe_cossin(const posenc_verify_recipe *r, int64_t pos, dou
     int64_t q = pos + r->shift;
     if (q < 0)
         q = 0;
-    posenc_rope_cossin(&r->params, r->prec, q, cos_f, sin_f);
-    if (r->table_dtype == POSENC_DT_BF16 || r->table_dtype == POSENC_DT_F16) {
+    if (r->angle_dtype == POSENC_DT_BF16 || r->angle_dtype == POSENC_DT_F16)
+        angle16_cossin(r, q, cos_f, sin_f);
+    else
+        posenc_rope_cossin(&r->params, r->prec, q, cos_f, sin_f);
+    if (r->table_dtype == POSENC_DT_BF16 || r->table_dtype == POSENC_DT_F16)
         for (int i = 0; i < r->params.n_freq; i++) {
-            if (r->table_dtype == POSENC_DT_BF16) {
-                cos_f[i] = posenc_bf16_to_f32(posenc_f64_to_bf16(cos_f[i]));
-                sin_f[i] = posenc_bf16_to_f32(posenc_f64_to_bf16(sin_f[i]));
-            } else {
-                cos_f[i] = posenc_f16_to_f32(posenc_f64_to_f16(cos_f[i]));
-                sin_f[i] = posenc_f16_to_f32(posenc_f64_to_f16(sin_f[i]));
-            }
+            cos_f[i] = round_to(cos_f[i], r->table_dtype);
+            sin_f[i] = round_to(sin_f[i], r->table_dtype);
         }
-    }
 }
 
-double posenc_verify_default_tol(posenc_dtype dt)
+#define U32 0x1p-24 /* float32's unit roundoff */
+
+/* unit roundoff and subnormal step of a dump dtype */
+static void dtype_rounding(posenc_dtype dt, double *u, double *sub)
 {
     switch (dt) {
     case POSENC_DT_F16:
-        return 8.0 * 9.765625e-04;
+        *u = 0x1p-11;
+        *sub = 0x1p-24;
+        return;
     case POSENC_DT_BF16:
-        return 8.0 * 7.8125e-03;
+        *u = 0x1p-8;
+        *sub = 0x1p-133;
+        return;
+    case POSENC_DT_F64:
+        *u = 0x1p-53;
+        *sub = 0x1p-1074;
+        return;
     default:
-        return 8.0 * 1.1920928955078125e-07;
+        *u = U32;
+        *sub = 0x1p-149;
     }
+}
+
+#ifndef PE_BOUND_SCALE
+#define PE_BOUND_SCALE 1.0 /* a build for the corpus' mutation check sets 0.5 or 2 */
+#endif
+
+void posenc_verify_tolerance_init(posenc_verify_tolerance *t, posenc_dtype pre_dt,
+                                  posenc_dtype out_dt, int angle)
+{
+    double u, sub, ui, subi;
+    dtype_rounding(out_dt, &u, &sub);
+    dtype_rounding(pre_dt, &ui, &subi);
+    /* runtimes compute in float32 at best: an f64 dump is held to float32 arithmetic */
+    double uc = u > U32 ? u : U32, subc = sub > 0x1p-149 ? sub : 0x1p-149;
+    memset(t, 0, sizeof *t);
+    t->u = uc;
+    t->u_in = ui < u ? uc : 0; /* the pre-RoPE rows are wider than the output */
+    t->eta = 2 * subc;         /* half a subnormal step for each of four roundings */
+    t->angle = angle ? 1.0 : 0.0;
+    t->scale = PE_BOUND_SCALE;
+}
+
+static double f32_angle_err(double w, double pos)
+{
+    double aw = fabs(w), phi = fabs(pos) * aw;
+    if (!(aw > 0))
+        return 0;
+    return U32 * (8.0 + fabs(log(aw))) * phi;
+}
+
+static void nonfinite(double v, posenc_verify_row_result *o, int j)
+{
+    if (v != v)
+        o->n_nan++;
+    else
+        o->n_inf++;
+    if (o->first_nonfinite < 0)
+        o->first_nonfinite = j;
+}
+
+/* note element j: error e against bound bd (value v, reference y) */
+static void note_elem(posenc_verify_row_result *o, int j, double e, double bd, double v, double y)
+{
+    double q = e != e || bd != bd ? INFINITY : bd > 0 ? e / bd : (e > 0 ? INFINITY : 0);
+    if (isfinite(e) && e > o->abs_err)
+        o->abs_err = e;
+    if (bd > o->max_bound)
+        o->max_bound = bd;
+    if (!(q <= 1.0))
+        o->n_bad++;
+    if (q > o->ratio || o->worst_dim < 0) {
+        o->ratio = q > o->ratio ? q : o->ratio;
+        o->worst_dim = j;
+        o->worst_err = e;
+        o->worst_bound = bd;
+        o->worst_value = v;
+        o->worst_ref = y;
+    }
+}
+
+void posenc_verify_row_check(const posenc_verify_recipe *r, const posenc_verify_tolerance *t,
+                             int64_t pos, const double *cos_f, const double *sin_f,
+                             const double *pre, const double *expected,
+                             posenc_verify_row_result *o)
+{
+    const posenc_rope_params *p = &r->params;
+    int hd = p->head_dim, rd = pe_rot_width(p), n = rd / 2;
+    double cbuf[POSENC_MAX_FREQ], sbuf[POSENC_MAX_FREQ];
+    memset(o, 0, sizeof *o);
+    o->worst_dim = -1;
+    o->first_nonfinite = -1;
+    if (!cos_f || !sin_f) {
+        posenc_verify_recipe_cossin(r, pos, cbuf, sbuf);
+        cos_f = cbuf;
+        sin_f = sbuf;
+    }
+    double rowmax = 0;
+    for (int j = 0; j < hd; j++) {
+        double v = expected[j];
+        if (!isfinite(v))
+            nonfinite(v, o, j);
+        else if (fabs(v) > rowmax)
+            rowmax = fabs(v);
+    }
+    double sc = r->scale, u = t->u, k2 = 2 * u + t->u_in;
+    double sig = fabs(p->attention_scaling * sc);
+    double p_eff = r->no_rotation ? 0 : (double)(pos + r->shift);
+    double base = t->extra * rowmax, mul = t->scale * (1 + 2 * u);
+    int gptj = p->style == POSENC_STYLE_GPTJ;
+    for (int i = 0; i < n; i++) {
+        int a = gptj ? 2 * i : i, b = gptj ? 2 * i + 1 : i + n;
+        double x1 = pre[a], x2 = pre[b], c = cos_f[i] * sc, s = sin_f[i] * sc;
+        double y1 = x1 * c - x2 * s, y2 = x2 * c + x1 * s;
+        double w = p->inv_hi[i] > 0 ? p->inv_hi[i] : (double)p->inv_freq_f32[i];
+        double e = t->angle > 0 ? t->angle * f32_angle_err(w, p_eff) : 0;
+        double ax = fabs(x1) + fabs(x2);
+        double common = t->angle * 2 * U32 * sig * ax + (t->slack ? t->slack[i] * fabs(sc) * ax : 0) +
+                        t->eta;
+        double b1 = mul * (u * fabs(y1) + k2 * (fabs(x1 * c) + fabs(x2 * s)) + e * fabs(y2) +
+                           e * e * fabs(y1) + common) + base + t->floor;
+        double b2 = mul * (u * fabs(y2) + k2 * (fabs(x2 * c) + fabs(x1 * s)) + e * fabs(y1) +
+                           e * e * fabs(y2) + common) + base + t->floor;
+        double u1 = expected[a], u2 = expected[b];
+        if (isfinite(u1) && isfinite(x1) && isfinite(x2))
+            note_elem(o, a, fabs(y1 - u1), b1, u1, y1);
+        else
+            note_elem(o, a, INFINITY, b1, u1, y1);
+        if (isfinite(u2) && isfinite(x1) && isfinite(x2))
+            note_elem(o, b, fabs(y2 - u2), b2, u2, y2);
+        else
+            note_elem(o, b, INFINITY, b2, u2, y2);
+    }
+    for (int j = 2 * n; j < hd; j++) {
+        double v = expected[j], x = pre[j];
+        double bd = t->scale * (t->u_in * fabs(x) + t->eta) + base + t->floor;
+        note_elem(o, j, isfinite(v) && isfinite(x) ? fabs(x - v) : INFINITY, bd, v, x);
+    }
+    o->rel_err = o->abs_err / (rowmax > 0 ? rowmax : 1.0);
 }
 
 void posenc_verify_row_error(const posenc_verify_recipe *r, const posenc_verify_tolerance *t,
@@ -397,64 +552,53 @@ void posenc_verify_row_error(const posenc_verify_recipe *r, const posenc_verify_
                              const double *pre, const double *expected, double *scratch,
                              double *abs_err, double *rel_err, double *ratio)
 {
-    const posenc_rope_params *p = &r->params;
-    int hd = p->head_dim, rd = pe_rot_width(p), n = rd / 2;
-    double cbuf[POSENC_MAX_FREQ], sbuf[POSENC_MAX_FREQ];
-    if (!cos_f || !sin_f) {
-        posenc_verify_recipe_cossin(r, pos, cbuf, sbuf);
-        cos_f = cbuf;
-        sin_f = sbuf;
+    (void)scratch;
+    posenc_verify_row_result o;
+    posenc_verify_row_check(r, t, pos, cos_f, sin_f, pre, expected, &o);
+    *abs_err = o.abs_err;
+    *rel_err = o.rel_err;
+    *ratio = o.ratio;
+}
+
+/* ordered integer of a value's bit pattern in dtype dt: adjacent values differ by 1 */
+static int64_t ordered_bits(double v, posenc_dtype dt)
+{
+    int64_t b;
+    int bits;
+    switch (dt) {
+    case POSENC_DT_F16:
+        b = posenc_f64_to_f16(v);
+        bits = 16;
+        break;
+    case POSENC_DT_BF16:
+        b = posenc_f64_to_bf16(v);
+        bits = 16;
+        break;
+    case POSENC_DT_F64: {
+        uint64_t x;
+        memcpy(&x, &v, 8);
+        return (x >> 63) ? -(int64_t)(x & 0x7fffffffffffffffULL) : (int64_t)x;
     }
-    /* one pass: rotate, scale, and collect |expected| max, per-pair errors and pair norms */
-    double rowmax = 0, refmax = 0, maxe = 0, sc = r->scale;
-    double slack = r->no_rotation ? 0 : t->angle_slack * fabs((double)(pos + r->shift));
-    int gptj = p->style == POSENC_STYLE_GPTJ;
-    /* scratch[2i] = max pair error, scratch[2i + 1] = angle allowance of the pair */
-    for (int i = 0; i < n; i++) {
-        int a = gptj ? 2 * i : i, b = gptj ? 2 * i + 1 : i + n;
-        double x1 = pre[a], x2 = pre[b], c = cos_f[i], s = sin_f[i];
-        double y1 = (x1 * c - x2 * s) * sc, y2 = (x2 * c + x1 * s) * sc;
-        double u = expected[a], v = expected[b];
-        double au = fabs(u), av = fabs(v), ay1 = fabs(y1), ay2 = fabs(y2);
-        rowmax = au > rowmax ? au : rowmax;
-        rowmax = av > rowmax ? av : rowmax;
-        refmax = ay1 > refmax ? ay1 : refmax;
-        refmax = ay2 > refmax ? ay2 : refmax;
-        double e1 = fabs(y1 - u), e2 = fabs(y2 - v);
-        double e = e1 > e2 ? e1 : e2;
-        if (e != e || au != au || av != av)
-            e = INFINITY;
-        maxe = e > maxe ? e : maxe;
-        double inv = p->inv_hi[i] > 0 ? p->inv_hi[i] : (double)p->inv_freq_f32[i];
-        scratch[2 * i] = e;
-        scratch[2 * i + 1] = slack * inv * sqrt(u * u + v * v);
+    default: {
+        float f = (float)v;
+        uint32_t x;
+        memcpy(&x, &f, 4);
+        b = x;
+        bits = 32;
     }
-    double pass_e = 0;
-    for (int j = 2 * n; j < hd; j++) {
-        double u = expected[j], e = fabs(pre[j] - u);
-        if (e != e || u != u)
-            e = INFINITY;
-        double au = fabs(u), ay = fabs(pre[j]);
-        rowmax = au > rowmax ? au : rowmax;
-        refmax = ay > refmax ? ay : refmax;
-        pass_e = e > pass_e ? e : pass_e;
     }
-    maxe = pass_e > maxe ? pass_e : maxe;
-    if (!(rowmax > 0))
-        rowmax = refmax > 0 ? refmax : 1.0;
-    double base = t->tol * rowmax, worst = 0;
-    for (int i = 0; i < n; i++) {
-        double allow = base + scratch[2 * i + 1], e = scratch[2 * i];
-        double q = allow > 0 ? e / allow : (e > 0 ? INFINITY : 0);
-        worst = q > worst || q != q ? q : worst;
-    }
-    if (pass_e > 0) {
-        double q = base > 0 ? pass_e / base : INFINITY;
-        worst = q > worst || q != q ? q : worst;
-    }
-    *abs_err = maxe;
-    *rel_err = maxe / rowmax;
-    *ratio = worst;
+    int64_t sign = (int64_t)1 << (bits - 1);
+    return (b & sign) ? -(b & (sign - 1)) : b;
+}
+
+uint64_t posenc_verify_ulp_distance(double a, double b, posenc_dtype dt)
+{
+    if (a != a || b != b)
+        return a != a && b != b ? 0 : UINT64_MAX;
+    int64_t x = ordered_bits(a, dt), y = ordered_bits(b, dt);
+    if ((x < 0 && y > 0 && y > INT64_MAX + x) || (x > 0 && y < 0 && x > INT64_MAX + y))
+        return UINT64_MAX;
+    return x > y ? (uint64_t)(x - y) : (uint64_t)(y - x);
 }
 
 /* ---- non-rotary encodings ---- */

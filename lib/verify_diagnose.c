@@ -50,30 +50,50 @@ double posenc_verify_fit_theta(const double *inv, const unsigned char *ok, int n
 
 struct diag_ctx {
     const posenc_verify_tolerance *t;
+    const posenc_verify_recipe *numerics; /* NULL, or the runtime whose drift is allowed */
+    const posenc_verify_recipe *exact;    /* the config's exact recipe (for that drift) */
     const posenc_verify_sample *rows;
     size_t n;
-    double *scratch;
 };
+
+/* One rounding step of a 16-bit dtype at |value| <= 1: what a runtime's float32 value one ulp
+ * away from posenc's may round to instead. */
+static double step16(int dt)
+{
+    return dt == POSENC_DT_BF16 ? 0x1p-8 : dt == POSENC_DT_F16 ? 0x1p-11 : 0;
+}
 
 static void eval_recipe(const struct diag_ctx *c, const posenc_verify_recipe *r, double *rel,
                         double *ratio)
 {
     double wr = 0, wq = 0;
-    /* a candidate that rounds the tables is allowed one rounding step of its dtype: a runtime's
-     * float32 cos/sin one ulp away from posenc's may round to the neighbouring 16-bit value */
+    int nf = r->params.n_freq;
+    double slack[POSENC_MAX_FREQ];
     posenc_verify_tolerance t = *c->t;
-    if (r->table_dtype == POSENC_DT_BF16 && t.tol < 0x1p-7)
-        t.tol = 0x1p-7;
-    if (r->table_dtype == POSENC_DT_F16 && t.tol < 0x1p-10)
-        t.tol = 0x1p-10;
+    t.slack = slack;
+    /* a candidate that rounds the tables or the angle to 16 bits is allowed one step of it */
+    double s16 = fmax(step16(r->table_dtype), step16(r->angle_dtype));
     for (size_t s = 0; s < c->n; s++) {
-        double a, e, q;
-        posenc_verify_row_error(r, &t, c->rows[s].pos, NULL, NULL, c->rows[s].pre,
-                                c->rows[s].expected, c->scratch, &a, &e, &q);
-        if (e > wr || e != e)
-            wr = e;
-        if (q > wq || q != q)
-            wq = q;
+        for (int i = 0; i < nf; i++)
+            slack[i] = s16;
+        if (c->numerics && c->numerics->params.n_freq == c->exact->params.n_freq) {
+            /* the runtime's own drift from exact math at this position, frequency by frequency */
+            double nc[POSENC_MAX_FREQ], ns[POSENC_MAX_FREQ], ec[POSENC_MAX_FREQ],
+                ex[POSENC_MAX_FREQ];
+            posenc_verify_recipe_cossin(c->numerics, c->rows[s].pos, nc, ns);
+            posenc_verify_recipe_cossin(c->exact, c->rows[s].pos, ec, ex);
+            for (int i = 0; i < nf && i < c->exact->params.n_freq; i++) {
+                double d = fmax(fabs(nc[i] - ec[i]), fabs(ns[i] - ex[i]));
+                slack[i] += d == d ? d : 0;
+            }
+        }
+        posenc_verify_row_result o;
+        posenc_verify_row_check(r, &t, c->rows[s].pos, NULL, NULL, c->rows[s].pre,
+                                c->rows[s].expected, &o);
+        if (o.rel_err > wr || o.rel_err != o.rel_err)
+            wr = o.rel_err;
+        if (o.ratio > wq || o.ratio != o.ratio)
+            wq = o.ratio;
     }
     *rel = wr;
     *ratio = wq;
@@ -96,7 +116,7 @@ static int add_cand(posenc_diagnosis *d, const struct diag_ctx *c, const posenc_
     snprintf(k->name, sizeof k->name, "%s", name);
     snprintf(k->description, sizeof k->description, "%s", desc);
     eval_recipe(c, r, &k->max_rel_err, &k->ratio);
-    k->explains = k->ratio <= POSENC_VERIFY_EXPLAIN_RATIO;
+    k->explains = k->ratio <= 1.0;
     return d->n_cand++;
 }
 
@@ -157,9 +177,13 @@ struct diag_env {
     size_t n_rows;
     const posenc_diagnosis *d;
     const char *what;
+    int64_t *shifts;            /* n_rows values of scratch */
 };
 
 enum { CAND_END = -1, CAND_SKIP = 0, CAND_TRY = 1 };
+
+static int estimate_shift(const posenc_rope_params *bp, const posenc_verify_sample *rows,
+                          size_t n_rows, int64_t *shifts, int64_t *shift);
 
 /* A hypothesised mistake: variant v (0, 1, ...) of the mutation fills the recipe that builds the
  * expected rows under that mistake and its description; CAND_SKIP when the variant does not
@@ -258,17 +282,28 @@ static int mut_partial(const struct diag_env *e, int v, posenc_verify_recipe *r,
     return CAND_TRY;
 }
 
-static int mut_theta(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
-                     size_t len)
+/* theta variant v (the estimate, then the common values) */
+static int theta_of(const struct diag_env *e, int v, double *th)
 {
     static const double common[] = { 1e4, 1e5, 5e5, 1e6, 5e6, 1e7 };
     const int nc = (int)(sizeof common / sizeof common[0]);
     double est = e->d->theta_estimate > 1.0 ? round_sig(e->d->theta_estimate, 3) : 0;
-    /* variant 0: the estimate; 1..nc: the common values */
     if (v > nc)
         return CAND_END;
-    double th = v == 0 ? est : common[v - 1];
-    if (!(th > 0) || fabs(th - e->cfg->theta) <= 1e-9 * e->cfg->theta || (v > 0 && th == est))
+    *th = v == 0 ? est : common[v - 1];
+    if (!(*th > 0) || (v > 0 && *th == est))
+        return CAND_SKIP;
+    return CAND_TRY;
+}
+
+static int mut_theta(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                     size_t len)
+{
+    double th;
+    int k = theta_of(e, v, &th);
+    if (k != CAND_TRY)
+        return k;
+    if (fabs(th - e->cfg->theta) <= 1e-9 * e->cfg->theta)
         return CAND_SKIP;
     posenc_rope_config cc = *e->cfg;
     cc.theta = th;
@@ -396,6 +431,104 @@ static int mut_f16(const struct diag_env *e, int v, posenc_verify_recipe *r, cha
     return mut_tables16(e, v, r, desc, len, POSENC_DT_F16);
 }
 
+static int mut_angle16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                       size_t len, posenc_dtype dt)
+{
+    if (v > 0)
+        return CAND_END;
+    *r = *e->base;
+    r->angle_dtype = dt;
+    snprintf(desc, len, "angles computed in %s (positions and inv_freq cast to %s)",
+             posenc_dtype_name(dt), posenc_dtype_name(dt));
+    return CAND_TRY;
+}
+
+static int mut_angle_bf16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                          size_t len)
+{
+    return mut_angle16(e, v, r, desc, len, POSENC_DT_BF16);
+}
+
+static int mut_angle_f16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                         size_t len)
+{
+    return mut_angle16(e, v, r, desc, len, POSENC_DT_F16);
+}
+
+/* ---- compounds: tried only when no single mistake explains the rows ---- */
+
+static int any_explains(const posenc_diagnosis *d)
+{
+    for (int i = 0; i < d->n_cand; i++)
+        if (d->cand[i].explains)
+            return 1;
+    return 0;
+}
+
+static int mut_theta_scaling(const struct diag_env *e, int v, posenc_verify_recipe *r,
+                             char *desc, size_t len)
+{
+    const posenc_rope_config *c = e->cfg;
+    if (c->type == POSENC_ROPE_DEFAULT || any_explains(e->d))
+        return CAND_END;
+    double th;
+    int k = theta_of(e, v, &th);
+    if (k != CAND_TRY)
+        return k;
+    if (fabs(th - c->theta) <= 1e-9 * c->theta)
+        return CAND_SKIP;
+    posenc_rope_config cc = *c;
+    cc.type = POSENC_ROPE_DEFAULT;
+    cc.factor = 1.0;
+    cc.has_attention_factor = 0;
+    cc.mscale = cc.mscale_all_dim = 0;
+    cc.theta = th;
+    if (!cfg_recipe(&cc, e->seq_len, r))
+        return CAND_SKIP;
+    snprintf(desc, len, "plain RoPE with theta %.6g: theta wrong and %s scaling ignored", th,
+             posenc_rope_type_name(c->type));
+    return CAND_TRY;
+}
+
+static int mut_theta_offset(const struct diag_env *e, int v, posenc_verify_recipe *r,
+                            char *desc, size_t len)
+{
+    if (any_explains(e->d))
+        return CAND_END;
+    double th;
+    int k = theta_of(e, v, &th);
+    if (k != CAND_TRY)
+        return k;
+    if (fabs(th - e->cfg->theta) <= 1e-9 * e->cfg->theta)
+        return CAND_SKIP;
+    posenc_rope_config cc = *e->cfg;
+    cc.theta = th;
+    int64_t shift;
+    if (!cfg_recipe(&cc, e->seq_len, r) ||
+        !estimate_shift(&r->params, e->rows, e->n_rows, e->shifts, &shift) || shift == 0)
+        return CAND_SKIP;
+    for (size_t s = 0; s < e->n_rows; s++)
+        if (e->rows[s].pos + shift < 0)
+            return CAND_SKIP;
+    r->shift = shift;
+    snprintf(desc, len, "theta %.6g and positions shifted by %+lld", th, (long long)shift);
+    return CAND_TRY;
+}
+
+static int mut_style_full(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
+                          size_t len)
+{
+    const posenc_rope_config *c = e->cfg;
+    if (v > 0 || c->rotary_dim >= c->head_dim || any_explains(e->d))
+        return CAND_END;
+    if (!width_recipe(e, c->head_dim, c->head_dim, r))
+        return CAND_SKIP;
+    r->params.style = e->bp->style == POSENC_STYLE_GPTJ ? POSENC_STYLE_NEOX : POSENC_STYLE_GPTJ;
+    snprintf(desc, len, "--style %s on the full head (rotary_dim %d instead of %d)",
+             style_word(r->params.style), c->head_dim, c->rotary_dim);
+    return CAND_TRY;
+}
+
 /* ---- explanations ---- */
 
 static void exp_not_rotated(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
@@ -473,6 +606,23 @@ static void exp_tables(const struct diag_env *e, const posenc_diag_candidate *b,
              e->what, b->description, b->max_rel_err, posenc_rope_type_name(e->cfg->type));
 }
 
+static void exp_compound(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
+                         size_t len)
+{
+    snprintf(out, len, "%s matches with two mistakes at once: %s (max rel err %.3g); the config "
+             "implies %s, theta %.6g, %s pairing on %d of %d dims", e->what, b->description,
+             b->max_rel_err, posenc_rope_type_name(e->cfg->type), e->cfg->theta,
+             style_word(e->bp->style), e->cfg->rotary_dim, e->cfg->head_dim);
+}
+
+static void exp_angle(const struct diag_env *e, const posenc_diag_candidate *b, char *out,
+                      size_t len)
+{
+    snprintf(out, len, "%s matches with %s (max rel err %.3g); the angle must be computed in "
+             "float32 (inv_freq kept in float32, autocast off)", e->what, b->description,
+             b->max_rel_err);
+}
+
 /* The usual mistakes, tried in this order; on equal fit the earlier one is named, so "not
  * rotated" (the simplest) comes first. */
 static const struct diag_rule {
@@ -494,13 +644,19 @@ static const struct diag_rule {
     { "magnitude", mut_magnitude, exp_magnitude },
     { "tables_bf16", mut_bf16, exp_tables },
     { "tables_f16", mut_f16, exp_tables },
+    { "angle_bf16", mut_angle_bf16, exp_angle },
+    { "angle_f16", mut_angle_f16, exp_angle },
+    { "theta+scaling_ignored", mut_theta_scaling, exp_compound },
+    { "theta+offset", mut_theta_offset, exp_compound },
+    { "style_swapped+rotary_dim_full", mut_style_full, exp_compound },
 };
 
-/* The most common position shift over the rows, when it covers at least half of them (and two
- * rows when there are two or more): a row that was not rotated at all implies position 0, a
- * different "shift" per row, which is no shift. */
-static void estimate_shift(const posenc_rope_params *bp, const posenc_verify_sample *rows,
-                           size_t n_rows, int64_t *shifts, posenc_diagnosis *out)
+/* The most common position shift over the rows under parameters bp, when it covers at least
+ * half of them (and two rows when there are two or more): a row that was not rotated at all
+ * implies position 0, a different "shift" per row, which is no shift. Returns 1 with *shift set,
+ * else 0. shifts holds n_rows values. */
+static int estimate_shift(const posenc_rope_params *bp, const posenc_verify_sample *rows,
+                          size_t n_rows, int64_t *shifts, int64_t *shift)
 {
     size_t ns = 0;
     for (size_t s = 0; s < n_rows; s++) {
@@ -509,7 +665,7 @@ static void estimate_shift(const posenc_rope_params *bp, const posenc_verify_sam
             shifts[ns++] = (int64_t)llround(e) - rows[s].pos;
     }
     if (!ns)
-        return;
+        return 0;
     qsort(shifts, ns, sizeof *shifts, cmp_i64);
     size_t bi = 0, bl = 0;
     for (size_t i = 0; i < ns;) {
@@ -523,13 +679,15 @@ static void estimate_shift(const posenc_rope_params *bp, const posenc_verify_sam
         i = j;
     }
     if (2 * bl >= n_rows && (bl >= 2 || n_rows == 1)) {
-        out->shift_estimate = shifts[bi];
-        out->shift_valid = 1;
+        *shift = shifts[bi];
+        return 1;
     }
+    return 0;
 }
 
 posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_len,
                                      const posenc_verify_tolerance *t,
+                                     const posenc_verify_recipe *numerics,
                                      const posenc_verify_sample *rows, size_t n_rows,
                                      const char *what, posenc_diagnosis *out, posenc_error *err)
 {
@@ -543,17 +701,15 @@ posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_
     if (st != POSENC_OK)
         return st;
     posenc_verify_recipe_init(&base, &bp);
-    int hd = bp.head_dim, rd = pe_rot_width(&bp), n = rd / 2;
-    double *scratch = malloc(sizeof(double) * (size_t)(hd > 0 ? hd : 1));
+    int rd = pe_rot_width(&bp), n = rd / 2;
     double *tmp = malloc(sizeof(double) * (n_rows + 1));
     int64_t *shifts = malloc(sizeof(int64_t) * (n_rows + 1));
-    if (!scratch || !tmp || !shifts) {
-        free(scratch);
+    if (!tmp || !shifts) {
         free(tmp);
         free(shifts);
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     }
-    struct diag_ctx c = { t, rows, n_rows, scratch };
+    struct diag_ctx c = { t, numerics, &base, rows, n_rows };
     eval_recipe(&c, &base, &out->config_rel_err, &out->config_ratio);
 
     /* magnitude: |expected| / |pre| over the rotated dims, median over rows */
@@ -595,10 +751,10 @@ posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_
         int ed = cfg->exponent_dim > 0 ? cfg->exponent_dim : rd;
         out->theta_estimate = posenc_verify_fit_theta(inv, ok, n, ed);
     }
-    estimate_shift(&bp, rows, n_rows, shifts, out);
+    out->shift_valid = estimate_shift(&bp, rows, n_rows, shifts, &out->shift_estimate);
 
     /* every rule's variants, in table order */
-    struct diag_env env = { cfg, seq_len, &bp, &base, rows, n_rows, out, what };
+    struct diag_env env = { cfg, seq_len, &bp, &base, rows, n_rows, out, what, shifts };
     int rule_of[POSENC_VERIFY_MAX_CANDIDATES];
     for (size_t ri = 0; ri < sizeof diag_rules / sizeof diag_rules[0]; ri++) {
         for (int v = 0;; v++) {
@@ -642,12 +798,30 @@ posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_
     if (out->found)
         diag_rules[rule_of[out->best]].explain(&env, b, out->explanation,
                                                sizeof out->explanation);
-    else
-        snprintf(out->explanation, sizeof out->explanation,
-                 "%s differs from the config's rotation (max rel err %.3g) and no single usual "
-                 "mistake explains it",
-                 what, out->config_rel_err);
-    free(scratch);
+    else {
+        /* nothing fits within the bound: the two closest, so a reader sees how far they are */
+        int c1 = -1, c2 = -1;
+        for (int i = 0; i < out->n_cand; i++) {
+            double r = out->cand[i].ratio;
+            if (c1 < 0 || r < out->cand[c1].ratio) {
+                c2 = c1;
+                c1 = i;
+            } else if (c2 < 0 || r < out->cand[c2].ratio) {
+                c2 = i;
+            }
+        }
+        int l = snprintf(out->explanation, sizeof out->explanation,
+                         "%s differs from the config's rotation (max rel err %.3g) and no usual "
+                         "mistake explains it", what, out->config_rel_err);
+        for (int k = 0; k < 2 && l < (int)sizeof out->explanation; k++) {
+            int i = k ? c2 : c1;
+            if (i < 0)
+                break;
+            l += snprintf(out->explanation + l, sizeof out->explanation - (size_t)l,
+                          "%s%s (%.3g of its bound)", k ? ", " : "; closest: ",
+                          out->cand[i].description, out->cand[i].ratio);
+        }
+    }
     free(tmp);
     free(shifts);
     return POSENC_OK;

@@ -1,12 +1,14 @@
 /* verify_profiles.c: which runtime's numerics a runtime's rotated rows match.
  *
  * Every profile posenc reproduces (exact math; transformers' float32 pipeline; vLLM's
- * cos_sin_cache, lib/rope_vllm.c; llama.cpp's CPU numerics, lib/rope_ggml.c) rotates the sampled
- * pre-RoPE rows, and each is compared with the runtime's rows under a strict tolerance (the
- * dump dtype's, no angle allowance), so only the profile the runtime really computes fits; a
- * dump that matches a profile is a correct output of that runtime, however far the profile
- * itself drifts from exact math at those positions. That drift (max |cos, sin - exact| over the
- * rows' positions) is reported beside it: it is what separates float32 accumulation from a bug. */
+ * cos_sin_cache, lib/rope_vllm.c; llama.cpp's CPU numerics, lib/rope_ggml.c) is a recipe whose
+ * tables a comparison pass (verify_stats.c) uses on every row: a row matches a profile when each
+ * element is within the profile's own rounding of the profile's rotation (the dump dtype's
+ * arithmetic, no angle allowance), so only the profile the runtime really computes fits. A
+ * match explains a dump; it never excuses an element outside the verdict's bound unless the
+ * whole dump is that runtime's output. The profile's drift from exact math (max |cos, sin -
+ * exact| over the rows' positions) is reported beside it: it is what separates float32
+ * accumulation from a bug. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,88 +43,86 @@ static posenc_status params_of(const posenc_model *m, const char *layer_type,
     return posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len, 0, p, NULL, err);
 }
 
-posenc_status posenc_verify_profiles(const posenc_model *m, const char *layer_type,
-                                     const posenc_rope_config *cfg, int64_t seq_len, double tol,
-                                     const posenc_verify_sample *rows, size_t n_rows,
-                                     const char *what, posenc_verify_profiles_result *out,
-                                     posenc_error *err)
+posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *layer_type,
+                                           const posenc_rope_config *cfg, int64_t seq_len,
+                                           posenc_verify_recipe *rec,
+                                           posenc_verify_profiles_result *out,
+                                           posenc_error *err)
 {
     memset(out, 0, sizeof *out);
     out->best = -1;
-    if (n_rows == 0)
-        return posenc_seterr(err, POSENC_EINVAL, "no rows to compare");
-    posenc_rope_params exact;
-    posenc_status st = posenc_rope_params_compute(cfg, seq_len, &exact, err);
-    if (st != POSENC_OK)
-        return st;
-    double *scratch = malloc(2 * sizeof(double) * (size_t)(exact.head_dim > 0 ? exact.head_dim : 1));
-    if (!scratch)
-        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    posenc_verify_tolerance strict = { tol, 0 };
+    posenc_rope_params *exact = malloc(sizeof *exact), *p = malloc(sizeof *p);
+    posenc_status st = POSENC_OK;
+    if (!exact || !p) {
+        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        goto done;
+    }
+    if ((st = posenc_rope_params_compute(cfg, seq_len, exact, err)) != POSENC_OK)
+        goto done;
     for (int k = 0; k < POSENC_VERIFY_N_PROFILES; k++) {
         posenc_profile_fit *f = &out->fit[out->n++];
         f->prec = profiles[k].prec;
         f->runtime = profiles[k].runtime;
-        posenc_rope_params p;
         posenc_error e2 = { 0 };
-        if (params_of(m, layer_type, cfg, f->prec, seq_len, &p, &e2) != POSENC_OK ||
-            p.head_dim != exact.head_dim || p.n_freq != exact.n_freq) {
+        if (params_of(m, layer_type, cfg, f->prec, seq_len, p, &e2) != POSENC_OK ||
+            p->head_dim != exact->head_dim || p->n_freq != exact->n_freq) {
             snprintf(f->why, sizeof f->why, "%.199s", e2.msg[0] ? e2.msg : "not comparable");
             continue;
         }
-        posenc_verify_recipe r;
-        posenc_verify_recipe_init(&r, &p);
-        r.prec = f->prec;
+        posenc_verify_recipe_init(&rec[k], p);
+        rec[k].prec = f->prec;
         f->available = 1;
-        double ec[POSENC_MAX_FREQ], es[POSENC_MAX_FREQ], pc[POSENC_MAX_FREQ], ps[POSENC_MAX_FREQ];
-        for (size_t i = 0; i < n_rows; i++) {
-            double a, rel, q;
-            posenc_verify_recipe_cossin(&r, rows[i].pos, pc, ps);
-            posenc_verify_row_error(&r, &strict, rows[i].pos, pc, ps, rows[i].pre,
-                                    rows[i].expected, scratch, &a, &rel, &q);
-            if (rel > f->max_rel_err || rel != rel)
-                f->max_rel_err = rel;
-            if (a > f->max_abs_err || a != a)
-                f->max_abs_err = a;
-            if (q > f->ratio || q != q)
-                f->ratio = q;
-            posenc_rope_cossin(&exact, POSENC_PREC_EXACT, rows[i].pos, ec, es);
-            for (int j = 0; j < p.n_freq; j++) {
-                double d = fmax(fabs(pc[j] - ec[j]), fabs(ps[j] - es[j]));
-                if (d > f->drift || d != d) {
-                    f->drift = d;
-                    f->drift_pos = rows[i].pos;
-                }
-            }
-        }
-        f->matches = f->ratio <= 1.0;
-        if (f->matches && (out->best < 0 || f->max_abs_err < out->fit[out->best].max_abs_err))
-            out->best = out->n - 1;
     }
-    free(scratch);
+done:
+    free(exact);
+    free(p);
+    return st;
+}
+
+void posenc_verify_profiles_explain(posenc_verify_profiles_result *out, const char *what,
+                                    posenc_dtype dt)
+{
+    out->best = -1;
+    char same[200] = "";
+    int nmatch = 0;
+    for (int k = 0; k < out->n; k++) {
+        posenc_profile_fit *f = &out->fit[k];
+        f->matches = f->available && f->elements_failed == 0;
+        if (!f->matches)
+            continue;
+        size_t l = strlen(same);
+        snprintf(same + l, sizeof same - l, "%s%s", nmatch ? ", " : "",
+                 posenc_precision_name(f->prec));
+        nmatch++;
+        if (out->best < 0 || f->max_abs_err < out->fit[out->best].max_abs_err)
+            out->best = k;
+    }
+    char undecided[300] = "";
+    if (nmatch > 1)
+        snprintf(undecided, sizeof undecided, "; in %s the profiles %s all match: the dtype "
+                 "cannot tell them apart", posenc_dtype_name(dt), same);
     if (out->best >= 0) {
         const posenc_profile_fit *b = &out->fit[out->best];
         char how[64];
         if (b->max_abs_err == 0)
             snprintf(how, sizeof how, "bit for bit");
         else
-            snprintf(how, sizeof how, "to max rel err %.2g", b->max_rel_err);
+            snprintf(how, sizeof how, "element for element (max rel err %.2g)", b->max_rel_err);
         int k = out->best;
         if (b->prec == POSENC_PREC_EXACT)
-            snprintf(out->explanation, sizeof out->explanation,
-                     "%s matches exact math %s", what, how);
+            snprintf(out->explanation, sizeof out->explanation, "%s matches exact math %s%s",
+                     what, how, undecided);
         else
             snprintf(out->explanation, sizeof out->explanation,
                      "%s matches the %s profile (%s) %s; it drifts from exact math by %.2g at "
-                     "position %lld, which is %s, not a bug",
+                     "position %lld, which is %s, not a bug%s",
                      what, posenc_precision_name(b->prec), profiles[k].runtime, how, b->drift,
-                     (long long)b->drift_pos, profiles[k].drift_cause);
+                     (long long)b->drift_pos, profiles[k].drift_cause, undecided);
     } else {
         snprintf(out->explanation, sizeof out->explanation,
-                 "%s matches no runtime profile (exact, hf, vllm, ggml) within %.2g: not a "
-                 "runtime's rounding", what, tol);
+                 "%s matches no runtime profile (exact, hf, vllm, ggml) element for element",
+                 what);
     }
-    return POSENC_OK;
 }
 
 /* ---- the layer a pair of a multi-layer dump was rotated as ---- */
@@ -174,22 +174,4 @@ int pe_verify_layer_explanation(const char *found_q, const char *found_k, int no
     else
         return 0;
     return 1;
-}
-
-int pe_verify_profiles_verdict(const posenc_verify_profiles_result *fits, int ok, int held,
-                               posenc_precision prec, double max_rel, char *summary, size_t len)
-{
-    const posenc_profile_fit *b = fits->best >= 0 ? &fits->fit[fits->best] : NULL;
-    if (!ok && !held && b) {
-        snprintf(summary, len, "%s (posenc's hf rotation differs by max rel err %.3g)",
-                 fits->explanation, max_rel);
-        return 1;
-    }
-    if (!b || b->prec != (held ? prec : POSENC_PREC_HF)) {
-        /* no profile fits, or another than the one the rows were held to */
-        size_t n = strlen(summary);
-        if (n < len)
-            snprintf(summary + n, len - n, "; %s", fits->explanation);
-    }
-    return ok;
 }

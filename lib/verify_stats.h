@@ -3,15 +3,20 @@
  * A pass takes the head vectors of one tensor (q or k) in any order, with their (batch, head,
  * seq index) coordinates: the pre-RoPE row and the runtime's rotated row (a comparison), or the
  * pre-RoPE row alone (samples for the invariance check), or the rotated row alone (--rotated:
- * the first row of each head, rotated back with the recipe, stands for the content of every
- * row of that head). It accumulates the comparison statistics (worst errors overall, per head
- * and per power-of-two position range, the worst row, the rows past their allowance) and keeps
- * a bounded set of sampled rows for the diagnosis and the invariance check. Memory is bounded by
- * the head count, the sequence length (one cos/sin row per position, up to
- * PE_VPASS_CACHE_BYTES) and the samples, never by the dump size.
+ * the first row of each head, rotated back with the exact tables, stands for the content of
+ * every row of that head, and the bound of that first row is added to every later one).
  *
- * Pure computation (no I/O, no printing): cmd/verify.c streams the dumps (formats/rows.h)
- * through it and formats/report_tree.c turns the result into the report. Internal (pe_). */
+ * Every element of every row is held to the verdict's bound (posenc/verify.h,
+ * posenc_verify_tolerance: a correct implementation's arithmetic) around the reference
+ * recipe's rotation, and to each runtime profile's own rounding around that profile's
+ * rotation; non-finite values are counted with their first index; with a ulp reference (the
+ * rotation posenc apply computes under a precision) each element's distance in ulps is binned.
+ * It also keeps a bounded set of sampled rows for the diagnosis and the invariance check.
+ * Memory is bounded by the head count, the sequence length (one cos/sin row per position and
+ * recipe, up to PE_VPASS_CACHE_BYTES) and the samples, never by the dump size.
+ *
+ * Pure computation (no I/O, no printing): formats/rows.c streams the dumps through it and
+ * formats/report_checks.c turns the result into the report. Internal (pe_). */
 #ifndef PE_VERIFY_STATS_H
 #define PE_VERIFY_STATS_H
 
@@ -26,18 +31,48 @@
 #define PE_VPASS_SAMPLE_SEQ 48                /* sampled sequence indices at most */
 #define PE_VPASS_MAX_SAMPLES (2 * PE_VPASS_SAMPLE_SEQ + 4)
 #define PE_VPASS_CACHE_BYTES ((uint64_t)64 << 20) /* per-position cos/sin kept in memory */
+#define PE_ULP_BINS 34                        /* 0, 1, 2-3, 4-7, ..., 2^31 and more, NaN */
 
-/* What one pass measured. Errors are those of posenc_verify_row_error. */
+/* An element's index. */
+typedef struct pe_vindex {
+    int64_t b, h, pos, dim;
+} pe_vindex;
+
+/* One runtime profile over every row (counts against its own rounding). */
+typedef struct pe_vprof {
+    int on;                                  /* the profile was evaluated */
+    uint64_t elems_bad, rows_bad;
+    double max_abs, max_rel, max_ratio;
+    double drift;                            /* max |cos, sin - exact| at the rows' positions */
+    int64_t drift_pos;
+} pe_vprof;
+
+/* What one pass measured, against the verdict's bound around the reference recipe. */
 typedef struct pe_vstats {
-    double max_abs, max_rel, max_ratio;      /* worst over the rows (NaN when a row was NaN) */
-    uint64_t rows, bad;                      /* rows compared, rows past their allowance */
-    int64_t worst_b, worst_h, worst_pos;     /* the row of the worst ratio (the first on ties
-                                                is replaced by later equal ones) */
+    double max_abs, max_rel, max_ratio;      /* worst over the rows */
+    uint64_t rows, bad;                      /* rows compared, rows with an element out of bound */
+    uint64_t elems, elems_bad;               /* elements compared, out of bound */
+    pe_vindex worst;                         /* the element of the worst ratio */
+    double worst_err, worst_bound, worst_value, worst_ref;
+    int64_t worst_b, worst_h, worst_pos;     /* = worst.b, .h, .pos */
+    uint64_t nan, inf;                       /* non-finite values in the runtime's rows */
+    pe_vindex first_nonfinite;
+    uint64_t pre_nonfinite;                  /* non-finite values in the pre-RoPE rows */
+    pe_vindex first_pre_nonfinite;
     int64_t heads;
-    double *head_abs, *head_rel;             /* heads of each: worst per head */
-    double b_abs[PE_VSTATS_BUCKETS], b_rel[PE_VSTATS_BUCKETS];
+    double *head_abs, *head_rel, *head_ratio; /* heads of each: worst per head */
+    double b_abs[PE_VSTATS_BUCKETS], b_rel[PE_VSTATS_BUCKETS], b_ratio[PE_VSTATS_BUCKETS];
     uint64_t b_rows[PE_VSTATS_BUCKETS];      /* per position range (pe_vstats_bucket) */
+    pe_vprof prof[POSENC_VERIFY_N_PROFILES];
+    int has_ulp;                             /* ulp distances against the ulp reference */
+    uint64_t ulp_hist[PE_ULP_BINS];
+    uint64_t max_ulp;
+    pe_vindex worst_ulp;
 } pe_vstats;
+
+/* The bin of a ulp distance in pe_vstats.ulp_hist: 0 for 0, k for [2^(k-1), 2^k - 1] up to
+ * PE_ULP_BINS - 2, the last for UINT64_MAX (a NaN against a number). */
+int pe_vstats_ulp_bin(uint64_t d);
 
 /* The position range of pos: 0 for pos <= 0, else the bit length of pos (capped at
  * PE_VSTATS_BUCKETS - 1); range b > 0 holds [2^(b-1), 2^b - 1]. */
@@ -52,12 +87,20 @@ int pe_vpass_sample_plan(int64_t seq, unsigned char *keep);
 typedef struct pe_vpass pe_vpass;
 
 /* What a pass is given. positions: token positions with rows 1 and naxes 1 (values NULL: offset
- * + s). keep: the sample plan (borrowed, seq bytes). share: another pass of the same recipe and
- * positions whose cos/sin cache this one reads (it must outlive this one), or NULL. */
+ * + s). keep: the sample plan (borrowed, seq bytes). share: another pass of the same recipes and
+ * positions whose cos/sin caches this one reads (it must outlive this one), or NULL. */
 typedef struct pe_vpass_spec {
     const char *what;                        /* "q" or "k" (borrowed) */
-    const posenc_verify_recipe *rec;         /* borrowed */
-    double tol;                              /* posenc_verify_tolerance.tol */
+    const posenc_verify_recipe *rec;         /* the reference (exact tables; borrowed) */
+    posenc_verify_tolerance tol;             /* the verdict's bound (angle 1) */
+    /* the runtime profiles, NULL for one that does not run the config (borrowed), and their
+     * own rounding (angle 0) */
+    const posenc_verify_recipe *prof[POSENC_VERIFY_N_PROFILES];
+    posenc_verify_tolerance ptol;
+    /* NULL, or the rotation the ulp distances are taken against: posenc apply's under a
+     * precision for pre_dt rows, written in cmp_dt (borrowed) */
+    const posenc_apply *ulp;
+    posenc_dtype pre_dt, cmp_dt;
     posenc_apply_positions positions;
     int64_t batch, heads, seq, head_dim;
     int has_pre, has_cmp;                    /* rows come with pre-RoPE / rotated values */
@@ -124,13 +167,8 @@ int pe_verify_layer_explanation(const char *found_q, const char *found_k, int no
                                 int64_t layer, const char *layer_type, char *text, size_t tlen,
                                 char *said, size_t slen);
 
-/* The verdict of a comparison check given which runtimes' numerics the rows match (fits, from
- * posenc_verify_profiles): ok is whether they matched posenc's rotation; held, whether
- * --precision holds them to prec. Rows that fail posenc's rotation but are exactly one
- * runtime's output pass unless held, summary becoming that runtime's explanation ("... (posenc's
- * hf rotation differs by max rel err X)"); otherwise the explanation is appended ("; ...") when
- * no profile fits or another than the one held to (hf by default). Returns the verdict. */
-int pe_verify_profiles_verdict(const posenc_verify_profiles_result *fits, int ok, int held,
-                               posenc_precision prec, double max_rel, char *summary, size_t len);
+/* Copy a pass's per-profile counts into fits (from posenc_verify_profiles_setup) and explain
+ * them (posenc_verify_profiles_explain) for the rows of dtype dt. */
+void pe_vpass_profiles(const pe_vpass *p, posenc_verify_profiles_result *fits, posenc_dtype dt);
 
 #endif

@@ -123,41 +123,85 @@ posenc_status posenc_verify_rope_config(const posenc_rope_params *p, int64_t max
 /* A rotation recipe: the parameters, the pairing and what a runtime may have done differently. */
 typedef struct posenc_verify_recipe {
     posenc_rope_params params;
-    posenc_precision prec;  /* tables: hf (float32 pipeline) or exact */
+    posenc_precision prec;  /* the tables: exact, hf, vllm or ggml numerics */
     int64_t shift;          /* added to every position */
     int table_dtype;        /* -1, or POSENC_DT_BF16 / POSENC_DT_F16: cos and sin rounded so */
+    int angle_dtype;        /* -1, or POSENC_DT_BF16 / POSENC_DT_F16: the angle computed in that
+                               dtype (position, inv_freq and their product rounded to it) */
     double scale;           /* multiplies the rotated vector (1 = none) */
     int no_rotation;        /* 1: cos 1, sin 0 at every position (RoPE skipped) */
 } posenc_verify_recipe;
 
-/* Set a recipe from p: hf precision, no shift, no rounding, scale 1, rotating. */
+/* Set a recipe from p: exact tables, no shift, no rounding, scale 1, rotating. */
 void posenc_verify_recipe_init(posenc_verify_recipe *r, const posenc_rope_params *p);
 /* cos and sin at position pos (before r->shift is added) as the recipe makes them. */
 void posenc_verify_recipe_cossin(const posenc_verify_recipe *r, int64_t pos, double *cos_f,
                                  double *sin_f);
 
-/* How far one rotated row may be from the reference. Each element error is allowed
- * tol * max|expected row| plus, for a rotated pair of frequency i at position p,
- * angle_slack * p * inv_i * |expected pair| (float32 angle rounding and a 1-ulp inv_freq in the
- * runtime grow with the angle). */
+/* The verdict's bound (posenc-verify(1), VERDICT). Element a of a rotated pair (a, b) of
+ * frequency w at position p, pre-RoPE values x_a, x_b, reference output y_a, y_b (the recipe's
+ * tables c = s cos(p w), sn = s sin(p w), attention scaling s), may differ from y_a by
+ *
+ *   B_a = scale * (1 + 2u) * [ u |y_a| + (2u + u_in) (|x_a c| + |x_b sn|)
+ *                              + angle * ( 2 u32 s (|x_a| + |x_b|) + e |y_b| + e^2 |y_a| )
+ *                              + slack_i (|x_a| + |x_b|) + eta ] + extra * max|y| + floor
+ *   e = u32 (8 + |ln w|) |p w|
+ *
+ * u: the unit roundoff of the rotated dump's dtype, at least float32's u32 = 2^-24 (a runtime
+ * may compute every operation in the dump dtype: the tables cast to it and the two products
+ * rounded, the difference rounded once more to the output); u_in: u when the pre-RoPE dump is
+ * of a wider dtype (the runtime rounded its input), else 0; the angle terms: cos and sin
+ * evaluated in float32 (one ulp) and a float32 angle (inv_freq from a float32 power whose
+ * exponent is rounded, |ln w| ulps, and the rounding of the position and of p * w). A dim past
+ * the rotated ones may differ by u_in |x| + eta. A non-finite element never passes. */
 typedef struct posenc_verify_tolerance {
-    double tol;          /* relative to the row's largest element */
-    double angle_slack;  /* per radian of angle; 2^-22 by default */
+    double u;           /* unit roundoff of the arithmetic */
+    double u_in;        /* rounding of the input to the dump dtype (0 when none) */
+    double eta;         /* absolute floor: the dtype's subnormal rounding, per operation */
+    double angle;       /* 1: a correct float32 implementation's angle and cos/sin; 0: the
+                           recipe's tables are the runtime's own (a runtime profile) */
+    double scale;       /* multiplies the bound (1) */
+    double extra;       /* allowance relative to the row's largest element (--tolerance; 0) */
+    double floor;       /* absolute allowance added to every element (0) */
+    const double *slack; /* NULL, or per frequency an absolute error allowed in cos and sin */
 } posenc_verify_tolerance;
 
-/* Default tol for dumps of dtype dt: 8 epsilons of dt (f32 9.5e-7, f16 7.8e-3, bf16 6.3e-2;
- * f64 uses the f32 value since runtimes compute RoPE in float32 at best). */
-double posenc_verify_default_tol(posenc_dtype dt);
-#define POSENC_VERIFY_ANGLE_SLACK (1.0 / 4194304.0)
+/* The bound of a correct implementation for a rotated dump of dtype out_dt from pre-RoPE rows
+ * of dtype pre_dt: angle 1 as above, angle 0 for a runtime profile's own rounding. */
+void posenc_verify_tolerance_init(posenc_verify_tolerance *t, posenc_dtype pre_dt,
+                                  posenc_dtype out_dt, int angle);
 
-/* Error of one row: ref = recipe rotation of pre at pos (cos_f/sin_f from
- * posenc_verify_recipe_cossin, or NULL to compute them), compared with expected.
- * *abs_err = max |ref - expected|, *rel_err = that / max|expected|, *ratio = worst element
- * error over its allowance (<= 1 passes). scratch holds head_dim doubles. */
+/* What one row's comparison found. */
+typedef struct posenc_verify_row_result {
+    double abs_err;      /* max |reference - expected| over the finite elements */
+    double rel_err;      /* abs_err / max|expected| */
+    double ratio;        /* worst element error over its bound (<= 1 passes; inf: non-finite) */
+    int worst_dim;       /* the element of that ratio */
+    double worst_err, worst_bound, worst_value, worst_ref;
+    double max_bound;    /* the largest element bound of the row */
+    int n_bad;           /* elements over their bound, non-finite ones included */
+    int n_nan, n_inf;    /* non-finite elements of the runtime's row */
+    int first_nonfinite; /* dim of the first, or -1 */
+} posenc_verify_row_result;
+
+/* Compare the runtime's row `expected` with the recipe's rotation of `pre` at pos (cos_f/sin_f
+ * from posenc_verify_recipe_cossin, or NULL to compute them) under the bound t. */
+void posenc_verify_row_check(const posenc_verify_recipe *r, const posenc_verify_tolerance *t,
+                             int64_t pos, const double *cos_f, const double *sin_f,
+                             const double *pre, const double *expected,
+                             posenc_verify_row_result *out);
+
+/* The same reduced to three numbers: *abs_err, *rel_err and *ratio of the result (scratch is
+ * unused; kept for the API). */
 void posenc_verify_row_error(const posenc_verify_recipe *r, const posenc_verify_tolerance *t,
                              int64_t pos, const double *cos_f, const double *sin_f,
                              const double *pre, const double *expected, double *scratch,
                              double *abs_err, double *rel_err, double *ratio);
+
+/* Distance in units in the last place of dtype dt (f16, bf16, f32, f64) between a and b, both
+ * representable in dt; 0 for equal values (and for -0 against +0), UINT64_MAX when exactly one
+ * is NaN or their signs differ by more than the range. */
+uint64_t posenc_verify_ulp_distance(double a, double b, posenc_dtype dt);
 
 /* ---- diagnosis ---- */
 
@@ -169,18 +213,15 @@ typedef struct posenc_verify_sample {
     const double *expected;
 } posenc_verify_sample;
 
-#define POSENC_VERIFY_MAX_CANDIDATES 40
+#define POSENC_VERIFY_MAX_CANDIDATES 64
 
 typedef struct posenc_diag_candidate {
     char name[48];          /* "style_swapped", "theta", "offset", ... */
     char description[200];  /* "--style gptj", "theta 10000 (estimated 1.0001e4)", ... */
     double max_rel_err;     /* worst row rel_err over the samples */
-    double ratio;           /* worst allowance ratio; <= 1 matches within tolerance */
-    int explains;           /* ratio <= POSENC_VERIFY_EXPLAIN_RATIO */
+    double ratio;           /* worst element error over its bound; <= 1 matches */
+    int explains;           /* ratio <= 1: the candidate fits within the verdict's bound */
 } posenc_diag_candidate;
-
-/* A candidate explains the data when its worst allowance ratio is at most this. */
-#define POSENC_VERIFY_EXPLAIN_RATIO 4.0
 
 typedef struct posenc_diagnosis {
     int found;              /* 1 when the best candidate explains the data */
@@ -199,16 +240,21 @@ typedef struct posenc_diagnosis {
 
 /* Try the usual mistakes on the sampled rows of one tensor (`what` is "q" or "k" for the
  * text) and name the best explanation. cfg is the config's resolved layer; seq_len as for
- * posenc_rope_params_compute. Candidates (lib/verify_diagnose.c's table, tried in this order, the
- * earlier named on equal fit): not rotated at all (the rows equal the pre-RoPE rows); pairing
+ * posenc_rope_params_compute; t the verdict's bound (angle 1). numerics: NULL, or the recipe of
+ * the runtime profile whose numerics the rest of the dump follows (llama.cpp's, say): its
+ * per-frequency drift from exact math at each row's position is allowed on top of the bound, so
+ * a mistake is named at long positions under that runtime's arithmetic too. A candidate
+ * explains the rows only within that bound (ratio <= 1). Candidates (lib/verify_diagnose.c's
+ * table, tried in this order, the earlier named on equal fit): not rotated at all; pairing
  * swapped; full head rotated although partial (mrope configs included), the exponent over
  * head_dim, partial although full; theta as estimated from the dumps and common values; a
- * position shift (only when neither "not rotated" nor the full head explains the rows, and only
- * a shift every row's position survives); the scaling ignored (default RoPE with the same
- * theta), longrope short/long swapped, dynamic NTK's original base; attention scaling missing
- * or a constant magnitude factor; tables rounded to bf16 or f16. */
+ * position shift; the scaling ignored, longrope short/long swapped, dynamic NTK's original
+ * base; attention scaling missing or a constant magnitude factor; the angle computed in bf16 or
+ * f16; and, when no single one explains the rows, the compounds theta with the scaling ignored,
+ * theta with a shift, and the pairing swapped with a full-head rotation. */
 posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_len,
                                      const posenc_verify_tolerance *t,
+                                     const posenc_verify_recipe *numerics,
                                      const posenc_verify_sample *rows, size_t n_rows,
                                      const char *what, posenc_diagnosis *out, posenc_error *err);
 
@@ -226,16 +272,17 @@ double posenc_verify_fit_theta(const double *inv, const unsigned char *ok, int n
 
 #define POSENC_VERIFY_N_PROFILES 4 /* exact, hf, vllm, ggml */
 
-/* How one profile's rotation fits a runtime's rows. */
+/* How one profile's rotation fits a runtime's rows: every element of every row against the
+ * profile's rotation under the profile's own rounding (the bound with angle 0). */
 typedef struct posenc_profile_fit {
     posenc_precision prec;
     const char *runtime;     /* "exact math", "transformers", "vLLM", "llama.cpp" (static) */
     int available;           /* 0: the profile refuses the config (why says so) */
     char why[200];
+    uint64_t elements_failed, rows_failed;
     double max_abs_err, max_rel_err; /* worst row against the profile's rotation */
-    double ratio;            /* worst allowance ratio at the dump dtype's tolerance, no angle
-                                allowance; <= 1 matches */
-    int matches;
+    double ratio;            /* worst element error over the profile's own rounding */
+    int matches;             /* every element within it */
     double drift;            /* the profile's own max |cos, sin - exact| at the rows' positions */
     int64_t drift_pos;       /* where it is largest */
 } posenc_profile_fit;
@@ -244,20 +291,26 @@ typedef struct posenc_verify_profiles_result {
     int n;
     posenc_profile_fit fit[POSENC_VERIFY_N_PROFILES];
     int best;                /* the matching profile with the smallest error, -1 when none */
-    char explanation[400];   /* "k matches the ggml profile (llama.cpp) bit for bit; it drifts
-                                from exact math by 3.5e-03 at position 131072, which is
+    char explanation[600];   /* "k matches the ggml profile (llama.cpp) element for element; it
+                                drifts from exact math by 3.5e-03 at position 131072, which is
                                 llama.cpp's float32 accumulation, not a bug" */
 } posenc_verify_profiles_result;
 
-/* Try every profile on the sampled rows (what: "q" or "k"): a row matches a profile when it is
- * within tol of that profile's rotation (tol relative to the row's largest element, as
- * posenc_verify_default_tol gives for the dump dtype). ggml and vllm refuse configs their
- * runtime does not run (fit.available 0). */
-posenc_status posenc_verify_profiles(const posenc_model *m, const char *layer_type,
-                                     const posenc_rope_config *cfg, int64_t seq_len, double tol,
-                                     const posenc_verify_sample *rows, size_t n_rows,
-                                     const char *what, posenc_verify_profiles_result *out,
-                                     posenc_error *err);
+/* The runtime profiles of cfg, in the order exact, hf, vllm, ggml: rec[k] (an array of
+ * POSENC_VERIFY_N_PROFILES) is profile k's recipe when out->fit[k].available, else
+ * out->fit[k].why says why that runtime does not run the config. The fits' counts are zero for
+ * a pass to fill. */
+posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *layer_type,
+                                           const posenc_rope_config *cfg, int64_t seq_len,
+                                           posenc_verify_recipe *rec,
+                                           posenc_verify_profiles_result *out,
+                                           posenc_error *err);
+
+/* Once the fits are counted: matches, the best match (the smallest error; on a tie the earlier
+ * profile) and the explanation (what: "q" or "k"). In a dump of dtype dt that several profiles
+ * match, the explanation says the dtype cannot tell them apart. */
+void posenc_verify_profiles_explain(posenc_verify_profiles_result *out, const char *what,
+                                    posenc_dtype dt);
 
 /* ---- non-rotary encodings ---- */
 

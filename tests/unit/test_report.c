@@ -285,7 +285,7 @@ static void test_tree(void **state)
 static void test_checks(void **state)
 {
     (void)state;
-    double ha[2] = { 1e-7, 3e-3 }, hr[2] = { 2e-7, 1.5e-3 };
+    double ha[2] = { 1e-7, 3e-3 }, hr[2] = { 2e-7, 1.5e-3 }, hq[2] = { 0.1, 40 };
     pe_vstats st;
     memset(&st, 0, sizeof st);
     st.max_abs = 3e-3;
@@ -296,7 +296,14 @@ static void test_checks(void **state)
     st.worst_b = 0;
     st.worst_h = 1;
     st.worst_pos = 100;
+    st.worst = (pe_vindex){ 0, 1, 100, 5 };
+    st.worst_err = 4e-6;
+    st.worst_bound = 1e-7;
+    st.elems = 640;
+    st.elems_bad = 3;
+    st.b_ratio[7] = 40;
     st.heads = 2;
+    st.head_ratio = hq;
     st.head_abs = ha;
     st.head_rel = hr;
     st.b_rows[0] = 2;
@@ -305,11 +312,19 @@ static void test_checks(void **state)
     st.b_rel[7] = 1.5e-3;
     char sum[512];
     assert_int_equal(pe_report_compare_summary(sum, sizeof sum, &st, "k", 0, -1), 0);
-    assert_string_equal(sum, "k differs from posenc's rotation in 1 of 10 rows: max rel err "
-                             "0.0015 (worst at head 1, position 100)");
+    assert_string_equal(sum, "k: 3 of 640 elements (1 of 10 rows) out of bound; worst at head 1, "
+                             "position 100, dim 5: error 4e-06, bound 1e-07 (40 times it)");
     assert_int_equal(pe_report_compare_summary(sum, sizeof sum, &st, "k", 1, 4), 0);
     assert_non_null(strstr(sum, "but layer 4 has no RoPE"));
-    posenc_verify_tolerance tol = { 1e-6, POSENC_VERIFY_ANGLE_SLACK };
+    st.nan = 7;
+    st.first_nonfinite = (pe_vindex){ 2, 1, 131028, 0 };
+    assert_int_equal(pe_report_compare_summary(sum, sizeof sum, &st, "q", 0, -1), 0);
+    assert_string_equal(sum, "q has 7 NaN and 0 Inf values, first at batch 2, head 1, position "
+                             "131028, dim 0");
+    st.nan = 0;
+    assert_int_equal(pe_report_compare_summary(sum, sizeof sum, &st, "k", 1, 4), 0);
+    posenc_verify_tolerance tol;
+    posenc_verify_tolerance_init(&tol, POSENC_DT_F32, POSENC_DT_F32, 1);
     cJSON *det = pe_report_compare_details(&st, &tol, "k", 0);
     cJSON *pr = cJSON_GetObjectItemCaseSensitive(det, "per_position_range");
     assert_int_equal(cJSON_GetArraySize(pr), 2);
@@ -325,7 +340,12 @@ static void test_checks(void **state)
         cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(pl, "series"), 0), "x");
     assert_true(cJSON_GetArrayItem(x, 0)->valuedouble == 1 &&
                 cJSON_GetArrayItem(x, 1)->valuedouble == 128);
-    assert_true(cJSON_GetObjectItemCaseSensitive(pl, "tolerance")->valuedouble == 1e-6);
+    /* the plot draws the measure its line bounds: error over bound, the bound at 1 */
+    assert_true(cJSON_GetObjectItemCaseSensitive(pl, "tolerance")->valuedouble == 1);
+    cJSON *y = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(pl, "series"), 0), "y");
+    assert_true(cJSON_GetArrayItem(y, 1)->valuedouble == 40);
+    assert_true(cJSON_GetObjectItemCaseSensitive(det, "elements_failed")->valuedouble == 3);
 
     cJSON *rep = pe_report_new("9.9");
     cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(rep, "config"), "path", "c.json");
@@ -355,8 +375,8 @@ static void test_checks(void **state)
     char *t = pe_report_text(rep, 1, 3);
     assert_string_equal(t, "posenc verify: c.json (rope)\n"
                            "FAIL  expect_k             k differs from the unrotated k in 1 of 10 "
-                           "rows, but layer 4 has no RoPE: max rel err 0.0015 (worst at head 1, "
-                           "position 100)\n"
+                           "rows, but layer 4 has no RoPE: worst at head 1, position 100, dim 5, "
+                           "error 4e-06\n"
                            "ok    alibi                b(i,j): 12 comparisons, 0 outside "
                            "tolerance, max err 0.5\n"
                            "info  llama.rope.freq_base expected 500000, found 10000: every angle "

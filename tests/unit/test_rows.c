@@ -448,12 +448,15 @@ static void test_qk_passes(void **state)
         int usage;
         assert_int_equal(pe_qk_open(&rq, &x, &usage, &err), POSENC_OK);
         pe_vpass *p[2];
-        assert_int_equal(pe_qk_passes(&x, &rec, cases[c].rotated, NAN, p, &err), POSENC_OK);
+        pe_qk_check chk = { &rec, { &rec, NULL, NULL, NULL }, 0, NULL };
+        assert_int_equal(pe_qk_passes(&x, &chk, cases[c].rotated, p, &err), POSENC_OK);
         for (int t = 0; t < 2; t++) {
             const pe_vstats *st = pe_vpass_stats(p[t]);
             assert_int_equal(st->rows, cases[c].rows);
             assert_int_equal(st->bad, 0);
-            assert_true(pe_vpass_tolerance(p[t])->tol == posenc_verify_default_tol(POSENC_DT_F32));
+            assert_true(pe_vpass_tolerance(p[t])->u == 0x1p-24);
+            assert_int_equal(st->elems_bad, 0);
+            assert_int_equal(st->prof[0].elems_bad, 0);
             const posenc_verify_sample *sm;
             assert_int_equal(pe_vpass_samples(p[t], &sm), 2 * 12); /* 0-7, 8, 10, 14, 19; 2 heads */
             assert_int_equal(sm[0].pos, 3);

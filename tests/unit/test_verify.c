@@ -209,6 +209,17 @@ static void test_invariance_input_errors(void **state)
     free(res);
 }
 
+/* The verdict's bound of element a (pair partner b) in closed form, as posenc-verify(1) VERDICT
+ * writes it, for a float32 dump of f32 pre-RoPE rows (u = 2^-24, u_in = 0) and no scaling. */
+static double bound_of(double xa, double xb, double c, double s, double w, double pos)
+{
+    double u = 0x1p-24, ya = xa * c - xb * s, yb = xb * c + xa * s;
+    double e = u * (8 + fabs(log(w))) * fabs(pos * w);
+    return (1 + 2 * u) * (u * fabs(ya) + 2 * u * (fabs(xa * c) + fabs(xb * s)) +
+                          2 * u * (fabs(xa) + fabs(xb)) + e * fabs(yb) + e * e * fabs(ya) +
+                          2 * 0x1p-149);
+}
+
 static void test_row_error(void **state)
 {
     (void)state;
@@ -216,7 +227,9 @@ static void test_row_error(void **state)
     posenc_rope_params p = tu_rope_params(&c);
     posenc_verify_recipe r;
     posenc_verify_recipe_init(&r, &p);
-    posenc_verify_tolerance t = { 1e-6, POSENC_VERIFY_ANGLE_SLACK };
+    posenc_verify_tolerance t;
+    posenc_verify_tolerance_init(&t, POSENC_DT_F32, POSENC_DT_F32, 1);
+    assert_true(t.u == 0x1p-24 && t.u_in == 0 && t.angle == 1 && t.scale == 1);
     double pre[16], exp_[16], cs[8], sn[8], scratch[16], a, e, q;
     for (int j = 0; j < 16; j++)
         pre[j] = (j % 5) - 2.0 + 0.25 * j;
@@ -225,32 +238,59 @@ static void test_row_error(void **state)
     posenc_verify_rotate(POSENC_STYLE_NEOX, 16, 16, cs, sn, 0, pre, exp_);
     posenc_verify_row_error(&r, &t, pos, NULL, NULL, pre, exp_, scratch, &a, &e, &q);
     assert_true(a == 0 && e == 0 && q == 0);
-    double rowmax = 0;
-    for (int j = 0; j < 16; j++)
-        rowmax = fmax(rowmax, fabs(exp_[j]));
-    /* a pass-through-sized error of 1e-4 * rowmax on one element */
-    exp_[5] += 1e-4 * rowmax;
-    posenc_verify_row_error(&r, &t, pos, cs, sn, pre, exp_, scratch, &a, &e, &q);
-    assert_close(a, 1e-4 * rowmax, 1e-9, 0);
-    assert_close(e, 1e-4 * rowmax / fmax(rowmax, fabs(exp_[5])), 1e-6, 0);
-    assert_true(q > 1);
-    /* an angle error on the fastest pair (w0 = 1) of 2^-23 rad at position 1000: inside the
-     * allowance 2^-22 * 1000 * |pair|, while the flat tolerance alone would refuse it */
-    double d = 0x1p-23 * 1000 * 0.25;
-    double c0 = cos(1000.0 + d), s0 = sin(1000.0 + d);
-    posenc_verify_rotate(POSENC_STYLE_NEOX, 16, 16, cs, sn, 0, pre, exp_);
-    exp_[0] = pre[0] * c0 - pre[8] * s0;
-    exp_[8] = pre[8] * c0 + pre[0] * s0;
-    posenc_verify_row_error(&r, &t, pos, cs, sn, pre, exp_, scratch, &a, &e, &q);
-    assert_true(e > t.tol);
-    assert_true(q <= 1.0);
-    /* the same error at position 0 of the slack is refused */
-    posenc_verify_tolerance t0 = { 1e-6, 0 };
-    posenc_verify_row_error(&r, &t0, pos, cs, sn, pre, exp_, scratch, &a, &e, &q);
-    assert_true(q > 1.0);
-    assert_close(posenc_verify_default_tol(POSENC_DT_F32), 8 * 0x1p-23, 0, 0);
-    assert_close(posenc_verify_default_tol(POSENC_DT_BF16), 8 * 0x1p-7, 0, 0);
-    assert_close(posenc_verify_default_tol(POSENC_DT_F16), 8 * 0x1p-10, 0, 0);
+    /* an error of exactly 0.9 and 1.1 of element 3's bound (pair 3: elements 3 and 11) */
+    double w3 = pow(10000.0, -6.0 / 16);
+    double b3 = bound_of(pre[3], pre[11], cs[3], sn[3], w3, (double)pos);
+    posenc_verify_row_result o;
+    double y3 = exp_[3];
+    exp_[3] = y3 + 0.9 * b3;
+    posenc_verify_row_check(&r, &t, pos, cs, sn, pre, exp_, &o);
+    assert_int_equal(o.worst_dim, 3);
+    assert_close(o.worst_bound, b3, 1e-9, 0);
+    assert_close(o.ratio, 0.9, 1e-6, 0);
+    assert_int_equal(o.n_bad, 0);
+    exp_[3] = y3 - 1.1 * b3;
+    posenc_verify_row_check(&r, &t, pos, cs, sn, pre, exp_, &o);
+    assert_close(o.ratio, 1.1, 1e-6, 0);
+    assert_int_equal(o.n_bad, 1);
+    /* the same error without the angle allowance (a profile's own rounding) is far over it */
+    posenc_verify_tolerance t0;
+    posenc_verify_tolerance_init(&t0, POSENC_DT_F32, POSENC_DT_F32, 0);
+    exp_[3] = y3 + 0.9 * b3;
+    posenc_verify_row_check(&r, &t0, pos, cs, sn, pre, exp_, &o);
+    assert_true(o.ratio > 10);
+    exp_[3] = y3;
+    /* a non-finite element never passes, counted with its index */
+    exp_[9] = NAN;
+    exp_[12] = INFINITY;
+    posenc_verify_row_check(&r, &t, pos, cs, sn, pre, exp_, &o);
+    assert_int_equal(o.n_nan, 1);
+    assert_int_equal(o.n_inf, 1);
+    assert_int_equal(o.first_nonfinite, 9);
+    assert_int_equal(o.n_bad, 2);
+    assert_true(isinf(o.ratio));
+    /* the dtypes: bf16 output of f32 rows rounds the input too; f64 is held to float32 */
+    posenc_verify_tolerance_init(&t, POSENC_DT_F32, POSENC_DT_BF16, 1);
+    assert_true(t.u == 0x1p-8 && t.u_in == 0x1p-8);
+    posenc_verify_tolerance_init(&t, POSENC_DT_F64, POSENC_DT_F64, 1);
+    assert_true(t.u == 0x1p-24 && t.u_in == 0);
+    posenc_verify_tolerance_init(&t, POSENC_DT_F16, POSENC_DT_F16, 1);
+    assert_true(t.u == 0x1p-11 && t.u_in == 0 && t.eta == 0x1p-23);
+}
+
+static void test_ulp_distance(void **state)
+{
+    (void)state;
+    assert_true(posenc_verify_ulp_distance(1.0, 1.0, POSENC_DT_F32) == 0);
+    assert_true(posenc_verify_ulp_distance(1.0, nextafterf(1.0f, 2.0f), POSENC_DT_F32) == 1);
+    assert_true(posenc_verify_ulp_distance(-0.0, 0.0, POSENC_DT_F32) == 0);
+    /* the smallest subnormals either side of zero are two steps apart */
+    assert_true(posenc_verify_ulp_distance(-0x1p-149, 0x1p-149, POSENC_DT_F32) == 2);
+    assert_true(posenc_verify_ulp_distance(1.0, 1.0 + 0x1p-7, POSENC_DT_BF16) == 1);
+    assert_true(posenc_verify_ulp_distance(1.0, 1.0 + 0x1p-10, POSENC_DT_F16) == 1);
+    assert_true(posenc_verify_ulp_distance(1.0, 1.0 + 0x1p-51, POSENC_DT_F64) == 2);
+    assert_true(posenc_verify_ulp_distance(NAN, 1.0, POSENC_DT_F32) == UINT64_MAX);
+    assert_true(posenc_verify_ulp_distance(NAN, NAN, POSENC_DT_F32) == 0);
 }
 
 static void test_angle_theta(void **state)
@@ -294,8 +334,8 @@ static void diagnose_case(const posenc_rope_config *cfg, const posenc_verify_rec
     posenc_verify_rng_seed(&r, 5);
     for (int s = 0; s < N; s++) {
         int64_t pos = first_pos + (s < 8 ? s : (int64_t)s * s * 3);
-        for (int j = 0; j < hd; j++)
-            pre[s * hd + j] = posenc_verify_rng_normal(&r);
+        for (int j = 0; j < hd; j++) /* a float32 dump's values */
+            pre[s * hd + j] = (float)posenc_verify_rng_normal(&r);
         posenc_verify_recipe_cossin(rr, pos, cs, sn);
         posenc_verify_rotate(rr->params.style, hd, 2 * rr->params.n_freq, cs, sn, 0, pre + s * hd,
                              ex + s * hd);
@@ -308,9 +348,10 @@ static void diagnose_case(const posenc_rope_config *cfg, const posenc_verify_rec
         rows[s].pre = pre + s * hd;
         rows[s].expected = ex + s * hd;
     }
-    posenc_verify_tolerance t = { posenc_verify_default_tol(POSENC_DT_F32), POSENC_VERIFY_ANGLE_SLACK };
+    posenc_verify_tolerance t;
+    posenc_verify_tolerance_init(&t, POSENC_DT_F32, POSENC_DT_F32, 1);
     posenc_error err = { 0 };
-    assert_int_equal(posenc_verify_diagnose(cfg, 0, &t, rows, N, "k", d, &err), POSENC_OK);
+    assert_int_equal(posenc_verify_diagnose(cfg, 0, &t, NULL, rows, N, "k", d, &err), POSENC_OK);
     if (want) {
         if (!d->found || strcmp(d->cand[d->best].name, want) != 0)
             print_error("want %s, got: %s\n", want, d->explanation);
@@ -459,6 +500,7 @@ int main(void)
         cmocka_unit_test(test_invariance_reference),
         cmocka_unit_test(test_invariance_input_errors),
         cmocka_unit_test(test_row_error),
+        cmocka_unit_test(test_ulp_distance),
         cmocka_unit_test(test_angle_theta),
         cmocka_unit_test(test_diagnose),
         cmocka_unit_test(test_bias_checks),

@@ -100,7 +100,12 @@ static void recipe(double theta, posenc_rope_params *par, posenc_verify_recipe *
 static pe_vpass *new_pass(const posenc_verify_recipe *rec, const unsigned char *keep, int pre,
                           int cmp, int64_t seq, const int64_t *pos)
 {
-    pe_vpass_spec sp = { "q", rec, 1e-6, { pos, 0, 1, 1 }, B, H, seq, D, pre, cmp, keep, NULL };
+    pe_vpass_spec sp = { .what = "q", .rec = rec, .pre_dt = POSENC_DT_F32, .cmp_dt = POSENC_DT_F32,
+                         .positions = { pos, 0, 1, 1 }, .batch = B, .heads = H, .seq = seq,
+                         .head_dim = D, .has_pre = pre, .has_cmp = cmp, .keep = keep };
+    posenc_verify_tolerance_init(&sp.tol, POSENC_DT_F32, POSENC_DT_F32, 1);
+    posenc_verify_tolerance_init(&sp.ptol, POSENC_DT_F32, POSENC_DT_F32, 0);
+    sp.prof[0] = rec; /* the exact profile: the reference itself */
     pe_vpass *p = NULL;
     posenc_error err = { 0 };
     assert_int_equal(pe_vpass_new(&sp, &p, &err), POSENC_OK);
@@ -138,6 +143,13 @@ static void test_compare(void **state)
     const pe_vstats *st = pe_vpass_stats(p);
     assert_int_equal(st->rows, B * H * S);
     assert_int_equal(st->bad, 2);
+    assert_int_equal(st->elems, B * H * S * D);
+    assert_int_equal(st->elems_bad, 2);
+    assert_int_equal(st->nan + st->inf + st->pre_nonfinite, 0);
+    /* the exact profile (the same tables, its own rounding) fails on the same two rows */
+    assert_true(st->prof[0].on && !st->prof[1].on);
+    assert_int_equal(st->prof[0].rows_bad, 2);
+    assert_true(st->prof[0].drift == 0);
     assert_close(st->max_abs, 1e-3, 1e-9, 0);
     assert_close(st->max_rel, 1e-3 / max_cmp, 1e-9, 0);
     assert_true(st->max_ratio > 1);
@@ -169,8 +181,8 @@ static void test_compare(void **state)
             assert_true(sm[i].pre[j] == content(0, h, s, j));
         assert_non_null(sm[i].expected);
     }
-    assert_true(pe_vpass_tolerance(p)->tol == 1e-6);
-    assert_true(pe_vpass_tolerance(p)->angle_slack == POSENC_VERIFY_ANGLE_SLACK);
+    assert_true(pe_vpass_tolerance(p)->u == 0x1p-24);
+    assert_true(pe_vpass_tolerance(p)->angle == 1);
     pe_vpass_free(p);
 }
 
@@ -237,7 +249,8 @@ static void test_done(void **state)
     assert_null(sm[0].expected);
     assert_int_equal(pe_vpass_stats(p)->rows, 0);
     pe_vpass_free(p);
-    pe_vpass_spec bad = { "q", &rec, 1e-6, { NULL, 0, 1, 1 }, 1, 1, 1, D, 0, 0, keep, NULL };
+    pe_vpass_spec bad = { .what = "q", .rec = &rec, .positions = { NULL, 0, 1, 1 }, .batch = 1,
+                          .heads = 1, .seq = 1, .head_dim = D, .keep = keep };
     assert_int_equal(pe_vpass_new(&bad, &p, &err), POSENC_EINVAL);
     pe_vpass_free(NULL);
 }
@@ -288,33 +301,65 @@ static void test_invariance(void **state)
     pe_vpass_free(k);
 }
 
-/* The verdict from the runtimes' fits: a failing dump that is exactly one runtime's output
- * passes unless --precision holds it; the explanation is appended when the best fit is not the
- * profile the rows were held to (hf by default) or nothing fits. */
-static void test_verdict(void **state)
+/* Non-finite values: counted, the first named by index, and the row fails. */
+static void test_nonfinite(void **state)
+{
+    (void)state;
+    posenc_rope_params par;
+    posenc_verify_recipe rec;
+    recipe(10000.0, &par, &rec);
+    pe_vpass *p = new_pass(&rec, KEEP, 1, 1, S, POS);
+    posenc_error err = { 0 };
+    for (int64_t h = 0; h < H; h++)
+        for (int64_t s = 0; s < S; s++) {
+            double x[D], y[D];
+            for (int j = 0; j < D; j++)
+                x[j] = content(0, h, s, j);
+            rotate_ld(&par, POS[s], x, y);
+            if (h == 1 && s >= 2)
+                y[1] = NAN;
+            if (h == 2 && s == 0)
+                y[2] = -INFINITY;
+            assert_int_equal(pe_vpass_row(p, 0, h, s, x, y, &err), POSENC_OK);
+        }
+    const pe_vstats *st = pe_vpass_stats(p);
+    assert_int_equal(st->nan, S - 2);
+    assert_int_equal(st->inf, 1);
+    assert_int_equal(st->first_nonfinite.h, 1);
+    assert_int_equal(st->first_nonfinite.pos, POS[2]);
+    assert_int_equal(st->first_nonfinite.dim, 1);
+    assert_int_equal(st->bad, S - 1);
+    assert_true(isinf(st->max_ratio));
+    pe_vpass_free(p);
+}
+
+/* The profiles' explanation: the best match named; several matches in a 16-bit dump said to be
+ * indistinguishable; none matching said so. */
+static void test_profiles_explain(void **state)
 {
     (void)state;
     posenc_verify_profiles_result f;
     memset(&f, 0, sizeof f);
-    f.best = 3;
-    f.fit[3].prec = POSENC_PREC_GGML;
-    snprintf(f.explanation, sizeof f.explanation, "k matches llama.cpp");
-    char sum[128] = "k differs";
-    assert_int_equal(pe_verify_profiles_verdict(&f, 0, 0, POSENC_PREC_HF, 0.25, sum, sizeof sum), 1);
-    assert_string_equal(sum, "k matches llama.cpp (posenc's hf rotation differs by max rel err 0.25)");
-    strcpy(sum, "k differs");
-    assert_int_equal(pe_verify_profiles_verdict(&f, 0, 1, POSENC_PREC_VLLM, 0.25, sum, sizeof sum), 0);
-    assert_string_equal(sum, "k differs; k matches llama.cpp");
-    strcpy(sum, "k matches");
-    assert_int_equal(pe_verify_profiles_verdict(&f, 1, 1, POSENC_PREC_GGML, 0, sum, sizeof sum), 1);
-    assert_string_equal(sum, "k matches"); /* held to the profile it matches: nothing to add */
-    f.best = -1;
-    snprintf(f.explanation, sizeof f.explanation, "no runtime fits");
-    assert_int_equal(pe_verify_profiles_verdict(&f, 0, 0, POSENC_PREC_HF, 1, sum, sizeof sum), 0);
-    assert_string_equal(sum, "k matches; no runtime fits");
-    char tiny[10] = "123456789"; /* full: left as it is */
-    assert_int_equal(pe_verify_profiles_verdict(&f, 1, 0, POSENC_PREC_HF, 1, tiny, sizeof tiny), 1);
-    assert_string_equal(tiny, "123456789");
+    f.n = 4;
+    for (int k = 0; k < 4; k++) {
+        f.fit[k].prec = (posenc_precision)k;
+        f.fit[k].available = k != 3;
+        f.fit[k].elements_failed = k == 2 ? 5 : 0;
+        f.fit[k].runtime = k == 1 ? "transformers" : "x";
+    }
+    f.fit[0].max_abs_err = 0.5;
+    f.fit[1].max_abs_err = 0.25;
+    posenc_verify_profiles_explain(&f, "k", POSENC_DT_BF16);
+    assert_int_equal(f.best, 1);
+    assert_true(f.fit[0].matches && f.fit[1].matches && !f.fit[2].matches && !f.fit[3].matches);
+    assert_non_null(strstr(f.explanation, "k matches the hf profile (transformers)"));
+    assert_non_null(strstr(f.explanation, "in bf16 the profiles exact, hf all match: the dtype "
+                                          "cannot tell them apart"));
+    f.fit[0].elements_failed = f.fit[1].elements_failed = 1;
+    posenc_verify_profiles_explain(&f, "k", POSENC_DT_F32);
+    assert_int_equal(f.best, -1);
+    assert_string_equal(f.explanation, "k matches no runtime profile (exact, hf, vllm, ggml) "
+                                       "element for element");
 }
 
 int main(void)
@@ -323,7 +368,8 @@ int main(void)
         cmocka_unit_test(test_buckets),   cmocka_unit_test(test_sample_plan),
         cmocka_unit_test(test_compare),   cmocka_unit_test(test_rotated),
         cmocka_unit_test(test_done),      cmocka_unit_test(test_invariance),
-        cmocka_unit_test(test_verdict),
+        cmocka_unit_test(test_nonfinite),
+        cmocka_unit_test(test_profiles_explain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
