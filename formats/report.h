@@ -160,6 +160,7 @@ typedef struct pe_report_dumps {
     int64_t offset, first_position, last_position, max_position;
     int rotated;
     posenc_precision prec;
+    int held;                               /* --precision holds the dumps to prec */
     const char *ggml_json;                  /* with POSENC_PREC_GGML: llama.cpp's arguments */
     const char *spec[4];                    /* q, k, expect_q, expect_k (NULL: not given) */
     const posenc_array_info *info[4];       /* their stored arrays */

@@ -150,7 +150,8 @@ cJSON *pe_report_compare_details(const pe_vstats *st, const posenc_verify_tolera
     }
     char title[96];
     snprintf(title, sizeof title, "%s: worst error over its bound against position", what);
-    cJSON *pl = pe_report_plot(title, "position range end + 1", "error / bound", 1.0, "the bound");
+    cJSON *pl = pe_report_plot(title, "position range end + 1", "error / bound", 1.0,
+                               "tolerance: the bound");
     cJSON *ser = cJSON_GetObjectItemCaseSensitive(pl, "series");
     cJSON_AddItemToArray(ser, pe_report_series("max error / bound", xs, yq, np));
     cJSON_AddItemToArray(cJSON_AddArrayToObject(det, "plots"), pl);
@@ -246,10 +247,18 @@ void pe_report_set_dumps(cJSON *report, cJSON *inputs, const pe_report_dumps *x)
                 x->info[i]->shape };
     pe_report_header h = { x->config, x->layer_type, NULL, x->layout, x->positions, x->offset,
                            x->first_position, x->last_position, 1, &pair };
-    h.precision = x->rotated ? "hf: transformers' float32 tables; the first row of each head "
-                               "undone with them, every row compared with posenc's rotation of it"
-                             : "hf: posenc's rotation of the pre-RoPE rows with transformers' "
-                               "float32 tables, compared in double";
+    char prec[300];
+    if (x->held)
+        snprintf(prec, sizeof prec, "%s: held to posenc's %s rotation, every element within "
+                 "that profile's own rounding (posenc-verify(1), VERDICT)",
+                 posenc_precision_name(x->prec), posenc_precision_name(x->prec));
+    else
+        snprintf(prec, sizeof prec, "exact: %s, every element against the bound of a correct "
+                 "implementation, and each runtime profile's own rotation (posenc-verify(1), "
+                 "VERDICT)", x->rotated ? "the first row of each head undone with the exact "
+                 "tables and rotated to every position" : "posenc's rotation of the pre-RoPE "
+                 "rows with the exact tables");
+    h.precision = prec;
     pe_report_set_header(report, &h);
     for (int i = 0; i < 4; i++)
         if (x->spec[i])

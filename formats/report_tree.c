@@ -159,6 +159,15 @@ void pe_report_runtimes(cJSON *details, const posenc_verify_profiles_result *r)
     cJSON_AddStringToObject(details, "runtime_explanation", r->explanation);
 }
 
+/* the diagnosis' order (lib/verify_diagnose.c): candidates within the bound first, closest fit
+ * first; then the others by ratio */
+static int cand_before(const posenc_diag_candidate *a, const posenc_diag_candidate *b)
+{
+    if (a->explains != b->explains)
+        return a->explains;
+    return a->explains ? a->max_rel_err < b->max_rel_err : a->ratio < b->ratio;
+}
+
 cJSON *pe_report_diagnosis(const posenc_diagnosis *d)
 {
     cJSON *o = cJSON_CreateObject();
@@ -181,7 +190,7 @@ cJSON *pe_report_diagnosis(const posenc_diagnosis *d)
     for (int i = 0; i < d->n_cand; i++)
         order[i] = i;
     for (int i = 1; i < d->n_cand; i++)
-        for (int j = i; j > 0 && d->cand[order[j]].ratio < d->cand[order[j - 1]].ratio; j--) {
+        for (int j = i; j > 0 && cand_before(&d->cand[order[j]], &d->cand[order[j - 1]]); j--) {
             int t = order[j];
             order[j] = order[j - 1];
             order[j - 1] = t;

@@ -449,12 +449,12 @@ void posenc_verify_tolerance_init(posenc_verify_tolerance *t, posenc_dtype pre_d
     t->scale = PE_BOUND_SCALE;
 }
 
-static double f32_angle_err(double w, double pos)
+static double f32_angle_err(double w, double pos, double acc_ulps)
 {
     double aw = fabs(w), phi = fabs(pos) * aw;
     if (!(aw > 0))
         return 0;
-    return U32 * (8.0 + fabs(log(aw))) * phi;
+    return U32 * (8.0 + fabs(log(aw)) + acc_ulps) * phi;
 }
 
 static void nonfinite(double v, posenc_verify_row_result *o, int j)
@@ -521,7 +521,7 @@ void posenc_verify_row_check(const posenc_verify_recipe *r, const posenc_verify_
         double x1 = pre[a], x2 = pre[b], c = cos_f[i] * sc, s = sin_f[i] * sc;
         double y1 = x1 * c - x2 * s, y2 = x2 * c + x1 * s;
         double w = p->inv_hi[i] > 0 ? p->inv_hi[i] : (double)p->inv_freq_f32[i];
-        double e = t->angle > 0 ? t->angle * f32_angle_err(w, p_eff) : 0;
+        double e = t->angle > 0 ? t->angle * f32_angle_err(w, p_eff, t->angle_acc * i) : 0;
         double ax = fabs(x1) + fabs(x2);
         double common = t->angle * 2 * U32 * sig * ax + (t->slack ? t->slack[i] * fabs(sc) * ax : 0) +
                         t->eta;

@@ -71,6 +71,8 @@ static void eval_recipe(const struct diag_ctx *c, const posenc_verify_recipe *r,
     double slack[POSENC_MAX_FREQ];
     posenc_verify_tolerance t = *c->t;
     t.slack = slack;
+    if (c->numerics) /* llama.cpp's theta, accumulated by i multiplications in float32 */
+        t.angle_acc = 2;
     /* a candidate that rounds the tables or the angle to 16 bits is allowed one step of it */
     double s16 = fmax(step16(r->table_dtype), step16(r->angle_dtype));
     for (size_t s = 0; s < c->n; s++) {
@@ -772,10 +774,17 @@ posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_
         }
     }
 
-    /* pick: the lowest allowance ratio, the earlier rule on a tie */
-    for (int i = 0; i < out->n_cand; i++)
-        if (out->best < 0 || out->cand[i].ratio < out->cand[out->best].ratio)
+    /* pick: among the candidates within the bound the closest fit (the smallest error: a
+     * candidate allowed a rounding step of a coarser dtype must not win on its wider allowance),
+     * else the lowest ratio; the earlier rule on a tie */
+    for (int i = 0; i < out->n_cand; i++) {
+        const posenc_diag_candidate *k = &out->cand[i];
+        const posenc_diag_candidate *o = out->best >= 0 ? &out->cand[out->best] : NULL;
+        if (!o || (k->explains && !o->explains) ||
+            (k->explains && o->explains && k->max_rel_err < o->max_rel_err) ||
+            (!k->explains && !o->explains && k->ratio < o->ratio))
             out->best = i;
+    }
     const posenc_diag_candidate *b = out->best >= 0 ? &out->cand[out->best] : NULL;
     out->found = b && b->explains && out->config_ratio > 1.0 && b->ratio < out->config_ratio;
 

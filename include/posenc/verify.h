@@ -164,6 +164,8 @@ typedef struct posenc_verify_tolerance {
     double extra;       /* allowance relative to the row's largest element (--tolerance; 0) */
     double floor;       /* absolute allowance added to every element (0) */
     const double *slack; /* NULL, or per frequency an absolute error allowed in cos and sin */
+    double angle_acc;   /* ulps of the angle per pair index i on top of e (0): llama.cpp's
+                           theta accumulated by i float32 multiplications */
 } posenc_verify_tolerance;
 
 /* The bound of a correct implementation for a rotated dump of dtype out_dt from pre-RoPE rows
