@@ -78,6 +78,17 @@ $(B)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# ---- the verdict corpus' mutation check ----
+# posenc with the verdict's bound scaled by 0.5 and by 2 (lib/verify.c PE_BOUND_SCALE), built
+# from the same objects but lib/verify.c: tests/cli/t_verdict_corpus.sh must catch both.
+MUT_OBJ := $(filter-out $(B)/lib/verify.o,$(LIB_OBJ)) $(CMD_OBJ)
+$(B)/mut-%/verify.o: lib/verify.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -DPE_BOUND_SCALE=$* -c -o $@ $<
+$(B)/mut-%/posenc: $(B)/mut-%/verify.o $(MUT_OBJ)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ $(LDLIBS)
+mutants: $(B)/mut-0.5/posenc $(B)/mut-2/posenc
+
 # ---- shared library ----
 # -fno-semantic-interposition lets calls inside a file be inlined as in the static build; the
 # version script exports only the functions include/posenc/*.h declares (the internal
@@ -156,7 +167,7 @@ cli: $(BIN)
 	@sh tests/cli/run.sh ./$(BIN)
 
 test: test-deps
-	@$(MAKE) --no-print-directory all $(UNIT_BIN)
+	@$(MAKE) --no-print-directory all $(UNIT_BIN) mutants
 	@fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; \
 	sh tests/cli/run.sh ./$(BIN) || fail=1; exit $$fail
 

@@ -523,8 +523,9 @@ void posenc_verify_row_check(const posenc_verify_recipe *r, const posenc_verify_
         double w = p->inv_hi[i] > 0 ? p->inv_hi[i] : (double)p->inv_freq_f32[i];
         double e = t->angle > 0 ? t->angle * f32_angle_err(w, p_eff, t->angle_acc * i) : 0;
         double ax = fabs(x1) + fabs(x2);
-        double common = t->angle * 2 * U32 * sig * ax + (t->slack ? t->slack[i] * fabs(sc) * ax : 0) +
-                        t->eta;
+        /* cos and sin to one float32 ulp: a correct implementation's evaluation, and for a
+         * profile the last bit of its tables under another libm */
+        double common = 2 * U32 * sig * ax + (t->slack ? t->slack[i] * fabs(sc) * ax : 0) + t->eta;
         double b1 = mul * (u * fabs(y1) + k2 * (fabs(x1 * c) + fabs(x2 * s)) + e * fabs(y2) +
                            e * e * fabs(y1) + common) + base + t->floor;
         double b2 = mul * (u * fabs(y2) + k2 * (fabs(x2 * c) + fabs(x1 * s)) + e * fabs(y1) +

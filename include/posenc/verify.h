@@ -142,24 +142,25 @@ void posenc_verify_recipe_cossin(const posenc_verify_recipe *r, int64_t pos, dou
  * frequency w at position p, pre-RoPE values x_a, x_b, reference output y_a, y_b (the recipe's
  * tables c = s cos(p w), sn = s sin(p w), attention scaling s), may differ from y_a by
  *
- *   B_a = scale * (1 + 2u) * [ u |y_a| + (2u + u_in) (|x_a c| + |x_b sn|)
- *                              + angle * ( 2 u32 s (|x_a| + |x_b|) + e |y_b| + e^2 |y_a| )
+ *   B_a = scale * (1 + 2u) * [ u |y_a| + (2u + u_in) (|x_a c| + |x_b sn|) + 2 u32 s (|x_a| + |x_b|)
+ *                              + angle * ( e |y_b| + e^2 |y_a| )
  *                              + slack_i (|x_a| + |x_b|) + eta ] + extra * max|y| + floor
- *   e = u32 (8 + |ln w|) |p w|
+ *   e = u32 (8 + |ln w| + angle_acc * i) |p w|
  *
  * u: the unit roundoff of the rotated dump's dtype, at least float32's u32 = 2^-24 (a runtime
  * may compute every operation in the dump dtype: the tables cast to it and the two products
  * rounded, the difference rounded once more to the output); u_in: u when the pre-RoPE dump is
- * of a wider dtype (the runtime rounded its input), else 0; the angle terms: cos and sin
- * evaluated in float32 (one ulp) and a float32 angle (inv_freq from a float32 power whose
- * exponent is rounded, |ln w| ulps, and the rounding of the position and of p * w). A dim past
- * the rotated ones may differ by u_in |x| + eta. A non-finite element never passes. */
+ * of a wider dtype (the runtime rounded its input), else 0; cos and sin evaluated in float32 to
+ * one ulp (for a profile: the last bit of its tables under another libm); the angle terms: a
+ * float32 angle (inv_freq from a float32 power whose exponent is rounded, |ln w| ulps, and the
+ * rounding of the position and of p * w). A dim past the rotated ones may differ by
+ * u_in |x| + eta. A non-finite element never passes. */
 typedef struct posenc_verify_tolerance {
     double u;           /* unit roundoff of the arithmetic */
     double u_in;        /* rounding of the input to the dump dtype (0 when none) */
     double eta;         /* absolute floor: the dtype's subnormal rounding, per operation */
-    double angle;       /* 1: a correct float32 implementation's angle and cos/sin; 0: the
-                           recipe's tables are the runtime's own (a runtime profile) */
+    double angle;       /* 1: a correct float32 implementation's angle; 0: the recipe's
+                           tables are the runtime's own (a runtime profile) */
     double scale;       /* multiplies the bound (1) */
     double extra;       /* allowance relative to the row's largest element (--tolerance; 0) */
     double floor;       /* absolute allowance added to every element (0) */

@@ -13,21 +13,43 @@ fi
 # the corpus checks itself against mpmath and a second float32 implementation first
 "$PY" "$V/check_corpus.py" corpus
 "$PY" "$V/judge.py" commands corpus > cases.tsv
-mkdir corpus/r
-: > results.txt
 tab=$(printf '\t')
-set -f
-while IFS= read -r line; do
-    oldifs=$IFS
-    IFS=$tab
-    set -- $line
-    IFS=$oldifs
-    id=$1
-    shift
+# run BINARY DIR: every case through BINARY, reports in DIR, "ID EXIT" lines in DIR.txt
+run() {
+    bin=$1 dir=$2
+    mkdir "$dir"
+    : > "$dir.txt"
+    set -f
+    while IFS= read -r line; do
+        oldifs=$IFS
+        IFS=$tab
+        set -- $line
+        IFS=$oldifs
+        id=$1
+        shift
+        set +e
+        "$bin" verify "$@" --report "$dir/$id.json" -q > "$dir/$id.out" 2>&1
+        rc=$?
+        set -e
+        echo "$id $rc" >> "$dir.txt"
+    done < cases.tsv
+    set +f
+}
+run "$POSENC" corpus/r
+"$PY" "$V/judge.py" judge corpus corpus/r.txt corpus/r
+[ -n "${VERDICT_EXPECT_MISTAKES:-}" ] && exit 0
+# The mutation check: the bound weakened and tightened by 2 (make mutants) must each give a
+# false verdict on this corpus, or the corpus could not tell a wrong bound from the right one.
+for m in 0.5 2; do
+    bin=$SRC/build/mut-$m/posenc
+    [ -x "$bin" ] || { echo "mutation check: $bin is missing (make mutants)"; exit 1; }
+    run "$bin" "corpus/m$m"
+    echo "mutant: the bound scaled by $m"
     set +e
-    "$POSENC" verify "$@" --report "corpus/r/$id.json" -q > "corpus/r/$id.out" 2>&1
+    VERDICT_EXPECT_MISTAKES=1 "$PY" "$V/judge.py" judge corpus "corpus/m$m.txt" "corpus/m$m" \
+        > "m$m.log"
     rc=$?
     set -e
-    echo "$id $rc" >> results.txt
-done < cases.tsv
-"$PY" "$V/judge.py" judge corpus results.txt
+    tail -n 7 "m$m.log"
+    [ "$rc" -eq 0 ] || { echo "mutation check: the bound scaled by $m was not caught"; exit 1; }
+done

@@ -4,8 +4,9 @@
 usage: judge.py commands OUTDIR
            one line per case: its id, then the verify arguments, separated by tabs (the
            config's path from the repository root, the dumps' from OUTDIR)
-       judge.py judge OUTDIR RESULTS
-           RESULTS has a line "ID EXIT" per case, and OUTDIR/r/ID.json is the case's JSON report.
+       judge.py judge OUTDIR RESULTS [REPORTS]
+           RESULTS has a line "ID EXIT" per case, and REPORTS/ID.json (default OUTDIR/r) is the
+           case's JSON report.
            Prints a line per wrong case, then the confusion matrix. Exit 1 on a false verdict
            (a PASS that must FAIL or the reverse), an unnamed mistake or an error (exit status
            other than 0 and 1); else 0. With VERDICT_EXPECT_MISTAKES=1 in the environment:
@@ -67,7 +68,7 @@ def said(report):
     return "; ".join(parts)
 
 
-def judge(out, results):
+def judge(out, results, rdir=None):
     with open(os.path.join(out, "manifest.json")) as f:
         cases = json.load(f)
     rcs = {}
@@ -83,7 +84,7 @@ def judge(out, results):
         row = m[c["category"]]
         row["cases"] += 1
         rc = rcs.get(c["id"])
-        path = os.path.join(out, "r", c["id"] + ".json")
+        path = os.path.join(rdir or os.path.join(out, "r"), c["id"] + ".json")
         report = None
         if os.path.exists(path):
             with open(path) as f:
@@ -152,9 +153,9 @@ def main(argv):
     if len(argv) == 3 and argv[1] == "commands":
         commands(argv[2])
         return 0
-    if len(argv) == 4 and argv[1] == "judge":
-        return judge(argv[2], argv[3])
-    sys.stderr.write("usage: judge.py commands OUTDIR | judge.py judge OUTDIR RESULTS\n")
+    if len(argv) in (4, 5) and argv[1] == "judge":
+        return judge(argv[2], argv[3], argv[4] if len(argv) == 5 else None)
+    sys.stderr.write("usage: judge.py commands OUTDIR | judge.py judge OUTDIR RESULTS [REPORTS]\n")
     return 2
 
 
