@@ -309,7 +309,10 @@ static posenc_status check_pair(pe_vrun *v, const pe_vrun_req *rq, const posenc_
     pq.eq = it->spec[2];
     pq.ek = it->spec[3];
     pq.layer_type = it->layer_type; /* the pair's own, for --precision ggml's arguments */
-    cJSON *row = pe_report_pair_row(v->root, pr->group, pr->layer, pr->layer_type, !pr->nope);
+    /* the parameters --layer-type chose, else what the config calls the layer */
+    cJSON *row = pe_report_pair_row(v->root, pr->group, pr->layer,
+                                    pr->layer_type ? pr->layer_type : pr->layer_name,
+                                    !pr->nope);
     posenc_rope_config cfg;
     posenc_status st = rope_cfg(v, rq, m, it->layer_type, 1, &cfg, err);
     if (st != POSENC_OK)
