@@ -329,6 +329,8 @@ static posenc_status check_pair(pe_vrun *v, const pe_vrun_req *rq, const posenc_
     cJSON_AddBoolToObject(row, "ok", v->failed == before);
     if (st == POSENC_OK && v->failed != before && (pq.eq || pq.rotated))
         st = explain_pair(v, &pq, m, pr, cfg.head_dim, first, row, err);
+    if (st == POSENC_OK)
+        pe_report_pair_explain(v->root, row, first); /* else its failing checks say why */
     pe_report_pair_checks(v->root, row, first);
     return st;
 }
