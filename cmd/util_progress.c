@@ -118,13 +118,17 @@ static void draw(long long t, int final)
                  r, eta);
     }
     /* carriage return, the line, erase to its end: one line redrawn in place; the final line
-     * clears the progress line first, like any other output */
-    if (final)
+     * clears the progress line first, like any other output. drawn is set before the line is
+     * written, so that a signal arriving meanwhile erases it */
+    if (final) {
         fprintf(stderr, "\r\033[K%s\n", line);
-    else
+        fflush(stderr);
+        drawn = 0;
+    } else {
+        drawn = 1;
         fprintf(stderr, "\r%s\033[K", line);
-    fflush(stderr);
-    drawn = !final;
+        fflush(stderr);
+    }
 }
 
 void cmd_progress_update(uint64_t add_done)
