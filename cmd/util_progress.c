@@ -117,10 +117,18 @@ static void draw(long long t, int final)
                  total ? (int)(100.0 * (double)(done < total ? done : total) / (double)total) : 0,
                  r, eta);
     }
-    /* carriage return, the line, erase to its end: one line redrawn in place */
-    fprintf(stderr, "\r%s\033[K%s", line, final ? "\n" : "");
-    fflush(stderr);
-    drawn = !final;
+    /* carriage return, the line, erase to its end: one line redrawn in place; the final line
+     * clears the progress line first, like any other output. drawn is set before the line is
+     * written, so that a signal arriving meanwhile erases it */
+    if (final) {
+        fprintf(stderr, "\r\033[K%s\n", line);
+        fflush(stderr);
+        drawn = 0;
+    } else {
+        drawn = 1;
+        fprintf(stderr, "\r%s\033[K", line);
+        fflush(stderr);
+    }
 }
 
 void cmd_progress_update(uint64_t add_done)
@@ -152,7 +160,7 @@ void cmd_progress_clear(void)
 void cmd_progress_signal(void)
 {
     if (drawn) {
-        ssize_t rc = write(STDERR_FILENO, "\n", 1);
+        ssize_t rc = write(STDERR_FILENO, "\r\033[K", 4);
         (void)rc;
         drawn = 0;
     }

@@ -13,12 +13,15 @@ void cmd_progress_start(const char *cmd, uint64_t total, const char *unit);
 /* Add to the total and to the work done. Thread-safe: streaming threads call them directly. */
 void cmd_progress_total(uint64_t add);
 void cmd_progress_update(uint64_t add_done);
-/* End: a line on screen is replaced by "posenc CMD: DONE in S s (RATE/s)" and a newline. */
+/* End: a line on screen is erased and replaced by "posenc CMD: DONE in S s (RATE/s)" and a
+ * newline. A command that prints a summary calls it first, so that the line ends before the
+ * summary starts; later calls do nothing. */
 void cmd_progress_finish(void);
 /* Erase a line on screen (before a message, so that it stays one line); the next update may
  * draw it again. */
 void cmd_progress_clear(void);
-/* Async-signal-safe: end a line on screen with a newline (from a signal handler). */
+/* Async-signal-safe: erase a line on screen (carriage return, erase line), from a signal
+ * handler before the process dies of the signal. */
 void cmd_progress_signal(void);
 /* -q: no progress line for the rest of the run. */
 void cmd_progress_quiet(void);

@@ -261,6 +261,8 @@ int cmd_verify(int argc, char **argv)
         rc = run_fail(&v, m, &err);
         goto out;
     }
+    /* the dumps are read: the progress line ends (its "N MiB in S s") before the summary */
+    cmd_progress_finish();
     for (int i = 0; i < o.n_reports; i++)
         if (pe_report_write(v.root, o.reports[i], &err) != POSENC_OK) {
             rc = cmd_fail(CMD, &err);

@@ -348,6 +348,10 @@ posenc_status pe_pairs_layers(pe_pairs *p, const posenc_model *m, const char *la
         pe_pair *pr = &p->v[i];
         pr->layer_type = layer_type;
         pr->nope = 0;
+        pr->layer_name = NULL;
+        if (pr->layer >= 0 &&
+            posenc_model_layer(m, pr->layer, &pr->layer_name, NULL, NULL) != POSENC_OK)
+            pr->layer_name = NULL; /* refused below when the layers differ */
         if (layer_type || !per_layer || !pr->group[0])
             continue; /* top-level q and k are one Q/K pair, as FILE:q FILE:k would be */
         if (pr->layer < 0)

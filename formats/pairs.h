@@ -31,6 +31,9 @@ typedef struct pe_pair {
     const char *layer_type;       /* RoPE parameters of this layer type (borrowed from the
                                      model); NULL: the model's only set */
     int nope;                     /* the layer carries no RoPE */
+    const char *layer_name;       /* the layer's entry in the config's layer_types (borrowed
+                                     from the model), with or without RoPE and whatever
+                                     --layer-type says; NULL: no index, or no entry for it */
 } pe_pair;
 
 typedef struct pe_pairs {
@@ -80,7 +83,9 @@ const pe_pair *pe_pairs_get(const pe_pairs *p, const char *group);
 
 /* Give every pair its RoPE parameters from the model: layer_type (--layer-type) when set, for
  * every pair; else, when the model has several layer types or NoPE layers, the layer type and
- * NoPE flag of the pair's layer index (posenc_model_layer). A pair without a layer index, on a
+ * NoPE flag of the pair's layer index (posenc_model_layer). Every pair with a layer index the
+ * config describes also gets its layer_name (Qwen3.5's linear_attention and full_attention,
+ * which share one parameter set, included). A pair without a layer index, on a
  * layer the config does not describe, is refused (POSENC_EINVAL naming path and the group);
  * models with one parameter set and no NoPE layers need no index, and neither does a top-level
  * pair (group ""): it is one Q/K pair, rotated with layer_type (NULL: the only set) as the two

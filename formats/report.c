@@ -145,6 +145,73 @@ static void dump_cells(const cJSON *pair, int pi, const cJSON *d, char cells[6][
 
 static const char *const dump_heads[6] = { "pair", "dump", "file", "member", "dtype", "shape" };
 
+/* "Dumps: 16 pairs, 64 arrays": the line the folded list of dumps shows. */
+static void dumps_line(char *buf, size_t len, const cJSON *hpairs)
+{
+    int np = cJSON_GetArraySize(hpairs), nd = 0;
+    const cJSON *pr;
+    cJSON_ArrayForEach(pr, hpairs) nd += cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(pr, "dumps"));
+    snprintf(buf, len, "Dumps: %d pair%s, %d array%s", np, np == 1 ? "" : "s", nd,
+             nd == 1 ? "" : "s");
+}
+
+/* ---- the first screen: the verdict, then what failed and why ---- */
+
+/* A check's one line: its diagnosis' explanation when it has one, else its summary. */
+static const char *check_why(const cJSON *c)
+{
+    const char *e = jstr(cJSON_GetObjectItemCaseSensitive(c, "diagnosis"), "explanation", "");
+    return e[0] ? e : jstr(c, "summary", "");
+}
+
+static const cJSON *find_check(const cJSON *report, const char *name)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(report, "checks"))
+        if (strcmp(jstr(c, "name", ""), name) == 0)
+            return c;
+    return NULL;
+}
+
+/* A failed pair's one line: its explanation, else (a report from before it was always set)
+ * its failing checks', each "NAME: " and the check's line. Caller frees; NULL out of memory. */
+static char *pair_why(const cJSON *report, const cJSON *p)
+{
+    pe_strbuf b = { 0 };
+    const char *e = jstr(p, "explanation", "");
+    const cJSON *n;
+    if (e[0])
+        pe_strbuf_puts(&b, e);
+    else
+        cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(p, "checks"))
+        {
+            const cJSON *c = cJSON_IsString(n) ? find_check(report, n->valuestring) : NULL;
+            if (c && !jbool(c, "ok"))
+                pe_strbuf_printf(&b, "%s%s: %s", b.len ? "; " : "", n->valuestring, check_why(c));
+        }
+    return pe_strbuf_finish(&b);
+}
+
+/* "All 7 checks passed (2 q/k pairs)." or "1 of 7 checks failed (1 of 2 q/k pairs)." */
+static void count_line(const cJSON *report, char *buf, size_t len)
+{
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks"), *c;
+    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(report, "pairs");
+    int n = cJSON_GetArraySize(checks), failed = 0, np = cJSON_GetArraySize(pairs), pf = 0;
+    cJSON_ArrayForEach(c, checks) failed += !jbool(c, "ok");
+    cJSON_ArrayForEach(c, pairs) pf += !jbool(c, "ok");
+    int m = failed ? snprintf(buf, len, "%d of %d check%s failed", failed, n, n == 1 ? "" : "s")
+                   : snprintf(buf, len, "All %d check%s passed", n, n == 1 ? "" : "s");
+    if (m < 0 || (size_t)m >= len)
+        return;
+    if (np > 0 && failed)
+        snprintf(buf + m, len - (size_t)m, " (%d of %d q/k pair%s).", pf, np, np == 1 ? "" : "s");
+    else if (np > 0)
+        snprintf(buf + m, len - (size_t)m, " (%d q/k pair%s).", np, np == 1 ? "" : "s");
+    else
+        snprintf(buf + m, len - (size_t)m, ".");
+}
+
 /* ---- Markdown ---- */
 static void md_text(pe_strbuf *b, const char *s)
 {
@@ -163,6 +230,48 @@ static void md_text(pe_strbuf *b, const char *s)
 static void config_line(pe_strbuf *b, const cJSON *report, int html);
 static void html_text(pe_strbuf *b, const char *s);
 
+/* The anchor a Markdown renderer gives a heading of plain text `text` (GitHub's, also GitLab's
+ * and most others': lower case, a space becomes '-', ASCII punctuation other than '-' and '_'
+ * is dropped; a slug already taken gets "-1", "-2", ... in document order). used: an object of
+ * the slugs taken so far (slug -> count), updated. */
+static void md_slug(cJSON *used, const char *text, char *out, size_t cap)
+{
+    char base[1024];
+    size_t n = 0;
+    for (const unsigned char *s = (const unsigned char *)text; *s && n + 1 < sizeof base; s++) {
+        if (*s >= 0x80 || (*s >= '0' && *s <= '9') || (*s >= 'a' && *s <= 'z') || *s == '_' ||
+            *s == '-')
+            base[n++] = (char)*s;
+        else if (*s >= 'A' && *s <= 'Z')
+            base[n++] = (char)(*s - 'A' + 'a');
+        else if (*s == ' ')
+            base[n++] = '-';
+    }
+    base[n] = '\0';
+    snprintf(out, cap, "%s", base);
+    cJSON *count = cJSON_GetObjectItemCaseSensitive(used, base);
+    while (count && cJSON_GetObjectItemCaseSensitive(used, out)) {
+        cJSON_SetNumberValue(count, count->valuedouble + 1);
+        snprintf(out, cap, "%s-%.0f", base, count->valuedouble);
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(used, out))
+        cJSON_AddNumberToObject(used, out, 0);
+}
+
+/* An HTML id, and the same as a link's #fragment: prefix and name, every byte outside
+ * [A-Za-z0-9_.:@/-] made '_' (so neither needs escaping, and each check's and pair's is its
+ * own). */
+static void html_id(pe_strbuf *b, const char *prefix, const char *name)
+{
+    pe_strbuf_puts(b, prefix);
+    for (const char *s = name; *s; s++) {
+        char c = *s;
+        int keep = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                   strchr("_.:@/-", c) != NULL;
+        pe_strbuf_add(b, keep ? s : "_", 1);
+    }
+}
+
 /* The pairs of a multi-layer dump, one row each (the report's "pairs"; nothing without it). */
 static void pairs_table(pe_strbuf *b, const cJSON *report, int html)
 {
@@ -170,14 +279,15 @@ static void pairs_table(pe_strbuf *b, const cJSON *report, int html)
     if (!cJSON_IsArray(pairs))
         return;
     static const char *const head[] = { "pair", "layer", "layer type", "RoPE", "q", "k",
-                                        "result" };
+                                        "result", "diagnosis" };
     void (*text)(pe_strbuf *, const char *) = html ? html_text : md_text;
     pe_strbuf_puts(b, html ? "<table id=\"pairs\">\n<tr>" : "|");
     for (size_t i = 0; i < sizeof head / sizeof head[0]; i++)
         pe_strbuf_printf(b, html ? "<th>%s</th>" : " %s |", head[i]);
-    pe_strbuf_puts(b, html ? "</tr>\n" : "\n|---|---|---|---|---|---|---|\n");
+    pe_strbuf_puts(b, html ? "</tr>\n" : "\n|---|---|---|---|---|---|---|---|\n");
     cJSON_ArrayForEach(p, pairs)
     {
+        char *why = jbool(p, "ok") ? NULL : pair_why(report, p);
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(p, "layer");
         char layer[32] = "-";
         if (cJSON_IsNumber(l))
@@ -186,7 +296,13 @@ static void pairs_table(pe_strbuf *b, const cJSON *report, int html)
                                jbool(p, "has_rope") ? "yes" : "no (not rotated)",
                                jstr(p, "q", "?"), jstr(p, "k", "?"),
                                jbool(p, "ok") ? "ok" : "FAIL" };
-        pe_strbuf_puts(b, html ? "<tr>" : "|");
+        if (html) {
+            pe_strbuf_puts(b, "<tr id=\"");
+            html_id(b, "pair-", jstr(p, "group", ""));
+            pe_strbuf_puts(b, "\">");
+        } else {
+            pe_strbuf_puts(b, "|");
+        }
         for (size_t i = 0; i < sizeof cell / sizeof cell[0]; i++) {
             int last = i + 1 == sizeof cell / sizeof cell[0];
             if (html)
@@ -200,23 +316,125 @@ static void pairs_table(pe_strbuf *b, const cJSON *report, int html)
             else
                 pe_strbuf_puts(b, last && !jbool(p, "ok") ? "** |" : " |");
         }
-        pe_strbuf_puts(b, html ? "</tr>\n" : "\n");
+        pe_strbuf_puts(b, html ? "<td>" : " ");
+        text(b, why ? why : "");
+        pe_strbuf_puts(b, html ? "</td></tr>\n" : " |\n");
+        free(why);
     }
     pe_strbuf_puts(b, html ? "</table>\n" : "\n");
 }
 
+/* The Markdown table of header.pairs' dumps, in a <details> block that renderers show folded. */
+static void md_dumps(pe_strbuf *b, const cJSON *hpairs)
+{
+    char line[96];
+    dumps_line(line, sizeof line, hpairs);
+    pe_strbuf_printf(b, "\n<details><summary>%s</summary>\n\n", line);
+    pe_strbuf_puts(b, "| pair | dump | file | member | dtype | shape |\n|---|---|---|---|---|---|\n");
+    const cJSON *pr;
+    int pi = 0;
+    cJSON_ArrayForEach(pr, hpairs)
+    {
+        const cJSON *d;
+        cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(pr, "dumps"))
+        {
+            char cells[6][1024];
+            dump_cells(pr, pi, d, cells);
+            for (int k = 0; k < 6; k++) {
+                pe_strbuf_puts(b, k ? " | " : "| ");
+                int code = k == 2 || (k == 3 && strcmp(cells[3], "-") != 0);
+                if (code)
+                    pe_strbuf_puts(b, "`");
+                md_text(b, cells[k]);
+                if (code)
+                    pe_strbuf_puts(b, "`");
+            }
+            pe_strbuf_puts(b, " |\n");
+        }
+        pi++;
+    }
+    pe_strbuf_puts(b, "\n</details>\n");
+}
+
+/* A diagnosis: the explanation in bold, the evidence, the candidates. */
+static void md_diagnosis(pe_strbuf *b, const cJSON *d)
+{
+    pe_strbuf_puts(b, "**");
+    md_text(b, jstr(d, "explanation", ""));
+    pe_strbuf_puts(b, "**\n\nEvidence: ");
+    md_text(b, jstr(d, "evidence", ""));
+    pe_strbuf_puts(b, "\n\n| candidate | max rel err | explains |\n|---|---|---|\n");
+    const cJSON *k;
+    cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(d, "candidates"))
+    {
+        char r[32];
+        fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(k, "max_rel_err"));
+        pe_strbuf_puts(b, "| ");
+        md_text(b, jstr(k, "description", jstr(k, "name", "?")));
+        pe_strbuf_printf(b, " | %s | %s |\n", r, jbool(k, "explains") ? "yes" : "no");
+    }
+}
+
+/* The verdict as the title; the first screen: the count and a table of the failing pairs and
+ * checks, each with its one line, linked to its section; then what was verified, the pairs, the
+ * checks, a section per failing pair and check, the dumps (folded) and the notes. */
 char *pe_report_markdown(const cJSON *report)
 {
     pe_strbuf b = { 0 };
     const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks");
-    int n = cJSON_GetArraySize(checks), failed = 0;
-    const cJSON *c;
-    cJSON_ArrayForEach(c, checks) if (!jbool(c, "ok")) failed++;
-    char vd[96];
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(report, "pairs");
+    const cJSON *hpairs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, "header"), "pairs");
+    const cJSON *c, *p;
+    char vd[96], line[160], slug[1100], head[1100];
     verdict(report, vd, sizeof vd);
+    /* the headings' anchors, in document order (md_slug): the title, Pairs, Checks, a section
+     * per failing pair, per failing check */
+    cJSON *used = cJSON_CreateObject(), *pslug = cJSON_CreateObject(), *cslug = cJSON_CreateObject();
+    snprintf(head, sizeof head, "posenc verify: %s: %s", vd, report_config(report));
+    md_slug(used, head, slug, sizeof slug);
+    if (cJSON_IsArray(rows))
+        md_slug(used, "Pairs", slug, sizeof slug);
+    md_slug(used, "Checks", slug, sizeof slug);
+    cJSON_ArrayForEach(p, rows) if (!jbool(p, "ok"))
+    {
+        snprintf(head, sizeof head, "Pair %s", jstr(p, "group", ""));
+        md_slug(used, head, slug, sizeof slug);
+        cJSON_AddStringToObject(pslug, jstr(p, "group", ""), slug);
+    }
+    cJSON_ArrayForEach(c, checks) if (!jbool(c, "ok"))
+    {
+        snprintf(head, sizeof head, "Check %s", jstr(c, "name", "?"));
+        md_slug(used, head, slug, sizeof slug);
+        cJSON_AddStringToObject(cslug, jstr(c, "name", "?"), slug);
+    }
+
     pe_strbuf_printf(&b, "## posenc verify: %s: `", vd);
     md_text(&b, report_config(report));
     pe_strbuf_puts(&b, "`\n\n");
+    count_line(report, line, sizeof line);
+    pe_strbuf_printf(&b, "%s\n\n", line);
+    if (cJSON_GetArraySize(cslug) + cJSON_GetArraySize(pslug) > 0) {
+        pe_strbuf_puts(&b, "| failed | diagnosis |\n|---|---|\n");
+        cJSON_ArrayForEach(p, rows) if (!jbool(p, "ok"))
+        {
+            char *why = pair_why(report, p);
+            pe_strbuf_puts(&b, "| [pair `");
+            md_text(&b, jstr(p, "group", ""));
+            pe_strbuf_printf(&b, "`](#%s) | ", jstr(pslug, jstr(p, "group", ""), ""));
+            md_text(&b, why ? why : "");
+            pe_strbuf_puts(&b, " |\n");
+            free(why);
+        }
+        cJSON_ArrayForEach(c, checks) if (!jbool(c, "ok"))
+        {
+            pe_strbuf_puts(&b, "| [`");
+            md_text(&b, jstr(c, "name", "?"));
+            pe_strbuf_printf(&b, "`](#%s) | ", jstr(cslug, jstr(c, "name", "?"), ""));
+            md_text(&b, check_why(c));
+            pe_strbuf_puts(&b, " |\n");
+        }
+        pe_strbuf_puts(&b, "\n");
+    }
     config_line(&b, report, 0);
     struct header_row hr[8];
     int nh = header_rows(report, hr, 8);
@@ -225,34 +443,13 @@ char *pe_report_markdown(const cJSON *report)
         md_text(&b, hr[i].value);
         pe_strbuf_puts(&b, "  \n");
     }
-    const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, "header"), "pairs");
-    if (cJSON_GetArraySize(pairs) > 0) {
-        pe_strbuf_puts(&b, "\n| pair | dump | file | member | dtype | shape |\n|---|---|---|---|---|---|\n");
-        const cJSON *pr;
-        int pi = 0;
-        cJSON_ArrayForEach(pr, pairs)
-        {
-            const cJSON *d;
-            cJSON_ArrayForEach(d, cJSON_GetObjectItemCaseSensitive(pr, "dumps"))
-            {
-                char cells[6][1024];
-                dump_cells(pr, pi, d, cells);
-                for (int k = 0; k < 6; k++) {
-                    pe_strbuf_puts(&b, k ? " | " : "| ");
-                    int code = k == 2 || (k == 3 && strcmp(cells[3], "-") != 0);
-                    if (code)
-                        pe_strbuf_puts(&b, "`");
-                    md_text(&b, cells[k]);
-                    if (code)
-                        pe_strbuf_puts(&b, "`");
-                }
-                pe_strbuf_puts(&b, " |\n");
-            }
-            pi++;
-        }
+    if (cJSON_IsArray(rows)) {
+        pe_strbuf_puts(&b, "\n### Pairs\n\n");
+        pairs_table(&b, report, 0);
+    } else {
+        pe_strbuf_puts(&b, "\n");
     }
-    pe_strbuf_printf(&b, "\n%d check%s, %d failed.\n\n", n, n == 1 ? "" : "s", failed);
-    pairs_table(&b, report, 0);
+    pe_strbuf_puts(&b, "### Checks\n\n");
     pe_strbuf_puts(&b, "| check | result | max abs err | max rel err | tolerance | summary |\n");
     pe_strbuf_puts(&b, "|---|---|---|---|---|---|\n");
     cJSON_ArrayForEach(c, checks)
@@ -268,28 +465,57 @@ char *pe_report_markdown(const cJSON *report)
         md_text(&b, jstr(c, "summary", ""));
         pe_strbuf_puts(&b, " |\n");
     }
+    /* a failing pair: its line, its failing checks linked */
+    cJSON_ArrayForEach(p, rows) if (!jbool(p, "ok"))
+    {
+        char *why = pair_why(report, p);
+        const cJSON *l = cJSON_GetObjectItemCaseSensitive(p, "layer"), *n;
+        pe_strbuf_puts(&b, "\n### Pair `");
+        md_text(&b, jstr(p, "group", ""));
+        pe_strbuf_puts(&b, "`\n\n");
+        if (cJSON_IsNumber(l))
+            pe_strbuf_printf(&b, "Layer %.0f", l->valuedouble);
+        else
+            pe_strbuf_puts(&b, "No layer index");
+        if (jstr(p, "layer_type", NULL)) {
+            pe_strbuf_puts(&b, ", ");
+            md_text(&b, jstr(p, "layer_type", ""));
+        }
+        pe_strbuf_printf(&b, "%s: **", jbool(p, "has_rope") ? "" : ", no RoPE");
+        md_text(&b, why ? why : "");
+        pe_strbuf_puts(&b, "**\n\nFailed:");
+        int k = 0;
+        cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(p, "checks"))
+        {
+            const cJSON *ck = cJSON_IsString(n) ? find_check(report, n->valuestring) : NULL;
+            if (!ck || jbool(ck, "ok"))
+                continue;
+            pe_strbuf_puts(&b, k++ ? ", [`" : " [`");
+            md_text(&b, n->valuestring);
+            pe_strbuf_printf(&b, "`](#%s)", jstr(cslug, n->valuestring, ""));
+        }
+        pe_strbuf_puts(&b, k ? "\n" : " none of its checks\n");
+        free(why);
+    }
+    /* a failing check: its summary and diagnosis; a passing check's diagnosis */
     cJSON_ArrayForEach(c, checks)
     {
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "diagnosis");
-        if (!cJSON_IsObject(d))
+        if (jbool(c, "ok") && !cJSON_IsObject(d))
             continue;
-        pe_strbuf_puts(&b, "\n### Diagnosis: `");
+        pe_strbuf_puts(&b, jbool(c, "ok") ? "\n### Diagnosis: `" : "\n### Check `");
         md_text(&b, jstr(c, "name", "?"));
-        pe_strbuf_puts(&b, "`\n\n**");
-        md_text(&b, jstr(d, "explanation", ""));
-        pe_strbuf_puts(&b, "**\n\nEvidence: ");
-        md_text(&b, jstr(d, "evidence", ""));
-        pe_strbuf_puts(&b, "\n\n| candidate | max rel err | explains |\n|---|---|---|\n");
-        const cJSON *k;
-        cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(d, "candidates"))
-        {
-            char r[32];
-            fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(k, "max_rel_err"));
-            pe_strbuf_puts(&b, "| ");
-            md_text(&b, jstr(k, "description", jstr(k, "name", "?")));
-            pe_strbuf_printf(&b, " | %s | %s |\n", r, jbool(k, "explains") ? "yes" : "no");
+        pe_strbuf_puts(&b, "`\n\n");
+        if (!jbool(c, "ok")) {
+            pe_strbuf_puts(&b, "**FAIL**: ");
+            md_text(&b, jstr(c, "summary", ""));
+            pe_strbuf_puts(&b, "\n\n");
         }
+        if (cJSON_IsObject(d))
+            md_diagnosis(&b, d);
     }
+    if (cJSON_GetArraySize(hpairs) > 0)
+        md_dumps(&b, hpairs);
     const cJSON *notes = cJSON_GetObjectItemCaseSensitive(report, "notes");
     if (cJSON_GetArraySize(notes) > 0) {
         pe_strbuf_puts(&b, "\nNotes:\n\n");
@@ -301,6 +527,9 @@ char *pe_report_markdown(const cJSON *report)
         }
     }
     pe_strbuf_printf(&b, "\n<sub>posenc %s</sub>\n", jstr(report, "posenc_version", "?"));
+    cJSON_Delete(used);
+    cJSON_Delete(pslug);
+    cJSON_Delete(cslug);
     return pe_strbuf_finish(&b);
 }
 
@@ -371,7 +600,40 @@ char *pe_report_html(const cJSON *report)
                 "</style>\n</head>\n<body>\n");
     pe_strbuf_printf(&b, "<h1>posenc verify: <span class=\"%s\" id=\"verdict\">", ok ? "ok" : "fail");
     html_text(&b, vd);
-    pe_strbuf_puts(&b, "</span></h1>\n<table id=\"header\">\n<tr><th>config</th><td>");
+    pe_strbuf_puts(&b, "</span></h1>\n");
+    /* the first screen: the count, and what failed with its one line, linked to its detail */
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks"), *c, *row;
+    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(report, "pairs");
+    char line[160];
+    count_line(report, line, sizeof line);
+    pe_strbuf_printf(&b, "<p id=\"count\" class=\"%s\">%s</p>\n", ok ? "ok" : "fail", line);
+    if (!ok) {
+        pe_strbuf_puts(&b, "<table id=\"failed\">\n<tr><th>failed</th><th>diagnosis</th></tr>\n");
+        cJSON_ArrayForEach(row, rows) if (!jbool(row, "ok"))
+        {
+            char *why = pair_why(report, row);
+            pe_strbuf_puts(&b, "<tr><td class=\"fail\"><a href=\"#");
+            html_id(&b, "pair-", jstr(row, "group", ""));
+            pe_strbuf_puts(&b, "\">pair <code>");
+            html_text(&b, jstr(row, "group", ""));
+            pe_strbuf_puts(&b, "</code></a></td><td>");
+            html_text(&b, why ? why : "");
+            pe_strbuf_puts(&b, "</td></tr>\n");
+            free(why);
+        }
+        cJSON_ArrayForEach(c, checks) if (!jbool(c, "ok"))
+        {
+            pe_strbuf_puts(&b, "<tr><td class=\"fail\"><a href=\"#");
+            html_id(&b, "check-", jstr(c, "name", "?"));
+            pe_strbuf_puts(&b, "\"><code>");
+            html_text(&b, jstr(c, "name", "?"));
+            pe_strbuf_puts(&b, "</code></a></td><td>");
+            html_text(&b, check_why(c));
+            pe_strbuf_puts(&b, "</td></tr>\n");
+        }
+        pe_strbuf_puts(&b, "</table>\n");
+    }
+    pe_strbuf_puts(&b, "<table id=\"header\">\n<tr><th>config</th><td>");
     config_line(&b, report, 1);
     pe_strbuf_puts(&b, "</td></tr>\n");
     struct header_row hr[8];
@@ -384,6 +646,8 @@ char *pe_report_html(const cJSON *report)
     pe_strbuf_puts(&b, "</table>\n");
     const cJSON *pairs = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(report, "header"), "pairs");
     if (cJSON_GetArraySize(pairs) > 0) {
+        dumps_line(line, sizeof line, pairs);
+        pe_strbuf_printf(&b, "<details id=\"members\"><summary>%s</summary>\n", line);
         pe_strbuf_puts(&b, "<table id=\"dumps\">\n<tr>");
         for (int k = 0; k < 6; k++)
             pe_strbuf_printf(&b, "<th>%s</th>", dump_heads[k]);
@@ -408,12 +672,11 @@ char *pe_report_html(const cJSON *report)
             }
             pi++;
         }
-        pe_strbuf_puts(&b, "</table>\n");
+        pe_strbuf_puts(&b, "</table>\n</details>\n");
     }
     pairs_table(&b, report, 1);
     pe_strbuf_puts(&b, "<table id=\"checks\">\n<tr><th>check</th><th>result</th><th>max abs err</th>"
                 "<th>max rel err</th><th>tolerance</th><th>summary</th></tr>\n");
-    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks"), *c;
     cJSON_ArrayForEach(c, checks)
     {
         char a[32], r[32], t[32];
@@ -429,7 +692,7 @@ char *pe_report_html(const cJSON *report)
         pe_strbuf_puts(&b, "</td></tr>\n");
     }
     pe_strbuf_puts(&b, "</table>\n");
-    /* failed checks (with their diagnosis) first, then the others */
+    /* failed checks (each with its summary and diagnosis) first, then the others */
     for (int round = 0; round < 2; round++) {
         cJSON_ArrayForEach(c, checks)
         {
@@ -438,13 +701,18 @@ char *pe_report_html(const cJSON *report)
             const cJSON *d = cJSON_GetObjectItemCaseSensitive(c, "diagnosis");
             const cJSON *details = cJSON_GetObjectItemCaseSensitive(c, "details");
             const cJSON *plots = cJSON_GetObjectItemCaseSensitive(details, "plots");
-            if (!cJSON_IsObject(d) && cJSON_GetArraySize(plots) == 0)
+            if (round == 1 && !cJSON_IsObject(d) && cJSON_GetArraySize(plots) == 0)
                 continue;
-            pe_strbuf_puts(&b, "<h2 id=\"check-");
-            html_text(&b, jstr(c, "name", "?"));
+            pe_strbuf_puts(&b, "<h2 id=\"");
+            html_id(&b, "check-", jstr(c, "name", "?"));
             pe_strbuf_puts(&b, "\">");
             html_text(&b, jstr(c, "name", "?"));
             pe_strbuf_puts(&b, "</h2>\n");
+            if (round == 0) {
+                pe_strbuf_puts(&b, "<p class=\"summary\"><span class=\"fail\">FAIL</span>: ");
+                html_text(&b, jstr(c, "summary", ""));
+                pe_strbuf_puts(&b, "</p>\n");
+            }
             if (cJSON_IsObject(d)) {
                 pe_strbuf_puts(&b, "<div class=\"diag\"><p><b>");
                 html_text(&b, jstr(d, "explanation", ""));

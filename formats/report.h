@@ -149,7 +149,7 @@ posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_m
                                     int64_t original_max_position, int *n_checks, int *failed,
                                     posenc_error *err);
 /* The text summary of a report: a line per check (ok, FAIL or info; its diagnosis), per q/k
- * pair and per note, and the result line. Caller frees with free(); NULL when out of memory. */
+ * pair (a failed one with its explanation) and per note, and the result line. Caller frees with free(); NULL when out of memory. */
 char *pe_report_text(const cJSON *report, int failed, int n_checks);
 
 /* What a comparison of one q/k pair's dumps verified, for pe_report_set_dumps. Strings and
@@ -171,7 +171,8 @@ typedef struct pe_report_dumps {
 void pe_report_set_dumps(cJSON *report, cJSON *inputs, const pe_report_dumps *x);
 
 /* A row of the report's "pairs" (created on the first call): group, layer (null when < 0),
- * layer_type (null when NULL), has_rope. Borrowed; the caller adds rope, ok, explanation. */
+ * layer_type (null when NULL), has_rope. Borrowed; the caller adds rope, ok, explanation
+ * (pe_report_pair_explain). */
 cJSON *pe_report_pair_row(cJSON *report, const char *group, int64_t layer,
                           const char *layer_type, int has_rope);
 /* A run over the pairs of a container: inputs' dumps, expect (NULL: none), pairs (n) and
@@ -185,6 +186,10 @@ void pe_report_pairs_run(cJSON *report, cJSON *inputs, const posenc_model *m,
 void pe_report_pair_header(cJSON *report, cJSON *header_pairs, const char *label);
 /* The row's "checks": the names of the report's checks from index first on. */
 void pe_report_pair_checks(cJSON *report, cJSON *row, int first);
+/* A failed pair's row without an explanation (no other layer type's parameters pass it, or
+ * none were tried): its failing checks from index first on, each as "NAME: " and its
+ * diagnosis' explanation (else its summary), joined by "; ". Passing rows are left alone. */
+void pe_report_pair_explain(cJSON *report, cJSON *row, int first);
 /* 1 when the comparison check of `what` ("q" or "k": expect_q@..., rotated_k@...) from check
  * index first on passed, 0 when it failed, -1 when there is none. */
 int pe_report_compare_ok(const cJSON *report, int first, const char *what);

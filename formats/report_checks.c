@@ -220,10 +220,11 @@ char *pe_report_text(const cJSON *report, int failed, int n_checks)
         char layer[64] = "no layer index";
         if (cJSON_IsNumber(l))
             snprintf(layer, sizeof layer, "layer %.0f", l->valuedouble);
-        pe_strbuf_printf(&b, "%-5s pair %-15s %s%s%s%s\n", true_of(c, "ok") ? "ok" : "FAIL",
+        const char *why = true_of(c, "ok") ? "" : str_of(c, "explanation");
+        pe_strbuf_printf(&b, "%-5s pair %-15s %s%s%s%s%s%s\n", true_of(c, "ok") ? "ok" : "FAIL",
                          str_of(c, "group"), layer, cJSON_IsString(t) ? ", " : "",
                          cJSON_IsString(t) ? t->valuestring : "",
-                         true_of(c, "has_rope") ? "" : ", no RoPE");
+                         true_of(c, "has_rope") ? "" : ", no RoPE", why[0] ? ": " : "", why);
     }
     cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(report, "notes"))
         pe_strbuf_printf(&b, "note: %s\n", cJSON_IsString(c) ? c->valuestring : "");
@@ -344,6 +345,29 @@ void pe_report_pair_checks(cJSON *report, cJSON *row, int first)
     for (int c = first; c < cJSON_GetArraySize(checks); c++)
         cJSON_AddItemToArray(names, cJSON_CreateString(str_of(cJSON_GetArrayItem(checks, c),
                                                               "name")));
+}
+
+void pe_report_pair_explain(cJSON *report, cJSON *row, int first)
+{
+    if (true_of(row, "ok") || cJSON_IsString(cJSON_GetObjectItemCaseSensitive(row, "explanation")))
+        return;
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(report, "checks");
+    pe_strbuf b = { 0 };
+    for (int c = first; c < cJSON_GetArraySize(checks); c++) {
+        const cJSON *ck = cJSON_GetArrayItem(checks, c);
+        if (true_of(ck, "ok"))
+            continue;
+        const char *why = str_of(cJSON_GetObjectItemCaseSensitive(ck, "diagnosis"), "explanation");
+        pe_strbuf_printf(&b, "%s%s: %s", b.len ? "; " : "", str_of(ck, "name"),
+                         why[0] ? why : str_of(ck, "summary"));
+    }
+    char *text = pe_strbuf_finish(&b);
+    cJSON *e = cJSON_CreateString(text && text[0] ? text : "a check failed");
+    if (cJSON_GetObjectItemCaseSensitive(row, "explanation"))
+        cJSON_ReplaceItemInObjectCaseSensitive(row, "explanation", e);
+    else
+        cJSON_AddItemToObject(row, "explanation", e);
+    free(text);
 }
 
 int pe_report_compare_ok(const cJSON *report, int first, const char *what)

@@ -416,7 +416,10 @@ static posenc_status check_pair(pe_vrun *v, const pe_vrun_req *rq, const posenc_
     pq.eq = it->spec[2];
     pq.ek = it->spec[3];
     pq.layer_type = it->layer_type; /* the pair's own, for --precision ggml's arguments */
-    cJSON *row = pe_report_pair_row(v->root, pr->group, pr->layer, pr->layer_type, !pr->nope);
+    /* the parameters --layer-type chose, else what the config calls the layer */
+    cJSON *row = pe_report_pair_row(v->root, pr->group, pr->layer,
+                                    pr->layer_type ? pr->layer_type : pr->layer_name,
+                                    !pr->nope);
     posenc_rope_config cfg;
     posenc_status st = rope_cfg(v, rq, m, it->layer_type, 1, &cfg, err);
     if (st != POSENC_OK)
@@ -433,6 +436,8 @@ static posenc_status check_pair(pe_vrun *v, const pe_vrun_req *rq, const posenc_
     cJSON_AddBoolToObject(row, "ok", v->failed == before);
     if (st == POSENC_OK && v->failed != before && (pq.eq || pq.rotated))
         st = explain_pair(v, &pq, m, pr, cfg.head_dim, first, row, err);
+    if (st == POSENC_OK)
+        pe_report_pair_explain(v->root, row, first); /* else its failing checks say why */
     pe_report_pair_checks(v->root, row, first);
     return st;
 }

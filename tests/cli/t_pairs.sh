@@ -127,6 +127,51 @@ assert bad == ["expect_k@/layer3"], bad
 assert r["pairs"][3]["explanation"] == "k matches when rotated with layer type 'sliding_attention'"
 assert r["pairs"][2]["explanation"] is None if "explanation" in r["pairs"][2] else True
 EOF
+# the pair line of the summary carries the explanation; every failed pair has one
+grep -qF "FAIL  pair /layer3         layer 3, full_attention: k matches when rotated with layer type 'sliding_attention'" out.stdout
+# Qwen3.5: linear_attention layers (no RoPE) and full_attention layers share one parameter set;
+# every row names its layer type. A full layer rotated 3 positions late: no other layer type
+# explains it, so the explanation is the failing check's diagnosis, prefixed by its name
+Q35="$DATA/configs/qwen3.5-27b.json"
+$PY -c "
+import numpy as np; r = np.random.default_rng(5)
+np.savez('q35.npz', **{'layers.%d.%s' % (l, n): r.standard_normal((1, h, 8, 256)).astype('f4')
+                       for l in (2, 3) for n, h in (('q', 2), ('k', 1))})"
+expect_ok "$POSENC" apply q35.npz --config "$Q35" -o q35rot.npz
+expect_ok "$POSENC" apply q35.npz:layers.3.q q35.npz:layers.3.k --config "$Q35" --offset 3 -o q35late.npz
+$PY -c "
+import numpy as np
+a = {n: v for n, v in np.load('q35rot.npz').items() if n.startswith('layers.')}
+a['layers.3.k'] = np.load('q35late.npz')['k']
+np.savez('q35bad.npz', **a)"
+expect_check_fail "$POSENC" verify --config "$Q35" --q q35.npz --expect-q q35bad.npz \
+    --report q35.json --report q35.md --report q35.html
+grep -q '^ok    pair layers.2  *layer 2, linear_attention, no RoPE$' out.stdout
+grep -q "^FAIL  pair layers.3  *layer 3, full_attention: expect_k@layers.3: k matches with positions shifted by +3" out.stdout
+$PY - << 'EOF2'
+import json, re
+r = json.load(open("q35.json"))
+rows = r["pairs"]
+assert [(p["layer_type"], p["has_rope"], p["ok"]) for p in rows] == \
+    [("linear_attention", False, True), ("full_attention", True, False)], rows
+assert rows[1]["explanation"].startswith("expect_k@layers.3: k matches with positions shifted by +3"), rows[1]
+# Markdown: the first screen (count, failed table) before the pairs, checks and folded dumps;
+# every link goes to a heading's anchor (GitHub's rules: lower case, spaces to '-', other
+# punctuation than '-' and '_' dropped, a repeat suffixed -1, -2 ...)
+md = open("q35.md").read()
+first = md.index("| failed | diagnosis |")
+assert md.index("1 of 7 checks failed (1 of 2 q/k pairs).") < first < md.index("### Pairs") \
+    < md.index("### Checks") < md.index("<details><summary>Dumps: 2 pairs, 8 arrays</summary>")
+seen, anchors = {}, set()
+for h in re.findall(r"^#+ (.*)$", md, re.M):
+    s = re.sub(r"[^\w\- ]", "", h.replace("`", "").lower(), flags=re.A).replace(" ", "-")
+    a = s if s not in seen else "%s-%d" % (s, seen[s] + 1)
+    seen[s] = seen.get(s, -1) + 1
+    anchors.add(a)
+links = re.findall(r"\]\(#([^)]*)\)", md)
+assert "pair-layers3" in links and "check-expect_klayers3" in links, links
+assert all(l in anchors for l in links), (links, anchors)
+EOF2
 # SmolLM3: the NoPE layer must come back unrotated
 expect_ok "$POSENC" verify --config $SM --q layers.safetensors --expect-q smol_rot.safetensors
 grep -q '^ok    expect_q@layers.3 .*q is not rotated, as layer 3 has no RoPE' out.stdout

@@ -1,7 +1,8 @@
 # The progress line (posenc(1) PROGRESS): on a terminal (a pseudo-terminal from pty_run.py) gen,
 # apply, convert and verify redraw "posenc CMD: DONE of TOTAL (P%), RATE/s, ETA M:SS" in place
-# and end with "posenc CMD: TOTAL in S s (RATE/s)"; nothing in a pipe, with -q, or within the
-# first second; a failed run erases the line before its one error line. The test knobs
+# and end with "posenc CMD: TOTAL in S s (RATE/s)" (before verify's summary, when standard output
+# is the same terminal); nothing in a pipe, with -q, or within the first second; a failed run
+# erases the line before its one error line, and so does SIGINT or SIGTERM. The test knobs
 # POSENC_PROGRESS_DELAY=0 and POSENC_PROGRESS_INTERVAL=0 draw at every streamed chunk.
 # Also: a reader closing the pipe early ends posenc silently with SIGPIPE (141).
 . "$SRC/tests/cli/lib.sh"
@@ -21,7 +22,7 @@ cmd, total, path = sys.argv[1], sys.argv[2], sys.argv[3]
 b = open(path, "rb").read().decode()
 amount = r"(\d+ B|\d+\.\d (?:KiB|MiB|GiB))"
 line = re.compile(r"\rposenc %s: %s of %s \((\d+)%%\), %s/s, ETA (\d+:\d\d|\?)\x1b\[K" % (cmd, amount, re.escape(total), amount))
-final = re.compile(r"\rposenc %s: %s in \d+\.\d s \(%s/s\)\x1b\[K\n$" % (cmd, re.escape(total), amount))
+final = re.compile(r"\r\x1b\[Kposenc %s: %s in \d+\.\d s \(%s/s\)\n$" % (cmd, re.escape(total), amount))
 units = {"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 def val(s):
     n, u = s.split()
@@ -55,6 +56,19 @@ $PY "$RUN" e.verify out.txt "$POSENC" verify --config "$CFG" --q q.npy --k k.npy
     --expect-q qr.npy --expect-k kr.npy
 $PY check.py verify "12.0 MiB" e.verify
 grep -q . out.txt # verify's summary still on stdout
+# standard output on the same terminal: the progress line is cleared and its final line
+# ("12.0 MiB in S s") printed before the summary starts; not a progress byte after that
+$PY "$RUN" e.tty tty "$POSENC" verify --config "$CFG" --q q.npy --k k.npy \
+    --expect-q qr.npy --expect-k kr.npy
+$PY - "$CFG" <<'PY'
+import re, sys
+b = open("e.tty", "rb").read().decode()
+start = b.index("posenc verify: %s (rope)\n" % sys.argv[1])
+head, summary = b[:start], b[start:]
+assert re.search(r"\r\x1b\[Kposenc verify: 12\.0 MiB in \d+\.\d s \([^)]*/s\)\n$", head), repr(head[-200:])
+assert "\r" not in summary and "\x1b" not in summary, repr(summary[:300])
+assert summary.rstrip("\n").endswith("result: PASS (5 checks)"), repr(summary[-200:])
+PY
 
 # -q: nothing on the terminal
 for c in "gen --config $CFG -o t2.npz --seq-len 20000" "apply q.npy --config $CFG -o r2.npy" \
@@ -89,6 +103,22 @@ head, sep, tail = b.rpartition("\r\x1b[K")
 assert sep and "posenc gen: " in head, repr(b[-200:])
 assert tail == "posenc gen: cannot write '-': Broken pipe\n", repr(tail)
 PY
+
+# SIGINT or SIGTERM while the line is drawn: it is erased ("\r" ESC "[K", the last bytes on
+# the terminal) before posenc dies of the signal (130, 143), its temporary removed
+for sig in INT:130 TERM:143; do
+    set +e
+    $PY "$RUN" --signal "${sig%:*}" e.sig out.txt "$POSENC" gen --config "$CFG" -o sig.npz \
+        --seq-len 4000000
+    rc=$?
+    set -e
+    [ "$rc" -eq "${sig#*:}" ] || { echo "SIG${sig%:*}: exit $rc"; exit 1; }
+    $PY - <<'PY'
+b = open("e.sig", "rb").read().decode()
+assert "posenc gen: " in b and b.endswith("\x1b[K\r\x1b[K"), repr(b[-200:])
+PY
+    no_file sig.npz
+done
 
 # bad knob values are refused like POSENC_THREADS
 POSENC_PROGRESS_DELAY=soon expect_fail 2 "posenc gen: POSENC_PROGRESS_DELAY: 'soon' is not a number in [0, 3600]" \

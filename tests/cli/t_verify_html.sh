@@ -2,7 +2,9 @@
 # passing and of a failing report saved in the test's log directory, no console errors, and
 # assertions on the DOM chromium built: the title carries the verdict and the config, the
 # header names the dumps and their members, every check is there, plots have their tolerance
-# line, and an error of exactly 0 sits on the plot's floor line with the note that says so.
+# line, and an error of exactly 0 sits on the plot's floor line with the note that says so. The
+# first screen is the verdict, the count and what failed, each linked to an anchor that exists,
+# before the header and the folded list of dumps (a multi-layer Qwen3.5 report too).
 # Skipped (one line) only when chromium is absent; `make test` installs it (.ci/deps.sh test).
 . "$SRC/tests/cli/lib.sh"
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
@@ -25,8 +27,28 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || { echo "fail report: exit $rc"; cat out.stdout; exit 1; }
+# a multi-layer dump of Qwen3.5 (layer 2 linear attention, layer 3 full attention) whose layer 3
+# k the runtime rotated 3 positions late: the first screen names the pair and the check
+Q35="$DATA/configs/qwen3.5-27b.json"
+"$PY" -c "
+import numpy as np; r = np.random.default_rng(5)
+np.savez('q35.npz', **{'layers.%d.%s' % (l, n): r.standard_normal((1, h, 8, 256)).astype('f4')
+                       for l in (2, 3) for n, h in (('q', 2), ('k', 1))})"
+expect_ok "$POSENC" apply q35.npz --config "$Q35" -o q35rot.npz
+expect_ok "$POSENC" apply q35.npz:layers.3.q q35.npz:layers.3.k --config "$Q35" --offset 3 -o q35late.npz
+"$PY" -c "
+import numpy as np
+a = {n: v for n, v in np.load('q35rot.npz').items() if n.startswith('layers.')}
+a['layers.3.k'] = np.load('q35late.npz')['k']
+np.savez('q35bad.npz', **a)"
+set +e
+"$POSENC" verify --config "$Q35" --q q35.npz --expect-q q35bad.npz --report layers.html \
+    --report layers.json > out.stdout
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || { echo "layers report: exit $rc"; cat out.stdout; exit 1; }
 # self-contained: nothing fetched from anywhere
-! grep -qiE 'https?://[^"]*\.(js|css|png|woff)|<script|<link|<img' config.html pass.html fail.html
+! grep -qiE 'https?://[^"]*\.(js|css|png|woff)|<script|<link|<img' config.html pass.html fail.html layers.html
 
 browse() { # FILE: screenshot into the log directory, console check, DOM dump
     f=$1
@@ -54,7 +76,7 @@ browse() { # FILE: screenshot into the log directory, console check, DOM dump
     fi
     echo "screenshot: $shots/$f.png ($size bytes)"
 }
-for f in config.html pass.html fail.html; do browse "$f"; done
+for f in config.html pass.html fail.html layers.html; do browse "$f"; done
 
 # the DOM as chromium parsed it, against the JSON report of the same run
 "$PY" - <<'PYEOF'
@@ -176,4 +198,33 @@ assert "--offset 4096" in hdr and "4096 to 4159" in hdr, hdr
 names = {e["text"] for e in els if e["tag"] == "code"}
 for n in ("invariance", "invariance_hf", "tables", "expect_q", "expect_k", "none/q.npy", "none/ek.npy"):
     assert n in names, (n, names)
+
+# the first screen of every report: the verdict, the count line, the failed table (failing
+# reports only), then the header and the list of dumps, folded (a <details> without "open")
+def ids(els):
+    return {e["a"]["id"]: i for i, e in enumerate(els) if "id" in e["a"]}
+for name in ("config.html", "pass.html", "fail.html", "layers.html"):
+    els = dom(name + ".dom")
+    at = ids(els)
+    h1 = [i for i, e in enumerate(els) if e["tag"] == "h1"][0]
+    order = [h1, at["count"]] + ([at["failed"]] if name in ("fail.html", "layers.html") else []) + [at["header"]]
+    assert order == sorted(order) and order[-1] < min(i for i, e in enumerate(els) if e["tag"] == "h2"), (name, order)
+    if name != "config.html":
+        assert at["header"] < at["members"] < at["dumps"] and "open" not in els[at["members"]]["a"], name
+    # every link in the page has its target
+    for e in els:
+        if e["tag"] == "a":
+            href = e["a"]["href"]
+            assert href.startswith("#") and href[1:] in at, (name, href)
+rep = json.load(open("layers.json"))
+els = dom("layers.html.dom")
+at = ids(els)
+failed = [e for e in els if e["tag"] == "tr" and els[at["failed"]] in e["up"]][1:]
+cells = [[c["text"] for c in els if c["tag"] == "td" and r in c["up"]] for r in failed]
+assert [c[0] for c in cells] == ["pair layers.3", "expect_k@layers.3"], cells
+assert cells[0][1] == rep["pairs"][1]["explanation"] and cells[0][1].startswith("expect_k@layers.3: k matches with positions shifted by +3"), cells
+assert cells[1][1].startswith("k matches with positions shifted by +3"), cells
+links = [e["a"]["href"] for e in els if e["tag"] == "a" and els[at["failed"]] in e["up"]]
+assert [els[at[l[1:]]]["tag"] for l in links] == ["tr", "h2"], links
+assert rep["pairs"][0]["layer_type"] == "linear_attention" and rep["pairs"][1]["layer_type"] == "full_attention"
 PYEOF

@@ -204,9 +204,11 @@ static void test_layers(void **state)
     assert_string_equal(p->v[1].layer_type, "full_attention");
     assert_string_equal(p->v[2].layer_type, "sliding_attention");
     assert_int_equal(p->v[1].nope, 0);
-    /* --layer-type wins for every pair */
+    assert_string_equal(p->v[1].layer_name, "full_attention");
+    /* --layer-type wins for every pair; the name stays the config's */
     assert_int_equal(pe_pairs_layers(p, m, "full_attention", "d.h5", &err), POSENC_OK);
     assert_string_equal(p->v[0].layer_type, "full_attention");
+    assert_string_equal(p->v[0].layer_name, "sliding_attention");
     pe_pairs_free(p);
     /* a group without an index, a layer past num_hidden_layers */
     const char *noidx[] = { "/attn/q", "/attn/k" };
@@ -239,6 +241,23 @@ static void test_layers(void **state)
     assert_null(p->v[0].layer_type);
     assert_int_equal(p->v[0].nope, 0);
     assert_int_equal(p->v[1].nope, 1);
+    assert_null(p->v[1].layer_name); /* no layer_types */
+    pe_pairs_free(p);
+    posenc_model_free(m);
+
+    /* Qwen3.5: one parameter set, linear-attention layers without RoPE; every layer keeps
+     * its name from layer_types */
+    m = tu_model("{\"model_type\":\"qwen3_5_text\",\"hidden_size\":256,"
+                 "\"num_attention_heads\":2,\"head_dim\":256,\"num_hidden_layers\":4,"
+                 "\"rope_theta\":10000000.0,\"layer_types\":[\"linear_attention\","
+                 "\"linear_attention\",\"linear_attention\",\"full_attention\"]}");
+    p = find_ok(l4, 4, NULL);
+    assert_int_equal(pe_pairs_layers(p, m, NULL, "d.st", &err), POSENC_OK);
+    assert_null(p->v[0].layer_type);
+    assert_int_equal(p->v[0].nope, 1);
+    assert_string_equal(p->v[0].layer_name, "linear_attention");
+    assert_int_equal(p->v[1].nope, 0);
+    assert_string_equal(p->v[1].layer_name, "full_attention");
     pe_pairs_free(p);
     posenc_model_free(m);
 

@@ -108,7 +108,8 @@ static void test_texts(void **state)
     /* self-contained: no external references */
     assert_null(strstr(h, "src="));
     assert_null(strstr(h, "<link"));
-    assert_null(strstr(h, "href="));
+    for (const char *a = h; (a = strstr(a, "href=")); a++) /* links within the page only */
+        assert_true(strncmp(a, "href=\"#", 7) == 0);
     /* points with x <= 0 are left out: 4 of 5 drawn */
     char *pts = strstr(h, "points=\"");
     assert_non_null(pts);
@@ -117,6 +118,93 @@ static void test_texts(void **state)
         commas += *p == ',';
     assert_int_equal(commas, 4);
     free(h);
+    cJSON_Delete(r);
+}
+
+/* p, failing the test when it is NULL; for ordering assertions */
+static const char *at_(const char *p, const char *what)
+{
+    if (!p)
+        fail_msg("not found: %s", what);
+    return p;
+}
+#define AT(s, x) at_(strstr((s), (x)), (x))
+
+/* The first screen: the verdict, the count and the failing pairs and checks with their one line,
+ * linked to their sections (HTML ids, Markdown headings' anchors); the dumps folded after; a
+ * passing report has the count alone. */
+static void test_first_screen(void **state)
+{
+    (void)state;
+    cJSON *r = sample_report(); /* expect_k fails with a diagnosis */
+    pe_report_add_check(r, "gguf key", 0, 0, NAN, NAN, NAN, "expected 8, found 4", NULL);
+    pe_report_add_check(r, "invariance@/l1", 1, 0, 0, 0, 1, "fine", NULL);
+    cJSON *pairs = cJSON_AddArrayToObject(r, "pairs");
+    cJSON_AddItemToArray(pairs, cJSON_Parse("{\"group\":\"/l1\",\"layer\":1,"
+        "\"layer_type\":\"full_attention\",\"has_rope\":true,\"ok\":false,"
+        "\"explanation\":\"k matches when rotated with layer type 'sliding_attention'\","
+        "\"checks\":[\"invariance@/l1\",\"expect_k\"]}"));
+    int64_t sh[4] = { 1, 2, 8, 64 };
+    pe_report_pair hp = { "/l1", 2, { { "q", "d.h5:/l1/q", "f32", 4, sh },
+                                      { "k", "d.h5:/l1/k", "f32", 4, sh } } };
+    pe_report_header h = { "cfg.json", NULL, "hf", "bhsd", NULL, 0, 0, 7, 1, &hp };
+    cJSON_AddObjectToObject(r, "header");
+    pe_report_set_header(r, &h);
+
+    char *md = pe_report_markdown(r);
+    assert_non_null(md);
+    const char *title = AT(md, "## posenc verify: FAIL (2 of 3 checks failed)");
+    const char *count = AT(md, "\n2 of 3 checks failed (1 of 1 q/k pair).\n");
+    const char *fp = AT(md, "| [pair `/l1`](#pair-l1) | k matches when rotated with layer type "
+                            "'sliding_attention' |\n");
+    const char *fc = AT(md, "| [`expect_k`](#check-expect_k) | k matches with --style gptj |\n");
+    const char *fg = AT(md, "| [`gguf key`](#check-gguf-key) | expected 8, found 4 |\n");
+    const char *cfg = AT(md, "Config `a<b>&c.json`");
+    const char *sp = AT(md, "\n### Pair `/l1`\n");
+    const char *sc = AT(md, "\n### Check `expect_k`\n");
+    const char *sg = AT(md, "\n### Check `gguf key`\n\n**FAIL**: expected 8, found 4\n");
+    const char *dumps = AT(md, "<details><summary>Dumps: 1 pair, 2 arrays</summary>\n\n| pair |");
+    assert_true(title < count && count < fp && fp < fc && fc < fg && fg < cfg && cfg < sp &&
+                sp < sc && sc < sg && sg < dumps);
+    AT(sp, "Failed: [`expect_k`](#check-expect_k)\n");
+    assert_null(strstr(md, "### Check `invariance@/l1`"));
+    free(md);
+
+    char *html = pe_report_html(r);
+    assert_non_null(html);
+    const char *h1 = AT(html, "<h1>");
+    const char *hc = AT(html, "<p id=\"count\" class=\"fail\">2 of 3 checks failed");
+    const char *hf = AT(html, "<table id=\"failed\">");
+    const char *hpair = AT(html, "<a href=\"#pair-/l1\">pair <code>/l1</code></a></td><td>k "
+                                 "matches when rotated");
+    const char *hchk = AT(html, "<a href=\"#check-gguf_key\"><code>gguf key</code></a></td>"
+                                "<td>expected 8, found 4</td>");
+    const char *hdr = AT(html, "<table id=\"header\">");
+    const char *fold = AT(html, "<details id=\"members\"><summary>Dumps: 1 pair, 2 arrays"
+                                "</summary>\n<table id=\"dumps\">");
+    assert_true(h1 < hc && hc < hf && hf < hpair && hpair < hchk && hchk < hdr && hdr < fold);
+    /* every link has its target, a failing check without plots or diagnosis included */
+    AT(html, "<tr id=\"pair-/l1\">");
+    AT(html, "<h2 id=\"check-expect_k\">");
+    AT(html, "<h2 id=\"check-gguf_key\">gguf key</h2>\n<p class=\"summary\">");
+    free(html);
+
+    /* all passing: the count alone */
+    cJSON *ck;
+    cJSON_ArrayForEach(ck, cJSON_GetObjectItem(r, "checks"))
+        cJSON_ReplaceItemInObject(ck, "ok", cJSON_CreateTrue());
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(pairs, 0), "ok", cJSON_CreateTrue());
+    cJSON_ReplaceItemInObject(r, "ok", cJSON_CreateTrue());
+    md = pe_report_markdown(r);
+    html = pe_report_html(r);
+    AT(md, "## posenc verify: PASS (3 checks): `cfg.json`\n\nAll 3 checks passed (1 q/k pair).\n\n"
+           "Config");
+    assert_null(strstr(md, "| failed |"));
+    AT(html, "<p id=\"count\" class=\"ok\">All 3 checks passed (1 q/k pair).</p>\n"
+             "<table id=\"header\">");
+    assert_null(strstr(html, "id=\"failed\""));
+    free(md);
+    free(html);
     cJSON_Delete(r);
 }
 
@@ -143,17 +231,20 @@ static void test_pairs(void **state)
         "\"k\":\"d.h5:/layer0/k\",\"ok\":true}"));
     cJSON_AddItemToArray(pairs, cJSON_Parse("{\"group\":\"a|b\",\"layer\":null,"
         "\"layer_type\":null,\"has_rope\":false,\"q\":\"d.h5:a|b/q\",\"k\":\"d.h5:<k>\","
-        "\"ok\":false}"));
+        "\"ok\":false,\"checks\":[\"expect_k\"]}"));
     char *md = pe_report_markdown(r), *html = pe_report_html(r);
     assert_non_null(md);
     assert_non_null(html);
-    assert_non_null(strstr(md, "| pair | layer | layer type | RoPE | q | k | result |\n"));
+    assert_non_null(strstr(md, "| pair | layer | layer type | RoPE | q | k | result | diagnosis |\n"));
     assert_non_null(strstr(md, "| /layer0 | 0 | sliding_attention | yes | d.h5:/layer0/q | "
-                               "d.h5:/layer0/k | ok |\n"));
+                               "d.h5:/layer0/k | ok |  |\n"));
+    /* a failed pair without an explanation: its failing checks' lines */
     assert_non_null(strstr(md, "| a\\|b | - | - | no (not rotated) | d.h5:a\\|b/q | d.h5:<k> | "
-                               "**FAIL** |\n"));
+                               "**FAIL** | expect_k: k matches with --style gptj |\n"));
     assert_non_null(strstr(html, "<table id=\"pairs\">"));
-    assert_non_null(strstr(html, "<td>d.h5:&lt;k&gt;</td><td class=\"fail\">FAIL</td>"));
+    assert_non_null(strstr(html, "<tr id=\"pair-a_b\">"));
+    assert_non_null(strstr(html, "<td>d.h5:&lt;k&gt;</td><td class=\"fail\">FAIL</td>"
+                                 "<td>expect_k: k matches with --style gptj</td></tr>"));
     free(md);
     free(html);
     /* without pairs, no table */
@@ -395,6 +486,7 @@ int main(void)
         cmocka_unit_test(test_write),
         cmocka_unit_test(test_tree),
         cmocka_unit_test(test_pairs),
+        cmocka_unit_test(test_first_screen),
         cmocka_unit_test(test_checks),
     };
     return cmocka_run_group_tests_name("report", tests, NULL, NULL);

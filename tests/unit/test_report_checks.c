@@ -2,8 +2,9 @@
  * the report tree: pe_report_bias_checks (ALiBi, T5, sinusoidal, an encoding with nothing
  * relative; config.bias; counters that grow; errors), pe_report_gguf_checks (a GGUF file written
  * here with the keys convert_hf_to_gguf.py writes for a Llama config, the same with a wrong
- * freq_base, a missing file) and pe_report_pairs_run (inputs, config.rope of one layer type and
- * keyed by layer type with several). Expected values come from the configs and closed forms. */
+ * freq_base, a missing file), pe_report_pairs_run (inputs, config.rope of one layer type and
+ * keyed by layer type with several) and pe_report_pair_explain (a failed pair's explanation,
+ * also on its line of the text summary). Expected values come from the configs and closed forms. */
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,6 +416,46 @@ static void test_pairs_run_layer_types(void **state)
     posenc_model_free(m);
 }
 
+/* A failed pair always says why: another layer type's explanation stays; else its failing
+ * checks' diagnoses (or summaries), each prefixed by the check's name. The text summary puts it
+ * on the pair's line. */
+static void test_pair_explain(void **state)
+{
+    (void)state;
+    cJSON *r = pe_report_new("9.9");
+    pe_report_add_check(r, "before", 0, 0, 1, 1, 1, "an earlier pair's check", NULL);
+    pe_report_add_check(r, "invariance@/l1", 1, 0, 0, 0, 1, "fine", NULL);
+    cJSON *d = pe_report_add_check(r, "expect_q@/l1", 0, 0, 1, 1, 1, "q differs", NULL);
+    cJSON_ReplaceItemInObjectCaseSensitive(d, "diagnosis",
+                                           cJSON_Parse("{\"explanation\":\"q is not rotated\"}"));
+    pe_report_add_check(r, "expect_k@/l1", 0, 0, 1, 1, 1, "k differs in 3 rows", NULL);
+    cJSON *row = pe_report_pair_row(r, "/l1", 1, "full_attention", 1);
+    cJSON_AddBoolToObject(row, "ok", 0);
+    cJSON_AddNullToObject(row, "explanation"); /* no other layer type passed it */
+    pe_report_pair_explain(r, row, 1);
+    assert_string_equal(str_at(row, "explanation"), "expect_q@/l1: q is not rotated; "
+                                                    "expect_k@/l1: k differs in 3 rows");
+    /* an explanation already there stays; a passing pair gets none */
+    cJSON_ReplaceItemInObjectCaseSensitive(row, "explanation",
+                                           cJSON_CreateString("k matches when rotated with "
+                                                              "layer type 'sliding_attention'"));
+    pe_report_pair_explain(r, row, 1);
+    assert_string_equal(str_at(row, "explanation"), "k matches when rotated with layer type "
+                                                    "'sliding_attention'");
+    cJSON *good = pe_report_pair_row(r, "/l2", 2, "linear_attention", 0);
+    cJSON_AddBoolToObject(good, "ok", 1);
+    pe_report_pair_explain(r, good, 4);
+    assert_null(cJSON_GetObjectItemCaseSensitive(good, "explanation"));
+    char *t = pe_report_text(r, 3, 4);
+    assert_non_null(t);
+    assert_non_null(strstr(t, "\nFAIL  pair /l1             layer 1, full_attention: k matches "
+                              "when rotated with layer type 'sliding_attention'\n"));
+    assert_non_null(strstr(t, "\nok    pair /l2             layer 2, linear_attention, no "
+                              "RoPE\n"));
+    free(t);
+    cJSON_Delete(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,6 +467,7 @@ int main(void)
         cmocka_unit_test(test_gguf),
         cmocka_unit_test(test_pairs_run_one_type),
         cmocka_unit_test(test_pairs_run_layer_types),
+        cmocka_unit_test(test_pair_explain),
     };
     return cmocka_run_group_tests_name("report_checks", tests, tu_setup, tu_teardown);
 }
