@@ -57,6 +57,25 @@ $PY "$SRC/tests/cli/apply_ref.py" same ggml.npz:layers.2.k ggml2.npz:k
 # and verify --precision checks each pair against that runtime's rotation
 expect_ok "$POSENC" verify --config $SM --q layers.npz --expect-q vllm.npz --precision vllm
 expect_ok "$POSENC" verify --config $SM --q layers.npz --expect-q ggml.npz --precision ggml
+# a NaN in one layer's rows fails that pair, the run and the JSON alike, with counts
+"$PY" -c "
+import numpy as np
+d = {n: v for n, v in np.load('ggml.npz').items() if n.startswith('layers.')}
+q = d['layers.1.q'].copy(); q[..., 3:5, :] = np.nan; d['layers.1.q'] = q
+np.savez('ggmlnan.npz', **d)"
+expect_check_fail "$POSENC" verify --config $SM --q layers.npz --expect-q ggmlnan.npz \
+    --report nan.json
+"$PY" - <<'PY'
+import json
+r = json.load(open("nan.json"))
+assert r["ok"] is False
+p = {x["group"]: x for x in r["pairs"]}
+assert p["layers.1"]["ok"] is False and all(p[g]["ok"] for g in p if g != "layers.1"), p
+c = {x["name"]: x for x in r["checks"]}["expect_q@layers.1"]
+n = c["details"]["nonfinite"]
+assert not c["ok"] and n["nan"] > 0 and n["first"]["position"] == 3, n
+assert c["details"]["rows_failed"] > 0 and c["details"]["elements_failed"] == n["nan"], c["details"]
+PY
 
 # ---- --pairs chooses; HDF5 groups into flat safetensors names
 expect_ok "$POSENC" apply layers.h5 --config $G -o some.safetensors --pairs '/layer[13]'

@@ -68,3 +68,46 @@ for name, want, also in (("ggml", "ggml", set()), ("hf", "hf", {"vllm"}), ("vllm
             m = {f["precision"] for f in d["runtimes"] if f.get("matches")}
             assert d["runtime_match"] == want and m == {want} | also, (name, d["runtime_match"], m)
 PY
+
+# --max-ulp: the bit-exact verdict against posenc apply's rotation under --precision. The ggml
+# dump is 0 ulp from it; one element moved by one ulp fails --max-ulp 0 and passes --max-ulp 1,
+# and the histogram counts every element.
+run ggml 0 --precision ggml --max-ulp 0
+grep -q "^ok    expect_q .*0 ulp at most from posenc's ggml rotation, within --max-ulp 0" ggml.out || { cat ggml.out; exit 1; }
+"$PY" -c "
+import numpy as np
+d = {n: np.load('ggml.npz')[n] for n in ('q', 'k')}; q = d['q'].copy()
+q[0, 2, 40, 5] = np.nextafter(q[0, 2, 40, 5], np.float32(np.inf))
+d['q'] = q; np.savez('ulp1.npz', **d)"
+run ulp1 1 --precision ggml --max-ulp 0
+grep -q "^FAIL  expect_q .*1 ulp at most from posenc's ggml rotation, over --max-ulp 0" ulp1.out || { cat ulp1.out; exit 1; }
+run ulp1 0 --precision ggml --max-ulp 1
+"$PY" - <<'PY'
+import json
+r = json.load(open("ulp1.json"))
+c = {c["name"]: c for c in r["checks"]}
+u = c["expect_q"]["details"]["ulp"]
+assert u["max"] == 1 and u["worst"] == {"batch": 0, "head": 2, "position": 131064, "dim": 5}, u
+assert u["histogram"] == [{"from": 0, "to": 0, "count": 4 * 48 * 128 - 1}, {"from": 1, "to": 1, "count": 1}], u
+assert c["expect_k"]["details"]["ulp"]["histogram"] == [{"from": 0, "to": 0, "count": 2 * 48 * 128}]
+PY
+expect_fail 2 "--max-ulp needs --precision" "$POSENC" verify --config "$L" --q q.npy --k k.npy \
+    --expect-q ggml.npz:q --expect-k ggml.npz:k --max-ulp 0
+expect_fail 2 "--max-ulp needs --expect-q/--expect-k" "$POSENC" verify --config "$L" --q q.npy \
+    --k k.npy --rotated --precision ggml --max-ulp 0
+
+# every mode fails on a NaN: pairs, --precision and --rotated
+"$PY" -c "
+import numpy as np
+d = {n: np.load('ggml.npz')[n] for n in ('q', 'k')}; q = d['q'].copy(); q[0, 1, 10:20, :] = np.nan
+d['q'] = q; np.savez('nan.npz', **d)
+np.save('nanq.npy', q); np.save('nank.npy', d['k'])"
+run nan 1
+grep -q "^FAIL  expect_q .*q has 1280 NaN and 0 Inf values, first at head 1, position 131034, dim 0" nan.out || { cat nan.out; exit 1; }
+run nan 1 --precision ggml
+grep -q "^FAIL  expect_q .*q has 1280 NaN" nan.out || { cat nan.out; exit 1; }
+set +e
+"$POSENC" verify --config "$L" --q nanq.npy --k nank.npy --rotated --precision ggml --offset 131024 > rot.out
+rc=$?
+set -e
+[ "$rc" -eq 1 ] && grep -q "^FAIL  rotated_q .*q has 1280 NaN" rot.out || { echo "rotated: exit $rc"; cat rot.out; exit 1; }
