@@ -398,7 +398,8 @@ static void test_simd_matches_portable(void **state)
     c.original_max_position_embeddings = 4096;
     posenc_rope_params p;
     compute_ok(&c, 0, &p);
-    int64_t pos[] = { 0, 1, 7, 4095, 131072, 262143, 1048575, 2147483647LL, 1LL << 45 };
+    int64_t pos[] = { 0, 1, 7, 4095, 131072, 262143, 1048575, 2147483647LL,
+                      1LL << 45, (1LL << 48) - 1, 1LL << 50 };
     for (size_t r = 0; r < sizeof pos / sizeof pos[0]; r++) {
         double c1[32], s1[32], c2[32], s2[32];
         pe_mathx_simd(1);
