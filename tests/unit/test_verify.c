@@ -2,6 +2,7 @@
  * rotation kernels, scores and their invariance, the row comparison with its angle allowance,
  * angle/theta estimation, the diagnosis of deliberately wrong rotations, and the
  * ALiBi/T5/sinusoidal checks. */
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +148,53 @@ static void test_scores_closed_form(void **state)
             assert_close(sq[i], (double)ls[i], 0, 1e-13);
         }
     }
+}
+
+/* The tables' reference at the far end of the position range: against mpmath at 300 bits
+ * (tests/data/golden/rope_far.txt, tests/golden/make_rope_far_golden.py), and able to catch
+ * tables whose angle was rounded to long double (what the exact tables did past 2^40). */
+static void test_cossin_ld_far(void **state)
+{
+    (void)state;
+    char path[1024], line[512], cs[80], ss[80];
+    snprintf(path, sizeof path, "%s/golden/rope_far.txt", tu_data_dir());
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        fail_msg("cannot read %s", path);
+    double theta, factor, worst_ref = 0, worst_exact = 0, worst_planted = 0;
+    int d, i, n = 0;
+    long long pos;
+    while (fgets(line, sizeof line, fp)) {
+        assert_int_equal(sscanf(line, "%lf %d %lf %d %lld %79s %79s", &theta, &d, &factor, &i,
+                                &pos, cs, ss),
+                         7);
+        posenc_rope_config c = tu_rope_cfg(theta, d, d, POSENC_STYLE_NEOX);
+        if (factor != 1) {
+            c.type = POSENC_ROPE_LINEAR;
+            c.factor = factor;
+        }
+        posenc_rope_params p = tu_rope_params(&c);
+        long double lc[POSENC_MAX_FREQ], ls[POSENC_MAX_FREQ];
+        double ce[POSENC_MAX_FREQ], se[POSENC_MAX_FREQ];
+        posenc_verify_cossin_ld(&p, (int64_t)pos, lc, ls);
+        posenc_rope_cossin(&p, POSENC_PREC_EXACT, (int64_t)pos, ce, se);
+        long double xc = strtold(cs, NULL), xs = strtold(ss, NULL);
+        worst_ref = fmax(worst_ref, (double)fmaxl(fabsl(lc[i] - xc), fabsl(ls[i] - xs)));
+        worst_exact = fmax(worst_exact, fmax(fabs(ce[i] - (double)lc[i]),
+                                             fabs(se[i] - (double)ls[i])));
+        /* planted: the angle as one long double product, then cosl */
+        long double a = (long double)pos * ((long double)p.inv_hi[i] + p.inv_lo[i]);
+        worst_planted = fmax(worst_planted, (double)fabsl(cosl(a) - lc[i]));
+        n++;
+    }
+    fclose(fp);
+    assert_int_equal(n, 190);
+    /* the reference: ~2^-62 (1e-16 where long double is double) */
+    assert_true(worst_ref < (LDBL_MANT_DIG >= 64 ? 1e-17 : 3e-16));
+    /* the exact tables: within ~1 ulp of double, far inside the check's 1e-12 */
+    assert_true(worst_exact < 3e-16);
+    /* the planted error is ~1e-5 at 2^48: the check fails on it */
+    assert_true(worst_planted > 1e-12);
 }
 
 static void test_invariance_reference(void **state)
@@ -456,6 +504,7 @@ int main(void)
         cmocka_unit_test(test_rotate),
         cmocka_unit_test(test_offset_grid),
         cmocka_unit_test(test_scores_closed_form),
+        cmocka_unit_test(test_cossin_ld_far),
         cmocka_unit_test(test_invariance_reference),
         cmocka_unit_test(test_invariance_input_errors),
         cmocka_unit_test(test_row_error),
