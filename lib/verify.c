@@ -3,6 +3,7 @@
  * explanations are in verify_diagnose.c; verify_rot.h has the pair layout both use. */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,21 +223,34 @@ posenc_status posenc_verify_invariance(const posenc_rope_params *p, const posenc
                              in->head_dim, p->head_dim);
     if (in->n_pairs == 0)
         return posenc_seterr(err, POSENC_EINVAL, "no score pairs to check");
-    int64_t maxbase = 0;
+    int64_t maxbase = 0, minbase = INT64_MAX;
     for (size_t s = 0; s < in->n_pairs; s++) {
         if (in->m[s] < 0 || in->n[s] < 0)
             return posenc_seterr(err, POSENC_EINVAL, "negative position in score pairs");
-        if (in->m[s] > maxbase)
-            maxbase = in->m[s];
-        if (in->n[s] > maxbase)
-            maxbase = in->n[s];
+        int64_t lo = in->m[s] < in->n[s] ? in->m[s] : in->n[s];
+        int64_t hi = in->m[s] < in->n[s] ? in->n[s] : in->m[s];
+        maxbase = hi > maxbase ? hi : maxbase;
+        minbase = lo < minbase ? lo : minbase;
     }
     if (maxbase >= in->max_position)
         return posenc_seterr(err, POSENC_EINVAL,
                              "position %lld is not below the maximum position %lld",
                              (long long)maxbase, (long long)in->max_position);
     memset(out, 0, sizeof *out);
-    out->n_offsets = posenc_verify_offset_grid(in->max_position - 1 - maxbase, out->offset);
+    /* the pairs moved so that the earliest position is 0, then shifted by each offset; the
+     * offset minbase (where the pairs were) is always on the grid */
+    out->n_offsets = posenc_verify_offset_grid(in->max_position - 1 - (maxbase - minbase),
+                                               out->offset);
+    int at = 0;
+    while (at < out->n_offsets && out->offset[at] < minbase)
+        at++;
+    if ((at == out->n_offsets || out->offset[at] != minbase) &&
+        out->n_offsets < POSENC_VERIFY_MAX_OFFSETS) {
+        memmove(out->offset + at + 1, out->offset + at,
+                (size_t)(out->n_offsets - at) * sizeof out->offset[0]);
+        out->offset[at] = minbase;
+        out->n_offsets++;
+    }
 
     int hd = in->head_dim, nf = p->n_freq > 0 ? p->n_freq : 1;
     struct inv_scratch w;
@@ -266,7 +280,7 @@ posenc_status posenc_verify_invariance(const posenc_rope_params *p, const posenc
         int64_t o = out->offset[oi];
         for (size_t s = 0; s < in->n_pairs; s++) {
             const double *q = in->q + s * (size_t)hd, *k = in->k + s * (size_t)hd;
-            int64_t pm = in->m[s] + o, pn = in->n[s] + o;
+            int64_t pm = in->m[s] - minbase + o, pn = in->n[s] - minbase + o;
             double qn = 0, kn = 0;
             for (int j = 0; j < hd; j++) {
                 qn += q[j] * q[j];

@@ -235,6 +235,48 @@ static void test_invariance_reference(void **state)
     free(res);
 }
 
+/* Pairs that start far out (dumps written with --offset 2147483600): the grid starts from the
+ * pairs moved to position 0 and passes through where they were, so transformers' float32
+ * tables drift there (position_ids above 2^24 are rounded to float32) and the exact ones do not. */
+static void test_invariance_far_pairs(void **state)
+{
+    (void)state;
+    posenc_rope_config c = tu_rope_cfg(500000, 64, 64, POSENC_STYLE_NEOX);
+    posenc_rope_params p = tu_rope_params(&c);
+    enum { NP = 8, HD = 64 };
+    const int64_t base = 2147483600;
+    double q[NP * HD], k[NP * HD];
+    int64_t m[NP], n[NP];
+    posenc_verify_rng r;
+    posenc_verify_rng_seed(&r, 3);
+    for (int s = 0; s < NP; s++) {
+        m[s] = base + 5 * s + 7;
+        n[s] = base + 3 * s;
+        for (int j = 0; j < HD; j++) {
+            q[s * HD + j] = posenc_verify_rng_normal(&r);
+            k[s * HD + j] = posenc_verify_rng_normal(&r);
+        }
+    }
+    posenc_invariance_input in = { NP, HD, q, k, m, n, base + 64 };
+    posenc_invariance_result *res = malloc(sizeof *res);
+    posenc_error err = { 0 };
+    assert_int_equal(posenc_verify_invariance(&p, &in, res, &err), POSENC_OK);
+    int at = -1;
+    for (int i = 0; i < res->n_offsets; i++) {
+        if (i > 0)
+            assert_true(res->offset[i] > res->offset[i - 1]);
+        if (res->offset[i] == base)
+            at = i;
+    }
+    assert_int_equal(res->offset[0], 0);
+    /* the pairs span positions base .. base + 42: the last offset keeps them below base + 64 */
+    assert_true(at > 0 && res->offset[res->n_offsets - 1] == base + 21);
+    assert_true(res->exact.max_dev <= POSENC_VERIFY_INVARIANCE_TOL);
+    assert_true(res->hf.dev[at] > 1e-2);
+    assert_true(res->exact_table_f64_err < 1e-15);
+    free(res);
+}
+
 static void test_invariance_input_errors(void **state)
 {
     (void)state;
@@ -506,6 +548,7 @@ int main(void)
         cmocka_unit_test(test_scores_closed_form),
         cmocka_unit_test(test_cossin_ld_far),
         cmocka_unit_test(test_invariance_reference),
+        cmocka_unit_test(test_invariance_far_pairs),
         cmocka_unit_test(test_invariance_input_errors),
         cmocka_unit_test(test_row_error),
         cmocka_unit_test(test_angle_theta),
