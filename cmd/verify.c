@@ -101,7 +101,7 @@ static const struct cmd_opt verify_opts[] = {
     { .id = CMD_O_LAYER_TYPE },
     { .id = CMD_O_FAMILY },
     { .id = CMD_O_STYLE },
-    { O_MAXPOS, "max-position", 0, "N", CMD_T_I64, 2, (int64_t)1 << 40,
+    { O_MAXPOS, "max-position", 0, "N", CMD_T_I64, 2, (int64_t)1 << 48,
       "largest offset checked (default: max_position_embeddings)", NULL },
     { O_SEED, "seed", 0, "S", CMD_T_I64, 0, INT64_MAX, "seed of the random q and k (default 1)",
       NULL },

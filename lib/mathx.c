@@ -26,7 +26,7 @@
  * low mantissa bits of the intermediate hold that integer modulo 2^51 (two's complement). */
 #define RND_MAGIC 0x1.8p52
 /* Angles below this take the fast path; see the reduction comment in sincos_one. */
-#define FAST_LIMIT 0x1p40
+#define FAST_LIMIT 0x1p49
 
 /* ---------------------------------------------------------------------------------------------
  * exp / log in double-double */
@@ -120,28 +120,36 @@ float pe_mathx_powf_cr(float x, float y)
 #define C5 2.08757232129817482790e-09
 #define C6 -1.13596475577881948265e-11
 
-/* Angles of 2^40 rad and more: the long double product and glibc's cosl/sinl (exact
- * Payne-Hanek reduction of the long double argument). Error ~ |angle| * 2^-64. */
+/* Angles of 2^49 rad and more (no position below 2^48 reaches them unless inv_freq > 2): the
+ * angle as the exact double ah = p*hi plus b = fma error + p*lo in long double, and
+ * cos(ah + b) = cos(ah) cos(b) - sin(ah) sin(b) with glibc's cosl/sinl (exact Payne-Hanek
+ * reduction of an argument that is exact here). Error ~2^-62 with a 64-bit long double. */
 static void sincos_slow(double p, double hi, double lo, double *co, double *si)
 {
-    long double a = (long double)p * hi + (long double)p * lo;
-    *co = (double)cosl(a);
-    *si = (double)sinl(a);
+    double ah = p * hi;
+    long double b = (long double)fma(p, hi, -ah) + (long double)p * lo;
+    long double ca = cosl((long double)ah), sa = sinl((long double)ah);
+    long double cb = cosl(b), sb = sinl(b);
+    *co = (double)(ca * cb - sa * sb);
+    *si = (double)(sa * cb + ca * sb);
 }
 
 /* One element of the row kernel. The SIMD version below performs the same operations in the
  * same order, so both paths give bitwise identical results.
  *
- * Angle: A = p * (hi + lo) as ah + al: ah = p*hi rounded, fma gives its exact error, and p*lo
- * adds the low part (error ~ p * 2^-106 relative to the angle, far below 1e-16 for p < 2^40).
+ * Angle: A = p * (hi + lo) = ah + e + bh + bl, every part exact: ah = p*hi rounded, e its error
+ * (fma), bh = p*lo rounded, bl its error (fma). The only error left is inv_freq's own (hi + lo
+ * is ~2^-106 relative: below 2^-57 absolute for A < 2^49).
  *
- * Reduction (Cody-Waite with an FMA first step): k = nearest integer to ah * 2/pi, and
- * r = A - k*pi/2 with pi/2 = PIO2_1 + PIO2_2 + PIO2_3 (~160 bits).
+ * Reduction (Cody-Waite with an FMA first step): k = the integer nearest to (ah + m) * 2/pi,
+ * m = e + bh (one fma rounds the product to an integer: k is within 0.53 of A * 2/pi below 2^49,
+ * so |r| < pi/4 + 0.05), and r = A - k*pi/2 with pi/2 = PIO2_1 + PIO2_2 + PIO2_3 (~160 bits).
  *   t1 = fma(-k, PIO2_1, ah) is exact: for ah >= 1, ah and k*PIO2_1 are multiples of 2^-52 and
- *   |t1| <= pi/4 + k*|PIO2_1 - pi/2| < 2 for k < 2^40, so t1 fits in 53 bits (for ah < 1, k is 0
- *   or 1 and the same holds with 2^-53).
- *   k*PIO2_2 is split exactly by fma; k*PIO2_3 (< 2^-70) needs no split. The remainder is summed
- *   into rh + rl with a two_sum, so r carries ~100 good bits at these magnitudes.
+ *   |t1| <= |r| + |m| + k*|PIO2_1 - pi/2| < 1 for ah < 2^49 (k < 2^49 * 2/pi, |m| < 2^-3), so t1
+ *   fits in 52 bits (for ah < 1, k is 0 or 1 and the same holds with 2^-53).
+ *   k*PIO2_2 is split exactly by fma; k*PIO2_3 (< 2^-60) needs no split. The parts of similar size
+ *   (t1, k*PIO2_2, e, bh) are added with two_sums, the small rest (below 2^-50) in plain doubles,
+ *   and r is left as rh + rl: ~2^-100 absolute, at every angle below 2^49.
  * Quadrant: q = k mod 4 from the rounding trick's low bits, branch-free (swap, sign flips). */
 static inline void sincos_one(double p, double hi, double lo, double *co, double *si)
 {
@@ -150,8 +158,9 @@ static inline void sincos_one(double p, double hi, double lo, double *co, double
         sincos_slow(p, hi, lo, co, si);
         return;
     }
-    double al = fma(p, hi, -ah) + p * lo;
-    double kb = ah * TWO_OVER_PI + RND_MAGIC;
+    double e = fma(p, hi, -ah), bh = p * lo, bl = fma(p, lo, -bh);
+    double m = e + bh, bm = m - e, em = (e - (m - bm)) + (bh - bm);
+    double kb = fma(ah + m, TWO_OVER_PI, RND_MAGIC);
     double k = kb - RND_MAGIC;
     uint64_t q;
     memcpy(&q, &kb, sizeof q);
@@ -159,8 +168,9 @@ static inline void sincos_one(double p, double hi, double lo, double *co, double
     double t1 = fma(-k, PIO2_1, ah);
     double ph = k * PIO2_2, pl = fma(k, PIO2_2, -ph);
     double s1 = t1 - ph, b1 = s1 - t1, e1 = (t1 - (s1 - b1)) + (-ph - b1);
-    double tail = ((e1 + al) - pl) - k * PIO2_3;
-    double rh = s1 + tail, b2 = rh - s1, rl = (s1 - (rh - b2)) + (tail - b2);
+    double u = s1 + m, bu = u - s1, eu = (s1 - (u - bu)) + (m - bu);
+    double tail = ((eu + e1) + (em + bl)) - pl - k * PIO2_3;
+    double rh = u + tail, b2 = rh - u, rl = (u - (rh - b2)) + (tail - b2);
 
     double z = rh * rh, w = z * z;
     double r = S2 + z * (S3 + z * S4) + z * w * (S5 + z * S6);
@@ -206,15 +216,17 @@ __attribute__((target("avx2,fma"))) static void sincos_row_avx2(const double *hi
                 sincos_one(p, hi[j], lo[j], c + j, s + j);
             continue;
         }
-        __m256d al = _mm256_fmsub_pd(vp, h, ah) + vp * l;
-        __m256d kb = ah * twoopi + magic;
+        __m256d e = _mm256_fmsub_pd(vp, h, ah), bh = vp * l, bl = _mm256_fmsub_pd(vp, l, bh);
+        __m256d m = e + bh, bm = m - e, em = (e - (m - bm)) + (bh - bm);
+        __m256d kb = _mm256_fmadd_pd(ah + m, twoopi, magic);
         __m256d k = kb - magic;
         __m256i q = _mm256_and_si256(_mm256_castpd_si256(kb), i3);
         __m256d t1 = _mm256_fnmadd_pd(k, p1, ah);
         __m256d ph = k * p2, pl = _mm256_fmsub_pd(k, p2, ph);
         __m256d s1 = t1 - ph, b1 = s1 - t1, e1 = (t1 - (s1 - b1)) + (-ph - b1);
-        __m256d tail = ((e1 + al) - pl) - k * p3;
-        __m256d rh = s1 + tail, b2 = rh - s1, rl = (s1 - (rh - b2)) + (tail - b2);
+        __m256d u = s1 + m, bu = u - s1, eu = (s1 - (u - bu)) + (m - bu);
+        __m256d tail = ((eu + e1) + (em + bl)) - pl - k * p3;
+        __m256d rh = u + tail, b2 = rh - u, rl = (u - (rh - b2)) + (tail - b2);
 
         __m256d z = rh * rh, w = z * z;
         __m256d r = _mm256_set1_pd(S2) +
@@ -276,8 +288,9 @@ void pe_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p,
  * Correctly rounded float32 cos/sin.
  *
  * Argument: a float x is a double, so the row kernel gets A = x exactly (p = 1, lo = 0), and for
- * |x| < 2^40 its result y is within ~1 ulp of double of cos(x) (the reduction is good to ~2^-100
- * relative here, the polynomial to 2^-58, plus the final rounding). Rounding y to float gives
+ * |x| < 2^49 its result y is within ~1 ulp of double of cos(x) (the reduction is good to ~2^-100
+ * absolute here, the polynomial to 2^-58, plus the final rounding); larger x take its long double
+ * path, cosl/sinl of x itself. Rounding y to float gives
  * the correctly rounded result unless the exact value and y lie on different sides of a
  * float rounding midpoint; a midpoint is a double whose 29 bits below the float mantissa are
  * 1000...0, so when y's low 29 bits are within 16 units (16 ulps of double, far above the error)

@@ -109,9 +109,12 @@ float pe_mathx_dd_to_f32(pe_dd a);
 float pe_mathx_powf_cr(float x, float y);
 
 /* cos(p * (hi[i] + lo[i])) and sin(...) for i < n, each within ~1 ulp of double of the exact
- * value, for 0 <= p <= 2^53. The fast path (Cody-Waite reduction with a three-part pi/2 and an
- * exact FMA first step, fdlibm polynomials) covers angles below 2^40 rad; larger angles use a long
- * double path whose error grows like |angle| * 2^-64. Uses AVX2+FMA when the CPU has them. */
+ * value (the angle is carried exactly, so only hi + lo's own error, ~2^-106 relative, adds), for
+ * integers 0 <= p <= 2^53. The fast path (exact angle in four doubles, Cody-Waite reduction with
+ * a three-part pi/2 and an exact FMA first step, fdlibm polynomials) covers angles below 2^49 rad:
+ * every position below 2^48 when inv_freq <= 2. Larger angles take a long double path (angle
+ * addition on cosl/sinl of exact arguments), within a few ulp of double. Uses AVX2+FMA when the
+ * CPU has them. */
 void pe_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p, double *c,
                              double *s);
 

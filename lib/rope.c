@@ -17,8 +17,9 @@
  *
  * POSENC_PREC_EXACT evaluates the real-number formula: inv_freq in double-double (about 2^-100
  * relative, from lib/mathx.c's exp/log), yarn's correction range and ramp in double-double,
- * llama3's band test in long double, and cos/sin by the row kernel in mathx.c (within ~1 ulp of
- * double for angles below 2^40 rad, i.e. every position below 2^40 when inv_freq <= 1).
+ * llama3's band test in long double, and cos/sin by the row kernel in mathx.c (the angle
+ * pos * inv_freq carried exactly and reduced with a 160-bit pi/2: within ~1 ulp of double of the
+ * real-number value for angles below 2^49 rad, i.e. every position below 2^48 when inv_freq <= 2).
  *
  * hf precision needs FLT_EVAL_METHOD 0 (x86-64 SSE, aarch64): float operations round to float. */
 #include <limits.h>

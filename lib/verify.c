@@ -3,6 +3,7 @@
  * explanations are in verify_diagnose.c; verify_rot.h has the pair layout both use. */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,13 +98,57 @@ int posenc_verify_pair_freq(posenc_style style, int rotary_dim, int j)
     return j < n ? j : j - n;
 }
 
+/* The reference for the tables, built unlike lib/mathx.c's kernel (no fma, no pi/2 split):
+ * the angle in revolutions, t = pos * inv / (2 pi), of which only the fraction matters.
+ *
+ * w = inv / (2 pi) = (inv_hi + inv_lo) * (C1 + C2 + C3), 1/(2 pi) as three doubles (159 bits),
+ * to ~2^-120 relative with a 64-bit long double: Dekker's product gives inv_hi * C1 exactly as
+ * wh + e, the rest is small. pos * wh is then taken apart exactly: pos = p1 2^24 + p0 and
+ * wh = wa + wb (Veltkamp, <= 32 bits each), so each of the four products has at most 56
+ * significant bits, is exact, and so is its fraction x - nearbyintl(x). The fractions, pos * wl
+ * and the final multiplication by 2 pi (|angle| <= pi) add ~2^-62 each: the reference is good to
+ * ~1e-18 at every position below 2^48 (to ~1e-16 where long double is double). */
+#define INV_2PI_1 0x1.45f306dc9c883p-3
+#define INV_2PI_2 (-0x1.6b01ec5417056p-57)
+#define INV_2PI_3 (-0x1.6447e493ad4cep-111)
+#define TWO_PI_L 0x1.921fb54442d1846ap+2L
+
+/* a = hi + lo exactly (Veltkamp), hi with the upper half of the mantissa */
+static void split_ld(long double a, long double *hi, long double *lo)
+{
+    const long double c = ldexpl(1.0L, (LDBL_MANT_DIG + 1) / 2) + 1.0L;
+    long double t = c * a;
+    *hi = t - (t - a);
+    *lo = a - *hi;
+}
+
+/* p + e == a * b exactly (Dekker) */
+static void two_prod_ld(long double a, long double b, long double *p, long double *e)
+{
+    long double ah, al, bh, bl;
+    split_ld(a, &ah, &al);
+    split_ld(b, &bh, &bl);
+    *p = a * b;
+    *e = ((ah * bh - *p) + ah * bl + al * bh) + al * bl;
+}
+
+static long double frac_ld(long double x) { return x - nearbyintl(x); }
+
 void posenc_verify_cossin_ld(const posenc_rope_params *p, int64_t pos, long double *cos_f,
                              long double *sin_f)
 {
     long double sc = p->attention_scaling;
+    long double p1 = (long double)(pos >> 24) * 0x1p24L, p0 = (long double)(pos & 0xffffff);
     for (int i = 0; i < p->n_freq; i++) {
-        long double inv = (long double)p->inv_hi[i] + (long double)p->inv_lo[i];
-        long double a = (long double)pos * inv;
+        long double hi = p->inv_hi[i], lo = p->inv_lo[i], wh, e;
+        two_prod_ld(hi, INV_2PI_1, &wh, &e);
+        long double rest = e + hi * INV_2PI_2 + lo * INV_2PI_1 + (hi * INV_2PI_3 + lo * INV_2PI_2);
+        long double s = wh + rest, wl = rest - (s - wh), wa, wb;
+        wh = s;
+        split_ld(wh, &wa, &wb);
+        long double f = frac_ld(p1 * wa) + frac_ld(p1 * wb) + frac_ld(p0 * wa) +
+                        frac_ld(p0 * wb) + (long double)pos * wl;
+        long double a = frac_ld(f) * TWO_PI_L;
         cos_f[i] = cosl(a) * sc;
         sin_f[i] = sinl(a) * sc;
     }
@@ -178,21 +223,34 @@ posenc_status posenc_verify_invariance(const posenc_rope_params *p, const posenc
                              in->head_dim, p->head_dim);
     if (in->n_pairs == 0)
         return posenc_seterr(err, POSENC_EINVAL, "no score pairs to check");
-    int64_t maxbase = 0;
+    int64_t maxbase = 0, minbase = INT64_MAX;
     for (size_t s = 0; s < in->n_pairs; s++) {
         if (in->m[s] < 0 || in->n[s] < 0)
             return posenc_seterr(err, POSENC_EINVAL, "negative position in score pairs");
-        if (in->m[s] > maxbase)
-            maxbase = in->m[s];
-        if (in->n[s] > maxbase)
-            maxbase = in->n[s];
+        int64_t lo = in->m[s] < in->n[s] ? in->m[s] : in->n[s];
+        int64_t hi = in->m[s] < in->n[s] ? in->n[s] : in->m[s];
+        maxbase = hi > maxbase ? hi : maxbase;
+        minbase = lo < minbase ? lo : minbase;
     }
     if (maxbase >= in->max_position)
         return posenc_seterr(err, POSENC_EINVAL,
                              "position %lld is not below the maximum position %lld",
                              (long long)maxbase, (long long)in->max_position);
     memset(out, 0, sizeof *out);
-    out->n_offsets = posenc_verify_offset_grid(in->max_position - 1 - maxbase, out->offset);
+    /* the pairs moved so that the earliest position is 0, then shifted by each offset; the
+     * offset minbase (where the pairs were) is always on the grid */
+    out->n_offsets = posenc_verify_offset_grid(in->max_position - 1 - (maxbase - minbase),
+                                               out->offset);
+    int at = 0;
+    while (at < out->n_offsets && out->offset[at] < minbase)
+        at++;
+    if ((at == out->n_offsets || out->offset[at] != minbase) &&
+        out->n_offsets < POSENC_VERIFY_MAX_OFFSETS) {
+        memmove(out->offset + at + 1, out->offset + at,
+                (size_t)(out->n_offsets - at) * sizeof out->offset[0]);
+        out->offset[at] = minbase;
+        out->n_offsets++;
+    }
 
     int hd = in->head_dim, nf = p->n_freq > 0 ? p->n_freq : 1;
     struct inv_scratch w;
@@ -222,7 +280,7 @@ posenc_status posenc_verify_invariance(const posenc_rope_params *p, const posenc
         int64_t o = out->offset[oi];
         for (size_t s = 0; s < in->n_pairs; s++) {
             const double *q = in->q + s * (size_t)hd, *k = in->k + s * (size_t)hd;
-            int64_t pm = in->m[s] + o, pn = in->n[s] + o;
+            int64_t pm = in->m[s] - minbase + o, pn = in->n[s] - minbase + o;
             double qn = 0, kn = 0;
             for (int j = 0; j < hd; j++) {
                 qn += q[j] * q[j];

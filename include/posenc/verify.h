@@ -54,7 +54,9 @@ void posenc_verify_rotate_f32(posenc_style style, int head_dim, int rotary_dim,
 int posenc_verify_pair_freq(posenc_style style, int rotary_dim, int j);
 
 /* cos and sin in long double straight from the exact inverse frequencies
- * (inv_hi + inv_lo) and attention_scaling: the independent reference for the tables. */
+ * (inv_hi + inv_lo) and attention_scaling: the independent reference for the tables. The angle
+ * is reduced in revolutions with exact products, so the values are good to ~1e-18 at every
+ * position below 2^48 (~1e-16 where long double is double). */
 void posenc_verify_cossin_ld(const posenc_rope_params *p, int64_t pos, long double *cos_f,
                              long double *sin_f);
 
@@ -63,8 +65,10 @@ void posenc_verify_cossin_ld(const posenc_rope_params *p, int64_t pos, long doub
 #define POSENC_VERIFY_MAX_OFFSETS 64
 #define POSENC_VERIFY_BANDS 3 /* 0 = high frequencies (first third of i), 1 = mid, 2 = low */
 
-/* Pairs of vectors whose scores are checked: q[i] sits at base position m[i], k[i] at n[i]; both
- * are shifted by every offset o of the grid with max(m, n) + o < max_position. */
+/* Pairs of vectors whose scores are checked: q[i] sits at base position m[i], k[i] at n[i]. The
+ * pairs are moved together so that the earliest base position is 0, then shifted by every
+ * offset o of the grid with the latest position below max_position; offset o puts the earliest
+ * position at o, and the grid always holds the offset where the pairs were. */
 typedef struct posenc_invariance_input {
     size_t n_pairs;
     int head_dim;
@@ -98,8 +102,9 @@ typedef struct posenc_invariance_result {
     size_t scores;              /* score evaluations per mode */
 } posenc_invariance_result;
 
-/* The offset grid: 0, 1, 2, 4, ... < limit, and limit itself (limit = max_position - 1 -
- * largest base position). Returns the count (<= POSENC_VERIFY_MAX_OFFSETS). */
+/* The offset grid: 0, 1, 2, 4, ... < limit, and limit itself (posenc_verify_invariance uses
+ * limit = max_position - 1 - (largest - earliest base position) and adds the earliest base
+ * position). Returns the count (<= POSENC_VERIFY_MAX_OFFSETS). */
 int posenc_verify_offset_grid(int64_t limit, int64_t *offsets);
 
 /* Check the pairs in `in` against p. POSENC_EINVAL when head_dim disagrees with p or no offset

@@ -33,6 +33,26 @@ PYEOF
 grep -q '^| `invariance` | ok |' v.md
 grep -q '^## posenc verify: PASS' v.md
 
+# the far end of the position range: the exact tables and their reference agree at 2^28 and
+# up to 2^48 - 1 (the tables check failed past 2^28 against a plain long double cosl); above
+# 2^24 transformers' float32 position_ids are rounded, which the invariance_hf summary says
+for N in 268435456 281474976710655; do
+    expect_ok "$POSENC" verify --config "$C/llama-3.1-8b.json" --max-position $N --report t$N.json
+    grep -q '^ok    tables  *exact tables within [0-9.e-]* of long double' out.stdout
+    grep -q '^ok    invariance ' out.stdout
+    grep -q '^info  invariance_hf .*positions above 2^24 are rounded to float32' out.stdout
+    "$PY" - t$N.json $N <<'PYEOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = [c for c in r["checks"] if c["name"] == "tables"][0]
+assert t["ok"] and t["details"]["exact_f64_err"] < 1e-15, t["details"]
+inv = r["checks"][0]["details"]["offsets"]
+assert inv[-1]["offset"] >= int(sys.argv[2]) - 32768 - 1, inv[-1]
+PYEOF
+done
+expect_fail 2 "is not an integer in [2, 281474976710656]" "$POSENC" verify \
+    --config "$C/llama-3.1-8b.json" --max-position 281474976710657
+
 printf '{"model_type":"llama","rope_theta":500000.0,"hidden_size":4096,"num_attention_heads":32,"head_dim":128,"max_position_embeddings":131072}\n' > l.json
 expect_ok "$POSENC" verify --config l.json --max-position 1100000 --samples 16 --report l.json.json
 "$PY" - l.json.json <<'PYEOF'

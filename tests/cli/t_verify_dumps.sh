@@ -8,7 +8,7 @@ FX="$SRC/tests/cli/verify_fixtures.py"
     "default bshd --layout bshd" "default hsd --layout hsd" "default shd --layout shd" \
     "llama3 f16 --dtype float16 --offset 300" "yarn rot --rotated --offset 0" \
     "gptj rotbad --rotated --mistake style" "llama3 bf16 --dtype bfloat16 --offset 300" \
-    "default bf16style --dtype bfloat16 --mistake style"
+    "default bf16style --dtype bfloat16 --mistake style" "llama3 far --offset 2147483600"
 
 run() { # DIR OFFSET [extra options]
     d=$1; off=$2; shift 2
@@ -41,6 +41,24 @@ rc=$?
 set -e
 [ "$rc" -eq 1 ]
 grep -q 'diagnosis: k matches with --style gptj' out.stdout
+
+# dumps written far out (--offset 2147483600): the invariance grid runs from the pairs moved to
+# 0 up to where they were, so transformers' float32 tables show their drift there (it read
+# "drift by 0 at offset 0": offsets 0 and 1 only, f32 positions equal at 2^31)
+expect_ok "$POSENC" verify --config far/config.json --q far/q.npy --k far/k.npy \
+    --offset 2147483600 --report far.json
+grep -q '^ok    invariance  *scores depend only on m - n: max deviation [0-9.e-]* at offset [1-9]' out.stdout
+grep -q '^info  invariance_hf  *transformers.* drift by [1-9][0-9.e-]* at offset [1-9][0-9]* (rms' out.stdout
+grep -q '^ok    tables ' out.stdout
+grep -q '^result: PASS (3 checks)' out.stdout
+"$PY" - <<'PYEOF'
+import json
+c = {c["name"]: c for c in json.load(open("far.json"))["checks"]}
+offs = {o["offset"]: o for o in c["invariance_hf"]["details"]["offsets"]}
+assert 0 in offs and 2147483600 in offs and len(offs) > 30, sorted(offs)
+assert offs[2147483600]["deviation"] > 1e-2 and offs[1]["deviation"] < 1e-4, offs
+assert c["invariance"]["max_rel_err"] <= c["invariance"]["tolerance"]
+PYEOF
 
 # the report records what was compared
 "$PY" - <<'PYEOF'

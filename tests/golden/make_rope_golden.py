@@ -359,7 +359,7 @@ def main():
             "sin_exact": sin_ex,
         })
         if c["name"] == "default-llama3-base":
-            # far positions: the exact kernel's fast path reaches angles of 2^40 rad
+            # far positions up to 2^35 (make_rope_far_golden.py covers up to 2^48 - 1)
             entry["far_positions"] = FAR_POSITIONS
             entry["far_cos_exact"] = [[float(ea * mp.cos(p * ex[i])) for i in idx]
                                       for p in FAR_POSITIONS]

@@ -297,6 +297,56 @@ static void test_exact_closed_form(void **state)
     assert_true(worst < 1e-12);
 }
 
+/* The far end of the position range (up to 2^48 - 1) against mpmath at 300 bits
+ * (tests/data/golden/rope_far.txt, made by tests/golden/make_rope_far_golden.py): the exact
+ * tables round to the correctly rounded float32 and are within 1e-15 in double. */
+static float f32_from_hex(const char *h)
+{
+    uint32_t u = (uint32_t)strtoul(h, NULL, 16);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static void test_exact_far(void **state)
+{
+    (void)state;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/golden/rope_far.txt", tu_data_dir());
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        fail_msg("cannot read %s", path);
+    char line[512], cs[80], ss[80], ch[16], sh[16];
+    double theta, factor, worst = 0;
+    int d, i, n = 0;
+    long long pos;
+    while (fgets(line, sizeof line, fp)) {
+        assert_int_equal(sscanf(line, "%lf %d %lf %d %lld %79s %79s %15s %15s", &theta, &d,
+                                &factor, &i, &pos, cs, ss, ch, sh),
+                         9);
+        posenc_rope_config c = base_config(factor == 1 ? POSENC_ROPE_DEFAULT : POSENC_ROPE_LINEAR,
+                                           theta, d);
+        c.factor = factor;
+        posenc_rope_params p;
+        compute_ok(&c, 0, &p);
+        double ce[POSENC_MAX_FREQ], se[POSENC_MAX_FREQ];
+        posenc_rope_cossin(&p, POSENC_PREC_EXACT, (int64_t)pos, ce, se);
+        double xc = strtod(cs, NULL), xs = strtod(ss, NULL);
+        if (fabs(ce[i] - xc) > worst)
+            worst = fabs(ce[i] - xc);
+        if (fabs(se[i] - xs) > worst)
+            worst = fabs(se[i] - xs);
+        assert_close(ce[i], xc, 0, 1e-15);
+        assert_close(se[i], xs, 0, 1e-15);
+        assert_true((float)ce[i] == f32_from_hex(ch));
+        assert_true((float)se[i] == f32_from_hex(sh));
+        n++;
+    }
+    fclose(fp);
+    assert_int_equal(n, 190);
+    assert_true(worst < 3e-16);
+}
+
 /* transformers' float32 tables drift at long positions: at 131072 (d 128, theta 5e5) the hf
  * values differ from the exact ones by more than 1e-3, while exact stays within 1 ulp. */
 static void test_hf_drift(void **state)
@@ -398,7 +448,8 @@ static void test_simd_matches_portable(void **state)
     c.original_max_position_embeddings = 4096;
     posenc_rope_params p;
     compute_ok(&c, 0, &p);
-    int64_t pos[] = { 0, 1, 7, 4095, 131072, 262143, 1048575, 2147483647LL, 1LL << 45 };
+    int64_t pos[] = { 0, 1, 7, 4095, 131072, 262143, 1048575, 2147483647LL,
+                      1LL << 45, (1LL << 48) - 1, 1LL << 50 };
     for (size_t r = 0; r < sizeof pos / sizeof pos[0]; r++) {
         double c1[32], s1[32], c2[32], s2[32];
         pe_mathx_simd(1);
@@ -871,6 +922,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_golden),
         cmocka_unit_test(test_exact_closed_form),
+        cmocka_unit_test(test_exact_far),
         cmocka_unit_test(test_hf_drift),
         cmocka_unit_test(test_f32_cossin_correctly_rounded),
         cmocka_unit_test(test_powf),

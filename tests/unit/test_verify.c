@@ -2,6 +2,7 @@
  * rotation kernels, scores and their invariance, the row comparison with its angle allowance,
  * angle/theta estimation, the diagnosis of deliberately wrong rotations, and the
  * ALiBi/T5/sinusoidal checks. */
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,6 +150,53 @@ static void test_scores_closed_form(void **state)
     }
 }
 
+/* The tables' reference at the far end of the position range: against mpmath at 300 bits
+ * (tests/data/golden/rope_far.txt, tests/golden/make_rope_far_golden.py), and able to catch
+ * tables whose angle was rounded to long double (what the exact tables did past 2^40). */
+static void test_cossin_ld_far(void **state)
+{
+    (void)state;
+    char path[1024], line[512], cs[80], ss[80];
+    snprintf(path, sizeof path, "%s/golden/rope_far.txt", tu_data_dir());
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        fail_msg("cannot read %s", path);
+    double theta, factor, worst_ref = 0, worst_exact = 0, worst_planted = 0;
+    int d, i, n = 0;
+    long long pos;
+    while (fgets(line, sizeof line, fp)) {
+        assert_int_equal(sscanf(line, "%lf %d %lf %d %lld %79s %79s", &theta, &d, &factor, &i,
+                                &pos, cs, ss),
+                         7);
+        posenc_rope_config c = tu_rope_cfg(theta, d, d, POSENC_STYLE_NEOX);
+        if (factor != 1) {
+            c.type = POSENC_ROPE_LINEAR;
+            c.factor = factor;
+        }
+        posenc_rope_params p = tu_rope_params(&c);
+        long double lc[POSENC_MAX_FREQ], ls[POSENC_MAX_FREQ];
+        double ce[POSENC_MAX_FREQ], se[POSENC_MAX_FREQ];
+        posenc_verify_cossin_ld(&p, (int64_t)pos, lc, ls);
+        posenc_rope_cossin(&p, POSENC_PREC_EXACT, (int64_t)pos, ce, se);
+        long double xc = strtold(cs, NULL), xs = strtold(ss, NULL);
+        worst_ref = fmax(worst_ref, (double)fmaxl(fabsl(lc[i] - xc), fabsl(ls[i] - xs)));
+        worst_exact = fmax(worst_exact, fmax(fabs(ce[i] - (double)lc[i]),
+                                             fabs(se[i] - (double)ls[i])));
+        /* planted: the angle as one long double product, then cosl */
+        long double a = (long double)pos * ((long double)p.inv_hi[i] + p.inv_lo[i]);
+        worst_planted = fmax(worst_planted, (double)fabsl(cosl(a) - lc[i]));
+        n++;
+    }
+    fclose(fp);
+    assert_int_equal(n, 190);
+    /* the reference: ~2^-62 (1e-16 where long double is double) */
+    assert_true(worst_ref < (LDBL_MANT_DIG >= 64 ? 1e-17 : 3e-16));
+    /* the exact tables: within ~1 ulp of double, far inside the check's 1e-12 */
+    assert_true(worst_exact < 3e-16);
+    /* the planted error is ~1e-5 at 2^48: the check fails on it */
+    assert_true(worst_planted > 1e-12);
+}
+
 static void test_invariance_reference(void **state)
 {
     (void)state;
@@ -184,6 +232,48 @@ static void test_invariance_reference(void **state)
     assert_true(res->hf.max_table_err > 1e-3);
     assert_int_equal(res->offset[0], 0);
     assert_true(res->exact.dev[0] == 0 && res->hf.dev[0] == 0);
+    free(res);
+}
+
+/* Pairs that start far out (dumps written with --offset 2147483600): the grid starts from the
+ * pairs moved to position 0 and passes through where they were, so transformers' float32
+ * tables drift there (position_ids above 2^24 are rounded to float32) and the exact ones do not. */
+static void test_invariance_far_pairs(void **state)
+{
+    (void)state;
+    posenc_rope_config c = tu_rope_cfg(500000, 64, 64, POSENC_STYLE_NEOX);
+    posenc_rope_params p = tu_rope_params(&c);
+    enum { NP = 8, HD = 64 };
+    const int64_t base = 2147483600;
+    double q[NP * HD], k[NP * HD];
+    int64_t m[NP], n[NP];
+    posenc_verify_rng r;
+    posenc_verify_rng_seed(&r, 3);
+    for (int s = 0; s < NP; s++) {
+        m[s] = base + 5 * s + 7;
+        n[s] = base + 3 * s;
+        for (int j = 0; j < HD; j++) {
+            q[s * HD + j] = posenc_verify_rng_normal(&r);
+            k[s * HD + j] = posenc_verify_rng_normal(&r);
+        }
+    }
+    posenc_invariance_input in = { NP, HD, q, k, m, n, base + 64 };
+    posenc_invariance_result *res = malloc(sizeof *res);
+    posenc_error err = { 0 };
+    assert_int_equal(posenc_verify_invariance(&p, &in, res, &err), POSENC_OK);
+    int at = -1;
+    for (int i = 0; i < res->n_offsets; i++) {
+        if (i > 0)
+            assert_true(res->offset[i] > res->offset[i - 1]);
+        if (res->offset[i] == base)
+            at = i;
+    }
+    assert_int_equal(res->offset[0], 0);
+    /* the pairs span positions base .. base + 42: the last offset keeps them below base + 64 */
+    assert_true(at > 0 && res->offset[res->n_offsets - 1] == base + 21);
+    assert_true(res->exact.max_dev <= POSENC_VERIFY_INVARIANCE_TOL);
+    assert_true(res->hf.dev[at] > 1e-2);
+    assert_true(res->exact_table_f64_err < 1e-15);
     free(res);
 }
 
@@ -497,7 +587,9 @@ int main(void)
         cmocka_unit_test(test_rotate),
         cmocka_unit_test(test_offset_grid),
         cmocka_unit_test(test_scores_closed_form),
+        cmocka_unit_test(test_cossin_ld_far),
         cmocka_unit_test(test_invariance_reference),
+        cmocka_unit_test(test_invariance_far_pairs),
         cmocka_unit_test(test_invariance_input_errors),
         cmocka_unit_test(test_row_error),
         cmocka_unit_test(test_ulp_distance),
