@@ -222,6 +222,24 @@ def posenc_cli(posenc, c, config_dir, q):
     return tabs["ggml"], rot[np.float32], rot[np.float16], tabs["exact"]
 
 
+def verify_real(posenc, c, config_dir, q, gr):
+    """None when posenc verify passes ggml's rotated q (as q and k) naming the ggml profile, and
+    with --precision ggml --max-ulp 0; else what it said."""
+    cfg = os.path.join(config_dir, c["config"])
+    plist = ",".join(str(p) for p in POSITIONS)
+    np.save("vq.npy", q.astype(np.float32))
+    np.save("vr.npy", gr.astype(np.float32))
+    base = [posenc, "verify", "--config", cfg, "--q", "vq.npy", "--k", "vq.npy", "--expect-q",
+            "vr.npy", "--expect-k", "vr.npy", "--layout", "shd", "--positions", plist]
+    for extra, want in (([], "ggml profile (llama.cpp)"), (["--precision", "ggml", "--max-ulp", "0"],
+                                                           "0 ulp at most")):
+        r = subprocess.run(base + extra, capture_output=True, text=True)
+        line = [ln for ln in r.stdout.splitlines() if " expect_q " in ln]
+        if r.returncode != 0 or not line or want not in line[0]:
+            return "exit %d: %s%s" % (r.returncode, r.stdout.strip()[-600:], r.stderr.strip())
+    return None
+
+
 def posenc_apply3(posenc, c, config_dir, q, pos):
     """the rotated q (apply --precision ggml) with [3, seq] positions (t, h, w)"""
     cfg = os.path.join(config_dir, c["config"])
@@ -293,6 +311,13 @@ def main():
                   "rotated %s ulp, rotated f16 %s ulp (of f16); ggml - exact: %s" %
                   ("ok  " if ok else "FAIL", c["name"], c["config"], uc, us, ur, u16,
                    drift(gc, gs, ec, es)))
+            # posenc verify on llama.cpp's real output: it passes as llama.cpp's (the ggml
+            # profile, element for element), and bit for bit under --precision ggml --max-ulp 0
+            said = verify_real(posenc, c, config_dir, q, gr)
+            ok = said is None
+            bad += not ok
+            print("%s %s via posenc verify on ggml's own output (%s)%s" %
+                  ("ok  " if ok else "FAIL", c["name"], c["config"], "" if ok else ": " + said))
     sys.exit(1 if bad else 0)
 
 
