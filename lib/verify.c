@@ -105,7 +105,7 @@ int posenc_verify_pair_freq(posenc_style style, int rotary_dim, int j)
  * to ~2^-120 relative with a 64-bit long double: Dekker's product gives inv_hi * C1 exactly as
  * wh + e, the rest is small. pos * wh is then taken apart exactly: pos = p1 2^24 + p0 and
  * wh = wa + wb (Veltkamp, <= 32 bits each), so each of the four products has at most 56
- * significant bits, is exact, and so is its fraction x - nearbyintl(x). The fractions, pos * wl
+ * significant bits, is exact, and so is its fraction x - rintl(x). The fractions, pos * wl
  * and the final multiplication by 2 pi (|angle| <= pi) add ~2^-62 each: the reference is good to
  * ~1e-18 at every position below 2^48 (to ~1e-16 where long double is double). */
 #define INV_2PI_1 0x1.45f306dc9c883p-3
@@ -132,7 +132,7 @@ static void two_prod_ld(long double a, long double b, long double *p, long doubl
     *e = ((ah * bh - *p) + ah * bl + al * bh) + al * bl;
 }
 
-static long double frac_ld(long double x) { return x - nearbyintl(x); }
+static long double frac_ld(long double x) { return x - rintl(x); }
 
 void posenc_verify_cossin_ld(const posenc_rope_params *p, int64_t pos, long double *cos_f,
                              long double *sin_f)
@@ -410,6 +410,10 @@ void posenc_verify_recipe_init(posenc_verify_recipe *r, const posenc_rope_params
     r->angle_dtype = -1;
     r->scale = 1.0;
     r->no_rotation = 0;
+    for (int i = 0; i < p->n_freq && i < POSENC_MAX_FREQ; i++) {
+        double w = fabs(p->inv_hi[i] > 0 ? p->inv_hi[i] : (double)p->inv_freq_f32[i]);
+        r->angle_w[i] = w > 0 ? w * (8.0 + fabs(log(w))) : 0;
+    }
 }
 
 static double round_to(double x, int dt)
@@ -507,14 +511,6 @@ void posenc_verify_tolerance_init(posenc_verify_tolerance *t, posenc_dtype pre_d
     t->scale = PE_BOUND_SCALE;
 }
 
-static double f32_angle_err(double w, double pos, double acc_ulps)
-{
-    double aw = fabs(w), phi = fabs(pos) * aw;
-    if (!(aw > 0))
-        return 0;
-    return U32 * (8.0 + fabs(log(aw)) + acc_ulps) * phi;
-}
-
 static void nonfinite(double v, posenc_verify_row_result *o, int j)
 {
     if (v != v)
@@ -525,14 +521,11 @@ static void nonfinite(double v, posenc_verify_row_result *o, int j)
         o->first_nonfinite = j;
 }
 
-/* note element j: error e against bound bd (value v, reference y) */
-static void note_elem(posenc_verify_row_result *o, int j, double e, double bd, double v, double y)
+/* element j that is out of its bound or the worst so far: error e against bound bd (value v,
+ * reference y) */
+static void note_slow(posenc_verify_row_result *o, int j, double e, double bd, double v, double y)
 {
     double q = e != e || bd != bd ? INFINITY : bd > 0 ? e / bd : (e > 0 ? INFINITY : 0);
-    if (isfinite(e) && e > o->abs_err)
-        o->abs_err = e;
-    if (bd > o->max_bound)
-        o->max_bound = bd;
     if (!(q <= 1.0))
         o->n_bad++;
     if (q > o->ratio || o->worst_dim < 0) {
@@ -543,6 +536,19 @@ static void note_elem(posenc_verify_row_result *o, int j, double e, double bd, d
         o->worst_value = v;
         o->worst_ref = y;
     }
+}
+
+/* note element j: the common case (finite, within its bound, not the worst) stays inline */
+static inline void note_elem(posenc_verify_row_result *o, int j, double e, double bd, double v,
+                             double y)
+{
+    if (e > o->abs_err && e <= DBL_MAX)
+        o->abs_err = e;
+    if (bd > o->max_bound)
+        o->max_bound = bd;
+    if (e <= bd && e <= o->ratio * bd && o->worst_dim >= 0)
+        return;
+    note_slow(o, j, e, bd, v, y);
 }
 
 void posenc_verify_row_check(const posenc_verify_recipe *r, const posenc_verify_tolerance *t,
@@ -578,8 +584,12 @@ void posenc_verify_row_check(const posenc_verify_recipe *r, const posenc_verify_
         int a = gptj ? 2 * i : i, b = gptj ? 2 * i + 1 : i + n;
         double x1 = pre[a], x2 = pre[b], c = cos_f[i] * sc, s = sin_f[i] * sc;
         double y1 = x1 * c - x2 * s, y2 = x2 * c + x1 * s;
-        double w = p->inv_hi[i] > 0 ? p->inv_hi[i] : (double)p->inv_freq_f32[i];
-        double e = t->angle > 0 ? t->angle * f32_angle_err(w, p_eff, t->angle_acc * i) : 0;
+        /* the float32 angle's error: u32 (8 + |ln w| + acc i) |p w| */
+        double e = 0;
+        if (t->angle > 0) {
+            double w = p->inv_hi[i] > 0 ? p->inv_hi[i] : (double)p->inv_freq_f32[i];
+            e = t->angle * U32 * fabs(p_eff) * (r->angle_w[i] + t->angle_acc * i * fabs(w));
+        }
         double ax = fabs(x1) + fabs(x2);
         /* cos and sin to one float32 ulp: a correct implementation's evaluation, and for a
          * profile the last bit of its tables under another libm */

@@ -38,7 +38,9 @@ typedef struct pe_vindex {
     int64_t b, h, pos, dim;
 } pe_vindex;
 
-/* One runtime profile over every row (counts against its own rounding). */
+/* One runtime profile, followed over every row while it matches (its own rounding); counting
+ * stops at its first row off it, so a profile that does not match has rows_bad 1 and the
+ * elements of that row. */
 typedef struct pe_vprof {
     int on;                                  /* the profile was evaluated */
     uint64_t elems_bad, rows_bad;

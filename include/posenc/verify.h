@@ -135,6 +135,9 @@ typedef struct posenc_verify_recipe {
                                dtype (position, inv_freq and their product rounded to it) */
     double scale;           /* multiplies the rotated vector (1 = none) */
     int no_rotation;        /* 1: cos 1, sin 0 at every position (RoPE skipped) */
+    /* set by posenc_verify_recipe_init from params (recompute after changing inv_hi): w_i
+     * (8 + |ln w_i|), the float32 angle error per position and u32 of the verdict's bound */
+    double angle_w[POSENC_MAX_FREQ];
 } posenc_verify_recipe;
 
 /* Set a recipe from p: exact tables, no shift, no rounding, scale 1, rotating. */
@@ -287,7 +290,7 @@ typedef struct posenc_profile_fit {
     const char *runtime;     /* "exact math", "transformers", "vLLM", "llama.cpp" (static) */
     int available;           /* 0: the profile refuses the config (why says so) */
     char why[200];
-    uint64_t elements_failed, rows_failed;
+    uint64_t elements_failed, rows_failed; /* counted up to the first row off its rounding */
     double max_abs_err, max_rel_err; /* worst row against the profile's rotation */
     double ratio;            /* worst element error over the profile's own rounding */
     int matches;             /* every element within it */
