@@ -343,6 +343,9 @@ posenc_status pe_qk_passes(pe_qk_dumps *x, const pe_qk_check *chk, int rotated, 
                              .share = t ? out[0] : NULL };
         posenc_verify_tolerance_init(&ps.tol, pdt, cdt, 1);
         ps.tol.extra = chk->extra;
+        ps.tol.angle_acc = chk->angle_acc;
+        ps.slack_a = chk->slack_a;
+        ps.slack_b = chk->slack_b;
         posenc_verify_tolerance_init(&ps.ptol, pdt, cdt, 0);
         for (int k = 0; k < POSENC_VERIFY_N_PROFILES; k++)
             ps.prof[k] = chk->prof[k];

@@ -142,6 +142,8 @@ typedef struct pe_qk_check {
                                           element on top of the bound (0: none) */
     const posenc_verify_recipe *ulp;   /* NULL, or the profile ulp distances are taken from
                                           (posenc apply's rotation under it, --max-ulp) */
+    double angle_acc;                  /* the bound's angle_acc (0) */
+    const posenc_verify_recipe *slack_a, *slack_b; /* NULL, or pe_vpass_spec's */
 } pe_qk_check;
 
 /* Stream q's, then k's rows of x (opened, not yet read) through a pass of lib/verify_stats.h

@@ -56,13 +56,6 @@ struct diag_ctx {
     size_t n;
 };
 
-/* One rounding step of a 16-bit dtype at |value| <= 1: what a runtime's float32 value one ulp
- * away from posenc's may round to instead. */
-static double step16(int dt)
-{
-    return dt == POSENC_DT_BF16 ? 0x1p-8 : dt == POSENC_DT_F16 ? 0x1p-11 : 0;
-}
-
 static void eval_recipe(const struct diag_ctx *c, const posenc_verify_recipe *r, double *rel,
                         double *ratio)
 {
@@ -74,7 +67,7 @@ static void eval_recipe(const struct diag_ctx *c, const posenc_verify_recipe *r,
     if (c->numerics) /* llama.cpp's theta, accumulated by i multiplications in float32 */
         t.angle_acc = 2;
     /* a candidate that rounds the tables or the angle to 16 bits is allowed one step of it */
-    double s16 = fmax(step16(r->table_dtype), step16(r->angle_dtype));
+    double s16 = pe_recipe_step16(r);
     for (size_t s = 0; s < c->n; s++) {
         for (int i = 0; i < nf; i++)
             slack[i] = s16;
@@ -758,6 +751,12 @@ posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_
     /* every rule's variants, in table order */
     struct diag_env env = { cfg, seq_len, &bp, &base, rows, n_rows, out, what, shifts };
     int rule_of[POSENC_VERIFY_MAX_CANDIDATES];
+    posenc_verify_recipe *recs = malloc(POSENC_VERIFY_MAX_CANDIDATES * sizeof *recs);
+    if (!recs) {
+        free(tmp);
+        free(shifts);
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    }
     for (size_t ri = 0; ri < sizeof diag_rules / sizeof diag_rules[0]; ri++) {
         for (int v = 0;; v++) {
             posenc_verify_recipe r;
@@ -771,6 +770,7 @@ posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_
             if (idx < 0)
                 break;
             rule_of[idx] = (int)ri;
+            recs[idx] = r;
         }
     }
 
@@ -786,6 +786,10 @@ posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_
             out->best = i;
     }
     const posenc_diag_candidate *b = out->best >= 0 ? &out->cand[out->best] : NULL;
+    if (b)
+        out->recipe = recs[out->best];
+    out->angle_acc = numerics ? 2 : 0;
+    free(recs);
     out->found = b && b->explains && out->config_ratio > 1.0 && b->ratio < out->config_ratio;
 
     char ev[512];

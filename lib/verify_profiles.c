@@ -119,9 +119,19 @@ void posenc_verify_profiles_explain(posenc_verify_profiles_result *out, const ch
                      what, posenc_precision_name(b->prec), profiles[k].runtime, how, b->drift,
                      (long long)b->drift_pos, profiles[k].drift_cause, undecided);
     } else {
+        /* only the profiles tried; a runtime without rules for the config is said to be so */
+        char tried[64] = "", none[200] = "";
+        for (int k = 0; k < out->n; k++) {
+            const posenc_profile_fit *f = &out->fit[k];
+            char *d = f->available ? tried : none;
+            size_t dl = f->available ? sizeof tried : sizeof none, l = strlen(d);
+            snprintf(d + l, dl - l, "%s%s", l ? ", " : "",
+                     f->available ? posenc_precision_name(f->prec) : f->runtime);
+        }
         snprintf(out->explanation, sizeof out->explanation,
-                 "%s matches no runtime profile (exact, hf, vllm, ggml) element for element",
-                 what);
+                 "%s matches no runtime profile (%s) element for element%s%s%s", what,
+                 tried[0] ? tried : "none available", none[0] ? "; posenc has no rules of " : "",
+                 none, none[0] ? " for this config" : "");
     }
 }
 

@@ -32,4 +32,14 @@ static inline int pe_rot_width(const posenc_rope_params *p)
     return rd > p->head_dim ? p->head_dim - p->head_dim % 2 : rd;
 }
 
+/* One rounding step of a 16-bit dtype at |value| <= 1: a recipe that rounds its tables or its
+ * angle to 16 bits is allowed it in cos and sin, since a runtime's float32 value one ulp away
+ * from posenc's may round to the neighbouring 16-bit value. 0 for a recipe without. */
+static inline double pe_recipe_step16(const posenc_verify_recipe *r)
+{
+    double a = r->table_dtype == POSENC_DT_BF16 ? 0x1p-8 : r->table_dtype == POSENC_DT_F16 ? 0x1p-11 : 0;
+    double b = r->angle_dtype == POSENC_DT_BF16 ? 0x1p-8 : r->angle_dtype == POSENC_DT_F16 ? 0x1p-11 : 0;
+    return a > b ? a : b;
+}
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "verify_rot.h"
 #include "verify_stats.h"
 
 #define N_TAB (1 + POSENC_VERIFY_N_PROFILES) /* the reference, then each profile */
@@ -379,6 +380,24 @@ posenc_status pe_vpass_row(pe_vpass *p, int64_t b, int64_t h, int64_t s, const d
     posenc_verify_row_result r;
     posenc_verify_tolerance t = p->s.tol;
     t.floor += floor;
+    double slack[POSENC_MAX_FREQ], s16 = pe_recipe_step16(rec);
+    if (s16 > 0 && !(p->s.slack_a && p->s.slack_b)) {
+        for (int i = 0; i < nf; i++)
+            slack[i] = s16;
+        t.slack = slack;
+    }
+    if (p->s.slack_a && p->s.slack_b) {
+        double ac[POSENC_MAX_FREQ], as[POSENC_MAX_FREQ], bc[POSENC_MAX_FREQ], bs[POSENC_MAX_FREQ];
+        int n = p->s.slack_a->params.n_freq < p->s.slack_b->params.n_freq
+                    ? p->s.slack_a->params.n_freq : p->s.slack_b->params.n_freq;
+        posenc_verify_recipe_cossin(p->s.slack_a, pos, ac, as);
+        posenc_verify_recipe_cossin(p->s.slack_b, pos, bc, bs);
+        for (int i = 0; i < nf; i++) {
+            double d = i < n ? fmax(fabs(ac[i] - bc[i]), fabs(as[i] - bs[i])) : 0;
+            slack[i] = (d == d ? d : 0) + s16;
+        }
+        t.slack = slack;
+    }
     posenc_verify_row_check(rec, &t, pos, c, sn, pre, cmp, &r);
     account(&p->st, &r, b, h, pos, (int64_t)D);
     posenc_verify_tolerance pt = p->s.ptol;

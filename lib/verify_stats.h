@@ -102,6 +102,10 @@ typedef struct pe_vpass_spec {
     /* NULL, or the rotation the ulp distances are taken against: posenc apply's under a
      * precision for pre_dt rows, written in cmp_dt (borrowed) */
     const posenc_apply *ulp;
+    /* NULL, or two recipes whose per-frequency table difference at each row's position is
+     * allowed on top of the bound (a diagnosis confirmed under llama.cpp's numerics: its tables
+     * and the config's exact ones; borrowed) */
+    const posenc_verify_recipe *slack_a, *slack_b;
     posenc_dtype pre_dt, cmp_dt;
     posenc_apply_positions positions;
     int64_t batch, heads, seq, head_dim;

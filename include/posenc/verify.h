@@ -247,6 +247,9 @@ typedef struct posenc_diagnosis {
     int shift_valid;
     char explanation[512];  /* "k matches with --style gptj (max rel err 3e-07); the config implies neox" */
     char evidence[512];
+    posenc_verify_recipe recipe; /* the best candidate's rotation (valid when best >= 0), for a
+                                    caller to confirm it over every row */
+    double angle_acc;       /* the bound's angle_acc it was judged with (llama.cpp's numerics) */
 } posenc_diagnosis;
 
 /* Try the usual mistakes on the sampled rows of one tensor (`what` is "q" or "k" for the

@@ -360,8 +360,8 @@ static void test_profiles_explain(void **state)
     f.fit[0].elements_failed = f.fit[1].elements_failed = 1;
     posenc_verify_profiles_explain(&f, "k", POSENC_DT_F32);
     assert_int_equal(f.best, -1);
-    assert_string_equal(f.explanation, "k matches no runtime profile (exact, hf, vllm, ggml) "
-                                       "element for element");
+    assert_string_equal(f.explanation, "k matches no runtime profile (exact, hf, vllm) element "
+                                       "for element; posenc has no rules of x for this config");
 }
 
 int main(void)
