@@ -344,6 +344,7 @@ posenc_status pe_qk_passes(pe_qk_dumps *x, const pe_qk_check *chk, int rotated, 
         posenc_verify_tolerance_init(&ps.tol, pdt, cdt, 1);
         ps.tol.extra = chk->extra;
         ps.tol.angle_acc = chk->angle_acc;
+        ps.held = chk->held;
         ps.slack_a = chk->slack_a;
         ps.slack_b = chk->slack_b;
         posenc_verify_tolerance_init(&ps.ptol, pdt, cdt, 0);
@@ -353,8 +354,10 @@ posenc_status pe_qk_passes(pe_qk_dumps *x, const pe_qk_check *chk, int rotated, 
         if (chk->ulp && pre && cmp) {
             posenc_apply_opts ao = { chk->ulp->prec, 0, pdt };
             if ((st = posenc_apply_new(&chk->ulp->params, &ao, &x->pos.apply, S, 1, &ua, err)) !=
-                POSENC_OK)
+                POSENC_OK) {
+                posenc_error_prefix(err, st, "--max-ulp: posenc apply's rotation: ");
                 break;
+            }
             ps.ulp = ua;
         }
         if ((st = pe_vpass_new(&ps, &out[t], err)) == POSENC_OK)

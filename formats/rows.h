@@ -143,6 +143,7 @@ typedef struct pe_qk_check {
     const posenc_verify_recipe *ulp;   /* NULL, or the profile ulp distances are taken from
                                           (posenc apply's rotation under it, --max-ulp) */
     double angle_acc;                  /* the bound's angle_acc (0) */
+    int held;                          /* the profile --precision holds the rows to, or -1 */
     const posenc_verify_recipe *slack_a, *slack_b; /* NULL, or pe_vpass_spec's */
 } pe_qk_check;
 

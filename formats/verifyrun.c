@@ -98,7 +98,7 @@ static posenc_status confirm_diagnosis(const pe_vrun_req *rq, const pe_qk_req *r
     *out = NULL;
     if (pe_qk_open(req, &x, &usage, err) != POSENC_OK)
         return err->code;
-    pe_qk_check chk = { &d->recipe, { NULL }, rq->has_tol ? rq->tol : 0, NULL, d->angle_acc,
+    pe_qk_check chk = { &d->recipe, { NULL }, rq->has_tol ? rq->tol : 0, NULL, d->angle_acc, -1,
                         numerics, numerics ? exact : NULL };
     posenc_status st = pe_qk_passes(&x, &chk, rq->rotated, pass, err);
     if (st == POSENC_OK) {
@@ -348,7 +348,8 @@ static posenc_status check_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc
                                                   &vp.fits, err)) != POSENC_OK) {
         goto out;
     }
-    pe_qk_check chk = { &rr[0], { NULL }, rq->has_tol ? rq->tol : 0, NULL, 0, NULL, NULL };
+    pe_qk_check chk = { &rr[0], { NULL }, rq->has_tol ? rq->tol : 0, NULL, 0,
+                        rq->has_prec ? (int)rq->prec : -1, NULL, NULL };
     for (int k = 0; k < POSENC_VERIFY_N_PROFILES && !v->nope; k++)
         if (vp.fits.fit[k].available)
             chk.prof[k] = vp.use[k] = &vp.rec[k];

@@ -405,7 +405,7 @@ posenc_status pe_vpass_row(pe_vpass *p, int64_t b, int64_t h, int64_t s, const d
     for (int k = 0; k < POSENC_VERIFY_N_PROFILES; k++) {
         /* a profile is followed over every row while it matches; its first row off its own
          * rounding settles that it does not, and it is not evaluated further */
-        if (!p->st.prof[k].on || p->st.prof[k].rows_bad)
+        if (!p->st.prof[k].on || (p->st.prof[k].rows_bad && k != p->s.held))
             continue;
         double pc[POSENC_MAX_FREQ], ps[POSENC_MAX_FREQ], *kc, *ks;
         cossin_at(p, k + 1, s, &kc, &ks, pc, ps, &dr);

@@ -40,7 +40,7 @@ typedef struct pe_vindex {
 
 /* One runtime profile, followed over every row while it matches (its own rounding); counting
  * stops at its first row off it, so a profile that does not match has rows_bad 1 and the
- * elements of that row. */
+ * elements of that row, unless the rows are held to it (pe_vpass_spec.held): then every row. */
 typedef struct pe_vprof {
     int on;                                  /* the profile was evaluated */
     uint64_t elems_bad, rows_bad;
@@ -99,6 +99,8 @@ typedef struct pe_vpass_spec {
      * own rounding (angle 0) */
     const posenc_verify_recipe *prof[POSENC_VERIFY_N_PROFILES];
     posenc_verify_tolerance ptol;
+    int held;                                /* the profile (index) the rows are held to, counted
+                                                over every row; -1: none */
     /* NULL, or the rotation the ulp distances are taken against: posenc apply's under a
      * precision for pre_dt rows, written in cmp_dt (borrowed) */
     const posenc_apply *ulp;

@@ -448,7 +448,7 @@ static void test_qk_passes(void **state)
         int usage;
         assert_int_equal(pe_qk_open(&rq, &x, &usage, &err), POSENC_OK);
         pe_vpass *p[2];
-        pe_qk_check chk = { &rec, { &rec, NULL, NULL, NULL }, 0, NULL, 0, NULL, NULL };
+        pe_qk_check chk = { &rec, { &rec, NULL, NULL, NULL }, 0, NULL, 0, -1, NULL, NULL };
         assert_int_equal(pe_qk_passes(&x, &chk, cases[c].rotated, p, &err), POSENC_OK);
         for (int t = 0; t < 2; t++) {
             const pe_vstats *st = pe_vpass_stats(p[t]);

@@ -106,6 +106,7 @@ static pe_vpass *new_pass(const posenc_verify_recipe *rec, const unsigned char *
     posenc_verify_tolerance_init(&sp.tol, POSENC_DT_F32, POSENC_DT_F32, 1);
     posenc_verify_tolerance_init(&sp.ptol, POSENC_DT_F32, POSENC_DT_F32, 0);
     sp.prof[0] = rec; /* the exact profile: the reference itself */
+    sp.held = -1;
     pe_vpass *p = NULL;
     posenc_error err = { 0 };
     assert_int_equal(pe_vpass_new(&sp, &p, &err), POSENC_OK);
