@@ -403,51 +403,46 @@ static int mut_magnitude(const struct diag_env *e, int v, posenc_verify_recipe *
     return CAND_TRY;
 }
 
-static int mut_tables16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
-                        size_t len, posenc_dtype dt)
+/* the tables (angle 0) or the angle (angle 1) rounded to the 16-bit dtype dt */
+static int mut_16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc, size_t len,
+                  posenc_dtype dt, int angle)
 {
+    const char *n = posenc_dtype_name(dt);
     if (v > 0)
         return CAND_END;
     *r = *e->base;
-    r->table_dtype = dt;
-    snprintf(desc, len, "cos/sin tables rounded to %s", posenc_dtype_name(dt));
+    if (angle) {
+        r->angle_dtype = dt;
+        snprintf(desc, len, "angles computed in %s (positions and inv_freq cast to %s)", n, n);
+    } else {
+        r->table_dtype = dt;
+        snprintf(desc, len, "cos/sin tables rounded to %s", n);
+    }
     return CAND_TRY;
 }
 
 static int mut_bf16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
                     size_t len)
 {
-    return mut_tables16(e, v, r, desc, len, POSENC_DT_BF16);
+    return mut_16(e, v, r, desc, len, POSENC_DT_BF16, 0);
 }
 
 static int mut_f16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
                    size_t len)
 {
-    return mut_tables16(e, v, r, desc, len, POSENC_DT_F16);
-}
-
-static int mut_angle16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
-                       size_t len, posenc_dtype dt)
-{
-    if (v > 0)
-        return CAND_END;
-    *r = *e->base;
-    r->angle_dtype = dt;
-    snprintf(desc, len, "angles computed in %s (positions and inv_freq cast to %s)",
-             posenc_dtype_name(dt), posenc_dtype_name(dt));
-    return CAND_TRY;
+    return mut_16(e, v, r, desc, len, POSENC_DT_F16, 0);
 }
 
 static int mut_angle_bf16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
                           size_t len)
 {
-    return mut_angle16(e, v, r, desc, len, POSENC_DT_BF16);
+    return mut_16(e, v, r, desc, len, POSENC_DT_BF16, 1);
 }
 
 static int mut_angle_f16(const struct diag_env *e, int v, posenc_verify_recipe *r, char *desc,
                          size_t len)
 {
-    return mut_angle16(e, v, r, desc, len, POSENC_DT_F16);
+    return mut_16(e, v, r, desc, len, POSENC_DT_F16, 1);
 }
 
 /* ---- compounds: tried only when no single mistake explains the rows ---- */
