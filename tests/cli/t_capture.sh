@@ -31,7 +31,7 @@ grep -q 'positions shifted by' out.stdout
 $PY "$SI" vllm v.safetensors > /dev/null
 "$POSENC" ls v.safetensors | grep -q '^layers.0.q .*(11, 64)'
 expect_ok "$POSENC" verify --config config.json --q v.safetensors --expect-q v.rope.safetensors \
-    --layout sf --positions v.safetensors:positions
+    --layout sf --positions v.safetensors:positions --precision vllm
 grep -q '^result: PASS' out.stdout
 $PY "$SI" vllm vbad.safetensors bad > /dev/null
 expect_check_fail "$POSENC" verify --config config.json --q vbad.safetensors \
