@@ -83,7 +83,8 @@ static const struct cmd_opt diff_opts[] = {
       NULL },
     { .id = CMD_O_DTYPE, .help = "ulp dtype f16, bf16, f32, f64 (default: B's)" },
     { .id = CMD_O_DUMP_LAYOUT,
-      .help = "A and B are Q/K dumps in layout bhsd, bshd, shd, hsd or sd:\n"
+      .help = "A and B are Q/K dumps in layout bhsd, bshd, shd, hsd, sd,\n"
+              "bsf or sf:\n"
               "report the error per position bucket" },
     { OPT_BUCKETS, "buckets", 0, "N", CMD_T_I64, 1, INT64_MAX,
       "buckets of N positions (default 0-63, 64-127, 128-255,\n"
@@ -184,8 +185,9 @@ int cmd_diff(int argc, char **argv)
     }
     if (layout_set) {
         posenc_apply_shape sh;
-        if (posenc_apply_shape_of(layout, in[1].info->ndim, in[1].info->shape, &sh, &err) !=
-            POSENC_OK) {
+        /* only the position axis matters here: a flat layout splits into one vector a token */
+        if (posenc_apply_shape_split(layout, in[1].info->ndim, in[1].info->shape, 1, 0, &sh,
+                                     &err) != POSENC_OK) {
             posenc_error_prefix(&err, err.code, "'%s': --layout %s: ", in[1].spec,
                                 posenc_apply_layout_name(layout));
             goto fail;

@@ -355,6 +355,11 @@ int cmd_gen(int argc, char **argv)
                                       &positions)))
             return rc;
         a.positions = positions;
+        posenc_error perr = { 0 };
+        if (pe_positions_one_axis(positions, positions_arg, &perr) != POSENC_OK) {
+            rc = cmd_fail(CMD, &perr);
+            goto out;
+        }
     }
     if (a.config && (rc = cmd_load_config(CMD, a.config, family, &m)) != 0)
         goto out;

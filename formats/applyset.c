@@ -10,6 +10,7 @@
 #include "applyrun.h"
 #include "describe_out.h"
 #include "pairs.h"
+#include "rows.h"
 #include "strbuf.h"
 #include "posenc/vllm.h"
 
@@ -117,14 +118,60 @@ static const char *job_name(const pe_apply_set *s, size_t i)
     return s->c ? posenc_container_array(s->c, s->jobs[i].index)->name : s->in[i];
 }
 
-/* Fill job j from its array's header: dtype check, shape, output dtype, and add its bytes. */
+/* head_dim and the config's query and key heads of layer type lt (NULL: the only set; a NoPE
+ * layer of a model with several layer types: the first one's, only the split matters), 0 when
+ * unknown: a flat layout's split and the layout hints. */
+static void layer_heads(const pe_apply_set *s, const char *lt, int nope, int64_t *head_dim,
+                        int64_t heads[2])
+{
+    const posenc_model *m = s->rq.model;
+    posenc_rope_config rc;
+    if (nope && !lt && posenc_model_layer_type_count(m) > 1)
+        lt = posenc_model_layer_type_name(m, 0);
+    *head_dim = posenc_model_rope(m, lt, &rc, NULL) == POSENC_OK ? rc.head_dim : 0;
+    posenc_model_heads(m, lt, &heads[0], &heads[1]);
+}
+
+/* A shape refusal of job i (a single dump, or the q or k of a pair): name the layout the dump,
+ * with its partner when that is known, fits with the config's head counts; 1 when named. */
+static int job_hint(const pe_apply_set *s, size_t i, const posenc_array_info *ai,
+                    posenc_error *err)
+{
+    const char *lt = s->c ? s->pp->v[i / 2].layer_type : s->rq.layer_type;
+    int64_t hd, heads[2];
+    if (!err || err->code != POSENC_EMISMATCH)
+        return 0;
+    layer_heads(s, lt, s->c ? s->pp->v[i / 2].nope : 0, &hd, heads);
+    const posenc_array_info *qa = NULL, *ka = NULL;
+    if (s->c) {
+        qa = posenc_container_array(s->c, s->pp->v[i / 2].q);
+        ka = posenc_container_array(s->c, s->pp->v[i / 2].k);
+    } else if (s->nin == 2 && s->jobs[0].r && s->jobs[1].r) {
+        qa = posenc_reader_info(s->jobs[0].r);
+        ka = posenc_reader_info(s->jobs[1].r);
+    }
+    if (qa && pe_rows_layout_hint(err, s->rq.layout, qa, ka, heads, hd, s->rq.config))
+        return 1;
+    /* a dump alone, or its partner not open yet: a query or a key */
+    int paired = s->c || s->nin == 2;
+    int64_t hq[2] = { heads[0], 0 }, hk[2] = { heads[1], 0 };
+    if ((!paired || i % 2 == 0) &&
+        pe_rows_layout_hint(err, s->rq.layout, ai, NULL, hq, hd, s->rq.config))
+        return 1;
+    return (!paired || i % 2 == 1) &&
+           pe_rows_layout_hint(err, s->rq.layout, ai, NULL, hk, hd, s->rq.config);
+}
+
+/* Fill job j from its array's header: dtype check, shape (a flat layout split by the layer's
+ * head_dim), output dtype, and add its bytes. */
 static posenc_status job_init(pe_apply_set *s, pe_apply_job *j, const posenc_array_info *ai,
-                              const char *what, posenc_error *err)
+                              const char *what, int64_t head_dim, posenc_error *err)
 {
     if (!(ai->dtype <= POSENC_DT_F64))
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "%s: cannot rotate %s data (need f16, "
                              "bf16, f32 or f64)", what, posenc_dtype_name(ai->dtype));
-    posenc_status st = posenc_apply_shape_of(s->rq.layout, ai->ndim, ai->shape, &j->sh, err);
+    posenc_status st = posenc_apply_shape_split(s->rq.layout, ai->ndim, ai->shape, 0, head_dim,
+                                                &j->sh, err);
     if (st != POSENC_OK) {
         /* a container's member is always named; a file only when the message does not */
         if (err && (s->c || err->msg[0] != '\''))
@@ -173,6 +220,44 @@ static posenc_status job_match(const pe_apply_set *s, size_t i, const posenc_arr
                          s->in[0], sa, s->in[1], sb, what, lay);
 }
 
+/* Every job read with heads that are no share of the config's (pe_rows_heads_foreign) while
+ * its dump fits another layout: refused naming that layout (a bshd dump read as bhsd has seq
+ * "heads"). A dump alone may be a query or a key. */
+static posenc_status heads_check(pe_apply_set *s, posenc_error *err)
+{
+    for (size_t i = 0; i < s->nj; i++) {
+        const pe_apply_job *j = &s->jobs[i];
+        const char *lt = s->c ? s->pp->v[i / 2].layer_type : s->rq.layer_type;
+        int64_t hd, heads[2];
+        layer_heads(s, lt, s->c ? s->pp->v[i / 2].nope : 0, &hd, heads);
+        int paired = s->c || s->nin == 2;
+        int foreign = paired ? pe_rows_heads_foreign(j->sh.heads, heads[i % 2])
+                             : pe_rows_heads_foreign(j->sh.heads, heads[0]) &&
+                                   pe_rows_heads_foreign(j->sh.heads, heads[1]);
+        if (!foreign)
+            continue;
+        const posenc_array_info *ai = s->c ? posenc_container_array(s->c, j->index)
+                                           : posenc_reader_info(j->r);
+        char shs[160];
+        posenc_error e2 = { 0 };
+        posenc_shape_str(ai->ndim, ai->shape, shs, sizeof shs);
+        if (s->c)
+            posenc_seterr(&e2, POSENC_EMISMATCH, "'%s': '%s' %s read as layout %s has %" PRId64
+                          " heads, which are not the config's nor a share of them", s->path,
+                          ai->name, shs, posenc_apply_layout_name(s->rq.layout), j->sh.heads);
+        else
+            posenc_seterr(&e2, POSENC_EMISMATCH, "'%s': shape %s read as layout %s has %" PRId64
+                          " heads, which are not the config's nor a share of them", s->in[i],
+                          shs, posenc_apply_layout_name(s->rq.layout), j->sh.heads);
+        if (job_hint(s, i, ai, &e2)) {
+            if (err)
+                *err = e2;
+            return POSENC_EMISMATCH;
+        }
+    }
+    return POSENC_OK;
+}
+
 posenc_status pe_apply_set_add_inputs(pe_apply_set *s, const char *const *in, int nin,
                                       const posenc_read_opts *ro, posenc_error *err)
 {
@@ -194,12 +279,20 @@ posenc_status pe_apply_set_add_inputs(pe_apply_set *s, const char *const *in, in
         char what[4200];
         s->in[i] = in[i];
         snprintf(what, sizeof what, "'%.4000s'", in[i]);
-        if ((st = posenc_reader_open(in[i], ro, &j->r, err)) != POSENC_OK ||
-            (st = job_init(s, j, posenc_reader_info(j->r), what, err)) != POSENC_OK)
+        if ((st = posenc_reader_open(in[i], ro, &j->r, err)) != POSENC_OK)
             return st;
+        if ((st = job_init(s, j, posenc_reader_info(j->r), what, rcfg.head_dim, err)) !=
+            POSENC_OK) {
+            job_hint(s, (size_t)i, posenc_reader_info(j->r), err);
+            return st;
+        }
     }
     if (nin == 2 && (st = job_match(s, 1, posenc_reader_info(s->jobs[0].r),
-                                    posenc_reader_info(s->jobs[1].r), err)) != POSENC_OK)
+                                    posenc_reader_info(s->jobs[1].r), err)) != POSENC_OK) {
+        job_hint(s, 1, posenc_reader_info(s->jobs[1].r), err);
+        return st;
+    }
+    if ((st = heads_check(s, err)) != POSENC_OK)
         return st;
     return plan(s, err);
 }
@@ -231,12 +324,18 @@ posenc_status pe_apply_set_add_pairs(pe_apply_set *s, posenc_container *c, const
         j->index = i % 2 ? pr->k : pr->q;
         const posenc_array_info *ai = posenc_container_array(c, j->index);
         char what[4200 + POSENC_NAME_MAX];
+        int64_t hd, heads[2];
         snprintf(what, sizeof what, "'%.4000s': '%s'", path, ai->name);
-        if ((st = job_init(s, j, ai, what, err)) != POSENC_OK ||
+        layer_heads(s, pr->layer_type, pr->nope, &hd, heads);
+        if ((st = job_init(s, j, ai, what, hd, err)) != POSENC_OK ||
             (st = job_match(s, i, posenc_container_array(c, s->jobs[i % 2 ? i - 1 : 0].index),
-                            ai, err)) != POSENC_OK)
+                            ai, err)) != POSENC_OK) {
+            job_hint(s, i, ai, err);
             return st;
+        }
     }
+    if ((st = heads_check(s, err)) != POSENC_OK)
+        return st;
     /* one forward pass: positions are 3-axis when any rotated layer is multimodal */
     for (size_t i = 0; i < s->pp->n; i++) {
         posenc_rope_config rcfg;
@@ -331,6 +430,8 @@ posenc_status pe_apply_set_rotations(pe_apply_set *s, const posenc_apply_positio
                 posenc_error_prefix(err, st, "'%s': '%s': ", s->path, job_name(s, i));
             else
                 prefix_file(err, st, s->in[i]);
+            job_hint(s, i, s->c ? posenc_container_array(s->c, j->index)
+                                : posenc_reader_info(j->r), err);
             return st;
         }
     }

@@ -348,3 +348,17 @@ posenc_status pe_positions_values(pe_positions *p, const int64_t **out, posenc_e
     *out = p->values;
     return POSENC_OK;
 }
+
+posenc_status pe_positions_one_axis(const pe_positions *p, const char *spec, posenc_error *err)
+{
+    if (!p->from_file || p->ndim <= 1 || (p->ndim == 2 && p->shape[0] == 1))
+        return POSENC_OK;
+    char buf[160];
+    posenc_shape_str(p->ndim, p->shape, buf, sizeof buf);
+    if (p->shape[0] == 3 && p->ndim <= 3)
+        return posenc_seterr(err, POSENC_EMISMATCH, "'%s': positions of shape %s are multimodal "
+                             "(t, h, w) positions; a table has one row per position: pass one "
+                             "axis [S] (apply and verify take [3, S])", spec, buf);
+    return posenc_seterr(err, POSENC_EMISMATCH, "'%s': positions of shape %s; a table has one "
+                         "row per position: pass a file of shape [S] or [1, S]", spec, buf);
+}

@@ -67,6 +67,12 @@ void pe_positions_fill(const pe_positions *p, uint64_t start, size_t n, int64_t 
  * when the allocation fails. */
 posenc_status pe_positions_values(pe_positions *p, const int64_t **out, posenc_error *err);
 
+/* A table's positions, one row each (gen): a list, or a file of shape [S] or [1, S] (a
+ * transformers position_ids). Anything else is refused rather than flattened, naming spec:
+ * "'pos3.npy': positions of shape (3, 8) are multimodal (t, h, w) positions; a table has one row
+ * per position: pass one axis [S] (apply and verify take [3, S])". POSENC_EMISMATCH. */
+posenc_status pe_positions_one_axis(const pe_positions *p, const char *spec, posenc_error *err);
+
 /* Write "[0, 2^48)" (a power of two as such) for messages. */
 void pe_positions_range_str(int64_t end, char *buf, size_t len);
 

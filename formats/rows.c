@@ -6,10 +6,16 @@
 
 #include "rows.h"
 
-static const int layout_ndim[] = { 4, 4, 3, 3, 2 };
+static const int layout_ndim[] = { 4, 4, 3, 3, 2, 3, 2 };
 
 posenc_status pe_rows_open(const char *spec, posenc_apply_layout layout, int assume_bf16,
                            pe_rows **out, posenc_error *err)
+{
+    return pe_rows_open_split(spec, layout, 0, assume_bf16, out, err);
+}
+
+posenc_status pe_rows_open_split(const char *spec, posenc_apply_layout layout, int64_t head_dim,
+                                 int assume_bf16, pe_rows **out, posenc_error *err)
 {
     posenc_read_opts ro = { assume_bf16, POSENC_FMT_AUTO };
     posenc_status st;
@@ -29,7 +35,8 @@ posenc_status pe_rows_open(const char *spec, posenc_apply_layout layout, int ass
         goto fail;
     }
     posenc_error e2 = { 0 };
-    if (posenc_apply_shape_of(layout, a->ndim, a->shape, &d->shape, &e2) != POSENC_OK) {
+    if (posenc_apply_shape_split(layout, a->ndim, a->shape, 0, head_dim, &d->shape, &e2) !=
+        POSENC_OK) {
         char sh[128];
         if (a->ndim != layout_ndim[layout])
             st = posenc_seterr(err, POSENC_EMISMATCH, "'%s': shape %s does not fit layout %s "
@@ -125,6 +132,63 @@ void pe_rows_close(pe_rows *d)
     free(d->raw);
     free(d->buf);
     free(d);
+}
+
+/* ---- which layout a dump is in ---- */
+
+/* 1 when a holds heads vectors of head_dim per token in layout l; *s its shape then */
+static int fits(posenc_apply_layout l, const posenc_array_info *a, int64_t heads,
+                int64_t head_dim, posenc_apply_shape *s)
+{
+    return posenc_apply_shape_split(l, a->ndim, a->shape, 0, head_dim, s, NULL) == POSENC_OK &&
+           s->heads == heads && s->head_dim == head_dim;
+}
+
+int pe_rows_layout_fit(posenc_apply_layout given, const posenc_array_info *q,
+                       const posenc_array_info *k, const int64_t heads[2], int64_t head_dim)
+{
+    static const posenc_apply_layout order[] = { POSENC_APPLY_BHSD, POSENC_APPLY_BSHD,
+                                                 POSENC_APPLY_BSF, POSENC_APPLY_SHD,
+                                                 POSENC_APPLY_HSD, POSENC_APPLY_SF,
+                                                 POSENC_APPLY_SD };
+    if (!q || heads[0] <= 0 || head_dim <= 0 || (k && heads[1] <= 0))
+        return -1;
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++) {
+        posenc_apply_shape a, b;
+        if (order[i] == given || !fits(order[i], q, heads[0], head_dim, &a))
+            continue;
+        if (k && (!fits(order[i], k, heads[1], head_dim, &b) || a.batch != b.batch ||
+                  a.seq != b.seq))
+            continue;
+        return (int)order[i];
+    }
+    return -1;
+}
+
+int pe_rows_layout_hint(posenc_error *err, posenc_apply_layout given, const posenc_array_info *q,
+                        const posenc_array_info *k, const int64_t heads[2], int64_t head_dim,
+                        const char *config)
+{
+    int l = pe_rows_layout_fit(given, q, k, heads, head_dim);
+    if (l < 0 || !err)
+        return l >= 0;
+    const char *name = posenc_apply_layout_name((posenc_apply_layout)l);
+    char counts[96], was[POSENC_ERRMSG_MAX];
+    if (k)
+        snprintf(counts, sizeof counts, "%" PRId64 " query and %" PRId64 " key heads", heads[0],
+                 heads[1]);
+    else
+        snprintf(counts, sizeof counts, "%" PRId64 " heads", heads[0]);
+    snprintf(was, sizeof was, "%s", err->msg);
+    posenc_seterr(err, err->code, "%s; the dump%s fit%s layout %s (%s of head_dim %" PRId64
+                  " in '%s'): give --layout %s", was, k ? "s" : "", k ? "" : "s", name, counts,
+                  head_dim, config ? config : "the config", name);
+    return 1;
+}
+
+int pe_rows_heads_foreign(int64_t heads, int64_t want)
+{
+    return want > 0 && (heads <= 0 || want % heads != 0);
 }
 
 /* ---- positions ---- */
@@ -240,6 +304,33 @@ void pe_dump_positions_free(pe_dump_positions *p)
 
 /* ---- the q/k dumps of one comparison ---- */
 
+/* The header of spec: from its open dump, else read for the hint (never "-": stdin is read
+ * once). 1 when *out is set. */
+static int info_of(const pe_qk_req *q, const pe_qk_dumps *x, int i, posenc_array_info *out)
+{
+    if (x->d[i]) {
+        *out = x->d[i]->info;
+        return 1;
+    }
+    posenc_read_opts ro = { q->assume_bf16, POSENC_FMT_AUTO };
+    posenc_reader *r = NULL;
+    if (!q->spec[i] || strcmp(q->spec[i], "-") == 0 ||
+        posenc_reader_open(q->spec[i], &ro, &r, NULL) != POSENC_OK)
+        return 0;
+    *out = *posenc_reader_info(r);
+    posenc_reader_close(r);
+    return 1;
+}
+
+/* A shape refusal of q's dumps: name the layout they fit, when one does. */
+static void qk_hint(const pe_qk_req *q, const pe_qk_dumps *x, posenc_error *err)
+{
+    posenc_array_info a[2];
+    if (err && err->code == POSENC_EMISMATCH && info_of(q, x, 0, &a[0]))
+        pe_rows_layout_hint(err, q->layout, &a[0], info_of(q, x, 1, &a[1]) ? &a[1] : NULL,
+                            q->heads, q->head_dim, q->config);
+}
+
 posenc_status pe_qk_open(const pe_qk_req *q, pe_qk_dumps *out, int *usage, posenc_error *err)
 {
     posenc_status st = POSENC_OK;
@@ -248,9 +339,13 @@ posenc_status pe_qk_open(const pe_qk_req *q, pe_qk_dumps *out, int *usage, posen
     *usage = 0;
     for (int i = 0; i < 4; i++) {
         out->spec[i] = q->spec[i];
-        if (q->spec[i] && (st = pe_rows_open(q->spec[i], q->layout, q->assume_bf16, &out->d[i],
-                                             err)) != POSENC_OK)
+        if (q->spec[i] && (st = pe_rows_open_split(q->spec[i], q->layout, q->head_dim,
+                                                   q->assume_bf16, &out->d[i], err)) !=
+                              POSENC_OK) {
+            if (i < 2)
+                qk_hint(q, out, err);
             goto fail;
+        }
     }
     const posenc_apply_shape *sq = &out->d[0]->shape, *sk = &out->d[1]->shape;
     if (sq->head_dim != q->head_dim || sk->head_dim != q->head_dim) {
@@ -258,18 +353,42 @@ posenc_status pe_qk_open(const pe_qk_req *q, pe_qk_dumps *out, int *usage, posen
         st = posenc_seterr(err, POSENC_EMISMATCH, "'%s': head_dim %" PRId64 " does not match "
                            "head_dim %d of '%s'", q->spec[bad], out->d[bad]->shape.head_dim,
                            q->head_dim, q->config);
+        qk_hint(q, out, err);
         goto fail;
     }
     if (sq->batch != sk->batch || sq->seq != sk->seq) {
         st = posenc_seterr(err, POSENC_EMISMATCH, "'%s': batch and sequence (%" PRId64 ", %"
                            PRId64 ") differ from '%s' (%" PRId64 ", %" PRId64 ")", q->spec[1],
                            sk->batch, sk->seq, q->spec[0], sq->batch, sq->seq);
+        qk_hint(q, out, err);
         goto fail;
     }
     if (sq->heads % sk->heads != 0) {
         st = posenc_seterr(err, POSENC_EMISMATCH, "'%s': %" PRId64 " key heads do not divide %"
                            PRId64 " query heads", q->spec[1], sk->heads, sq->heads);
+        qk_hint(q, out, err);
         goto fail;
+    }
+    /* heads that are no share of the config's: a layout mix-up when another layout fits */
+    for (int i = 0; i < 2; i++) {
+        const posenc_apply_shape *sh = i ? sk : sq;
+        if (!pe_rows_heads_foreign(sh->heads, q->heads[i]))
+            continue;
+        posenc_error e2 = { 0 };
+        char shs[160];
+        const posenc_array_info *ai = &out->d[i]->info;
+        posenc_seterr(&e2, POSENC_EMISMATCH, "'%s': shape %s read as layout %s has %" PRId64
+                      " heads, which are not the %" PRId64 " %s heads of '%s' nor a share of "
+                      "them", q->spec[i], posenc_shape_str(ai->ndim, ai->shape, shs, sizeof shs),
+                      posenc_apply_layout_name(q->layout), sh->heads, q->heads[i],
+                      i ? "key" : "query", q->config);
+        if (pe_rows_layout_hint(&e2, q->layout, &out->d[0]->info, &out->d[1]->info, q->heads,
+                                q->head_dim, q->config)) {
+            if (err)
+                *err = e2;
+            st = POSENC_EMISMATCH;
+            goto fail;
+        }
     }
     for (int i = 2; i < 4; i++)
         if (out->d[i] && !pe_rows_same_shape(out->d[i - 2], out->d[i])) {

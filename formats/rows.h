@@ -1,8 +1,9 @@
 /* formats/rows.h: a Q/K dump read as head vectors, and the token positions of a dump.
  *
  * The one dump reader of apply and verify. A dump is one float array (FILE, FILE:MEMBER or "-")
- * in a layout of posenc/apply.h (bhsd, bshd, shd, hsd, sd); its shape is read through
- * posenc_apply_shape_of, so batch, heads, seq and head_dim mean the same in every command.
+ * in a layout of posenc/apply.h (bhsd, bshd, shd, hsd, sd, and the flat bsf and sf, whose last
+ * axis is split into vectors of the config's head_dim); its shape is read through
+ * posenc_apply_shape_split, so batch, heads, seq and head_dim mean the same in every command.
  * pe_rows_next streams its head vectors in file order, converted to double, in bounded memory
  * (PE_ROWS_CHUNK elements are read at a time), each with its (batch, head, seq index).
  *
@@ -52,6 +53,10 @@ typedef struct pe_rows {
  * with pe_rows_close. */
 posenc_status pe_rows_open(const char *spec, posenc_apply_layout layout, int assume_bf16,
                            pe_rows **out, posenc_error *err);
+/* The same with head_dim (> 0) splitting a flat layout's last axis (posenc_apply_shape_split):
+ * "'q.npy': last axis 4000 of layout bsf is not a multiple of head_dim 128". */
+posenc_status pe_rows_open_split(const char *spec, posenc_apply_layout layout, int64_t head_dim,
+                                 int assume_bf16, pe_rows **out, posenc_error *err);
 
 /* The next head vector (shape.head_dim doubles, borrowed until the next call) and, when at is
  * not NULL, its coordinates. NULL with err set when the file ends early or cannot be read, and
@@ -65,6 +70,26 @@ pe_row_at pe_rows_at(const posenc_apply_shape *s, uint64_t r);
 int pe_rows_same_shape(const pe_rows *a, const pe_rows *b);
 
 void pe_rows_close(pe_rows *d); /* NULL is fine */
+
+/* ---- which layout a dump is in ---- */
+
+/* The first layout other than given (bhsd, bshd, bsf, shd, hsd, sf, sd) in which q holds
+ * heads[0] vectors of head_dim per token and, when k is not NULL, k holds heads[1] with q's
+ * batch and seq; -1 when there is none or heads[0] or head_dim is unknown (0). heads are the
+ * config's (posenc_model_heads). */
+int pe_rows_layout_fit(posenc_apply_layout given, const posenc_array_info *q,
+                       const posenc_array_info *k, const int64_t heads[2], int64_t head_dim);
+
+/* When pe_rows_layout_fit finds a layout, append to err's message "; the dumps fit layout bshd
+ * (32 query and 8 key heads of head_dim 128 in 'c.json'): give --layout bshd" (with k NULL:
+ * "the dump fits ... (32 heads ...)") and return 1; else leave err alone and return 0. */
+int pe_rows_layout_hint(posenc_error *err, posenc_apply_layout given, const posenc_array_info *q,
+                        const posenc_array_info *k, const int64_t heads[2], int64_t head_dim,
+                        const char *config);
+
+/* 1 when a dump read with `heads` heads cannot be the config's want heads or a share of them
+ * (a tensor-parallel rank holds want / tp): want is known and heads does not divide it. */
+int pe_rows_heads_foreign(int64_t heads, int64_t want);
 
 /* ---- positions ---- */
 
@@ -113,6 +138,9 @@ typedef struct pe_qk_req {
     const char *config;        /* named in the head_dim message */
     const char *positions;     /* --positions, or NULL */
     int64_t offset, end;       /* --offset; positions lie in [0, end) */
+    int64_t heads[2];          /* the config's query and key heads (posenc_model_heads), 0:
+                                  unknown; dumps that fit them only in another layout are
+                                  refused naming it (pe_rows_layout_hint) */
 } pe_qk_req;
 
 typedef struct pe_qk_dumps {
@@ -122,10 +150,12 @@ typedef struct pe_qk_dumps {
     unsigned char *keep;       /* the sample plan of pe_qk_passes */
 } pe_qk_dumps;
 
-/* Open the dumps of req and resolve their positions. Refused, naming the file: any dump
- * pe_rows_open refuses; q's or k's head_dim not the config's; k's batch or seq not q's; k's
- * heads not dividing q's (GQA); a rotated dump of another shape than its pre-RoPE one; the
- * mistakes of pe_dump_positions_load (its *usage); positions that differ per batch entry (a
+/* Open the dumps of req and resolve their positions (a flat layout split by req->head_dim).
+ * Refused, naming the file: any dump pe_rows_open refuses; q's or k's head_dim not the
+ * config's; k's batch or seq not q's; k's heads not dividing q's (GQA); heads that are no
+ * share of the config's (pe_rows_heads_foreign) when the dumps fit another layout; each shape
+ * refusal names the layout the dumps fit when there is one (pe_rows_layout_hint); a rotated
+ * dump of another shape than its pre-RoPE one; the mistakes of pe_dump_positions_load (its *usage); positions that differ per batch entry (a
  * file [batch, seq] with batch > 1: one row is shared by every entry). Close with
  * pe_qk_close. */
 posenc_status pe_qk_open(const pe_qk_req *req, pe_qk_dumps *out, int *usage, posenc_error *err);

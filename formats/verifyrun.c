@@ -301,10 +301,11 @@ static posenc_status check_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc
 {
     static const char *const role[2] = { "q", "k" };
     pe_qk_req req = { { rq->q, rq->k, rq->eq, rq->ek }, rq->layout, rq->assume_bf16,
-                      cfg->head_dim, rq->config, rq->positions, rq->offset, POS_END };
+                      cfg->head_dim, rq->config, rq->positions, rq->offset, POS_END, { 0, 0 } };
     pe_qk_dumps x; /* set by pe_qk_open, closed at out */
     pe_vpass *pass[2] = { NULL, NULL };
     int is_usage;
+    posenc_model_heads(m, rq->layer_type, &req.heads[0], &req.heads[1]);
     if (pe_qk_open(&req, &x, &is_usage, err) != POSENC_OK)
         return fault(v, is_usage ? PE_VRUN_FAULT_USAGE : PE_VRUN_FAULT_ERROR, err->code);
     int64_t maxpos = x.pos.max, seq_len = rq->seq_len ? rq->seq_len : maxpos + 1;

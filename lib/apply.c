@@ -22,39 +22,48 @@ struct posenc_apply {
 
 /* ---- names ---- */
 
-static const char *const layout_names[] = { "bhsd", "bshd", "shd", "hsd", "sd" };
+static const char *const layout_names[] = { "bhsd", "bshd", "shd", "hsd", "sd", "bsf", "sf" };
+#define N_LAYOUT 7
 
 const char *posenc_apply_layout_name(posenc_apply_layout l)
 {
-    return (unsigned)l < 5 ? layout_names[l] : "?";
+    return (unsigned)l < N_LAYOUT ? layout_names[l] : "?";
 }
 
 int posenc_apply_layout_seq_axis(posenc_apply_layout l)
 {
-    static const int seq_axis[] = { 2, 1, 0, 1, 0 }; /* where posenc_apply_shape_of reads seq */
-    return (unsigned)l < 5 ? seq_axis[l] : -1;
+    static const int seq_axis[] = { 2, 1, 0, 1, 0, 1, 0 }; /* where shape_of reads seq */
+    return (unsigned)l < N_LAYOUT ? seq_axis[l] : -1;
+}
+
+int posenc_apply_layout_flat(posenc_apply_layout l)
+{
+    return l == POSENC_APPLY_BSF || l == POSENC_APPLY_SF;
 }
 
 posenc_status posenc_apply_layout_parse(const char *s, posenc_apply_layout *out,
                                         posenc_error *err)
 {
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < N_LAYOUT; i++)
         if (strcmp(s, layout_names[i]) == 0) {
             *out = (posenc_apply_layout)i;
             return POSENC_OK;
         }
     return posenc_seterr(err, POSENC_EINVAL,
-                         "unknown layout '%s' (expected bhsd, bshd, shd, hsd or sd)", s);
+                         "unknown layout '%s' (expected bhsd, bshd, shd, hsd, sd, bsf or sf)", s);
 }
 
-posenc_status posenc_apply_shape_of(posenc_apply_layout layout, int ndim, const int64_t *shape,
-                                    posenc_apply_shape *out, posenc_error *err)
+posenc_status posenc_apply_shape_split(posenc_apply_layout layout, int ndim, const int64_t *shape,
+                                       int64_t heads, int64_t head_dim, posenc_apply_shape *out,
+                                       posenc_error *err)
 {
-    static const int want[] = { 4, 4, 3, 3, 2 };
+    static const int want[] = { 4, 4, 3, 3, 2, 3, 2 };
     static const char *const axes[] = { "[batch, heads, seq, head_dim]",
                                         "[batch, seq, heads, head_dim]", "[seq, heads, head_dim]",
-                                        "[heads, seq, head_dim]", "[seq, head_dim]" };
-    if ((unsigned)layout >= 5)
+                                        "[heads, seq, head_dim]", "[seq, head_dim]",
+                                        "[batch, seq, heads * head_dim]",
+                                        "[seq, heads * head_dim]" };
+    if ((unsigned)layout >= N_LAYOUT)
         return posenc_seterr(err, POSENC_EINVAL, "invalid layout");
     if (ndim != want[layout]) {
         char buf[160];
@@ -73,10 +82,33 @@ posenc_status posenc_apply_shape_of(posenc_apply_layout layout, int ndim, const 
     case POSENC_APPLY_SHD: s.seq = shape[0]; s.heads = shape[1]; break;
     case POSENC_APPLY_HSD: s.heads = shape[0]; s.seq = shape[1]; break;
     case POSENC_APPLY_SD: s.seq = shape[0]; break;
+    case POSENC_APPLY_BSF: s.batch = shape[0]; s.seq = shape[1]; break;
+    case POSENC_APPLY_SF: s.seq = shape[0]; break;
     }
     s.head_dim = shape[ndim - 1];
+    if (posenc_apply_layout_flat(layout)) {
+        /* the flat axis as heads vectors of head_dim, in the unflattened layout's order */
+        int64_t f = s.head_dim;
+        if (heads <= 0 && head_dim <= 0)
+            return posenc_seterr(err, POSENC_EINVAL, "layout %s needs the head count or "
+                                 "head_dim to split its last axis", layout_names[layout]);
+        if (heads > 0 ? f % heads != 0 : f % head_dim != 0)
+            return posenc_seterr(err, POSENC_EMISMATCH, "last axis %lld of layout %s is not a "
+                                 "multiple of %s %lld", (long long)f, layout_names[layout],
+                                 heads > 0 ? "the head count" : "head_dim",
+                                 (long long)(heads > 0 ? heads : head_dim));
+        s.heads = heads > 0 ? heads : f / head_dim;
+        s.head_dim = heads > 0 ? f / heads : head_dim;
+        s.layout = layout == POSENC_APPLY_BSF ? POSENC_APPLY_BSHD : POSENC_APPLY_SHD;
+    }
     *out = s;
     return POSENC_OK;
+}
+
+posenc_status posenc_apply_shape_of(posenc_apply_layout layout, int ndim, const int64_t *shape,
+                                    posenc_apply_shape *out, posenc_error *err)
+{
+    return posenc_apply_shape_split(layout, ndim, shape, 0, 0, out, err);
 }
 
 uint64_t posenc_apply_shape_vectors(const posenc_apply_shape *s)

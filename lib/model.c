@@ -493,6 +493,38 @@ int64_t posenc_model_layer_count(const posenc_model *m)
     return m->n_layers;
 }
 
+/* A positive integer key of the merged config, 0 when absent or not one. */
+static int64_t hp_count(const cJSON *hp, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(hp, key);
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 1 && v->valuedouble <= (double)(1 << 20)) ||
+        v->valuedouble != floor(v->valuedouble))
+        return 0;
+    return (int64_t)v->valuedouble;
+}
+
+void posenc_model_heads(const posenc_model *m, const char *layer_type, int64_t *q, int64_t *kv)
+{
+    static const char *const qkeys[] = { "num_attention_heads", "n_head", "num_heads", "n_heads" };
+    static const char *const kvkeys[] = { "num_key_value_heads", "num_kv_heads", "n_head_kv" };
+    const cJSON *hp = m->hp;
+    *q = *kv = 0;
+    for (size_t i = 0; hp && i < sizeof qkeys / sizeof *qkeys && !*q; i++)
+        *q = hp_count(hp, qkeys[i]);
+    for (size_t i = 0; hp && i < sizeof kvkeys / sizeof *kvkeys && !*kv; i++)
+        *kv = hp_count(hp, kvkeys[i]);
+    if (!*kv && hp && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(hp, "multi_query")))
+        *kv = 1; /* Falcon's multi-query attention */
+    /* transformers models/gemma4/modeling_gemma4.py Gemma4TextAttention.__init__: a layer that
+     * is not sliding, with attention_k_eq_v, has num_global_key_value_heads when set */
+    if (hp && layer_type && strcmp(layer_type, "sliding_attention") != 0 &&
+        cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(hp, "attention_k_eq_v")) &&
+        hp_count(hp, "num_global_key_value_heads"))
+        *kv = hp_count(hp, "num_global_key_value_heads");
+    if (!*kv)
+        *kv = *q;
+}
+
 size_t posenc_model_nope_layers(const posenc_model *m, const int64_t **idx)
 {
     if (idx)

@@ -38,17 +38,22 @@ typedef enum posenc_apply_layout {
     POSENC_APPLY_BSHD = 1, /* [batch, seq, heads, head_dim]: FlashAttention, vLLM */
     POSENC_APPLY_SHD = 2,  /* [seq, heads, head_dim] */
     POSENC_APPLY_HSD = 3,  /* [heads, seq, head_dim] */
-    POSENC_APPLY_SD = 4    /* [seq, head_dim] */
+    POSENC_APPLY_SD = 4,   /* [seq, head_dim] */
+    POSENC_APPLY_BSF = 5,  /* [batch, seq, heads * head_dim]: a forward hook on q_proj/k_proj */
+    POSENC_APPLY_SF = 6    /* [seq, heads * head_dim]: vLLM's attention ([num_tokens, ...]) */
 } posenc_apply_layout;
 
-/* "bhsd", "bshd", "shd", "hsd", "sd"; static, never NULL. */
+/* "bhsd", "bshd", "shd", "hsd", "sd", "bsf", "sf"; static, never NULL. */
 const char *posenc_apply_layout_name(posenc_apply_layout l);
 posenc_status posenc_apply_layout_parse(const char *s, posenc_apply_layout *out,
                                         posenc_error *err);
 
-/* The axis that holds token positions in layout l (bhsd 2, bshd 1, shd 0, hsd 1, sd 0); -1 for
- * an invalid l. */
+/* The axis that holds token positions in layout l (bhsd 2, bshd 1, shd 0, hsd 1, sd 0, bsf 1,
+ * sf 0); -1 for an invalid l. */
 int posenc_apply_layout_seq_axis(posenc_apply_layout l);
+
+/* 1 for the flat layouts (bsf, sf): the last axis holds every head, heads * head_dim. */
+int posenc_apply_layout_flat(posenc_apply_layout l);
 
 /* A dump's shape read through a layout (absent axes are 1). */
 typedef struct posenc_apply_shape {
@@ -58,9 +63,20 @@ typedef struct posenc_apply_shape {
 
 /* Interpret shape (ndim dims) in layout. POSENC_EMISMATCH when ndim does not fit the layout
  * ("expected 4 dims [batch, heads, seq, head_dim] for layout bhsd, got (2, 3)"); a zero dim is
- * allowed (nothing to rotate). */
+ * allowed (nothing to rotate). A flat layout needs the head split: POSENC_EINVAL here, use
+ * posenc_apply_shape_split. */
 posenc_status posenc_apply_shape_of(posenc_apply_layout layout, int ndim, const int64_t *shape,
                                     posenc_apply_shape *out, posenc_error *err);
+
+/* posenc_apply_shape_of for every layout. A flat layout's last axis F is split into heads
+ * vectors of F / heads elements when heads > 0, else into F / head_dim vectors of head_dim
+ * (head_dim > 0); out->layout is then the unflattened layout with the same memory order (bsf:
+ * bshd, sf: shd), so posenc_apply_rows and every reader of the shape need nothing else.
+ * POSENC_EMISMATCH when F does not split ("last axis 4000 is not a multiple of head_dim 128"),
+ * POSENC_EINVAL when neither heads nor head_dim is given. Other layouts ignore both. */
+posenc_status posenc_apply_shape_split(posenc_apply_layout layout, int ndim, const int64_t *shape,
+                                       int64_t heads, int64_t head_dim, posenc_apply_shape *out,
+                                       posenc_error *err);
 
 /* Number of head vectors (batch * heads * seq). */
 uint64_t posenc_apply_shape_vectors(const posenc_apply_shape *s);

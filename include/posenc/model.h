@@ -161,6 +161,13 @@ int64_t posenc_model_max_positions(const posenc_model *m);
  * carry no RoPE in a RoPE model (NoPE layers: SmolLM3 no_rope_layers, Llama 4 every 4th layer,
  * EXAONE-4 global layers, linear-attention and convolution layers of hybrids); *idx borrowed. */
 int64_t posenc_model_layer_count(const posenc_model *m);
+
+/* The attention head counts of layer_type (NULL: the model's) as the config gives them: *q
+ * num_attention_heads (n_head, num_heads, n_heads), *kv num_key_value_heads (num_kv_heads,
+ * n_head_kv; 1 with multi_query; else *q), and for a layer type that is not sliding_attention
+ * of a config with attention_k_eq_v, num_global_key_value_heads when set (Gemma 4). 0 when the
+ * config does not say. Used to split and check flat Q/K dumps (posenc/apply.h). */
+void posenc_model_heads(const posenc_model *m, const char *layer_type, int64_t *q, int64_t *kv);
 size_t posenc_model_nope_layers(const posenc_model *m, const int64_t **idx);
 /* Every distinct name in the config's layer_types (RoPE or not), with its encoding. */
 size_t posenc_model_layer_name_count(const posenc_model *m);

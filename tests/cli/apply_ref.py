@@ -10,6 +10,9 @@
       PREC hf evaluates transformers' own float32 code path in torch (inv_freq, matmul tables,
       cast to the dump dtype, q*cos + rotate_half(q)*sin) and requires most elements to match
       exactly and the rest to stay within the float32-angle slack.
+  apply_ref.py rotate MODEL IN OUT POS LAYOUT
+      write the float64 closed-form rotation of IN (rounded once to IN's dtype, in LAYOUT) to
+      OUT (.npy), a runtime's rotated dump made outside posenc
   apply_ref.py same A B      arrays equal bit for bit (npy/safetensors/npz:member)
   apply_ref.py close A B TOL max |A - B| <= TOL
   apply_ref.py batch         the commands above, one per stdin line (torch imported once)
@@ -220,7 +223,13 @@ def tables_hf(m, pos):
 
 
 # ---------------------------------------------------------------- layouts
-def to_bhsd(x, layout):
+def to_bhsd(x, layout, hd=None):
+    """x [B,H,S,D]; the flat layouts bsf [B, S, H*hd] and sf [S, H*hd] split by the model's
+    head_dim hd, as a hook's view(*shape, -1, head_dim) does"""
+    if layout == "bsf":
+        return x.reshape(x.shape[0], x.shape[1], -1, hd).transpose(1, 2)
+    if layout == "sf":
+        return x.reshape(x.shape[0], -1, hd).transpose(0, 1)[None]
     if layout == "bhsd":
         return x
     if layout == "bshd":
@@ -232,6 +241,24 @@ def to_bhsd(x, layout):
     if layout == "sd":
         return x[None, None]
     raise SystemExit("layout?")
+
+
+def from_bhsd(y, layout):
+    """the inverse of to_bhsd for y [B,H,S,D]"""
+    B, H, S, D = y.shape
+    if layout == "bsf":
+        return y.transpose(1, 2).reshape(B, S, H * D)
+    if layout == "sf":
+        return y[0].transpose(0, 1).reshape(S, H * D)
+    if layout == "bshd":
+        return y.transpose(1, 2)
+    if layout == "shd":
+        return y[0].transpose(0, 1)
+    if layout == "hsd":
+        return y[0]
+    if layout == "sd":
+        return y[0, 0]
+    return y
 
 
 # ---------------------------------------------------------------- checks
@@ -281,8 +308,8 @@ EPS = {torch.float16: 2.0 ** -11, torch.bfloat16: 2.0 ** -8, torch.float32: 2.0 
 
 def check(model, inp, outp, posspec, layout, prec, inverse, need=0.9):
     m = MODELS[model]
-    x = to_bhsd(load(inp), layout)
-    y = to_bhsd(load(outp), layout)
+    x = to_bhsd(load(inp), layout, m["hd"])
+    y = to_bhsd(load(outp), layout, m["hd"])
     if y.shape != x.shape:
         sys.exit(f"shape {tuple(y.shape)} != {tuple(x.shape)}")
     B, H, S, D = x.shape
@@ -345,6 +372,14 @@ def run(argv):
         inverse = len(argv) > 7 and argv[7] == "inverse"
         need = float(argv[8]) if len(argv) > 8 else 0.9
         check(argv[1], argv[2], argv[3], argv[4], argv[5], argv[6], inverse, need)
+    elif cmd == "rotate":
+        # rotate MODEL IN OUT POS LAYOUT
+        m, layout = MODELS[argv[1]], argv[5]
+        x = to_bhsd(load(argv[2]), layout, m["hd"])
+        pos = positions(argv[4], x.shape[0], x.shape[2], m)
+        m["L"] = int(pos.max() + 1)
+        y = torch.from_numpy(rotate_exact(m, x.double().numpy(), pos, False)).to(x.dtype)
+        np.save(argv[3], from_bhsd(y, layout).contiguous().numpy())
     elif cmd == "same":
         a, b = load(argv[1]), load(argv[2])
         if a.dtype != b.dtype or a.shape != b.shape or not torch.equal(bits(a), bits(b)):

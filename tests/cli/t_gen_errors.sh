@@ -72,6 +72,16 @@ expect_fail 3 "'neg.npy': position -1 at index 2 is outside [0, 2^48)" \
     "$POSENC" gen --config tiny.json -o out.npz --positions neg.npy
 expect_fail 3 "'flt.npy'" "$POSENC" gen --config tiny.json -o out.npz --positions flt.npy
 expect_fail 3 "p.npz" "$POSENC" gen --config tiny.json -o out.npz --positions p.npz:q
+# mrope positions [3, S] (t, h, w) and a [batch, seq] array are refused, never flattened
+"$PY" -c "import numpy as np; np.save('pos3.npy', np.arange(24).reshape(3, 8)); np.save('pos22.npy', np.arange(4).reshape(2, 2)); np.save('pos1s.npy', np.arange(8)[None])"
+expect_fail 3 "posenc gen: 'pos3.npy': positions of shape (3, 8) are multimodal (t, h, w) positions; a table has one row per position: pass one axis [S] (apply and verify take [3, S])" \
+    "$POSENC" gen --config "$C/qwen3.5-27b.json" -o out.npz --positions pos3.npy
+expect_fail 3 "'pos22.npy': positions of shape (2, 2); a table has one row per position: pass a file of shape [S] or [1, S]" \
+    "$POSENC" gen --config tiny.json -o out.npz --positions pos22.npy
+no_file out.npz
+# a transformers position_ids [1, S] is one row per position
+expect_ok "$POSENC" gen --config tiny.json -o p1s.npz --positions pos1s.npy
+"$POSENC" ls p1s.npz | grep -q '^cos .*(8, '
 # a list value past the range is a bad option value (exit 2), as --seq-len's is
 expect_fail 2 "--positions: '0,281474976710656': position 281474976710656 is outside [0, 2^48)" \
     "$POSENC" gen --config tiny.json -o out.npz --positions 0,281474976710656

@@ -24,7 +24,7 @@ expect_ok "$POSENC" gen --config tiny.json --positions 7,0,5-6,63,1000,131071 -o
 "$PY" -c "
 import numpy as np
 np.save('p64.npy', np.array([3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5], dtype=np.int64))
-np.savez('p.npz', q=np.array([[0, 17], [4096, 65535]], dtype=np.int32))
+np.savez('p.npz', q=np.array([[0, 17, 4096, 65535]], dtype=np.int32))
 np.save('p8.npy', np.arange(0, 250, 7, dtype=np.uint8))"
 expect_ok "$POSENC" gen --config tiny.json --positions p64.npy -o pf.npz
 expect_ok "$POSENC" gen --config tiny.json --positions p.npz:q -o pz.npz

@@ -95,7 +95,7 @@ static void fuzz_qk(const char *spec)
     int hd = d->shape.head_dim > 1 << 20 ? -1 : (int)d->shape.head_dim;
     pe_rows_close(d);
     pe_qk_req q = { { spec, spec, NULL, NULL }, POSENC_APPLY_BHSD, 0, hd, "c.json", NULL, 0,
-                    (int64_t)1 << 48 };
+                    (int64_t)1 << 48, { 0, 0 } };
     pe_qk_dumps x;
     posenc_error err = { 0 };
     int usage;

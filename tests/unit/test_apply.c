@@ -33,6 +33,8 @@ static size_t vec_index(posenc_apply_layout l, int64_t B, int64_t H, int64_t S, 
     case POSENC_APPLY_SHD: return (size_t)(s * H + h);
     case POSENC_APPLY_HSD: return (size_t)(h * S + s);
     case POSENC_APPLY_SD: return (size_t)s;
+    case POSENC_APPLY_BSF: return (size_t)((b * S + s) * H + h); /* bshd's bytes */
+    case POSENC_APPLY_SF: return (size_t)(s * H + h);             /* shd's */
     }
     return 0;
 }
@@ -46,6 +48,8 @@ static int shape_for(posenc_apply_layout l, int64_t B, int64_t H, int64_t S, int
     case POSENC_APPLY_SHD: shape[0] = S; shape[1] = H; shape[2] = D; return 3;
     case POSENC_APPLY_HSD: shape[0] = H; shape[1] = S; shape[2] = D; return 3;
     case POSENC_APPLY_SD: shape[0] = S; shape[1] = D; return 2;
+    case POSENC_APPLY_BSF: shape[0] = B; shape[1] = S; shape[2] = H * D; return 3;
+    case POSENC_APPLY_SF: shape[0] = S; shape[1] = H * D; return 2;
     }
     return 0;
 }
@@ -80,7 +84,8 @@ static void run_case(const struct case_ *k)
     int ndim = shape_for(k->layout, B, H, S, D, shape);
     posenc_apply_shape sh;
     posenc_error err = { 0 };
-    assert_int_equal(posenc_apply_shape_of(k->layout, ndim, shape, &sh, &err), POSENC_OK);
+    assert_int_equal(posenc_apply_shape_split(k->layout, ndim, shape, 0, D, &sh, &err),
+                     POSENC_OK);
     int64_t Bn = sh.batch, Hn = sh.heads;
     size_t nvec = (size_t)posenc_apply_shape_vectors(&sh), n = nvec * (size_t)D;
 
@@ -173,7 +178,7 @@ static void test_all_combinations(void **state)
     static const posenc_dtype dts[] = { POSENC_DT_F16, POSENC_DT_BF16, POSENC_DT_F32,
                                         POSENC_DT_F64 };
     int ncase = 0;
-    for (int l = 0; l < 5; l++)
+    for (int l = 0; l < 7; l++) /* every layout, the flat ones included */
         for (int st = 0; st < 2; st++)
             for (int partial = 0; partial < 2; partial++)
                 for (int d = 0; d < 4; d++)
@@ -186,7 +191,7 @@ static void test_all_combinations(void **state)
                             run_case(&k);
                             ncase++;
                         }
-    assert_int_equal(ncase, 5 * 2 * 2 * 4 * 3 * 2);
+    assert_int_equal(ncase, 7 * 2 * 2 * 4 * 3 * 2);
 }
 
 static void test_dtype_change(void **state)
@@ -457,13 +462,49 @@ static void test_errors(void **state)
     posenc_apply_free(NULL);
 }
 
+/* bsf and sf: the flat axis split by head_dim or a head count, read as bshd and shd */
+static void test_flat_layouts(void **state)
+{
+    (void)state;
+    posenc_error err = { 0 };
+    posenc_apply_shape sh;
+    posenc_apply_layout l;
+    int64_t bsf[3] = { 2, 5, 4096 }, sf[2] = { 7, 1024 };
+    assert_int_equal(posenc_apply_layout_parse("bsf", &l, &err), POSENC_OK);
+    assert_int_equal(l, POSENC_APPLY_BSF);
+    assert_true(posenc_apply_layout_flat(l) && !posenc_apply_layout_flat(POSENC_APPLY_BSHD));
+    assert_int_equal(posenc_apply_layout_seq_axis(POSENC_APPLY_BSF), 1);
+    assert_int_equal(posenc_apply_layout_seq_axis(POSENC_APPLY_SF), 0);
+    assert_int_equal(posenc_apply_shape_split(POSENC_APPLY_BSF, 3, bsf, 0, 128, &sh, &err),
+                     POSENC_OK);
+    assert_int_equal(sh.layout, POSENC_APPLY_BSHD);
+    assert_true(sh.batch == 2 && sh.seq == 5 && sh.heads == 32 && sh.head_dim == 128);
+    assert_int_equal(posenc_apply_shape_split(POSENC_APPLY_SF, 2, sf, 8, 0, &sh, &err),
+                     POSENC_OK);
+    assert_int_equal(sh.layout, POSENC_APPLY_SHD);
+    assert_true(sh.batch == 1 && sh.seq == 7 && sh.heads == 8 && sh.head_dim == 128);
+    /* refusals: no split given, a split that does not divide, the wrong number of dims */
+    assert_int_equal(posenc_apply_shape_of(POSENC_APPLY_SF, 2, sf, &sh, &err), POSENC_EINVAL);
+    assert_int_equal(posenc_apply_shape_split(POSENC_APPLY_SF, 2, sf, 0, 96, &sh, &err),
+                     POSENC_EMISMATCH);
+    assert_non_null(strstr(err.msg, "last axis 1024 of layout sf is not a multiple of head_dim 96"));
+    assert_int_equal(posenc_apply_shape_split(POSENC_APPLY_BSF, 2, sf, 0, 128, &sh, &err),
+                     POSENC_EMISMATCH);
+    assert_non_null(strstr(err.msg, "[batch, seq, heads * head_dim]"));
+    /* other layouts ignore the split */
+    int64_t s4[4] = { 1, 2, 3, 16 };
+    assert_int_equal(posenc_apply_shape_split(POSENC_APPLY_BHSD, 4, s4, 5, 7, &sh, &err),
+                     POSENC_OK);
+    assert_true(sh.heads == 2 && sh.head_dim == 16);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_all_combinations), cmocka_unit_test(test_dtype_change),
         cmocka_unit_test(test_conversions),      cmocka_unit_test(test_hf_narrow),
         cmocka_unit_test(test_mrope_interleaved), cmocka_unit_test(test_inverse_roundtrip),
-        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_errors),           cmocka_unit_test(test_flat_layouts),
     };
     return cmocka_run_group_tests_name("apply", tests, NULL, NULL);
 }

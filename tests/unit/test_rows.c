@@ -332,7 +332,7 @@ static void qk_fail(const char *q, const char *k, const char *eq, int head_dim,
                     const char *positions, int want_usage, const char *want)
 {
     pe_qk_req r = { { q, k, eq, NULL }, POSENC_APPLY_BHSD, 0, head_dim, "c.json", positions, 0,
-                    (int64_t)1 << 48 };
+                    (int64_t)1 << 48, { 0, 0 } };
     pe_qk_dumps x;
     posenc_error err = { 0 };
     int usage = -1;
@@ -362,7 +362,7 @@ static void test_qk(void **state)
     snprintf(qp, sizeof qp, "%s", tu_path("q.npy"));
     snprintf(kp, sizeof kp, "%s", tu_path("k.npy"));
     pe_qk_req r = { { qp, kp, qp, kp }, POSENC_APPLY_BHSD, 0, 8, "c.json", "10-15", 0,
-                    (int64_t)1 << 48 };
+                    (int64_t)1 << 48, { 0, 0 } };
     pe_qk_dumps x;
     posenc_error err = { 0 };
     int usage;
@@ -442,7 +442,8 @@ static void test_qk_passes(void **state)
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         pe_qk_req rq = { { cases[c].spec[0], cases[c].spec[1], cases[c].spec[2], cases[c].spec[3] },
-                         POSENC_APPLY_BHSD, 0, QD, "c.json", NULL, 3, (int64_t)1 << 48 };
+                         POSENC_APPLY_BHSD, 0, QD, "c.json", NULL, 3, (int64_t)1 << 48,
+                         { 0, 0 } };
         pe_qk_dumps x;
         posenc_error err = { 0 };
         int usage;
