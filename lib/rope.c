@@ -619,6 +619,8 @@ static void cossin_hf(const posenc_rope_params *p, int64_t pos, double *c, doubl
 {
     float ang[POSENC_MAX_FREQ], cf[POSENC_MAX_FREQ], sf[POSENC_MAX_FREQ];
     float pf = (float)pos, a = p->attention_scaling_f32;
+    if (p->pos_div_f32 > 0.0f) /* vLLM's linear class divides the float32 positions */
+        pf = pf / p->pos_div_f32;
     int n = p->n_freq;
     if (n <= 0 || n > POSENC_MAX_FREQ)
         return;

@@ -53,7 +53,7 @@ enum vllm_len {
     LEN_LONGROPE        /* Phi3LongRoPE: short cache M0 rows, then long cache M rows */
 };
 enum vllm_mscale { MS_NONE, MS_YARN, MS_DEEPSEEK, MS_LONGROPE };
-enum vllm_inv { INV_HF, INV_DYNAMIC_FIXED, INV_LONGROPE };
+enum vllm_inv { INV_HF, INV_DYNAMIC_FIXED, INV_LONGROPE, INV_LINEAR_T };
 
 /* get_rope's choice (__init__.py @ 0cd5784): one row per (rope_type, mrope, deepseek model).
  * supported = 0: posenc does not port that class; cmd shows the reason. */
@@ -82,11 +82,12 @@ static const struct vllm_class {
       VDIR "deepseek_scaling_rope.py @ 7bc8d408", LEN_M0_X_FACTOR, MS_DEEPSEEK, INV_HF, 1 },
     { POSENC_ROPE_LONGROPE, 0, 0, "Phi3LongRoPEScaledRotaryEmbedding",
       VDIR "phi3_long_rope_scaled_rope.py @ 63c2b7ab", LEN_LONGROPE, MS_LONGROPE, INV_LONGROPE, 1 },
+    { POSENC_ROPE_LINEAR, 0, 0, "LinearScalingRotaryEmbedding",
+      VDIR "linear_scaling_rope.py @ 0f17ee06", LEN_M_X_FACTOR, MS_NONE, INV_LINEAR_T, 1 },
     /* classes posenc does not port */
     { POSENC_ROPE_YARN, 1, 0, "MRotaryEmbedding (yarn)", VDIR "mrope.py @ dba39a55", LEN_MAX_POS_X4,
       MS_NONE, INV_HF, 0 },
-    { POSENC_ROPE_LINEAR, 0, 0, "LinearScalingRotaryEmbedding", VDIR "linear_scaling_rope.py",
-      LEN_MAX_POS, MS_NONE, INV_HF, 0 },
+
     { POSENC_ROPE_PROPORTIONAL, 0, 0, "Gemma4RotaryEmbedding", VDIR "gemma4_rope.py", LEN_MAX_POS,
       MS_NONE, INV_HF, 0 },
 };
@@ -168,6 +169,8 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
     }
     if (ds) /* get_rope passes deepseek_yarn no "truncate": yarn_find_correction_range floors */
         c.truncate = 1, v.truncate = 1;
+    if (k->inv == INV_LINEAR_T) /* the base's inv_freq; the factor divides the positions */
+        c.type = POSENC_ROPE_DEFAULT;
     posenc_status st = posenc_rope_params_compute(&c, seq_len, out, err);
     if (st != POSENC_OK)
         return st;
@@ -192,6 +195,16 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
         }
         break;
     }
+    case INV_LINEAR_T:
+        /* LinearScalingRotaryEmbedding._compute_cos_sin_cache: t = arange(max_len, float) /
+         * scaling_factor (float32 / python float: a float32 division), freqs = einsum(t,
+         * inv_freq) with the base's _compute_inv_freq */
+        out->pos_div_f32 = (float)cfg->factor;
+        out->type = POSENC_ROPE_LINEAR;
+        if (!(out->pos_div_f32 > 0.0f) || !isfinite(out->pos_div_f32))
+            return posenc_seterr(err, POSENC_ECONFIG, "vllm: linear factor %g is not a positive "
+                                 "float32", cfg->factor);
+        break;
     case INV_HF:
     case INV_LONGROPE:
         break;
@@ -278,7 +291,9 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
         if (!isfinite(out->inv_freq_f32[i]))
             return posenc_seterr(err, POSENC_ECONFIG, "vllm: inverse frequency %d is not finite",
                                  i);
-        out->inv_hi[i] = (double)out->inv_freq_f32[i];
+        /* the effective inverse frequency: the linear class's positions are divided */
+        out->inv_hi[i] = (double)out->inv_freq_f32[i] /
+                         (out->pos_div_f32 > 0.0f ? (double)out->pos_div_f32 : 1.0);
         out->inv_lo[i] = 0.0;
     }
     out->seq_len = v.max_model_len;

@@ -65,6 +65,9 @@ typedef struct posenc_rope_params {
                                              (DeepSeek-V3 mscale_all_dim^2); 1.0 when none */
     unsigned char mrope_axis[POSENC_MAX_FREQ]; /* 0/1/2 = t/h/w position axis of frequency i */
     int mrope;                            /* 1 when mrope_axis is meaningful */
+    float pos_div_f32;                    /* hf/vllm precision: 0, or the float32 angle is
+                                             inv_freq_f32 * f32(f32(pos) / pos_div_f32) (vLLM's
+                                             LinearScalingRotaryEmbedding: t / scaling_factor) */
     int has_ggml;                         /* 1 when ggml holds llama.cpp's arguments for this
                                              model (posenc_rope_params_set_ggml) */
     posenc_ggml_rope ggml;                /* what the ggml precision computes from */

@@ -2,7 +2,9 @@
 # rotary classes in tests/golden/make_vllm_golden.py (tests/data/golden/vllm_cache.npz): default
 # (the Llama-2-7B shape), llama3 (Llama-3.1-8B), yarn (gpt-oss-20b, truncate false), DeepSeek-V3
 # (deepseek_yarn), Qwen3.5 (partial rotary 64 of 256, mrope, 4 x 262144 cache rows: positions up
-# to 2^20 - 1), Phi-3 LongRoPE with short and long factors, dynamic NTK; float32 and bfloat16.
+# to 2^20 - 1), Phi-3 LongRoPE with short and long factors, dynamic NTK, linear (Gemma 3 global
+# layers: factor 8, 2^20 cache rows; and factor 3, where vLLM divides the positions); float32 and
+# bfloat16.
 . "$SRC/tests/cli/lib.sh"
 cat > llama2.json <<'JSON'
 {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
@@ -15,7 +17,7 @@ import numpy as np
 
 G = np.load(os.path.join(os.environ["DATA"], "golden", "vllm_cache.npz"))
 meta = json.loads(bytes(G["meta"]).decode())
-assert len(meta) == 8, sorted(meta)
+assert len(meta) == 10, sorted(meta)
 posenc = os.environ["POSENC"]
 
 def gen(args, out):
@@ -28,7 +30,9 @@ def gen(args, out):
 for name, m in sorted(meta.items()):
     cfg = os.path.join(os.environ["DATA"], "configs", m["config"]) if m["config"] else "llama2.json"
     pos = G[name + "_positions"]
-    args = ["--config", cfg, "--precision", "vllm", "--table-layout", "vllm",
+    # Gemma 3's global layers: the full_attention layer type
+    lt = ["--layer-type", "full_attention"] if name == "gemma3_global" else []
+    args = lt + ["--config", cfg, "--precision", "vllm", "--table-layout", "vllm",
             "--positions", ",".join(str(p) for p in pos)]
     if m["max_model_len"]:
         args += ["--max-model-len", str(m["max_model_len"])]
@@ -80,8 +84,6 @@ no_file x.npz
 expect_fail 3 "position 4096 is past vLLM's cos_sin_cache (Phi3LongRoPEScaledRotaryEmbedding: 4096 rows)" \
     "$POSENC" gen --config "$D/extra/phi-3-mini-128k.json" --precision vllm --max-model-len 4096 \
     --seq-len 4097 -o x.npz
-expect_fail 3 "LinearScalingRotaryEmbedding, which posenc does not reproduce" \
-    "$POSENC" gen --config "$D/extra/longchat-7b-16k-linear.json" --precision vllm -o x.npz
 expect_fail 3 "Gemma4RotaryEmbedding, which posenc does not reproduce" \
     "$POSENC" gen --config "$D/gemma-4-26b-a4b.json" --layer-type full_attention --precision vllm -o x.npz
 expect_fail 2 "--max-model-len applies only to --precision vllm" \

@@ -71,5 +71,10 @@ expect_fail 2 "--runtimes takes only" "$POSENC" info --runtimes --seq-len 10
 expect_fail 2 "--runtimes takes only" "$POSENC" info --runtimes --precision vllm
 expect_fail 2 "--max-model-len applies only to --precision vllm" \
     "$POSENC" info --config "$D/qwen3-8b.json" --max-model-len 10
-expect_fail 3 "LinearScalingRotaryEmbedding, which posenc does not reproduce" \
-    "$POSENC" info --config "$D/extra/longchat-7b-16k-linear.json" --precision vllm
+# linear scaling: vLLM's LinearScalingRotaryEmbedding, max_position * factor cache rows
+expect_ok "$POSENC" info --config "$D/extra/longchat-7b-16k-linear.json" --precision vllm
+grep -q '^vllm_class  *LinearScalingRotaryEmbedding' out.stdout
+grep -q '^vllm_cache  *131072 rows' out.stdout
+# a class posenc does not port is still refused in one line
+expect_fail 3 "Gemma4RotaryEmbedding, which posenc does not reproduce" \
+    "$POSENC" info --config "$D/gemma-4-26b-a4b.json" --layer-type full_attention --precision vllm

@@ -202,6 +202,25 @@ class DynamicNTKScalingRotaryEmbedding(RotaryEmbedding):
         return torch.cat((self.ops["cos"](freqs), self.ops["sin"](freqs)), dim=-1)
 
 
+class LinearScalingRotaryEmbedding(RotaryEmbedding):
+    """linear_scaling_rope.py @ 0f17ee06 with one scaling factor: the base's inv_freq, the
+    positions t = arange(max_position * factor) divided by the factor in float32."""
+
+    def __init__(self, ops, head_size, rotary_dim, max_position_embeddings, base, is_neox_style,
+                 scaling_factor):
+        self.scaling_factor = scaling_factor
+        super().__init__(ops, head_size, rotary_dim, max_position_embeddings, base, is_neox_style)
+
+    def _compute_cos_sin_cache(self):
+        inv_freq = self._compute_inv_freq(self.base)
+        self.inv_freq = inv_freq
+        max_len = self.max_position_embeddings * self.scaling_factor
+        t = torch.arange(max_len, dtype=torch.float)
+        t = t / self.scaling_factor
+        freqs = torch.einsum("i,j -> ij", t, inv_freq)
+        return torch.cat((self.ops["cos"](freqs), self.ops["sin"](freqs)), dim=-1)
+
+
 class YaRNScalingRotaryEmbedding(RotaryEmbedding):
     def __init__(self, ops, head_size, rotary_dim, max_position_embeddings, base, is_neox_style,
                  scaling_factor, *, beta_fast=32, beta_slow=1, mscale=None, mscale_all_dim=None,
@@ -421,6 +440,25 @@ def case_phi3(max_model_len):
     return make
 
 
+def case_gemma3_global(ops):
+    # vllm/model_executor/models/gemma3.py Gemma3Attention: the full-attention layers' rope
+    # parameters (linear, factor 8) through get_rope -> LinearScalingRotaryEmbedding
+    cfg = load("gemma-3-27b-it.json")["text_config"]
+    p = rope_params(cfg)
+    return LinearScalingRotaryEmbedding(ops, cfg["head_dim"], cfg["head_dim"],
+                                        cfg["max_position_embeddings"], p["rope_theta"], True,
+                                        p["factor"])
+
+
+def case_linear3(ops):
+    # a factor that is not a power of two, where dividing t differs from dividing inv_freq:
+    # tests/data/configs/extra/llama-linear3.json (Llama-2-7B shape, linear factor 3)
+    cfg = load("extra/llama-linear3.json")
+    p = rope_params(cfg)
+    return LinearScalingRotaryEmbedding(ops, 128, 128, cfg["max_position_embeddings"],
+                                        p["rope_theta"], True, p["factor"])
+
+
 CASES = [
     ("llama2", "", case_llama2, 0),
     ("llama31", "llama-3.1-8b.json", case_llama31, 0),
@@ -430,6 +468,8 @@ CASES = [
     ("dynamic", "extra/llama-dynamic.json", case_dynamic, 0),
     ("phi3_short", "extra/phi-3-mini-128k.json", case_phi3(4096), 4096),
     ("phi3_long", "extra/phi-3-mini-128k.json", case_phi3(131072), 0),
+    ("gemma3_global", "gemma-3-27b-it.json", case_gemma3_global, 0),
+    ("linear3", "extra/llama-linear3.json", case_linear3, 0),
 ]
 SAMPLE = [0, 1, 2, 3, 100, 1000, 4095, 4096, 8191, 32767, 65535, 131071, 163839, 262143,
           524287, 1048575]
