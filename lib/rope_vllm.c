@@ -13,6 +13,8 @@
  *   dynamic_ntk_scaling_rope.py DynamicNTKScalingRotaryEmbedding @ 50feac95f9e53a97d6ed27fee6bfe3b163d18594
  *   phi3_long_rope_scaled_rope.py Phi3LongRoPEScaledRotaryEmbedding @ 63c2b7abcd705edb754604f83ac72a4269c05a52
  *   mrope.py MRotaryEmbedding                                    @ dba39a557eabb84d809fc4ac86d5afd0b6bc5b84
+ *   linear_scaling_rope.py LinearScalingRotaryEmbedding          @ 0f17ee061e413bf8ab7927f926f69cdff24dc63e
+ *   vllm/config/model_arch.py MaxModelLenInfo (default max_model_len) @ 77ff9878a7334ea15578f0fd01aa858b52acebc4
  * tests/golden/make_vllm_golden.py ports the same classes to torch.
  *
  * One step is inferred, not read: common.py @ 002d181 floors/ceils the yarn correction range
@@ -151,7 +153,10 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
     if (M <= 0)
         return posenc_seterr(err, POSENC_ECONFIG,
                              "vllm: get_rope needs max_position_embeddings (max_position)");
-    v.max_model_len = max_model_len > 0 ? max_model_len : M;
+    /* vLLM's default max_model_len: max_position_embeddings, but for LongRoPE models
+     * original_max_position_embeddings "to avoid performance degradation" (vllm/config/
+     * model_arch.py @ 77ff9878 MaxModelLenInfo.default), so Phi-3 starts on its short factors */
+    v.max_model_len = max_model_len > 0 ? max_model_len : k->inv == INV_LONGROPE && M0 > 0 ? M0 : M;
     v.cls = k->cls;
     v.source = k->source;
     v.base = cfg->theta;

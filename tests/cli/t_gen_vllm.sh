@@ -58,12 +58,22 @@ for name in ("qwen35", "phi3_long"):
     m = meta[name]
     cfg = os.path.join(os.environ["DATA"], "configs", m["config"])
     pos = G[name + "_positions"]
+    mml = ["--max-model-len", str(m["max_model_len"])] if m["max_model_len"] else []
     z, _ = gen(["--config", cfg, "--precision", "vllm", "--positions",
-                ",".join(str(p) for p in pos)], name + "-hf.npz")
+                ",".join(str(p) for p in pos)] + mml, name + "-hf.npz")
     want = G[name + "_f32"].view(np.float32)
     n = want.shape[1] // 2
     assert (z["cos"] == np.concatenate([want[:, :n], want[:, :n]], 1)).all(), name
     assert (z["sin"] == np.concatenate([want[:, n:], want[:, n:]], 1)).all(), name
+
+# LongRoPE without --max-model-len: vLLM's default max_model_len is
+# original_max_position_embeddings (vllm/config/model_arch.py MaxModelLenInfo), so the short
+# factors and a 4096-row cache, as phi3_short
+phi = os.path.join(os.environ["DATA"], "configs", "extra", "phi-3-mini-128k.json")
+z, mt = gen(["--config", phi, "--precision", "vllm", "--table-layout", "vllm", "--positions",
+             ",".join(str(p) for p in G["phi3_short_positions"])], "phi-default.npz")
+assert mt["vllm_cache_len"] == 4096 and any("max_model_len 4096" in n for n in mt["notes"]), mt
+assert (z["cos_sin_cache"].view(np.uint32) == G["phi3_short_f32"]).all()
 
 # without --positions or --seq-len the rows are the whole cache, as vLLM allocates it
 z, mt = gen(["--config", "llama2.json", "--precision", "vllm", "--table-layout", "vllm"], "full.npz")

@@ -19,6 +19,7 @@ rotary_embedding/, each file at the commit it was read at:
   phi3_long_rope_scaled_rope.py Phi3LongRoPEScaledRotaryEmbedding
                                                          63c2b7abcd705edb754604f83ac72a4269c05a52
   mrope.py MRotaryEmbedding                              dba39a557eabb84d809fc4ac86d5afd0b6bc5b84
+  linear_scaling_rope.py LinearScalingRotaryEmbedding    0f17ee061e413bf8ab7927f926f69cdff24dc63e
 yarn_scaling_rope.py @ 0cd5784 passes self.truncate to yarn_find_correction_range, which at
 002d181 has no such argument; the port floors/ceils only when truncate (see lib/rope_vllm.c).
 
@@ -467,7 +468,7 @@ CASES = [
     ("qwen35", "qwen3.5-27b.json", case_qwen35, 0),
     ("dynamic", "extra/llama-dynamic.json", case_dynamic, 0),
     ("phi3_short", "extra/phi-3-mini-128k.json", case_phi3(4096), 4096),
-    ("phi3_long", "extra/phi-3-mini-128k.json", case_phi3(131072), 0),
+    ("phi3_long", "extra/phi-3-mini-128k.json", case_phi3(131072), 131072),
     ("gemma3_global", "gemma-3-27b-it.json", case_gemma3_global, 0),
     ("linear3", "extra/llama-linear3.json", case_linear3, 0),
 ]
