@@ -126,7 +126,7 @@ static void store_f32(const pe_kern *k, void *restrict dst, posenc_dtype dt,
     }
 }
 
-/* ---- kernels: restrict halves so the loops vectorise (the hf f16/bf16 ones: lib/kern.c) ---- */
+/* ---- kernels: restrict halves so the loops vectorise (the float32 ones: lib/kern.c) ---- */
 
 #define KERNELS(NAME, T, R)                                                                       \
     static void rot_neox_##NAME(T *restrict x1, T *restrict x2, const T *restrict c,              \
@@ -138,7 +138,6 @@ static void store_f32(const pe_kern *k, void *restrict dst, posenc_dtype dt,
     {                                                                                             \
         BLOCKED(nf, i, PE_GPTJ_BODY(T, R));                                                       \
     }
-KERNELS(f32, float, PE_R_NONE)
 KERNELS(f64, double, PE_R_NONE)
 
 /* ---- construction ---- */
@@ -355,9 +354,9 @@ static void rotate_block_f32(const pe_kern *kern, const posenc_apply *a, float *
             else
                 kern->neox_f16(v, v + half, c, sn, nf);
         } else if (gptj) {
-            rot_gptj_f32(v, c, sn, nf);
+            kern->gptj_f32(v, c, sn, nf);
         } else {
-            rot_neox_f32(v, v + half, c, sn, nf);
+            kern->neox_f32(v, v + half, c, sn, nf);
         }
     }
 }
@@ -392,13 +391,25 @@ void posenc_apply_rows(const posenc_apply *a, const posenc_apply_shape *sh, uint
     /* in place (or same-type copy) for f32 and f64: no conversion at all */
     const int direct = in_dt == out_dt && ((in_dt == POSENC_DT_F32 && !a->td) ||
                                            (in_dt == POSENC_DT_F64 && a->td));
+    /* vector first's batch entry b, token s and head h, then stepped vector by vector (three
+     * divisions per call, not per vector) */
+    uint64_t b = first / (heads * seq), s = inner ? (first / heads) % seq : first % seq,
+             h = inner ? first % heads : (first / seq) % heads;
     for (uint64_t j0 = 0; j0 < n; j0 += sub) {
         size_t m = (size_t)(n - j0 < sub ? n - j0 : sub);
         for (size_t k = 0; k < m; k++) {
-            uint64_t v = first + j0 + k;
-            uint64_t s = inner ? (v / heads) % seq : v % seq;
-            uint64_t b = v / (heads * seq);
             rows[k] = (a->rows == 1 ? 0 : b) * seq + s;
+            if (inner) { /* [batch, seq, heads] */
+                if (++h == heads) {
+                    h = 0;
+                    if (++s == seq)
+                        s = 0, b++;
+                }
+            } else if (++s == seq) { /* [batch, heads, seq] */
+                s = 0;
+                if (++h == heads)
+                    h = 0, b++;
+            }
         }
         const unsigned char *src = (const unsigned char *)in + j0 * D * ies;
         unsigned char *dst = (unsigned char *)out + j0 * D * oes;

@@ -31,6 +31,11 @@ typedef struct pe_kern {
     void (*gptj_f16)(float *restrict x, const float *restrict c, const float *restrict s, int nf);
     void (*gptj_bf16)(float *restrict x, const float *restrict c, const float *restrict s,
                       int nf);
+    /* the float32 rotation (exact and ggml precisions, every dump but f64), no rounding
+     * between the operations but float32's own */
+    void (*neox_f32)(float *restrict x1, float *restrict x2, const float *restrict c,
+                     const float *restrict s, int nf);
+    void (*gptj_f32)(float *restrict x, const float *restrict c, const float *restrict s, int nf);
 } pe_kern;
 
 const pe_kern *pe_kern_get(void);

@@ -47,8 +47,20 @@ static void gptj_bf16_c(float *restrict x, const float *restrict c, const float 
     BLOCKED(nf, i, PE_GPTJ_BODY(float, PE_R_BF16));
 }
 
+static void neox_f32_c(float *restrict x1, float *restrict x2, const float *restrict c,
+                       const float *restrict s, int nf)
+{
+    BLOCKED(nf, i, PE_NEOX_BODY(float, PE_R_NONE));
+}
+
+static void gptj_f32_c(float *restrict x, const float *restrict c, const float *restrict s, int nf)
+{
+    BLOCKED(nf, i, PE_GPTJ_BODY(float, PE_R_NONE));
+}
+
 const pe_kern pe_kern_baseline = { load_f16_c, load_bf16_c, store_f16_c, store_bf16_c,
-                                   neox_f16_c, neox_bf16_c, gptj_f16_c,  gptj_bf16_c };
+                                   neox_f16_c, neox_bf16_c, gptj_f16_c,  gptj_bf16_c,
+                                   neox_f32_c, gptj_f32_c };
 
 const pe_kern *pe_kern_get(void)
 {

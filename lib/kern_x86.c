@@ -181,13 +181,17 @@ AVX2 static inline __m256 add8(__m256 p, __m256 q)
             PE_GPTJ_BODY(float, RS);                                                              \
     }
 
+#define ID(v) (v)
+NEOX8(neox_f32_avx2, ID, PE_R_NONE)
+GPTJ8(gptj_f32_avx2, ID, PE_R_NONE)
 NEOX8(neox_f16_avx2, rh8, PE_R_F16)
 NEOX8(neox_bf16_avx2, rb8, PE_R_BF16)
 GPTJ8(gptj_f16_avx2, rh8, PE_R_F16)
 GPTJ8(gptj_bf16_avx2, rb8, PE_R_BF16)
 
 const pe_kern pe_kern_avx2 = { load_f16_avx2,  load_bf16_avx2, store_f16_avx2, store_bf16_avx2,
-                               neox_f16_avx2,  neox_bf16_avx2, gptj_f16_avx2,  gptj_bf16_avx2 };
+                               neox_f16_avx2,  neox_bf16_avx2, gptj_f16_avx2,  gptj_bf16_avx2,
+                               neox_f32_avx2,  gptj_f32_avx2 };
 
 /* ---------------------------------------------------------------------------------------------
  * AVX-512 F + BW: 16 lanes */
@@ -333,6 +337,8 @@ AVX512 static inline __m512 add16(__m512 p, __m512 q)
             PE_GPTJ_BODY(float, RS);                                                              \
     }
 
+NEOX16(neox_f32_avx512, ID, PE_R_NONE)
+GPTJ16(gptj_f32_avx512, ID, PE_R_NONE)
 NEOX16(neox_f16_avx512, rh16, PE_R_F16)
 NEOX16(neox_bf16_avx512, rb16, PE_R_BF16)
 GPTJ16(gptj_f16_avx512, rh16, PE_R_F16)
@@ -340,7 +346,8 @@ GPTJ16(gptj_bf16_avx512, rb16, PE_R_BF16)
 
 const pe_kern pe_kern_avx512 = { load_f16_avx512, load_bf16_avx512, store_f16_avx512,
                                  store_bf16_avx512, neox_f16_avx512, neox_bf16_avx512,
-                                 gptj_f16_avx512,  gptj_bf16_avx512 };
+                                 gptj_f16_avx512,  gptj_bf16_avx512, neox_f32_avx512,
+                                 gptj_f32_avx512 };
 
 #else
 /* ISO C forbids an empty translation unit */
