@@ -12,7 +12,7 @@ base= cpu=
 if libs=$(sh "$SRC/tests/interop/fetch.sh" libs 2> /dev/null); then
     flags=$(sed -n 's/^flags[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
     has() { for f in "$@"; do case " $flags " in *" $f "*) ;; *) return 1 ;; esac; done; }
-    if has avx512f avx512bw avx512vl avx512_vbmi avx512_vnni avx512_bf16; then v=zen4
+    if has avx512f avx512bw avx512vl avx512vbmi avx512_vnni avx512_bf16; then v=zen4
     elif has avx512f avx512bw avx512vl; then v=skylakex
     elif has avx2 fma f16c; then v=haswell
     else v=x64; fi
