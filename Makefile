@@ -4,7 +4,8 @@
 #   make test       install missing packages, build, run every unit and CLI test
 #   make check      the same tests under ASan+UBSan, plus a replay of the fuzz corpora
 #   make fuzz       run each libFuzzer harness for FUZZ_SECONDS (clang)
-#   make bench      posenc against the PyTorch/NumPy code users would write
+#   make bench      posenc against the PyTorch/NumPy code users would write, the kernels
+#                   against memcpy and llama.cpp's ggml_rope_ext
 #   make install    PREFIX=/usr/local DESTDIR= (make uninstall with the same two removes it)
 .SUFFIXES:
 
@@ -69,6 +70,10 @@ $(BIN): $(CMD_OBJ) $(B)/libposenc.a
 # lib/rope_ggml.c reproduces ggml's portable CPU build, which has no FMA: never fuse a * b + c
 # there (GCC's ISO C default, made explicit for every compiler and mode)
 $(B)/lib/rope_ggml.o $(B)/pic/lib/rope_ggml.o $(S)/lib/rope_ggml.o: ALL_CFLAGS += -ffp-contract=off
+# lib/kern.c, lib/kern_x86.c: the dispatched kernels (AVX2, AVX-512 by target attributes, picked
+# at run time by lib/cpu.c) give the portable path's bits only with every product and sum
+# rounded on its own
+$(B)/lib/kern.o $(B)/pic/lib/kern.o $(S)/lib/kern.o $(B)/lib/kern_x86.o $(B)/pic/lib/kern_x86.o $(S)/lib/kern_x86.o: ALL_CFLAGS += -ffp-contract=off
 
 $(B)/libposenc.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -187,9 +192,20 @@ fuzz: $(FUZZ_BIN)
 	  $$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 $$opts $(B)/fuzz/corpus-$${n#fuzz_} tests/fuzz/corpus/$${n#fuzz_} 2>&1 | \
 	  grep -E 'stat::number_of_executed_units|ERROR|runtime error|crash-' ; done
 
+# bench/b_kernels.c: the kernels in memory; with ggml's headers (tests/interop/fetch.sh src)
+# it also times ggml_rope_ext, loading the prebuilt libraries with dlopen at run time
+GGML_INC  := $(B)/gguf-cache/llama.cpp/ggml/include
+$(B)/bench/b_kernels: bench/b_kernels.c $(B)/libposenc.a $(wildcard $(GGML_INC)/ggml.h)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(if $(wildcard $(GGML_INC)/ggml.h),-DHAVE_GGML -isystem $(GGML_INC)) \
+	  -o $@ $< $(B)/libposenc.a $(LDLIBS) -ldl
+
 bench: all
 	@sh .ci/deps.sh build bench
-	@sh bench/run.sh ./$(BIN)
+	@sh tests/interop/fetch.sh src > /dev/null || true
+	@sh tests/interop/fetch.sh libs > /dev/null || true
+	@$(MAKE) --no-print-directory $(B)/bench/b_kernels
+	@B_KERNELS=$(CURDIR)/$(B)/bench/b_kernels sh bench/run.sh ./$(BIN)
 
 demo: deps
 	@$(MAKE) --no-print-directory all

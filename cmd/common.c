@@ -91,6 +91,14 @@ int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
             return CMD_EXIT_USAGE;
         }
     }
+    /* POSENC_CPU: a name posenc does not know is refused; a path this CPU cannot run falls
+     * back to the best one below it, with a warning */
+    posenc_error err = { 0 };
+    posenc_status st = posenc_cpu_env_check(&err);
+    if (st != POSENC_OK)
+        cmd_msg(cmd, "%s", err.msg);
+    if (st == POSENC_EINVAL)
+        return CMD_EXIT_USAGE;
     return CMD_EXIT_OK;
 }
 
@@ -200,6 +208,14 @@ int cmd_env_check(const char *cmd)
             return CMD_EXIT_USAGE;
         }
     }
+    /* POSENC_CPU: a name posenc does not know is refused; a path this CPU cannot run falls
+     * back to the best one below it, with a warning */
+    posenc_error err = { 0 };
+    posenc_status st = posenc_cpu_env_check(&err);
+    if (st != POSENC_OK)
+        cmd_msg(cmd, "%s", err.msg);
+    if (st == POSENC_EINVAL)
+        return CMD_EXIT_USAGE;
     return CMD_EXIT_OK;
 }
 

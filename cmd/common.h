@@ -80,9 +80,10 @@ int cmd_parse_positions(const char *cmd, const char *spec, int64_t end, uint64_t
  * spec); "-" never matches. Used to refuse an output that would overwrite an input. */
 int cmd_same_file(const char *a, const char *b);
 
-/* Refuse, with one line and exit 2, an environment variable posenc reads (POSENC_THREADS, the
- * test knobs POSENC_PROGRESS_DELAY and POSENC_PROGRESS_INTERVAL) set to a bad value; 0 when all
- * are unset or good. main calls it before every subcommand. */
+/* Refuse, with one line and exit 2, an environment variable posenc reads (POSENC_THREADS,
+ * POSENC_CPU, the test knobs POSENC_PROGRESS_DELAY and POSENC_PROGRESS_INTERVAL) set to a bad
+ * value; 0 when all are unset or good (a POSENC_CPU path this CPU cannot run: one warning line,
+ * then 0). main calls it before every subcommand and --version. */
 int cmd_env_check(const char *cmd);
 
 /* --precision ggml: attach llama.cpp's RoPE arguments for the model to p (its converter, then

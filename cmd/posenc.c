@@ -116,7 +116,15 @@ int main(int argc, char **argv)
         return finish("help", CMD_EXIT_OK);
     }
     if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
-        printf("posenc %s\n", posenc_version());
+        int rc = cmd_env_check("version");
+        if (rc)
+            return rc;
+        printf("posenc %s\ncpu path: %s (this CPU runs:", posenc_version(),
+               posenc_cpu_name(posenc_cpu_active()));
+        for (int p = POSENC_CPU_BASELINE; p <= POSENC_CPU_AVX512; p++)
+            if (posenc_cpu_supported((posenc_cpu_path)p))
+                printf(" %s", posenc_cpu_name((posenc_cpu_path)p));
+        printf(")\n");
         return finish("version", CMD_EXIT_OK);
     }
     if (strcmp(name, "help") == 0) {

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "posenc/apply.h"
+#include "cpu_internal.h"
+#include "half.h"
 
 struct posenc_apply {
     posenc_apply_opts o;
@@ -116,179 +118,59 @@ uint64_t posenc_apply_shape_vectors(const posenc_apply_shape *s)
     return (uint64_t)s->batch * (uint64_t)s->heads * (uint64_t)s->seq;
 }
 
-/* ---- fast exact conversions (the bulk path; lib/dtype.c has the scalar reference ones) ---- */
-
-static inline uint32_t fbits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-static inline float bitsf(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
-static inline float bf16_load(uint16_t b) { return bitsf((uint32_t)b << 16); }
-
-/* The conversions are branch-free (both sides computed, then selected) so that the loops
- * over them vectorise. NaN payloads survive a narrow -> f32 -> narrow round trip bit for bit;
- * a NaN whose payload does not fit gets the quiet bit. */
-/* c ? a : b without a branch (c is 0 or 1) */
-static inline uint32_t sel(uint32_t c, uint32_t a, uint32_t b)
-{
-    uint32_t m = 0u - c;
-    return (a & m) | (b & ~m);
-}
-
-static inline uint16_t bf16_store(float f)
-{
-    uint32_t u = fbits(f);
-    uint32_t r = u + 0x7fffu + ((u >> 16) & 1u);
-    uint32_t nan = u | sel(((u >> 16) & 0x7fu) == 0, 0x400000u, 0);
-    /* the high half, taken by an arithmetic shift so SSE2 can pack it with packssdw */
-    return (uint16_t)((int32_t)sel((u & 0x7fffffffu) > 0x7f800000u, nan, r) >> 16);
-}
-
-static inline float f16_load(uint16_t h)
-{
-    uint32_t o = (uint32_t)(h & 0x7fffu) << 13;
-    uint32_t e = o & (0x7c00u << 13);
-    o += (uint32_t)(127 - 15) << 23;
-    uint32_t infnan = o + ((uint32_t)(128 - 16) << 23);
-    /* zero or subnormal: renormalise through the FPU */
-    uint32_t sub = fbits(bitsf(o + (1u << 23)) - bitsf(113u << 23));
-    o = sel(e == (0x7c00u << 13), infnan, sel(e == 0, sub, o));
-    return bitsf(o | ((uint32_t)(h & 0x8000u) << 16));
-}
-
-static inline uint16_t f16_store(float f)
-{
-    const uint32_t magic = ((127u - 15u) + (23u - 10u) + 1u) << 23;
-    uint32_t u = fbits(f);
-    uint32_t sign = u & 0x80000000u;
-    u ^= sign;
-    uint32_t man = (u >> 13) & 0x3ffu;
-    uint32_t big = sel(u > 0x7f800000u, 0x7c00u | man | sel(man == 0, 0x200u, 0), 0x7c00u);
-    uint32_t sub = fbits(bitsf(u) + bitsf(magic)) - magic; /* subnormal half: the FPU rounds */
-    uint32_t norm = (u + ((uint32_t)(15 - 127) << 23) + 0xfffu + ((u >> 13) & 1u)) >> 13;
-    uint32_t o = sel(u >= (127u + 16u) << 23, big, sel(u < (113u << 23), sub, norm));
-    return (uint16_t)(o | (sign >> 16));
-}
-
-/* f rounded to bfloat16 (nearest even), staying in float: no packing to 16 bits */
-static inline float round_bf16(float f)
-{
-    uint32_t u = fbits(f);
-    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
-    uint32_t nan = (u | 0x400000u) & 0xffff0000u;
-    return bitsf(sel((u & 0x7fffffffu) > 0x7f800000u, nan, r));
-}
-
-static inline float round_to(float f, int dt)
-{
-    return dt == POSENC_DT_BF16 ? round_bf16(f) : f16_load(f16_store(f));
-}
-
-/* GCC -O2 vectorises only loops whose trip count it knows ("very cheap" cost model), so every
- * hot loop below runs in fixed blocks of BLK elements (the inner loop is unrolled and
- * SLP-vectorised) followed by a scalar tail. */
-#define BLK 8
-
-#define BLOCKED(n, i, BODY)                                                                       \
-    do {                                                                                          \
-        size_t i##_b = 0;                                                                         \
-        for (; i##_b + BLK <= (size_t)(n); i##_b += BLK)                                          \
-            for (size_t i = i##_b; i < i##_b + BLK; i++) {                                        \
-                BODY;                                                                             \
-            }                                                                                     \
-        for (size_t i = i##_b; i < (size_t)(n); i++) {                                            \
-            BODY;                                                                                 \
-        }                                                                                         \
-    } while (0)
-
-/* n elements of src (dtype st) into float dst */
-static void load_f32(float *restrict dst, const void *restrict src, posenc_dtype st, size_t n)
+/* n elements of src (dtype st) into float dst; f16 and bf16 through the active path's
+ * kernels (lib/kern.c) */
+static void load_f32(const pe_kern *k, float *restrict dst, const void *restrict src,
+                     posenc_dtype st, size_t n)
 {
     switch (st) {
     case POSENC_DT_F32:
         memcpy(dst, src, n * 4);
         break;
-    case POSENC_DT_BF16: {
-        const uint16_t *s = src;
-        BLOCKED(n, i, dst[i] = bf16_load(s[i]));
+    case POSENC_DT_BF16:
+        k->load_bf16(dst, src, n);
         break;
-    }
-    case POSENC_DT_F16: {
-        const uint16_t *s = src;
-        BLOCKED(n, i, dst[i] = f16_load(s[i]));
+    case POSENC_DT_F16:
+        k->load_f16(dst, src, n);
         break;
-    }
     default:
         posenc_dtype_convert(dst, POSENC_DT_F32, src, st, n);
         break;
     }
 }
 
-static void store_f32(void *restrict dst, posenc_dtype dt, const float *restrict src, size_t n)
+static void store_f32(const pe_kern *k, void *restrict dst, posenc_dtype dt,
+                      const float *restrict src, size_t n)
 {
     switch (dt) {
     case POSENC_DT_F32:
         memcpy(dst, src, n * 4);
         break;
-    case POSENC_DT_BF16: {
-        uint16_t *d = dst;
-        BLOCKED(n, i, d[i] = bf16_store(src[i]));
+    case POSENC_DT_BF16:
+        k->store_bf16(dst, src, n);
         break;
-    }
-    case POSENC_DT_F16: {
-        uint16_t *d = dst;
-        BLOCKED(n, i, d[i] = f16_store(src[i]));
+    case POSENC_DT_F16:
+        k->store_f16(dst, src, n);
         break;
-    }
     default:
         posenc_dtype_convert(dst, dt, src, POSENC_DT_F32, n);
         break;
     }
 }
 
-/* ---- kernels: restrict halves so the loops vectorise ---- */
+/* ---- kernels: restrict halves so the loops vectorise (the float32 ones: lib/kern.c) ---- */
 
-#define NEOX_BODY(T, R)                                                                           \
-    {                                                                                             \
-        T a_ = x1[i], b_ = x2[i];                                                                 \
-        x1[i] = R(R(a_ * c[i]) - R(b_ * s[i]));                                                   \
-        x2[i] = R(R(b_ * c[i]) + R(a_ * s[i]));                                                   \
-    }
-#define GPTJ_BODY(T, R)                                                                           \
-    {                                                                                             \
-        T a_ = x[2 * i], b_ = x[2 * i + 1];                                                       \
-        x[2 * i] = R(R(a_ * c[i]) - R(b_ * s[i]));                                                \
-        x[2 * i + 1] = R(R(b_ * c[i]) + R(a_ * s[i]));                                            \
-    }
-#define R_NONE(v) (v)
-#define R_BF16(v) round_to((v), POSENC_DT_BF16)
-#define R_F16(v) round_to((v), POSENC_DT_F16)
-
-/* R rounds each product and sum: to the dump dtype in hf mode (torch on bf16/f16 tensors),
- * nothing otherwise */
 #define KERNELS(NAME, T, R)                                                                       \
     static void rot_neox_##NAME(T *restrict x1, T *restrict x2, const T *restrict c,              \
                                 const T *restrict s, int nf)                                      \
     {                                                                                             \
-        BLOCKED(nf, i, NEOX_BODY(T, R));                                                          \
+        BLOCKED(nf, i, PE_NEOX_BODY(T, R));                                                       \
     }                                                                                             \
     static void rot_gptj_##NAME(T *restrict x, const T *restrict c, const T *restrict s, int nf)  \
     {                                                                                             \
-        BLOCKED(nf, i, GPTJ_BODY(T, R));                                                          \
+        BLOCKED(nf, i, PE_GPTJ_BODY(T, R));                                                       \
     }
-KERNELS(f32, float, R_NONE)
-KERNELS(bf16, float, R_BF16)
-KERNELS(f16, float, R_F16)
-KERNELS(f64, double, R_NONE)
+KERNELS(f64, double, PE_R_NONE)
 
 /* ---- construction ---- */
 
@@ -486,8 +368,8 @@ posenc_status posenc_apply_check(const posenc_apply *a, const posenc_apply_shape
 #define VEC_MAX 4096 /* elements in the stack block buffers (head_dim at most this) */
 
 /* rotate m vectors of D values held in x (f32 arithmetic) */
-static void rotate_block_f32(const posenc_apply *a, float *x, size_t D, size_t m,
-                             const uint64_t *rows)
+static void rotate_block_f32(const pe_kern *kern, const posenc_apply *a, float *x, size_t D,
+                             size_t m, const uint64_t *rows)
 {
     const int nf = a->nf, half = a->half, gptj = a->style == POSENC_STYLE_GPTJ;
     for (size_t k = 0; k < m; k++) {
@@ -495,18 +377,18 @@ static void rotate_block_f32(const posenc_apply *a, float *x, size_t D, size_t m
         const float *c = a->tf + rows[k] * 2 * (uint64_t)nf, *sn = c + nf;
         if (a->narrow && a->o.dtype == POSENC_DT_BF16) {
             if (gptj)
-                rot_gptj_bf16(v, c, sn, nf);
+                kern->gptj_bf16(v, c, sn, nf);
             else
-                rot_neox_bf16(v, v + half, c, sn, nf);
+                kern->neox_bf16(v, v + half, c, sn, nf);
         } else if (a->narrow) {
             if (gptj)
-                rot_gptj_f16(v, c, sn, nf);
+                kern->gptj_f16(v, c, sn, nf);
             else
-                rot_neox_f16(v, v + half, c, sn, nf);
+                kern->neox_f16(v, v + half, c, sn, nf);
         } else if (gptj) {
-            rot_gptj_f32(v, c, sn, nf);
+            kern->gptj_f32(v, c, sn, nf);
         } else {
-            rot_neox_f32(v, v + half, c, sn, nf);
+            kern->neox_f32(v, v + half, c, sn, nf);
         }
     }
 }
@@ -536,17 +418,30 @@ void posenc_apply_rows(const posenc_apply *a, const posenc_apply_shape *sh, uint
     if (D == 0 || D > VEC_MAX || seq == 0 || heads == 0)
         return;
     const size_t sub = VEC_MAX / D; /* vectors per block */
+    const pe_kern *kern = pe_kern_get();
     uint64_t rows[VEC_MAX];
     /* in place (or same-type copy) for f32 and f64: no conversion at all */
     const int direct = in_dt == out_dt && ((in_dt == POSENC_DT_F32 && !a->td) ||
                                            (in_dt == POSENC_DT_F64 && a->td));
+    /* vector first's batch entry b, token s and head h, then stepped vector by vector (three
+     * divisions per call, not per vector) */
+    uint64_t b = first / (heads * seq), s = inner ? (first / heads) % seq : first % seq,
+             h = inner ? first % heads : (first / seq) % heads;
     for (uint64_t j0 = 0; j0 < n; j0 += sub) {
         size_t m = (size_t)(n - j0 < sub ? n - j0 : sub);
         for (size_t k = 0; k < m; k++) {
-            uint64_t v = first + j0 + k;
-            uint64_t s = inner ? (v / heads) % seq : v % seq;
-            uint64_t b = v / (heads * seq);
             rows[k] = (a->rows == 1 ? 0 : b) * seq + s;
+            if (inner) { /* [batch, seq, heads] */
+                if (++h == heads) {
+                    h = 0;
+                    if (++s == seq)
+                        s = 0, b++;
+                }
+            } else if (++s == seq) { /* [batch, heads, seq] */
+                s = 0;
+                if (++h == heads)
+                    h = 0, b++;
+            }
         }
         const unsigned char *src = (const unsigned char *)in + j0 * D * ies;
         unsigned char *dst = (unsigned char *)out + j0 * D * oes;
@@ -556,7 +451,7 @@ void posenc_apply_rows(const posenc_apply *a, const posenc_apply_shape *sh, uint
             if (a->td)
                 rotate_block_f64(a, (double *)(void *)dst, D, m, rows);
             else
-                rotate_block_f32(a, (float *)(void *)dst, D, m, rows);
+                rotate_block_f32(kern, a, (float *)(void *)dst, D, m, rows);
         } else if (a->td) {
             double xd[VEC_MAX];
             posenc_dtype_convert(xd, POSENC_DT_F64, src, in_dt, m * D);
@@ -564,9 +459,9 @@ void posenc_apply_rows(const posenc_apply *a, const posenc_apply_shape *sh, uint
             posenc_dtype_convert(dst, out_dt, xd, POSENC_DT_F64, m * D);
         } else {
             float xf[VEC_MAX];
-            load_f32(xf, src, in_dt, m * D);
-            rotate_block_f32(a, xf, D, m, rows);
-            store_f32(dst, out_dt, xf, m * D);
+            load_f32(kern, xf, src, in_dt, m * D);
+            rotate_block_f32(kern, a, xf, D, m, rows);
+            store_f32(kern, dst, out_dt, xf, m * D);
         }
     }
 }

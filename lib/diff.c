@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "posenc/diff.h"
+#include "half.h"
 
 #define CHUNK 4096 /* elements widened to double at a time */
 
@@ -41,7 +42,10 @@ HOT int64_t order_of(posenc_dtype dt, double x)
     int neg;
     switch (dt) {
     case POSENC_DT_F16: {
-        uint16_t h = posenc_f64_to_f16(x);
+        /* x is mostly a float (every f16, bf16 and f32 input): then lib/half.h's one rounding
+         * to f16, the same result as posenc_f64_to_f16's without its frexp/ldexp */
+        float f = (float)x;
+        uint16_t h = (double)f == x ? f16_store(f) : posenc_f64_to_f16(x);
         neg = h >> 15;
         mag = h & 0x7fffu;
         break;
@@ -383,6 +387,25 @@ HOT void one(posenc_diff *d, uint64_t flat, double x, double y, posenc_dtype udt
         keep_worst(d, &e);
 }
 
+/* n elements of src as doubles: f16 and bf16 by lib/half.h's branch-free loads (exact, as
+ * posenc_dtype_convert's; a NaN stays a NaN of the same sign), the rest by
+ * posenc_dtype_convert */
+static void to_f64(double *restrict dst, const void *restrict src, posenc_dtype st, size_t n)
+{
+    const uint16_t *h = src;
+    switch (st) {
+    case POSENC_DT_F16:
+        BLOCKED(n, i, dst[i] = (double)f16_load(h[i]));
+        break;
+    case POSENC_DT_BF16:
+        BLOCKED(n, i, dst[i] = (double)bf16_load(h[i]));
+        break;
+    default:
+        posenc_dtype_convert(dst, POSENC_DT_F64, src, st, n);
+        break;
+    }
+}
+
 posenc_status posenc_diff_feed(posenc_diff *d, const void *a, posenc_dtype a_dt, const void *b,
                                posenc_dtype b_dt, size_t n, posenc_error *err)
 {
@@ -395,8 +418,8 @@ posenc_status posenc_diff_feed(posenc_diff *d, const void *a, posenc_dtype a_dt,
     size_t ea = posenc_dtype_size(a_dt), eb = posenc_dtype_size(b_dt);
     while (n) {
         size_t k = n < CHUNK ? n : CHUNK;
-        posenc_dtype_convert(d->a, POSENC_DT_F64, pa, a_dt, k);
-        posenc_dtype_convert(d->b, POSENC_DT_F64, pb, b_dt, k);
+        to_f64(d->a, pa, a_dt, k);
+        to_f64(d->b, pb, b_dt, k);
         /* sums of a chunk in double (4096 terms), of the chunks in long double */
         double sa = 0, sq = 0;
         uint64_t f = d->r.count;

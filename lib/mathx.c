@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "posenc/cpu.h"
 #include "mathx.h"
 
 /* Every float expression must round each operation on its own, as torch does: GCC in ISO C mode
@@ -256,10 +257,11 @@ __attribute__((target("avx2,fma"))) static void sincos_row_avx2(const double *hi
 
 static int simd_mode = -1;
 
+/* the AVX2 row kernel runs on the avx2 and avx512 paths (lib/cpu.c, POSENC_CPU) */
 static int simd_available(void)
 {
 #ifdef HAVE_AVX2_KERNEL
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    return posenc_cpu_active() >= POSENC_CPU_AVX2;
 #else
     return 0;
 #endif

@@ -114,7 +114,7 @@ float pe_mathx_powf_cr(float x, float y);
  * a three-part pi/2 and an exact FMA first step, fdlibm polynomials) covers angles below 2^49 rad:
  * every position below 2^48 when inv_freq <= 2. Larger angles take a long double path (angle
  * addition on cosl/sinl of exact arguments), within a few ulp of double. Uses AVX2+FMA when the
- * CPU has them. */
+ * active CPU path is avx2 or avx512 (posenc/cpu.h). */
 void pe_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p, double *c,
                              double *s);
 

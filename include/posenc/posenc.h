@@ -12,6 +12,7 @@
 #include "posenc/io.h"
 #include "posenc/config.h"
 #include "posenc/bias.h"
+#include "posenc/cpu.h"
 #include "posenc/apply.h"
 #include "posenc/verify.h"
 #include "posenc/llamacpp.h"

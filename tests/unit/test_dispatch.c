@@ -1,0 +1,305 @@
+/* test_dispatch.c: every CPU path this machine can run (posenc/cpu.h) gives the portable path's
+ * bits: the kernels on every f16/bf16 bit pattern and on special float32 values, and
+ * posenc_apply_rows in every precision, style and in/out dtype, on random values, random bit
+ * patterns and the special ones (subnormals, inf, NaN with payloads, -0, the largest finite
+ * f16 and bf16). A path the CPU lacks is reported and skipped. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+#include "posenc/apply.h"
+#include "posenc/config.h"
+#include "posenc/cpu.h"
+#include "posenc/dtype.h"
+#include "posenc/rope.h"
+#include "cpu_internal.h"
+
+static uint64_t rng = 0x2545f4914f6cdd1dull;
+static uint32_t rnd32(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng >> 16);
+}
+
+static float bitsf(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static const pe_kern *path_kern(posenc_cpu_path p)
+{
+    assert_int_equal(posenc_cpu_set(p, NULL), POSENC_OK);
+    return pe_kern_get();
+}
+
+/* float32 inputs of the stores: specials, every rounding boundary of f16 and bf16 near a few
+ * exponents, and random bit patterns */
+static size_t store_inputs(float *x, size_t cap)
+{
+    static const uint32_t special[] = {
+        0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u,
+        0x7f800001u, 0x7fa00000u, 0xff812345u, 0x7fbfffffu, 0x7fc00001u, 0x7f802000u,
+        0x477fe000u, 0x477fefffu, 0x477ff000u, 0x477fffffu, 0x47800000u, 0x7f7fffffu,
+        0x7f7f8000u, 0x7f7f7fffu, 0x00000001u, 0x007fffffu, 0x33800000u, 0x33000000u,
+        0x33000001u, 0x387fe000u, 0x387ff000u, 0x38800000u, 0xb87ff000u, 0x3f808000u,
+        0x3f818000u, 0x3f800fffu, 0x3f801000u, 0x3f803000u, 0x3f7fffffu,
+    };
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof special / sizeof *special && n < cap; i++)
+        x[n++] = bitsf(special[i]);
+    /* every low-16-bit pattern around 1.0, a tiny and a huge exponent (both signs) */
+    static const uint32_t bases[] = { 0x3f800000u, 0x38800000u, 0x47000000u, 0x33800000u,
+                                      0x00000000u, 0x7f000000u };
+    for (size_t b = 0; b < sizeof bases / sizeof *bases; b++)
+        for (uint32_t lo = 0; lo < 0x10000u && n + 2 <= cap; lo += 7) {
+            x[n++] = bitsf(bases[b] | lo);
+            x[n++] = bitsf((bases[b] | lo) ^ 0x80000000u);
+        }
+    while (n < cap)
+        x[n++] = bitsf(rnd32());
+    return n;
+}
+
+static void test_kernels(void **state)
+{
+    (void)state;
+    enum { N = 1 << 16 };
+    uint16_t *h = malloc(N * 2), *o1 = malloc(N * 2), *o2 = malloc(N * 2);
+    float *f1 = malloc(N * 4), *f2 = malloc(N * 4), *x = malloc(N * 4);
+    assert_non_null(h && o1 && o2 && f1 && f2 && x);
+    for (uint32_t i = 0; i < N; i++)
+        h[i] = (uint16_t)i;
+    size_t nx = store_inputs(x, N - 3); /* an odd length: tails too */
+    const pe_kern *base = path_kern(POSENC_CPU_BASELINE);
+    for (int p = POSENC_CPU_AVX2; p <= POSENC_CPU_AVX512; p++) {
+        if (!posenc_cpu_supported((posenc_cpu_path)p)) {
+            print_message("cpu path %s: not on this machine, skipped\n",
+                          posenc_cpu_name((posenc_cpu_path)p));
+            continue;
+        }
+        const pe_kern *k = path_kern((posenc_cpu_path)p);
+        assert_ptr_not_equal(k, base);
+        /* every bit pattern, from several alignments and lengths */
+        for (size_t off = 0; off < 3; off++) {
+            base->load_f16(f1, h + off, N - off);
+            k->load_f16(f2, h + off, N - off);
+            assert_memory_equal(f1, f2, (N - off) * 4);
+            base->load_bf16(f1, h + off, N - off);
+            k->load_bf16(f2, h + off, N - off);
+            assert_memory_equal(f1, f2, (N - off) * 4);
+        }
+        base->store_f16(o1, x, nx);
+        k->store_f16(o2, x, nx);
+        assert_memory_equal(o1, o2, nx * 2);
+        base->store_bf16(o1, x, nx);
+        k->store_bf16(o2, x, nx);
+        assert_memory_equal(o1, o2, nx * 2);
+    }
+    assert_int_equal(posenc_cpu_set(POSENC_CPU_BASELINE, NULL), POSENC_OK);
+    free(h), free(o1), free(o2), free(f1), free(f2), free(x);
+}
+
+/* ---- posenc_apply_rows, whole ---- */
+
+#define S 37     /* tokens: not a multiple of any vector width */
+#define H 3
+#define D 80     /* head_dim; rotary 64 (neox) or 48 (gptj): pass-through dims too */
+
+static void params(posenc_style style, int rotary, posenc_rope_params *p)
+{
+    char cfg[512];
+    snprintf(cfg, sizeof cfg,
+             "{\"model_type\": \"%s\", \"hidden_size\": %d, \"num_attention_heads\": 1, "
+             "\"head_dim\": %d, \"rope_theta\": 10000.0, \"max_position_embeddings\": 4096, "
+             "\"partial_rotary_factor\": %g, \"rotary_dim\": %d, \"rotary_pct\": %g}",
+             style == POSENC_STYLE_GPTJ ? "gptj" : "llama", D, D, (double)rotary / D, rotary,
+             (double)rotary / D);
+    posenc_model *m;
+    posenc_rope_config rc;
+    posenc_error err;
+    assert_int_equal(posenc_config_parse(cfg, strlen(cfg), "test", NULL, &m, &err), POSENC_OK);
+    assert_int_equal(posenc_model_rope(m, NULL, &rc, &err), POSENC_OK);
+    assert_int_equal(posenc_rope_params_compute(&rc, 0, p, &err), POSENC_OK);
+    if (posenc_rope_params_ggml(p, m, NULL, 0, &err) != POSENC_OK)
+        p->has_ggml = 0;
+    posenc_model_free(m);
+}
+
+/* fill n elements of dt: kind 0 random values in [-3, 3), 1 random bit patterns, 2 specials */
+static void fill(void *buf, posenc_dtype dt, size_t n, int kind)
+{
+    static const uint16_t sp16[] = { 0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff,
+                                     0xfbff, 0x7c00, 0xfc00, 0x7e00, 0xfe00, 0x7c01, 0x7d55,
+                                     0xfdff, 0x3c00, 0x3555 };
+    static const uint16_t spb[] = { 0x0000, 0x8000, 0x0001, 0x8001, 0x007f, 0x0080, 0x7f7f,
+                                    0xff7f, 0x7f80, 0xff80, 0x7fc0, 0xffc0, 0x7f81, 0x7fa5,
+                                    0xffbf, 0x3f80, 0x3eab };
+    static const uint32_t sp32[] = { 0x00000000u, 0x80000000u, 0x00000001u, 0x807fffffu,
+                                     0x7f7fffffu, 0x7f800000u, 0xff800000u, 0x7fc00000u,
+                                     0x7f800001u, 0xffa5a5a5u, 0x477fe000u, 0x477ff000u,
+                                     0x33000000u, 0x3f800000u, 0xbf7fffffu, 0x38000000u };
+    static const uint64_t sp64[] = { 0, 0x8000000000000000ull, 1, 0x7fefffffffffffffull,
+                                     0x7ff0000000000000ull, 0xfff0000000000000ull,
+                                     0x7ff8000000000000ull, 0x7ff0000000000001ull,
+                                     0x3ff0000000000000ull, 0x40effc0000000000ull };
+    for (size_t i = 0; i < n; i++) {
+        double v = (double)(rnd32() >> 8) * 0x1p-24 * 6.0 - 3.0;
+        switch (dt) {
+        case POSENC_DT_F16: {
+            uint16_t b = kind == 0   ? posenc_f64_to_f16(v)
+                         : kind == 1 ? (uint16_t)rnd32()
+                                     : sp16[rnd32() % (sizeof sp16 / sizeof *sp16)];
+            ((uint16_t *)buf)[i] = b;
+            break;
+        }
+        case POSENC_DT_BF16: {
+            uint16_t b = kind == 0   ? posenc_f64_to_bf16(v)
+                         : kind == 1 ? (uint16_t)rnd32()
+                                     : spb[rnd32() % (sizeof spb / sizeof *spb)];
+            ((uint16_t *)buf)[i] = b;
+            break;
+        }
+        case POSENC_DT_F32: {
+            uint32_t b = kind == 1 ? rnd32() : sp32[rnd32() % (sizeof sp32 / sizeof *sp32)];
+            float f = (float)v;
+            if (kind)
+                memcpy(&f, &b, 4);
+            ((float *)buf)[i] = f;
+            break;
+        }
+        default: {
+            uint64_t b = kind == 1 ? ((uint64_t)rnd32() << 32 | rnd32())
+                                   : sp64[rnd32() % (sizeof sp64 / sizeof *sp64)];
+            if (kind)
+                memcpy(&v, &b, 8);
+            ((double *)buf)[i] = v;
+            break;
+        }
+        }
+    }
+}
+
+static void test_apply_paths(void **state)
+{
+    (void)state;
+    static const posenc_dtype dts[] = { POSENC_DT_F16, POSENC_DT_BF16, POSENC_DT_F32,
+                                        POSENC_DT_F64 };
+    static const posenc_precision precs[] = { POSENC_PREC_EXACT, POSENC_PREC_HF,
+                                              POSENC_PREC_VLLM, POSENC_PREC_GGML };
+    const size_t n = (size_t)S * H * D;
+    unsigned char *in = malloc(n * 8), *ref = malloc(n * 8), *got = malloc(n * 8);
+    assert_non_null(in && ref && got);
+    int64_t shape[3] = { S, H, D };
+    posenc_apply_shape sh;
+    assert_int_equal(posenc_apply_shape_of(POSENC_APPLY_SHD, 3, shape, &sh, NULL), POSENC_OK);
+    int compared = 0;
+    for (int st = 0; st < 2; st++) {
+        posenc_style style = st ? POSENC_STYLE_GPTJ : POSENC_STYLE_NEOX;
+        posenc_rope_params p;
+        params(style, st ? 48 : 64, &p);
+        for (size_t pi = 0; pi < sizeof precs / sizeof *precs; pi++) {
+            if (precs[pi] == POSENC_PREC_GGML && !p.has_ggml)
+                continue;
+            for (size_t a = 0; a < 4; a++)
+                for (size_t b = 0; b < 4; b++)
+                    for (int kind = 0; kind < 3; kind++) {
+                        posenc_apply_opts o = { precs[pi], kind == 2, dts[a] };
+                        posenc_apply_positions pos = { NULL, 1000 * kind, 1, 1 };
+                        fill(in, dts[a], n, kind);
+                        size_t oes = posenc_dtype_size(dts[b]);
+                        for (int path = POSENC_CPU_BASELINE; path <= POSENC_CPU_AVX512; path++) {
+                            if (!posenc_cpu_supported((posenc_cpu_path)path))
+                                continue;
+                            assert_int_equal(posenc_cpu_set((posenc_cpu_path)path, NULL),
+                                             POSENC_OK);
+                            posenc_apply *ap;
+                            posenc_error err;
+                            assert_int_equal(posenc_apply_new(&p, &o, &pos, S, 2, &ap, &err),
+                                             POSENC_OK);
+                            unsigned char *dst = path ? got : ref;
+                            /* in place when the sizes allow, as posenc apply does */
+                            if (oes == posenc_dtype_size(dts[a])) {
+                                memcpy(dst, in, n * oes);
+                                posenc_apply_rows(ap, &sh, 0, (uint64_t)S * H, dst, dts[a], dst,
+                                                  dts[b]);
+                            } else {
+                                posenc_apply_rows(ap, &sh, 0, (uint64_t)S * H, in, dts[a], dst,
+                                                  dts[b]);
+                            }
+                            posenc_apply_free(ap);
+                            if (path && memcmp(ref, got, n * oes) != 0) {
+                                size_t e = 0;
+                                while (memcmp(ref + e * oes, got + e * oes, oes) == 0)
+                                    e++;
+                                uint64_t rb = 0, gb = 0, ib = 0;
+                                memcpy(&rb, ref + e * oes, oes);
+                                memcpy(&gb, got + e * oes, oes);
+                                memcpy(&ib, in + e * posenc_dtype_size(dts[a]),
+                                       posenc_dtype_size(dts[a]));
+                                print_error("input %#llx, baseline %#llx, got %#llx\n",
+                                            (unsigned long long)ib, (unsigned long long)rb,
+                                            (unsigned long long)gb);
+                                fail_msg("path %s, %s, %s, %s -> %s, inputs %d: element %zu "
+                                         "differs from the baseline path",
+                                         posenc_cpu_name((posenc_cpu_path)path),
+                                         posenc_style_name(style), posenc_precision_name(precs[pi]),
+                                         posenc_dtype_name(dts[a]), posenc_dtype_name(dts[b]),
+                                         kind, e);
+                            }
+                            compared += path != 0;
+                        }
+                    }
+        }
+    }
+    assert_int_equal(posenc_cpu_set(POSENC_CPU_BASELINE, NULL), POSENC_OK);
+    if (!compared)
+        print_message("no SIMD path on this machine: nothing compared\n");
+    free(in), free(ref), free(got);
+}
+
+static void test_select(void **state)
+{
+    (void)state;
+    posenc_error err;
+    assert_string_equal(posenc_cpu_name(POSENC_CPU_BASELINE), "baseline");
+    assert_string_equal(posenc_cpu_name(POSENC_CPU_AVX2), "avx2");
+    assert_string_equal(posenc_cpu_name(POSENC_CPU_AVX512), "avx512");
+    assert_string_equal(posenc_cpu_name((posenc_cpu_path)7), "?");
+    assert_int_equal(posenc_cpu_supported(POSENC_CPU_BASELINE), 1);
+    assert_int_equal(posenc_cpu_set((posenc_cpu_path)7, &err), POSENC_EINVAL);
+    for (int p = 0; p < 3; p++) {
+        posenc_status want = posenc_cpu_supported((posenc_cpu_path)p) ? POSENC_OK
+                                                                      : POSENC_EUNSUPPORTED;
+        assert_int_equal(posenc_cpu_set((posenc_cpu_path)p, &err), want);
+        if (want == POSENC_OK)
+            assert_int_equal(posenc_cpu_active(), p);
+    }
+    /* avx512 implies avx2 */
+    if (posenc_cpu_supported(POSENC_CPU_AVX512))
+        assert_true(posenc_cpu_supported(POSENC_CPU_AVX2));
+    setenv("POSENC_CPU", "avx9", 1);
+    assert_int_equal(posenc_cpu_env_check(&err), POSENC_EINVAL);
+    assert_string_equal(err.msg,
+                        "POSENC_CPU=avx9: unknown path (expected baseline, avx2 or avx512)");
+    setenv("POSENC_CPU", "baseline", 1);
+    assert_int_equal(posenc_cpu_env_check(&err), POSENC_OK);
+    unsetenv("POSENC_CPU");
+    assert_int_equal(posenc_cpu_env_check(&err), POSENC_OK);
+    assert_int_equal(posenc_cpu_set(POSENC_CPU_BASELINE, NULL), POSENC_OK);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_select),
+        cmocka_unit_test(test_kernels),
+        cmocka_unit_test(test_apply_paths),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
