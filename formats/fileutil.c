@@ -211,11 +211,39 @@ static posenc_status refuse_input(const char *out, const char *in, posenc_error 
                          out, in);
 }
 
+/* The input that the open file fd is (same device and inode), or 0. */
+static int input_of_fd(int fd, char *name, size_t cap)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) != 0)
+        return 0;
+    int hit = 0;
+    pthread_mutex_lock(&input_lock);
+    for (int i = 0; i < n_inputs && !hit; i++)
+        if (inputs[i].dev == sb.st_dev && inputs[i].ino == sb.st_ino) {
+            snprintf(name, cap, "%s", inputs[i].name);
+            hit = 1;
+        }
+    pthread_mutex_unlock(&input_lock);
+    return hit;
+}
+
+posenc_status posenc_output_check_fd(int fd, posenc_error *err)
+{
+    char in[256];
+    /* "-" is standard output: a shell redirection (>> q.npy, 1<> q.npy) can make it an input */
+    if (input_of_fd(fd, in, sizeof in))
+        return refuse_input("-", in, err);
+    return POSENC_OK;
+}
+
 posenc_status posenc_output_check(const char *path, posenc_error *err)
 {
     char in[256];
-    if (!path || strcmp(path, "-") == 0)
+    if (!path)
         return POSENC_OK;
+    if (strcmp(path, "-") == 0)
+        return posenc_output_check_fd(STDOUT_FILENO, err);
     if (input_of(path, in, sizeof in))
         return refuse_input(path, in, err);
     /* the files a writer derives from the name: the raw pair, a directory's meta.json */

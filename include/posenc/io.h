@@ -173,6 +173,10 @@ void posenc_input_add_fd(int fd, const char *name);
 /* POSENC_EOVERWRITE when writing path would replace an input: path itself, and the files a
  * writer derives from it (a raw sidecar X.json, a directory's meta.json). */
 posenc_status posenc_output_check(const char *path, posenc_error *err);
+/* POSENC_EOVERWRITE when the open file fd (standard output, for "-") is an input: a shell
+ * redirection such as '>> q.npy' or '1<> q.npy' makes it one. posenc_output_check("-") checks
+ * STDOUT_FILENO. */
+posenc_status posenc_output_check_fd(int fd, posenc_error *err);
 
 /* ---- temporaries ----
  * Every writer writes to a temporary beside its target (".posenc-tmp-PID-XXXXXX-NAME") that is
