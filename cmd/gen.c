@@ -342,7 +342,7 @@ int cmd_gen(int argc, char **argv)
         if (c.wopts.format == POSENC_FMT_AUTO)
             return cmd_usage_error(CMD, "'%s': cannot tell the output format from the name; "
                                         "pass --format or end it in .npz, .npy, .h5, "
-                                        ".safetensors, .h, .bin or /", a.out);
+                                        ".hdf5, .safetensors, .h, .bin, .gguf or /", a.out);
     }
     a.format = c.wopts.format;
     if (strcmp(a.out, "-") == 0 && !posenc_format_to_stdout(c.wopts.format))
