@@ -586,10 +586,14 @@ static void config_line(pe_strbuf *b, const cJSON *report, int html)
                 memmove(p, p + 1, strlen(p));
         html_text(b, line);
     } else {
-        /* the model_type and layer names are the config's text: never HTML */
+        /* the model_type and layer names are the config's text: never HTML outside the
+         * path's code span, where HTML is inert */
+        int code = 0;
         for (const char *p = line; *p; p++) {
             char c[2] = { *p, 0 };
-            pe_strbuf_puts(b, *p == '<' ? "&lt;" : *p == '>' ? "&gt;" : *p == '&' ? "&amp;" : c);
+            code ^= *p == '`';
+            pe_strbuf_puts(b, code ? c : *p == '<' ? "&lt;" : *p == '>' ? "&gt;"
+                                     : *p == '&' ? "&amp;" : c);
         }
         pe_strbuf_puts(b, "\n");
     }

@@ -16,7 +16,6 @@
 #include <cjson/cJSON.h>
 
 #include "backend.h"
-#include "jsondup.h"
 #include "strbuf.h"
 
 #define ST_MAX_HEADER 100000000ULL /* MAX_HEADER_SIZE of the reference implementation */
@@ -296,11 +295,6 @@ static posenc_status st_open(posenc_container *c, posenc_error *err)
     if (!root) {
         st = posenc_seterr(err, POSENC_EFORMAT, "'%s': safetensors header is not valid JSON",
                            path);
-        goto out;
-    }
-    /* a repeated tensor name: the last entry, as serde_json fills the reference reader's map */
-    if (pe_json_last_wins(root, NULL, 0) < 0) {
-        st = posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", path);
         goto out;
     }
     /* the spec pads with spaces; serde_json, which the reference reader uses, also takes any

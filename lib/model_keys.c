@@ -34,7 +34,7 @@ static const char *const top_real[] = {
     "rope_type", "n_positions", "max_position_embedding", "rope_theta_local",
 };
 
-static int in_list(const char *key, const char *const *list, size_t n)
+static int key_listed(const char *key, const char *const *list, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (strcmp(key, list[i]) == 0)
@@ -122,7 +122,7 @@ void pe_check_rope_dict(ctx *c, const cJSON *dict, const char *dpath)
     if (!dict || !from_config(c, dict))
         return;
     for (const cJSON *e = dict ? dict->child : NULL; e; e = e->next) {
-        if (!e->string || in_list(e->string, dict_keys, N_OF(dict_keys)))
+        if (!e->string || key_listed(e->string, dict_keys, N_OF(dict_keys)))
             continue;
         const char *k = pe_rope_dict_key_near(e->string);
         if (k)
@@ -142,7 +142,7 @@ posenc_status pe_check_rope_type(ctx *c, const cJSON *dict, const char *dpath)
      * KeyError "Missing required keys in `rope_scaling`" (modeling_rope_utils.py) */
     const char *typo = NULL;
     for (const cJSON *e = dict ? dict->child : NULL; e && !typo; e = e->next)
-        if (e->string && !in_list(e->string, dict_keys, N_OF(dict_keys)) &&
+        if (e->string && !key_listed(e->string, dict_keys, N_OF(dict_keys)) &&
             (distance(e->string, "rope_type") <= 2 || distance(e->string, "type") == 1))
             typo = e->string;
     if (typo)
@@ -156,9 +156,9 @@ posenc_status pe_check_rope_type(ctx *c, const cJSON *dict, const char *dpath)
 void pe_check_top_keys(ctx *c, const cJSON *obj, const char *path)
 {
     for (const cJSON *e = obj ? obj->child : NULL; e; e = e->next) {
-        if (!e->string || in_list(e->string, top_keys, N_OF(top_keys)) ||
-            in_list(e->string, top_real, N_OF(top_real)) ||
-            in_list(e->string, dict_keys, N_OF(dict_keys)))
+        if (!e->string || key_listed(e->string, top_keys, N_OF(top_keys)) ||
+            key_listed(e->string, top_real, N_OF(top_real)) ||
+            key_listed(e->string, dict_keys, N_OF(dict_keys)))
             continue;
         const char *k = near(e->string, top_keys, N_OF(top_keys));
         if (k)
