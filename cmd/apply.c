@@ -132,7 +132,10 @@ int cmd_apply(int argc, char **argv)
             dtype_set = 1;
             break;
         case CMD_O_ASSUME_BF16: ropts.assume_bf16 = 1; break;
-        case CMD_O_FORCE: force = 1; break;
+        case CMD_O_FORCE:
+            force = 1;
+            posenc_outputs_force(1);
+            break;
         case CMD_O_QUIET: cmd_progress_quiet(); break;
         case CMD_O_PAIRS: glob = p.arg; break;
         }

@@ -47,8 +47,8 @@ int cmd_load_config(const char *cmd, const char *path, const char *family, posen
     }
     if (posenc_config_load(path, &opts, &m, &err) != POSENC_OK)
         return cmd_fail(cmd, &err);
-    if (posenc_model_warning(m))
-        cmd_msg(cmd, "'%s': %s", path, posenc_model_warning(m));
+    for (size_t i = 0; posenc_model_warning_at(m, i); i++)
+        cmd_msg(cmd, "'%s': %s", path, posenc_model_warning_at(m, i));
     *out = m;
     return CMD_EXIT_OK;
 }

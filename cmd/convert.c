@@ -112,7 +112,7 @@ int cmd_convert(int argc, char **argv)
         if (wo.format == POSENC_FMT_AUTO)
             return cmd_usage_error(CMD, "'%s': cannot tell the output format from the name; "
                                            "pass --format or end it in .npz, .npy, .h5, "
-                                           ".safetensors, .h, .bin or /", out);
+                                           ".hdf5, .safetensors, .h, .bin, .gguf or /", out);
     }
     if (strcmp(out, "-") == 0 && !posenc_format_to_stdout(wo.format))
         return cmd_usage_error(CMD, "- writes NPY only, not %s", posenc_format_name(wo.format));

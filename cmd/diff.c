@@ -202,7 +202,7 @@ int cmd_diff(int argc, char **argv)
                                        "another)";
     }
     if (adt == POSENC_DT_I64 || bdt == POSENC_DT_I64)
-        rep.notes[rep.n_notes++] = "i64 values are compared as doubles: exact up to 2^53 only";
+        rep.notes[rep.n_notes++] = "i64 values are compared as doubles: exact up to 2^53; past it two that differ stay apart by the double spacing";
     if (posenc_dtype_is_float(adt) && posenc_dtype_is_float(bdt) &&
         (adt != o.ulp_dtype || bdt != o.ulp_dtype))
         rep.notes[rep.n_notes++] = "the values are rounded to the ulp dtype before ulps are counted";

@@ -61,7 +61,8 @@ static const struct cmd_opt gen_opts[] = {
     { .id = CMD_O_FORMAT },
     { .id = CMD_O_DTYPE, .help = "f32 (default), f64, f16 or bf16" },
     { .id = CMD_O_COMPRESS },
-    { .id = CMD_O_FORCE, .help = "write a table larger than 4 GiB" },
+    { .id = CMD_O_FORCE, .help = "write a table larger than 4 GiB; replace a read-only\n"
+                                 "or another user's file" },
     { .id = CMD_O_QUIET },
     CMD_OPT_GROUP("non-rotary encodings:"),
     { OPT_HEADS, "heads", 0, "N", CMD_T_I64, 1, 1 << 16,
@@ -306,7 +307,10 @@ int cmd_gen(int argc, char **argv)
             c.array = p.arg;
             break;
         case CMD_O_COMPRESS: c.wopts.compress = 1; break;
-        case CMD_O_FORCE: c.force = 1; break;
+        case CMD_O_FORCE:
+            c.force = 1;
+            posenc_outputs_force(1);
+            break;
         case CMD_O_QUIET: cmd_progress_quiet(); break;
         case OPT_ENCODING:
             if (posenc_encoding_parse(p.arg, &a.encoding, &err) != POSENC_OK)
@@ -338,7 +342,7 @@ int cmd_gen(int argc, char **argv)
         if (c.wopts.format == POSENC_FMT_AUTO)
             return cmd_usage_error(CMD, "'%s': cannot tell the output format from the name; "
                                         "pass --format or end it in .npz, .npy, .h5, "
-                                        ".safetensors, .h, .bin or /", a.out);
+                                        ".hdf5, .safetensors, .h, .bin, .gguf or /", a.out);
     }
     a.format = c.wopts.format;
     if (strcmp(a.out, "-") == 0 && !posenc_format_to_stdout(c.wopts.format))

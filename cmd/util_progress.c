@@ -26,6 +26,7 @@ static struct {
     atomic_flag drawing;
 } P = { .drawing = ATOMIC_FLAG_INIT };
 static volatile sig_atomic_t drawn; /* a line is on screen */
+static volatile sig_atomic_t dying; /* a signal is ending the run: no more lines */
 
 static long long now_ns(void)
 {
@@ -141,7 +142,7 @@ void cmd_progress_update(uint64_t add_done)
         return;
     if (atomic_flag_test_and_set(&P.drawing))
         return; /* another thread is drawing */
-    if (t >= atomic_load(&P.next)) {
+    if (t >= atomic_load(&P.next) && !dying) {
         draw(t, 0);
         atomic_store(&P.next, t + P.interval);
     }
@@ -159,6 +160,14 @@ void cmd_progress_clear(void)
 
 void cmd_progress_signal(void)
 {
+    /* a worker thread may be drawing while the signal runs here: no line after this one, and
+     * wait (at most 0.2 s: the signal may have interrupted the drawing thread itself) until a
+     * line being drawn is out, so that the erase comes last */
+    dying = 1;
+    for (int i = 0; i < 200 && atomic_flag_test_and_set(&P.drawing); i++) {
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
     if (drawn) {
         ssize_t rc = write(STDERR_FILENO, "\r\033[K", 4);
         (void)rc;

@@ -14,6 +14,7 @@
 
 #include "posenc/config.h"
 #include "backend.h"
+#include "jsondup.h"
 #include "model_json.h"
 
 #define CONFIG_MAX_BYTES ((size_t)64 << 20)
@@ -181,8 +182,25 @@ static posenc_status config_parse_json(const char *text, size_t len, const char 
         cJSON_Delete(root);
         return posenc_seterr(err, POSENC_ECONFIG, "'%s': top level is not a JSON object", src);
     }
+    /* a repeated key: the last value, as Python's json and so transformers read it */
+    char dup[128];
+    long ndup = pe_json_last_wins(root, dup, sizeof dup);
+    if (ndup < 0) {
+        cJSON_Delete(root);
+        return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", src);
+    }
     posenc_status st = pe_model_from_json(root, src, family, out, err);
     cJSON_Delete(root);
+    if (st == POSENC_OK && ndup > 0) {
+        char w[256];
+        snprintf(w, sizeof w, "duplicate key '%s': the last value is used, as Python's json "
+                 "reads it%s", dup, ndup > 1 ? " (and other repeated keys)" : "");
+        if ((st = pe_model_add_warning(*out, w)) != POSENC_OK) {
+            posenc_model_free(*out);
+            *out = NULL;
+            return posenc_seterr(err, POSENC_ENOMEM, "'%s': out of memory", src);
+        }
+    }
     return st;
 }
 

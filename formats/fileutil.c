@@ -139,6 +139,7 @@ static struct input_id {
 } inputs[MAX_INPUTS];
 static int n_inputs;
 static int inputs_guarded; /* off in the library by default; the posenc program turns it on */
+static int outputs_forced; /* --force: replace read-only files and other users' files too */
 static pthread_mutex_t input_lock = PTHREAD_MUTEX_INITIALIZER;
 
 void posenc_inputs_guard(int on)
@@ -148,6 +149,60 @@ void posenc_inputs_guard(int on)
     if (!on)
         n_inputs = 0;
     pthread_mutex_unlock(&input_lock);
+}
+
+void posenc_outputs_force(int on)
+{
+    pthread_mutex_lock(&input_lock);
+    outputs_forced = on;
+    pthread_mutex_unlock(&input_lock);
+}
+
+/* The file a symlink chain ends at (the path itself when it is no symlink): an output named by
+ * a link is written through it, and the link stays. Caller frees; NULL when out of memory. */
+static char *link_target(const char *path)
+{
+    char *cur = strdup(path);
+    for (int hops = 0; cur && hops < 40; hops++) {
+        struct stat ls;
+        char buf[TMP_PATH];
+        if (lstat(cur, &ls) != 0 || !S_ISLNK(ls.st_mode))
+            break;
+        ssize_t n = readlink(cur, buf, sizeof buf - 1);
+        if (n <= 0)
+            break;
+        buf[n] = '\0';
+        const char *sl = strrchr(cur, '/');
+        size_t dl = buf[0] == '/' || !sl ? 0 : (size_t)(sl - cur) + 1;
+        char *next = malloc(dl + (size_t)n + 1);
+        if (next) {
+            memcpy(next, cur, dl);
+            memcpy(next + dl, buf, (size_t)n + 1);
+        }
+        free(cur);
+        cur = next;
+    }
+    return cur;
+}
+
+/* POSENC_EOVERWRITE when path is a regular file that is read-only or another user's: posenc
+ * replaces it only with --force (posenc_outputs_force), as cp -f would be needed. */
+static posenc_status check_replace(const char *path, posenc_error *err)
+{
+    struct stat sb;
+    pthread_mutex_lock(&input_lock);
+    int check = inputs_guarded && !outputs_forced;
+    pthread_mutex_unlock(&input_lock);
+    if (!check || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return POSENC_OK;
+    if (sb.st_uid != geteuid())
+        return posenc_seterr(err, POSENC_EOVERWRITE, "'%s': refusing to replace a file owned by "
+                             "another user (uid %lu); pass --force", path,
+                             (unsigned long)sb.st_uid);
+    if (!(sb.st_mode & 0222))
+        return posenc_seterr(err, POSENC_EOVERWRITE, "'%s': refusing to replace a read-only "
+                             "file; pass --force", path);
+    return POSENC_OK;
 }
 
 static void input_add_stat(const struct stat *sb, const char *name)
@@ -211,11 +266,39 @@ static posenc_status refuse_input(const char *out, const char *in, posenc_error 
                          out, in);
 }
 
+/* The input that the open file fd is (same device and inode), or 0. */
+static int input_of_fd(int fd, char *name, size_t cap)
+{
+    struct stat sb;
+    if (fstat(fd, &sb) != 0)
+        return 0;
+    int hit = 0;
+    pthread_mutex_lock(&input_lock);
+    for (int i = 0; i < n_inputs && !hit; i++)
+        if (inputs[i].dev == sb.st_dev && inputs[i].ino == sb.st_ino) {
+            snprintf(name, cap, "%s", inputs[i].name);
+            hit = 1;
+        }
+    pthread_mutex_unlock(&input_lock);
+    return hit;
+}
+
+posenc_status posenc_output_check_fd(int fd, posenc_error *err)
+{
+    char in[256];
+    /* "-" is standard output: a shell redirection (>> q.npy, 1<> q.npy) can make it an input */
+    if (input_of_fd(fd, in, sizeof in))
+        return refuse_input("-", in, err);
+    return POSENC_OK;
+}
+
 posenc_status posenc_output_check(const char *path, posenc_error *err)
 {
     char in[256];
-    if (!path || strcmp(path, "-") == 0)
+    if (!path)
         return POSENC_OK;
+    if (strcmp(path, "-") == 0)
+        return posenc_output_check_fd(STDOUT_FILENO, err);
     if (input_of(path, in, sizeof in))
         return refuse_input(path, in, err);
     /* the files a writer derives from the name: the raw pair, a directory's meta.json */
@@ -227,6 +310,9 @@ posenc_status posenc_output_check(const char *path, posenc_error *err)
         st = refuse_input(bin, in, err);
     else if (input_of(json, in, sizeof in))
         st = refuse_input(json, in, err);
+    else if ((st = check_replace(path, err)) == POSENC_OK &&
+             (st = check_replace(bin, err)) == POSENC_OK)
+        st = check_replace(json, err);
     free(bin);
     free(json);
     size_t n = strlen(path);
@@ -313,6 +399,9 @@ static mode_t current_umask(void)
     return m;
 }
 
+static posenc_status pe_tmp_create_at(const char *final_path, const char *target,
+                                      char **tmp_path, FILE **fp, posenc_error *err);
+
 posenc_status pe_tmp_create(const char *final_path, char **tmp_path, FILE **fp,
                                 posenc_error *err)
 {
@@ -321,6 +410,9 @@ posenc_status pe_tmp_create(const char *final_path, char **tmp_path, FILE **fp,
     char in[256];
     if (input_of(final_path, in, sizeof in))
         return refuse_input(final_path, in, err);
+    posenc_status cst = check_replace(final_path, err);
+    if (cst != POSENC_OK)
+        return cst;
     if (is_special(final_path)) {
         FILE *f = fopen(final_path, "wb");
         if (!f)
@@ -329,26 +421,45 @@ posenc_status pe_tmp_create(const char *final_path, char **tmp_path, FILE **fp,
         *fp = f;
         return POSENC_OK; /* *tmp_path stays NULL: commit closes, discard closes */
     }
-    const char *slash = strrchr(final_path, '/');
-    size_t dlen = slash ? (size_t)(slash - final_path) + 1 : 0;
-    const char *base = final_path + dlen;
+    char *target = link_target(final_path);
+    if (!target)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    posenc_status tst = pe_tmp_create_at(final_path, target, tmp_path, fp, err);
+    free(target);
+    return tst;
+}
+
+/* The temporary beside target, the file final_path names (itself, or where its links end). */
+static posenc_status pe_tmp_create_at(const char *final_path, const char *target,
+                                      char **tmp_path, FILE **fp, posenc_error *err)
+{
+    const char *slash = strrchr(target, '/');
+    size_t dlen = slash ? (size_t)(slash - target) + 1 : 0;
+    const char *base = target + dlen;
     if (*base == '\0')
         return posenc_seterr(err, POSENC_EINVAL, "'%s': not a file name", final_path);
+    struct stat old;
+    int replacing = stat(target, &old) == 0 && S_ISREG(old.st_mode);
     {
         char dir[TMP_PATH];
         if (dlen == 0)
             snprintf(dir, sizeof dir, ".");
         else
-            snprintf(dir, sizeof dir, "%.*s", (int)(dlen > 1 ? dlen - 1 : 1), final_path);
+            snprintf(dir, sizeof dir, "%.*s", (int)(dlen > 1 ? dlen - 1 : 1), target);
         sweep_stale(dir);
     }
     char mid[48];
     snprintf(mid, sizeof mid, ".posenc-tmp-%ld-XXXXXX-", (long)getpid());
     size_t mlen = strlen(mid), blen = strlen(base);
+    /* any valid name fits: past NAME_MAX the temporary keeps the name's last bytes */
+    if (mlen + blen > NAME_MAX) {
+        base += mlen + blen - NAME_MAX;
+        blen = NAME_MAX - mlen;
+    }
     char *t = malloc(dlen + mlen + blen + 1);
     if (!t)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    memcpy(t, final_path, dlen);
+    memcpy(t, target, dlen);
     memcpy(t + dlen, mid, mlen);
     memcpy(t + dlen + mlen, base, blen + 1);
     int fd = mkstemps(t, (int)blen + 1);
@@ -357,8 +468,9 @@ posenc_status pe_tmp_create(const char *final_path, char **tmp_path, FILE **fp,
         free(t);
         return posenc_seterr(err, POSENC_EIO, "cannot create '%s': %s", final_path, strerror(e));
     }
-    /* mkstemp makes 0600; give the file the mode open(2) would (0666 & ~umask). */
-    (void)fchmod(fd, 0666 & ~current_umask());
+    /* mkstemp makes 0600; give the file the mode of the file it replaces, or the mode open(2)
+     * would give a new one (0666 & ~umask) */
+    (void)fchmod(fd, replacing ? old.st_mode & 07777 : 0666 & ~current_umask());
     FILE *f = fdopen(fd, "wb");
     if (!f) {
         int e = errno;
@@ -383,8 +495,12 @@ posenc_status pe_tmp_commit(FILE *fp, const char *tmp_path, const char *final_pa
         if (fclose(fp) != 0 && !e)
             e = errno ? errno : EIO;
     }
-    if (!e && tmp_path && rename(tmp_path, final_path) != 0)
+    char *target = tmp_path ? link_target(final_path) : NULL;
+    if (!e && tmp_path && !target)
+        e = ENOMEM;
+    if (!e && tmp_path && rename(tmp_path, target) != 0)
         e = errno;
+    free(target);
     if (tmp_path)
         tmp_unregister(tmp_path);
     if (e) {

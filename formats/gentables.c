@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The relative_attention_bias of the first block, the one T5 computes the bias in
  * (transformers models/t5/modeling_t5.py T5Attention, has_relative_attention_bias) */
@@ -33,11 +34,32 @@ static const char *base_name(const char *path)
     return s ? s + 1 : path;
 }
 
+/* The config file gen read, by its base name; a model directory ("models/llama/") is named by
+ * its last component and the file read in it ("llama/config.json"). */
+static void config_name(const char *path, char *out, size_t cap)
+{
+    struct stat sb;
+    size_t n = strlen(path);
+    while (n > 1 && path[n - 1] == '/')
+        n--;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        const char *s = path + n;
+        while (s > path && s[-1] != '/')
+            s--;
+        snprintf(out, cap, "%.*s/config.json", (int)(path + n - s), s);
+        return;
+    }
+    snprintf(out, cap, "%s", base_name(path));
+}
+
 void pe_gen_describe_model(pe_gen *g, const pe_gen_args *a)
 {
     pe_describe_str(g->d, PE_DF_POSENC_VERSION, posenc_version());
-    if (a->config)
-        pe_describe_str(g->d, PE_DF_CONFIG, base_name(a->config));
+    if (a->config) {
+        char name[512];
+        config_name(a->config, name, sizeof name);
+        pe_describe_str(g->d, PE_DF_CONFIG, name);
+    }
     if (a->m)
         pe_describe_model(g->d, a->m);
 }

@@ -726,6 +726,11 @@ static posenc_status npy_w_start(posenc_writer *w, posenc_error *err)
     w->impl = k;
     posenc_status st;
     if (strcmp(w->path, "-") == 0) {
+        /* inputs opened since the command's own check (a model directory's config) count too */
+        if ((st = posenc_output_check_fd(fileno(stdout), err))) {
+            npy_w_free(w, 0);
+            return st;
+        }
         k->fp = stdout;
         k->to_stdout = 1;
     } else {

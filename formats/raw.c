@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "backend.h"
+#include "jsondup.h"
 
 #define RAW_ALIGN 64
 #define RAW_MAX_SIDECAR (64u << 20)
@@ -193,6 +194,10 @@ static posenc_status raw_open(posenc_container *c, posenc_error *err)
     fclose(fp);
     fp = NULL;
     root = cJSON_ParseWithLength(text, len);
+    if (pe_json_last_wins(root, NULL, 0) < 0) { /* a repeated key: the last, as Python's json */
+        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        goto out;
+    }
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(root, "format");
     const cJSON *ver = cJSON_GetObjectItemCaseSensitive(root, "version");
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "arrays");

@@ -212,20 +212,31 @@ static void count_line(const cJSON *report, char *buf, size_t len)
         snprintf(buf + m, len - (size_t)m, ".");
 }
 
-/* ---- Markdown ---- */
-static void md_text(pe_strbuf *b, const char *s)
+/* ---- Markdown ----
+ * Text from the inputs (member names, model_type, file names) is never markup: in plain text
+ * '<', '>' and '&' become entities (Markdown passes raw HTML through); in a code span, where
+ * HTML is inert and entities are not decoded, a backquote, which would end the span, becomes
+ * '. A table cell's '|' is escaped in both. */
+static void md_put(pe_strbuf *b, const char *s, int code)
 {
     for (; *s; s++) {
         if (*s == '|')
             pe_strbuf_puts(b, "\\|");
         else if (*s == '\n' || *s == '\r')
             pe_strbuf_puts(b, " ");
+        else if (code && *s == '`')
+            pe_strbuf_puts(b, "'");
+        else if (!code && (*s == '<' || *s == '>' || *s == '&' || *s == '`'))
+            pe_strbuf_puts(b, *s == '<' ? "&lt;" : *s == '>' ? "&gt;" : *s == '&' ? "&amp;" : "&#96;");
         else {
             char c[2] = { *s, 0 };
             pe_strbuf_puts(b, c);
         }
     }
 }
+
+static void md_text(pe_strbuf *b, const char *s) { md_put(b, s, 0); }
+static void md_code(pe_strbuf *b, const char *s) { md_put(b, s, 1); }
 
 static void config_line(pe_strbuf *b, const cJSON *report, int html);
 static void html_text(pe_strbuf *b, const char *s);
@@ -345,7 +356,7 @@ static void md_dumps(pe_strbuf *b, const cJSON *hpairs)
                 int code = k == 2 || (k == 3 && strcmp(cells[3], "-") != 0);
                 if (code)
                     pe_strbuf_puts(b, "`");
-                md_text(b, cells[k]);
+                md_put(b, cells[k], code);
                 if (code)
                     pe_strbuf_puts(b, "`");
             }
@@ -409,7 +420,7 @@ char *pe_report_markdown(const cJSON *report)
     }
 
     pe_strbuf_printf(&b, "## posenc verify: %s: `", vd);
-    md_text(&b, report_config(report));
+    md_code(&b, report_config(report));
     pe_strbuf_puts(&b, "`\n\n");
     count_line(report, line, sizeof line);
     pe_strbuf_printf(&b, "%s\n\n", line);
@@ -419,7 +430,7 @@ char *pe_report_markdown(const cJSON *report)
         {
             char *why = pair_why(report, p);
             pe_strbuf_puts(&b, "| [pair `");
-            md_text(&b, jstr(p, "group", ""));
+            md_code(&b, jstr(p, "group", ""));
             pe_strbuf_printf(&b, "`](#%s) | ", jstr(pslug, jstr(p, "group", ""), ""));
             md_text(&b, why ? why : "");
             pe_strbuf_puts(&b, " |\n");
@@ -428,7 +439,7 @@ char *pe_report_markdown(const cJSON *report)
         cJSON_ArrayForEach(c, checks) if (!jbool(c, "ok"))
         {
             pe_strbuf_puts(&b, "| [`");
-            md_text(&b, jstr(c, "name", "?"));
+            md_code(&b, jstr(c, "name", "?"));
             pe_strbuf_printf(&b, "`](#%s) | ", jstr(cslug, jstr(c, "name", "?"), ""));
             md_text(&b, check_why(c));
             pe_strbuf_puts(&b, " |\n");
@@ -459,7 +470,7 @@ char *pe_report_markdown(const cJSON *report)
         fmt_num(r, sizeof r, cJSON_GetObjectItemCaseSensitive(c, "max_rel_err"));
         fmt_num(t, sizeof t, cJSON_GetObjectItemCaseSensitive(c, "tolerance"));
         pe_strbuf_puts(&b, "| `");
-        md_text(&b, jstr(c, "name", "?"));
+        md_code(&b, jstr(c, "name", "?"));
         pe_strbuf_printf(&b, "` | %s%s%s | %s | %s | %s | ", jbool(c, "ok") ? "" : "**",
                   result_word(c), jbool(c, "ok") ? "" : "**", a, r, t);
         md_text(&b, jstr(c, "summary", ""));
@@ -471,7 +482,7 @@ char *pe_report_markdown(const cJSON *report)
         char *why = pair_why(report, p);
         const cJSON *l = cJSON_GetObjectItemCaseSensitive(p, "layer"), *n;
         pe_strbuf_puts(&b, "\n### Pair `");
-        md_text(&b, jstr(p, "group", ""));
+        md_code(&b, jstr(p, "group", ""));
         pe_strbuf_puts(&b, "`\n\n");
         if (cJSON_IsNumber(l))
             pe_strbuf_printf(&b, "Layer %.0f", l->valuedouble);
@@ -491,7 +502,7 @@ char *pe_report_markdown(const cJSON *report)
             if (!ck || jbool(ck, "ok"))
                 continue;
             pe_strbuf_puts(&b, k++ ? ", [`" : " [`");
-            md_text(&b, n->valuestring);
+            md_code(&b, n->valuestring);
             pe_strbuf_printf(&b, "`](#%s)", jstr(cslug, n->valuestring, ""));
         }
         pe_strbuf_puts(&b, k ? "\n" : " none of its checks\n");
@@ -504,7 +515,7 @@ char *pe_report_markdown(const cJSON *report)
         if (jbool(c, "ok") && !cJSON_IsObject(d))
             continue;
         pe_strbuf_puts(&b, jbool(c, "ok") ? "\n### Diagnosis: `" : "\n### Check `");
-        md_text(&b, jstr(c, "name", "?"));
+        md_code(&b, jstr(c, "name", "?"));
         pe_strbuf_puts(&b, "`\n\n");
         if (!jbool(c, "ok")) {
             pe_strbuf_puts(&b, "**FAIL**: ");
@@ -575,7 +586,15 @@ static void config_line(pe_strbuf *b, const cJSON *report, int html)
                 memmove(p, p + 1, strlen(p));
         html_text(b, line);
     } else {
-        pe_strbuf_puts(b, line);
+        /* the model_type and layer names are the config's text: never HTML outside the
+         * path's code span, where HTML is inert */
+        int code = 0;
+        for (const char *p = line; *p; p++) {
+            char c[2] = { *p, 0 };
+            code ^= *p == '`';
+            pe_strbuf_puts(b, code ? c : *p == '<' ? "&lt;" : *p == '>' ? "&gt;"
+                                     : *p == '&' ? "&amp;" : c);
+        }
         pe_strbuf_puts(b, "\n");
     }
 }
@@ -786,7 +805,9 @@ posenc_status pe_report_write(const cJSON *report, const char *path, posenc_erro
     if (strcmp(path, "-") == 0) { /* the JSON report is the command's data on stdout */
         size_t n = strlen(text);
         errno = 0;
-        if (fwrite(text, 1, n, stdout) != n || fflush(stdout) != 0)
+        if ((st = posenc_output_check_fd(fileno(stdout), err)) != POSENC_OK)
+            ;
+        else if (fwrite(text, 1, n, stdout) != n || fflush(stdout) != 0)
             st = posenc_seterr(err, POSENC_EIO, "cannot write the report to stdout: %s",
                                strerror(errno ? errno : EIO));
         free(text);

@@ -420,6 +420,17 @@ posenc_status posenc_diff_feed(posenc_diff *d, const void *a, posenc_dtype a_dt,
         size_t k = n < CHUNK ? n : CHUNK;
         to_f64(d->a, pa, a_dt, k);
         to_f64(d->b, pb, b_dt, k);
+        if (a_dt == POSENC_DT_I64 && b_dt == POSENC_DT_I64) {
+            /* int64 beyond 2^53 rounds to the same double: two that differ stay apart, by
+             * the double spacing at their magnitude (the nearest double that is not equal) */
+            for (size_t i = 0; i < k; i++) {
+                int64_t xa, xb;
+                memcpy(&xa, pa + i * ea, sizeof xa);
+                memcpy(&xb, pb + i * eb, sizeof xb);
+                if (xa != xb && d->a[i] == d->b[i])
+                    d->b[i] = nextafter(d->b[i], xb < xa ? -INFINITY : INFINITY);
+            }
+        }
         /* sums of a chunk in double (4096 terms), of the chunks in long double */
         double sa = 0, sq = 0;
         uint64_t f = d->r.count;

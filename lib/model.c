@@ -125,6 +125,38 @@ void pe_note(ctx *c, const char *fmt, ...)
     m->notes[m->n_notes++] = s;
 }
 
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void pe_warn(ctx *c, const char *fmt, ...)
+{
+    posenc_model *m = c->m;
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    for (size_t i = 0; i < m->n_warns; i++)
+        if (strcmp(m->warns[i], buf) == 0)
+            return;
+    pe_note(c, "%s", buf);
+    char *s = m->n_warns < MAX_WARNS ? malloc(strlen(buf) + 1) : NULL;
+    if (!s)
+        return;
+    memcpy(s, buf, strlen(buf) + 1);
+    m->warns[m->n_warns++] = s;
+}
+
+posenc_status pe_model_add_warning(posenc_model *m, const char *text)
+{
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.m = m;
+    size_t n = m->n_warns;
+    pe_warn(&c, "%s", text);
+    return m->n_warns > n || m->n_warns == MAX_WARNS ? POSENC_OK : POSENC_ENOMEM;
+}
+
 const cJSON *pe_item(const cJSON *obj, const char *key)
 {
     return obj && cJSON_IsObject(obj) ? cJSON_GetObjectItemCaseSensitive(obj, key) : NULL;
@@ -433,6 +465,9 @@ posenc_status pe_model_from_json(const cJSON *root, const char *source, const ch
     m->fam = f;
     if ((st = pe_setup_row(&c)) != POSENC_OK)
         goto fail;
+    pe_check_top_keys(&c, c.tc, c.tp);
+    if (c.tc != root)
+        pe_check_top_keys(&c, root, "");
     if ((st = pe_layer_rules(&c)) != POSENC_OK)
         goto fail;
     if ((st = keep_hparams(&c, root)) != POSENC_OK)
@@ -453,6 +488,8 @@ void posenc_model_free(posenc_model *m)
     cJSON_Delete(m->hp);
     for (size_t i = 0; i < m->n_notes; i++)
         free(m->notes[i]);
+    for (size_t i = 0; i < m->n_warns; i++)
+        free(m->warns[i]);
     free(m->type_of);
     free(m->nope);
     free(m);
@@ -480,7 +517,17 @@ int posenc_model_is_generic(const posenc_model *m)
 
 const char *posenc_model_warning(const posenc_model *m)
 {
-    return m->warning[0] ? m->warning : NULL;
+    return posenc_model_warning_at(m, 0);
+}
+
+const char *posenc_model_warning_at(const posenc_model *m, size_t i)
+{
+    if (m->warning[0]) {
+        if (i == 0)
+            return m->warning;
+        i--;
+    }
+    return i < m->n_warns ? m->warns[i] : NULL;
 }
 
 int64_t posenc_model_max_positions(const posenc_model *m)

@@ -23,6 +23,7 @@
 #define MAX_LT 8        /* layer types with their own RoPE parameters */
 #define MAX_ALIAS 16    /* distinct names in layer_types */
 #define MAX_NOTES 40
+#define MAX_WARNS 8     /* warnings a command shows, one line each */
 #define NAME_LEN 64
 #define MAX_LAYERS 4096 /* num_hidden_layers that per-layer rules accept */
 
@@ -48,6 +49,8 @@ struct posenc_model {
     posenc_bias_config bias;
     size_t n_notes;
     char *notes[MAX_NOTES];
+    size_t n_warns;                   /* warnings besides .warning, each also a note */
+    char *warns[MAX_WARNS];
     cJSON *hp;                        /* the keys convert_hf_to_gguf.py reads: the config with its
                                          text_config merged over it (TextModel.__init__) */
 };
@@ -103,6 +106,10 @@ posenc_status pe_cfgerr(ctx *c, posenc_status code, const char *fmt, ...);
 __attribute__((format(printf, 2, 3)))
 #endif
 void pe_note(ctx *c, const char *fmt, ...); /* a note on the model (each text once) */
+#if defined(__GNUC__)
+__attribute__((format(printf, 2, 3)))
+#endif
+void pe_warn(ctx *c, const char *fmt, ...); /* a warning line, and the same text as a note */
 const cJSON *pe_item(const cJSON *obj, const char *key); /* NULL unless obj is an object */
 int pe_has(const cJSON *obj, const char *key);
 /* obj[key] read as a type (path names obj in messages); *present = 0 when missing or null */
@@ -139,6 +146,18 @@ posenc_status pe_setup_learned(ctx *c, const char *tensor, const char *max_key,
 posenc_status pe_table_offset(ctx *c);
 posenc_status pe_setup_sinusoidal(ctx *c, int64_t max_def, int padding_idx);
 int pe_has_rope_keys(const cJSON *tc);
+
+/* ---- model_keys.c: the keys as transformers reads them ---- */
+
+/* A warning for each key of dict (named dpath, with its trailing '.') that no rope type
+ * defines, naming the key it resembles. */
+void pe_check_rope_dict(ctx *c, const cJSON *dict, const char *dpath);
+/* POSENC_ECONFIG when a legacy rope_scaling dict has no rope_type (nor type). */
+posenc_status pe_check_rope_type(ctx *c, const cJSON *dict, const char *dpath);
+/* A warning for each key of obj a small edit away from a top-level RoPE key. */
+void pe_check_top_keys(ctx *c, const cJSON *obj, const char *path);
+/* The rope key that key is a small edit away from, or NULL; borrowed (static). */
+const char *pe_rope_dict_key_near(const char *key);
 posenc_status pe_setup_none(ctx *c);
 posenc_status pe_add_nope(ctx *c, int64_t i);       /* layer i carries no RoPE */
 posenc_status pe_layer_rules(ctx *c);

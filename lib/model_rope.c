@@ -243,6 +243,7 @@ static posenc_status resolve_rope(ctx *c, const struct pe_ropesrc *s, posenc_rop
     char buf[160];
 
     memset(r, 0, sizeof *r);
+    pe_check_rope_dict(c, d, dp); /* a dict of the config, never a class default */
     TRY(parse_rope_type(c, s, &r->type, &mrope));
     int scaled = r->type != POSENC_ROPE_DEFAULT;
 
@@ -639,6 +640,13 @@ static posenc_status setup_generic(ctx *c, struct pe_ropesrc *base)
         struct pe_ropesrc s = *base;
         s.dict = dict;
         snprintf(s.dpath, sizeof s.dpath, "%s%s.", c->tp, dname);
+        if (dict && dict == rs) {
+            posenc_status st = pe_check_rope_type(c, dict, s.dpath);
+            if (st != POSENC_OK) {
+                cJSON_Delete(def);
+                return st;
+            }
+        }
         posenc_status st = resolve_rope(c, &s, &c->m->rope[0]);
         cJSON_Delete(def);
         return st;

@@ -168,11 +168,18 @@ posenc_format posenc_writer_format(const posenc_writer *w);
 /* The rule is off by default (a program may rewrite what it read); posenc_inputs_guard(1) turns it
  * on for the rest of the process, posenc_inputs_guard(0) turns it off and forgets the inputs. */
 void posenc_inputs_guard(int on);
+/* While the guard is on, a writer also refuses (POSENC_EOVERWRITE) to replace a regular file
+ * that is read-only or owned by another user; posenc_outputs_force(1) (--force) allows it. */
+void posenc_outputs_force(int on);
 void posenc_input_add(const char *path);
 void posenc_input_add_fd(int fd, const char *name);
 /* POSENC_EOVERWRITE when writing path would replace an input: path itself, and the files a
  * writer derives from it (a raw sidecar X.json, a directory's meta.json). */
 posenc_status posenc_output_check(const char *path, posenc_error *err);
+/* POSENC_EOVERWRITE when the open file fd (standard output, for "-") is an input: a shell
+ * redirection such as '>> q.npy' or '1<> q.npy' makes it one. posenc_output_check("-") checks
+ * STDOUT_FILENO. */
+posenc_status posenc_output_check_fd(int fd, posenc_error *err);
 
 /* ---- temporaries ----
  * Every writer writes to a temporary beside its target (".posenc-tmp-PID-XXXXXX-NAME") that is

@@ -155,6 +155,10 @@ int posenc_model_is_generic(const posenc_model *m);
 /* One line that a command must show the user (an unknown model_type resolved with the generic
  * rules), without the file name; NULL when there is none. Borrowed. */
 const char *posenc_model_warning(const posenc_model *m);
+/* The i-th such line (0 is posenc_model_warning's), NULL past the last: also a key that no
+ * rope type defines, a key a small edit from a RoPE key (rope_scalling), a duplicate key.
+ * Borrowed. */
+const char *posenc_model_warning_at(const posenc_model *m, size_t i);
 int64_t posenc_model_max_positions(const posenc_model *m);
 
 /* Layers. num_hidden_layers (0 when the config does not say) and the indices of the layers that
