@@ -81,8 +81,7 @@ static int check_options(pe_vrun_req *r)
           "--max-ulp needs --expect-q/--expect-k and the pre-RoPE dumps" },
         { r->rotated && (r->eq || r->ek), "--rotated and --expect-q/--expect-k exclude each other" },
         { r->positions && r->offset, "--positions and --offset exclude each other" },
-        { r->gguf && dumps, "--gguf checks a GGUF file against the config: it takes no dumps "
-                            "(--q, --k, --expect-q/k, --rotated, --positions)" },
+        { r->gguf && dumps && !r->q, "--gguf with dumps needs --q and --k (the pre-RoPE dumps)" },
     };
     for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
         if (rules[i].bad)

@@ -6,7 +6,7 @@
 
 #include "rows.h"
 
-static const int layout_ndim[] = { 4, 4, 3, 3, 2 };
+static const int layout_ndim[] = { 4, 4, 3, 3, 2, 3 };
 
 posenc_status pe_rows_open(const char *spec, posenc_apply_layout layout, int assume_bf16,
                            pe_rows **out, posenc_error *err)

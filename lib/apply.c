@@ -22,39 +22,41 @@ struct posenc_apply {
 
 /* ---- names ---- */
 
-static const char *const layout_names[] = { "bhsd", "bshd", "shd", "hsd", "sd" };
+static const char *const layout_names[] = { "bhsd", "bshd", "shd", "hsd", "sd", "ggml" };
+#define N_LAYOUTS (sizeof layout_names / sizeof *layout_names)
 
 const char *posenc_apply_layout_name(posenc_apply_layout l)
 {
-    return (unsigned)l < 5 ? layout_names[l] : "?";
+    return (unsigned)l < N_LAYOUTS ? layout_names[l] : "?";
 }
 
 int posenc_apply_layout_seq_axis(posenc_apply_layout l)
 {
-    static const int seq_axis[] = { 2, 1, 0, 1, 0 }; /* where posenc_apply_shape_of reads seq */
-    return (unsigned)l < 5 ? seq_axis[l] : -1;
+    static const int seq_axis[] = { 2, 1, 0, 1, 0, 0 }; /* where posenc_apply_shape_of reads seq */
+    return (unsigned)l < N_LAYOUTS ? seq_axis[l] : -1;
 }
 
 posenc_status posenc_apply_layout_parse(const char *s, posenc_apply_layout *out,
                                         posenc_error *err)
 {
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < (int)N_LAYOUTS; i++)
         if (strcmp(s, layout_names[i]) == 0) {
             *out = (posenc_apply_layout)i;
             return POSENC_OK;
         }
     return posenc_seterr(err, POSENC_EINVAL,
-                         "unknown layout '%s' (expected bhsd, bshd, shd, hsd or sd)", s);
+                         "unknown layout '%s' (expected bhsd, bshd, shd, hsd, sd or ggml)", s);
 }
 
 posenc_status posenc_apply_shape_of(posenc_apply_layout layout, int ndim, const int64_t *shape,
                                     posenc_apply_shape *out, posenc_error *err)
 {
-    static const int want[] = { 4, 4, 3, 3, 2 };
+    static const int want[] = { 4, 4, 3, 3, 2, 3 };
     static const char *const axes[] = { "[batch, heads, seq, head_dim]",
                                         "[batch, seq, heads, head_dim]", "[seq, heads, head_dim]",
-                                        "[heads, seq, head_dim]", "[seq, head_dim]" };
-    if ((unsigned)layout >= 5)
+                                        "[heads, seq, head_dim]", "[seq, head_dim]",
+                                        "[tokens, heads, head_dim]" };
+    if ((unsigned)layout >= N_LAYOUTS)
         return posenc_seterr(err, POSENC_EINVAL, "invalid layout");
     if (ndim != want[layout]) {
         char buf[160];
@@ -73,6 +75,8 @@ posenc_status posenc_apply_shape_of(posenc_apply_layout layout, int ndim, const 
     case POSENC_APPLY_SHD: s.seq = shape[0]; s.heads = shape[1]; break;
     case POSENC_APPLY_HSD: s.heads = shape[0]; s.seq = shape[1]; break;
     case POSENC_APPLY_SD: s.seq = shape[0]; break;
+    case POSENC_APPLY_GGML: /* shd's memory order: the shape says shd to every reader */
+        s.layout = POSENC_APPLY_SHD; s.seq = shape[0]; s.heads = shape[1]; break;
     }
     s.head_dim = shape[ndim - 1];
     *out = s;

@@ -214,8 +214,8 @@ expect_fail 3 "key 'llama.rope.dimension_sections' is array[float32]; llama.cpp 
 
 # usage errors and refusals
 expect_fail 2 "--gguf FILE reads a GGUF file: it takes only" "$POSENC" info --gguf x.gguf --config "$D/qwen3-8b.json"
-expect_fail 2 "--gguf checks a GGUF file against the config" \
-    "$POSENC" verify --config "$D/qwen3-8b.json" --gguf qwen3-8b.gguf --q q.npy --k k.npy
+expect_fail 2 "--gguf with dumps needs --q and --k" \
+    "$POSENC" verify --config "$D/qwen3-8b.json" --gguf qwen3-8b.gguf --positions 0-3
 expect_fail 3 "model_type 'gptj': convert_hf_to_gguf.py has no class for it" \
     "$POSENC" verify --config "$D/gpt-j-6b.json" --gguf qwen3-8b.gguf
 expect_fail 3 "'missing.gguf'" "$POSENC" info --gguf missing.gguf
