@@ -58,12 +58,14 @@ static const struct cmd_opt apply_opts[] = {
                                 "architecture, --precision ggml its RoPE keys" },
     { .id = CMD_O_LAYER_TYPE },
     { .id = CMD_O_FAMILY },
-    { .id = CMD_O_SEQ_LEN, .help = "sequence length for dynamic/longrope selection\n"
-                                   "(default: largest position + 1)" },
+    { .id = CMD_O_SEQ_LEN, .help = "sequence length for dynamic/longrope selection; for\n"
+                                   "llama.cpp its context size n_ctx (default: largest\n"
+                                   "position + 1)" },
     { .id = CMD_O_OFFSET },
     { .id = CMD_O_POSITIONS,
       .help = "positions: a list like 0-15,100 or a file of integers\n"
-              "shaped [seq], [batch, seq], [3, seq] or [3, batch, seq]" },
+              "shaped [seq], [batch, seq], [3, seq] or [3, batch, seq],\n"
+              "or llama.cpp's [4, seq] (or 4 * seq values)" },
     { OPT_INVERSE, "inverse", 0, NULL, CMD_T_FLAG, 0, 0, "rotate by -position (undo a rotation)",
       NULL },
     { .id = CMD_O_DTYPE, .help = "output dtype f16, bf16, f32, f64 (default: input's)" },

@@ -118,7 +118,8 @@ static const struct cmd_opt verify_opts[] = {
     { .id = CMD_O_OFFSET },
     { .id = CMD_O_POSITIONS },
     { .id = CMD_O_SEQ_LEN, .help = "sequence length the runtime ran at, for dynamic/longrope\n"
-                                   "selection (default: largest position + 1)" },
+                                   "selection; for llama.cpp its context size n_ctx\n"
+                                   "(default: largest position + 1)" },
     { O_ROTATED, "rotated", 0, NULL, CMD_T_FLAG, 0, 0,
       "the dumps are already rotated (of position-independent\n"
       "content, e.g. layer 0 of a repeated token)", NULL },
@@ -126,7 +127,8 @@ static const struct cmd_opt verify_opts[] = {
       "the runtime's rotated q to compare with posenc's rotation", NULL },
     { O_EK, "expect-k", 0, "FILE", CMD_T_STR, 0, 0, "the runtime's rotated k", NULL },
     { .id = CMD_O_GGUF, .help = "check a llama.cpp GGUF file's RoPE keys and tensors against\n"
-                                "what convert_hf_to_gguf.py writes for the config" },
+                                "what convert_hf_to_gguf.py writes for the config; with\n"
+                                "dumps, hold them to what llama.cpp computes with it" },
     { .id = CMD_O_PRECISION,
       .help = "hold the runtime's dumps to one profile alone: exact,\n"
               "hf (transformers' float32 tables), vllm (vLLM's\n"
