@@ -38,6 +38,7 @@ $D/gguf/ministral3-8b-text.json m_mistral.gguf unset=rope.scaling.yarn_log_multi
 $D/qwen3-8b.json m_arch.gguf arch=llama
 $D/qwen3-8b.json m_unknown.gguf arch=qwen9
 $D/extra/phi-3-mini-128k.json m_swap.gguf swap=rope_factors_long.weight,rope_factors_short.weight
+$D/extra/phi-3-mini-128k.json m_octx.gguf setu=rope.scaling.original_context_length=131072
 EOF
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
 "$PY" - "$D/llama-3.1-8b.json" <<'PY'
@@ -102,6 +103,8 @@ mistake m_notheta.gguf mixtral-notheta.json 2 "llama.rope.freq_base" \
     "expected 1000000, found 10000"
 mistake m_swap.gguf "$D/extra/phi-3-mini-128k.json" 3 "rope_factors_long.weight" \
     "rope_factors_long and rope_factors_short are swapped"
+mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
+    "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
 # the JSON report: the failed check names the key, both values and the consequence
 "$PY" - <<'PY'
