@@ -165,6 +165,8 @@ static int llama_positions(pe_positions *pp, const pe_dump_positions_req *q, pos
         pp->count = (uint64_t)S;
         return 1;
     }
+    if (rows == 3)
+        return 0; /* [3, seq] t, h, w: read as such, or refused without mrope */
     if (!q->mrope) {
         posenc_seterr(err, POSENC_EMISMATCH, "'%s': llama.cpp's %" PRId64 " position rows "
                       "differ (image tokens); posenc compares text tokens, whose rows are "
