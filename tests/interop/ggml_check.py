@@ -101,6 +101,22 @@ def cases(config_dir):
                config="extra/phi-3-mini-128k.json",
                head_dim=96, n_ctx_orig=4096, freq_base=10000.0, factors=long_f,
                attn_factor=f32(math.sqrt(1 + math.log(32) / math.log(4096))), style="neox")
+    # the converter classes with a partial dimension count and no freq_base (10000), Cohere's
+    # interleaved pairs (NORM, not permuted), Granite (LlamaModel's permutation)
+    yield dict(base, name="phi-2 (neox, partial 32 of 80)", mode=NEOX, n_dims=32, head_dim=80,
+               config="gguf/phi-2.json", n_ctx_orig=2048, freq_base=10000.0, style="neox")
+    yield dict(base, name="pythia-70m (neox, partial 16 of 64)", mode=NEOX, n_dims=16,
+               head_dim=64, config="gguf/pythia-70m.json", n_ctx_orig=2048, freq_base=10000.0,
+               style="neox")
+    yield dict(base, name="stablelm-2-1.6b (neox, partial 16 of 64)", mode=NEOX, n_dims=16,
+               head_dim=64, config="gguf/stablelm-2-1_6b.json", n_ctx_orig=4096,
+               freq_base=10000.0, style="neox")
+    yield dict(base, name="command-r (norm, interleaved, not permuted)", mode=NORM, n_dims=128,
+               head_dim=128, config="gguf/command-r.json", n_ctx_orig=131072,
+               freq_base=8000000.0, style="gptj")
+    yield dict(base, name="granite-3.3-8b (norm, permuted)", mode=NORM, n_dims=128,
+               head_dim=128, config="families/granite-3.3-8b-instruct.json", n_ctx_orig=131072,
+               freq_base=10000000.0, permuted=True, style="neox")
     yield dict(base, name="gptj pairs (norm), partial 64 of 256", mode=NORM, n_dims=64,
                head_dim=256, n_ctx_orig=2048, freq_base=10000.0, style="gptj")
     yield dict(base, name="qwen3.5-27b (imrope, partial 64 of 256)", mode=IMROPE, n_dims=64,
