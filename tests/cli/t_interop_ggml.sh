@@ -44,3 +44,4 @@ $PY "$SRC/tests/interop/ggml_check.py" ./ggml_rope "$libs/libggml-cpu-x64.so" ./
 [ "$(grep -c 'via posenc verify on ggml' check.txt)" -eq 11 ]
 [ "$(grep -c 'via posenc gen/apply' check.txt)" -eq 11 ]
 [ "$(grep -c 'via posenc apply .*\[3, seq\] positions' check.txt)" -eq 1 ]
+[ "$(grep -c 'via posenc verify/apply --layout ggml' check.txt)" -eq 11 ]
