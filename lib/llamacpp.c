@@ -420,9 +420,10 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
     const pe_arch_row *row = pe_llama_arch(arch);
     if (!row || row->conv == CV_NONE)
         return posenc_seterr(err, POSENC_EUNSUPPORTED,
-                             "model_type '%.60s': convert_hf_to_gguf.py writes architecture '%s', "
-                             "whose RoPE rules posenc has not read (lib/llama_arch.def)",
-                             mt, arch);
+                             "llama.cpp: posenc has no rules for architecture %s (model_type "
+                             "'%.60s': convert_hf_to_gguf.py writes architecture '%s', whose "
+                             "RoPE rules posenc has not read, lib/llama_arch.def)",
+                             arch, mt, arch);
     if (posenc_model_encoding(m) != POSENC_ENC_ROPE)
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "model_type '%.60s' does not use RoPE", mt);
     /* the layer type must exist (the converter writes the full-attention parameters) */
