@@ -54,14 +54,18 @@ static const struct cmd_opt apply_opts[] = {
               "and rotated in it, as forward_native does) or ggml\n"
               "(llama.cpp's CPU tables and float32 rotation)" },
     { .id = CMD_O_MAX_MODEL_LEN },
+    { .id = CMD_O_GGUF, .help = "a llama.cpp GGUF file: --layout ggml follows its\n"
+                                "architecture, --precision ggml its RoPE keys" },
     { .id = CMD_O_LAYER_TYPE },
     { .id = CMD_O_FAMILY },
-    { .id = CMD_O_SEQ_LEN, .help = "sequence length for dynamic/longrope selection\n"
-                                   "(default: largest position + 1)" },
+    { .id = CMD_O_SEQ_LEN, .help = "sequence length for dynamic/longrope selection; for\n"
+                                   "llama.cpp its context size n_ctx (default: largest\n"
+                                   "position + 1)" },
     { .id = CMD_O_OFFSET },
     { .id = CMD_O_POSITIONS,
       .help = "positions: a list like 0-15,100 or a file of integers\n"
-              "shaped [seq], [batch, seq], [3, seq] or [3, batch, seq]" },
+              "shaped [seq], [batch, seq], [3, seq] or [3, batch, seq],\n"
+              "or llama.cpp's [4, seq] (or 4 * seq values)" },
     { OPT_INVERSE, "inverse", 0, NULL, CMD_T_FLAG, 0, 0, "rotate by -position (undo a rotation)",
       NULL },
     { .id = CMD_O_DTYPE, .help = "output dtype f16, bf16, f32, f64 (default: input's)" },
@@ -95,7 +99,7 @@ const struct cmd_spec cmd_apply_spec = {
 int cmd_apply(int argc, char **argv)
 {
     const char *config = NULL, *outp = NULL, *layer_type = NULL, *positions_arg = NULL,
-               *family = NULL, *glob = NULL;
+               *family = NULL, *glob = NULL, *gguf = NULL;
     posenc_apply_layout layout = POSENC_APPLY_BHSD;
     posenc_style style = POSENC_STYLE_NEOX;
     int style_set = 0, inverse = 0, dtype_set = 0, offset_set = 0, force = 0;
@@ -138,10 +142,13 @@ int cmd_apply(int argc, char **argv)
             break;
         case CMD_O_QUIET: cmd_progress_quiet(); break;
         case CMD_O_PAIRS: glob = p.arg; break;
+        case CMD_O_GGUF: gguf = p.arg; break;
         }
     }
     if (c == CMD_OPTS_EXIT)
         return p.rc;
+    if (gguf && prec != POSENC_PREC_GGML && layout != POSENC_APPLY_GGML)
+        return cmd_usage_error(CMD, "--gguf applies only to --layout ggml and --precision ggml");
     if (max_model_len && prec != POSENC_PREC_VLLM)
         return cmd_usage_error(CMD, "--max-model-len applies only to --precision vllm");
     int nin = argc - p.optind;
@@ -178,7 +185,7 @@ int cmd_apply(int argc, char **argv)
         goto out;
     pe_apply_req rq = { model, config, layer_type, layout, style_set, style, prec, inverse,
                         dtype_set, out_dtype, seq_len, max_model_len, cmd_nthreads(),
-                        positions_arg, print_note, NULL, force, 0 };
+                        positions_arg, print_note, NULL, force, 0, gguf };
     if (!(s = pe_apply_set_new(&rq))) {
         posenc_seterr(&err, POSENC_ENOMEM, "out of memory");
         goto fail;
@@ -210,7 +217,7 @@ int cmd_apply(int argc, char **argv)
         goto fail;
     {
         /* every output (with its sidecar or meta.json) against every input, before writing */
-        const char *ins[] = { config, ct ? ipath : in[0], in[1], positions_arg };
+        const char *ins[] = { config, ct ? ipath : in[0], in[1], positions_arg, gguf };
         const char *outs[] = { pe_apply_set_output(s, 0), pe_apply_set_output(s, 1) };
         if ((rc = cmd_check_outputs(CMD, outs, pe_apply_set_noutputs(s), ins,
                                     sizeof ins / sizeof *ins)))

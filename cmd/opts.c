@@ -36,7 +36,9 @@ static const struct cmd_opt shared[CMD_O_END - CMD_O_BASE] = {
       "vllm: the runtime's max_model_len (LongRoPE's factors;\n"
       "default: max_position_embeddings)"),
     S(CMD_O_DUMP_LAYOUT, "layout", 0, "L", CMD_T_DUMP_LAYOUT, 0, 0,
-      "bhsd (default), bshd, shd, hsd, sd; flat: bsf, sf"),
+      "bhsd (default), bshd, shd, hsd, sd; flat: bsf, sf; or ggml\n"
+      "(q/k as llama.cpp holds them: [tokens, heads, head_dim],\n"
+      "its rope mode's pair order)"),
     S(CMD_O_STYLE, "style", 0, "S", CMD_T_STYLE, 0, 0, "neox or gptj (default: from the config)"),
     S(CMD_O_VARIANT, "variant", 0, "V", CMD_T_STR, 0, 0, "the encoding's variant"),
     S(CMD_O_PAIRS, "pairs", 0, "GLOB", CMD_T_STR, 0, 0,

@@ -28,7 +28,7 @@ enum cmd_opt_type {
     CMD_T_FORMAT,      /* npy, npz, ...: p->format */
     CMD_T_DTYPE,       /* f32, bf16, ...: p->dtype */
     CMD_T_PRECISION,   /* exact, hf, vllm, ggml: p->precision */
-    CMD_T_DUMP_LAYOUT, /* bhsd, bshd, shd, hsd, sd, bsf, sf: p->dump_layout */
+    CMD_T_DUMP_LAYOUT, /* bhsd, bshd, shd, hsd, sd, bsf, sf, ggml: p->dump_layout */
     CMD_T_STYLE        /* neox, gptj: p->style */
 };
 

@@ -81,8 +81,7 @@ static int check_options(pe_vrun_req *r)
           "--max-ulp needs --expect-q/--expect-k and the pre-RoPE dumps" },
         { r->rotated && (r->eq || r->ek), "--rotated and --expect-q/--expect-k exclude each other" },
         { r->positions && r->offset, "--positions and --offset exclude each other" },
-        { r->gguf && dumps, "--gguf checks a GGUF file against the config: it takes no dumps "
-                            "(--q, --k, --expect-q/k, --rotated, --positions)" },
+        { r->gguf && dumps && !r->q, "--gguf with dumps needs --q and --k (the pre-RoPE dumps)" },
     };
     for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
         if (rules[i].bad)
@@ -119,7 +118,8 @@ static const struct cmd_opt verify_opts[] = {
     { .id = CMD_O_OFFSET },
     { .id = CMD_O_POSITIONS },
     { .id = CMD_O_SEQ_LEN, .help = "sequence length the runtime ran at, for dynamic/longrope\n"
-                                   "selection (default: largest position + 1)" },
+                                   "selection; for llama.cpp its context size n_ctx\n"
+                                   "(default: largest position + 1)" },
     { O_ROTATED, "rotated", 0, NULL, CMD_T_FLAG, 0, 0,
       "the dumps are already rotated (of position-independent\n"
       "content, e.g. layer 0 of a repeated token)", NULL },
@@ -127,7 +127,8 @@ static const struct cmd_opt verify_opts[] = {
       "the runtime's rotated q to compare with posenc's rotation", NULL },
     { O_EK, "expect-k", 0, "FILE", CMD_T_STR, 0, 0, "the runtime's rotated k", NULL },
     { .id = CMD_O_GGUF, .help = "check a llama.cpp GGUF file's RoPE keys and tensors against\n"
-                                "what convert_hf_to_gguf.py writes for the config" },
+                                "what convert_hf_to_gguf.py writes for the config; with\n"
+                                "dumps, hold them to what llama.cpp computes with it" },
     { .id = CMD_O_PRECISION,
       .help = "hold the runtime's dumps to one profile alone: exact,\n"
               "hf (transformers' float32 tables), vllm (vLLM's\n"

@@ -12,6 +12,7 @@
 #include "pairs.h"
 #include "rows.h"
 #include "strbuf.h"
+#include "posenc/llamacpp.h"
 #include "posenc/vllm.h"
 
 #define MAX_AP 32          /* distinct (layer type, dtype) rotations of one run */
@@ -47,6 +48,8 @@ struct pe_apply_set {
     char *outpaths[2];
     size_t nout;
     posenc_writer *w[2];
+    posenc_gguf_rope *file; /* rq.gguf read, when given */
+    int ggml_noted;
 };
 
 pe_apply_set *pe_apply_set_new(const pe_apply_req *rq)
@@ -74,6 +77,7 @@ void pe_apply_set_free(pe_apply_set *s)
         posenc_apply_free(s->rot[i].ap);
     free(s->jobs);
     pe_pairs_free(s->pp);
+    free(s->file);
     free(s);
 }
 
@@ -351,6 +355,44 @@ posenc_status pe_apply_set_add_pairs(pe_apply_set *s, posenc_container *c, const
     return plan(s, err);
 }
 
+/* llama.cpp's own pair order: in the ggml layout the pairs of its rope mode for the file's (or
+ * the config's) architecture; in another layout with --precision ggml, one note when llama.cpp's
+ * own tensors of that architecture are in the converter's permuted order. */
+static posenc_status ggml_layout(pe_apply_set *s, posenc_rope_config *rcfg, posenc_error *err)
+{
+    const pe_apply_req *q = &s->rq;
+    posenc_status st;
+    if (q->gguf && !s->file) {
+        if (!(s->file = malloc(sizeof *s->file)))
+            return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        if ((st = posenc_gguf_read_rope(q->gguf, s->file, err)) != POSENC_OK) {
+            free(s->file);
+            s->file = NULL;
+            return st;
+        }
+    }
+    const char *arch = s->file ? s->file->arch : posenc_ggml_model_arch(q->model);
+    int sections = s->file ? s->file->n_sections > 0 && s->file->sections[0] > 0 &&
+                                 s->file->sections[1] > 0
+                           : rcfg->n_mrope_section > 0;
+    posenc_style style;
+    int permuted = 0;
+    if (q->layout == POSENC_APPLY_GGML && !q->style_set) {
+        if ((st = posenc_ggml_layout_style(arch, sections, rcfg->style, &style, NULL, err)) !=
+            POSENC_OK)
+            return prefix_file(err, st, s->file ? q->gguf : q->config);
+        rcfg->style = style;
+    } else if (q->layout != POSENC_APPLY_GGML && q->prec == POSENC_PREC_GGML && !s->ggml_noted &&
+               posenc_ggml_layout_style(arch, sections, rcfg->style, &style, &permuted, NULL) ==
+                   POSENC_OK && permuted) {
+        s->ggml_noted = 1;
+        note(s, "'%s': llama.cpp's own q/k of architecture %s are in the converter's permuted "
+             "order (rotated as NORM pairs): for dumps taken from llama.cpp give --layout ggml",
+             q->config, arch);
+    }
+    return POSENC_OK;
+}
+
 /* A new rotation for layer type lt and dump dtype dt. */
 static posenc_status rotation_new(pe_apply_set *s, const char *lt, posenc_dtype dt, int64_t seq,
                                   const posenc_apply_positions *pos, int64_t max,
@@ -366,6 +408,8 @@ static posenc_status rotation_new(pe_apply_set *s, const char *lt, posenc_dtype 
         return st;
     if (q->style_set)
         rcfg.style = q->style;
+    if ((st = ggml_layout(s, &rcfg, err)) != POSENC_OK)
+        return st;
     if ((st = posenc_rope_params_for(&rcfg, q->prec, posenc_model_family(q->model), n_ctx,
                                      q->max_model_len, &params, &vi, err)) != POSENC_OK)
         return prefix_file(err, st, q->config);
@@ -376,7 +420,8 @@ static posenc_status rotation_new(pe_apply_set *s, const char *lt, posenc_dtype 
     if (q->prec == POSENC_PREC_VLLM && vi.note[0] && s->nrot == 0)
         note(s, "'%s': %s", q->config, vi.note);
     if (q->prec == POSENC_PREC_GGML &&
-        (st = posenc_rope_params_ggml(&params, q->model, lt, n_ctx, err)) != POSENC_OK) {
+        (st = s->file ? posenc_rope_params_ggml_gguf(&params, s->file, n_ctx, err)
+                      : posenc_rope_params_ggml(&params, q->model, lt, n_ctx, err)) != POSENC_OK) {
         if (err && !err->msg[0])
             snprintf(err->msg, sizeof err->msg, "unknown error");
         posenc_error_prefix(err, st, "'%s': --precision ggml: ", q->config);

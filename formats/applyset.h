@@ -46,6 +46,9 @@ typedef struct pe_apply_req {
     void *note_ctx;
     int force;                   /* --force: no size limit */
     uint64_t size_limit;         /* bytes of output without force; 0: PE_OUT_SIZE_LIMIT */
+    const char *gguf;            /* --gguf: the llama.cpp file whose architecture and RoPE
+                                    keys the ggml layout and precision follow; NULL: the
+                                    config's (lib/families.def gguf_arch, the converter's keys) */
 } pe_apply_req;
 
 typedef struct pe_apply_set pe_apply_set;

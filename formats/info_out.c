@@ -11,8 +11,8 @@ int pe_info_models(cJSON *arr, pe_strbuf *b)
 {
     size_t n = posenc_family_count();
     if (!arr)
-        pe_strbuf_printf(b, "%-24s %-10s %-17s %s\n", "model_type", "encoding", "pairing",
-                         "notes [source]");
+        pe_strbuf_printf(b, "%-24s %-10s %-17s %-22s %s\n", "model_type", "encoding",
+                         "pairing", "llama.cpp", "notes [source]");
     for (size_t i = 0; i < n; i++) {
         posenc_family_info fi;
         if (posenc_family_get(i, &fi, NULL) != POSENC_OK)
@@ -32,11 +32,22 @@ int pe_info_models(cJSON *arr, pe_strbuf *b)
                 cJSON_AddStringToObject(r, "text_model_type", fi.text);
             cJSON_AddStringToObject(r, "notes", fi.notes);
             cJSON_AddStringToObject(r, "source", fi.source);
+            if (*fi.gguf_arch) {
+                cJSON *l = cJSON_AddObjectToObject(r, "llama_cpp");
+                cJSON_AddStringToObject(l, "architecture", fi.gguf_arch);
+                cJSON_AddBoolToObject(l, "rules", fi.llama_rules);
+            } else {
+                cJSON_AddNullToObject(r, "llama_cpp");
+            }
         } else {
             char enc[40];
             snprintf(enc, sizeof enc, "%s%s%s", fi.encoding, *fi.text ? ":" : "", fi.text);
-            pe_strbuf_printf(b, "%-24s %-10s %-17s %s%s%s [%s]\n", fi.name, enc,
-                    *fi.pairing ? fi.pairing : "-", *fi.alias_of ? "as " : "", fi.alias_of,
+            /* the llama.cpp architecture, and "(no rules)" where posenc has not read them */
+            char ll[64];
+            snprintf(ll, sizeof ll, "%s%s", *fi.gguf_arch ? fi.gguf_arch : "-",
+                     *fi.gguf_arch && !fi.llama_rules ? " (no rules)" : "");
+            pe_strbuf_printf(b, "%-24s %-10s %-17s %-22s %s%s%s [%s]\n", fi.name, enc,
+                    *fi.pairing ? fi.pairing : "-", ll, *fi.alias_of ? "as " : "", fi.alias_of,
                     *fi.alias_of ? "" : fi.notes, fi.source);
         }
     }

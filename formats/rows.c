@@ -6,7 +6,7 @@
 
 #include "rows.h"
 
-static const int layout_ndim[] = { 4, 4, 3, 3, 2, 3, 2 };
+static const int layout_ndim[] = { 4, 4, 3, 3, 2, 3, 2, 3 };
 
 posenc_status pe_rows_open(const char *spec, posenc_apply_layout layout, int assume_bf16,
                            pe_rows **out, posenc_error *err)
@@ -195,6 +195,61 @@ int pe_rows_heads_foreign(int64_t heads, int64_t want)
 
 static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
 
+/* llama.cpp's positions tensor as its graph holds it (inp_pos): n_tokens values, or for M-RoPE
+ * n_pos_per_embd (4) rows of n_tokens, section-major (src/llama-batch.cpp
+ * llama_batch_allocr::split_reorder: udata->pos[j*n_tokens + i], a text token's position
+ * repeated in every row). A file of 4 * seq values, or shaped [4, seq] or [3, seq] for a dump of
+ * one batch entry, becomes [seq] when its rows are equal (text tokens), else [3, seq] (t, h, w)
+ * where 3-axis positions are allowed and a fourth row repeats the first. Returns 0 when pp is
+ * not of that form, 1 when rewritten, -1 with err set when it cannot be read so. */
+static int llama_positions(pe_positions *pp, const pe_dump_positions_req *q, posenc_error *err)
+{
+    int64_t S = q->seq, rows;
+    if (!pp->from_file || q->batch != 1 || S < 1)
+        return 0;
+    if (pp->ndim == 1 && pp->count == 4 * (uint64_t)S)
+        rows = 4;
+    else if (pp->ndim == 2 && (pp->shape[0] == 4 || pp->shape[0] == 3) && pp->shape[1] == S &&
+             !(q->mrope && pp->shape[0] == 3))
+        rows = pp->shape[0];
+    else
+        return 0;
+    const int64_t *v = pp->values;
+    int same = 1, fourth = 1;
+    for (int64_t j = 1; j < rows; j++)
+        for (int64_t i = 0; i < S; i++) {
+            if (v[j * S + i] != v[i])
+                same = 0;
+            if (j == 3 && v[j * S + i] != v[i])
+                fourth = 0;
+        }
+    if (same) {
+        pp->ndim = 1;
+        pp->shape[0] = S;
+        pp->count = (uint64_t)S;
+        return 1;
+    }
+    if (rows == 3)
+        return 0; /* [3, seq] t, h, w: read as such, or refused without mrope */
+    if (!q->mrope) {
+        posenc_seterr(err, POSENC_EMISMATCH, "'%s': llama.cpp's %" PRId64 " position rows "
+                      "differ (image tokens); posenc compares text tokens, whose rows are "
+                      "equal, and rotates 3-axis (t, h, w) positions only with a multimodal "
+                      "(mrope) config in posenc apply", q->arg, rows);
+        return -1;
+    }
+    if (!fourth) {
+        posenc_seterr(err, POSENC_EMISMATCH, "'%s': the fourth row of llama.cpp's positions "
+                      "differs from the first; posenc rotates three axes (t, h, w)", q->arg);
+        return -1;
+    }
+    pp->ndim = 2;
+    pp->shape[0] = 3;
+    pp->shape[1] = S;
+    pp->count = 3 * (uint64_t)S;
+    return 1;
+}
+
 posenc_status pe_dump_positions_load(const pe_dump_positions_req *q, pe_dump_positions *out,
                                      int *usage, posenc_error *err)
 {
@@ -228,6 +283,11 @@ posenc_status pe_dump_positions_load(const pe_dump_positions_req *q, pe_dump_pos
     }
     if (st != POSENC_OK)
         return st;
+    if (llama_positions(pp, q, err) < 0) {
+        *usage = 0;
+        pe_positions_free(pp);
+        return err ? err->code : POSENC_EMISMATCH;
+    }
     const int64_t *sh = pp->shape;
     int nd = pp->ndim, ok = 0;
     if (pp->count != (uint64_t)q->seq && (!pp->from_file || nd == 1)) {

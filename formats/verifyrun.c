@@ -42,6 +42,38 @@ static cJSON *add_check(pe_vrun *v, const char *name, int ok, int info, double a
     return pe_report_add_check(v->root, full, ok, info, abs_err, rel_err, tol, summary, details);
 }
 
+/* --layout ggml: the pairs of llama.cpp's rope mode for the file's (or the config's)
+ * architecture replace the config's (posenc_ggml_layout_style), said once in the notes. */
+static posenc_status layout_style(pe_vrun *v, const pe_vrun_req *rq, const posenc_model *m,
+                                  posenc_rope_config *cfg, posenc_error *err)
+{
+    if (rq->layout != POSENC_APPLY_GGML || rq->has_style)
+        return POSENC_OK;
+    const char *arch = v->file ? v->file->arch : posenc_ggml_model_arch(m);
+    int sections = v->file ? v->file->n_sections > 0 && v->file->sections[0] > 0 &&
+                                 v->file->sections[1] > 0
+                           : cfg->n_mrope_section > 0;
+    posenc_style style;
+    int permuted;
+    if (posenc_ggml_layout_style(arch, sections, cfg->style, &style, &permuted, err) !=
+        POSENC_OK)
+        return fault(v, PE_VRUN_FAULT_ERROR,
+                     posenc_error_prefix(err, err->code, "--layout ggml: "));
+    cfg->style = style;
+    if (!v->layout_noted) {
+        v->layout_noted = 1;
+        pe_report_add_note(v->root, "--layout ggml: q/k as llama.cpp holds them for "
+                           "architecture %s, [tokens, heads, head_dim], rotated in %s pairs%s",
+                           arch, style == POSENC_STYLE_GPTJ ? "NORM (2i, 2i+1)"
+                                                            : "(i, i + n_rot/2)",
+                           permuted ? "; the converter permuted q/k (convert_hf_to_gguf.py "
+                                      "LlamaModel.permute), so the config's neox pairs are "
+                                      "neighbours here and a --style a diagnosis names is in "
+                                      "that order" : "");
+    }
+    return POSENC_OK;
+}
+
 /* The RoPE parameters of layer type lt (NULL: the config's), with --style when style is set. */
 static posenc_status rope_cfg(pe_vrun *v, const pe_vrun_req *rq, const posenc_model *m,
                               const char *lt, int style, posenc_rope_config *cfg,
@@ -51,6 +83,8 @@ static posenc_status rope_cfg(pe_vrun *v, const pe_vrun_req *rq, const posenc_mo
         return fault(v, PE_VRUN_FAULT_ROPE, err->code);
     if (style && rq->has_style)
         cfg->style = rq->style;
+    if (style && rq->q)
+        return layout_style(v, rq, m, cfg, err);
     return POSENC_OK;
 }
 
@@ -276,6 +310,32 @@ static posenc_status describe_dumps(pe_vrun *v, const pe_vrun_req *rq, const pe_
     return POSENC_OK;
 }
 
+/* --gguf with dumps: the ggml profile is what llama.cpp computes with that file (its keys, its
+ * mode), not with the file the converter would write for the config; the file against the
+ * config is the gguf checks' part of the same report. */
+static posenc_status file_profile(pe_vrun *v, const pe_vrun_req *rq,
+                                  const posenc_rope_config *cfg, int64_t seq_len,
+                                  struct vprofiles *vp, posenc_error *err)
+{
+    if (!v->file)
+        return POSENC_OK;
+    posenc_profile_fit *f = &vp->fits.fit[POSENC_PREC_GGML];
+    posenc_rope_params *p = &vp->rec[POSENC_PREC_GGML].params;
+    posenc_error e2 = { 0 };
+    posenc_status st = posenc_rope_params_compute(cfg, seq_len, p, err);
+    if (st != POSENC_OK)
+        return st;
+    f->available = 0;
+    if (posenc_rope_params_ggml_gguf(p, v->file, seq_len, &e2) != POSENC_OK) {
+        snprintf(f->why, sizeof f->why, "'%.60s': %.130s", rq->gguf, e2.msg);
+        return POSENC_OK;
+    }
+    posenc_verify_recipe_init(&vp->rec[POSENC_PREC_GGML], p);
+    vp->rec[POSENC_PREC_GGML].prec = POSENC_PREC_GGML;
+    f->available = 1;
+    return POSENC_OK;
+}
+
 /* Invariance of sampled pre-RoPE rows: head 0 of q against head 0 of k. */
 static posenc_status dump_invariance(pe_vrun *v, const pe_vrun_req *rq,
                                      const posenc_rope_config *cfg,
@@ -324,8 +384,10 @@ static posenc_status check_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc
         goto out;
     }
     if (prec == POSENC_PREC_GGML &&
-        (st = posenc_rope_params_ggml(&params, m, rq->layer_type, seq_len, err)) != POSENC_OK) {
-        posenc_error_prefix(err, st, "'%s': --precision ggml: ", rq->config);
+        (st = v->file ? posenc_rope_params_ggml_gguf(&params, v->file, seq_len, err)
+                      : posenc_rope_params_ggml(&params, m, rq->layer_type, seq_len, err)) !=
+            POSENC_OK) {
+        posenc_error_prefix(err, st, "'%s': --precision ggml: ", v->file ? rq->gguf : rq->config);
         goto out;
     }
     /* the reference: the config's exact rotation; beside it, each runtime's own */
@@ -346,7 +408,8 @@ static posenc_status check_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc
         rr[0].params.rotary_dim = 0;
         rr[0].params.attention_scaling = 1;
     } else if ((st = posenc_verify_profiles_setup(m, rq->layer_type, cfg, seq_len, vp.rec,
-                                                  &vp.fits, err)) != POSENC_OK) {
+                                                  &vp.fits, err)) != POSENC_OK ||
+               (st = file_profile(v, rq, cfg, seq_len, &vp, err)) != POSENC_OK) {
         goto out;
     }
     pe_qk_check chk = { &rr[0], { NULL }, rq->has_tol ? rq->tol : 0, NULL, 0,
@@ -428,10 +491,16 @@ static posenc_status explain_pair(pe_vrun *v, const pe_vrun_req *rq, const posen
         if (rq->has_style)
             alt[i].cfg.style = rq->style;
         pe_vrun sv = { 0 };
+        sv.file = v->file;
+        sv.layout_noted = 1;
         posenc_error serr = { 0 };
         if (!(sv.root = pe_report_new(posenc_version())))
             break;
         sv.row = cJSON_AddObjectToObject(sv.root, "row");
+        if (layout_style(&sv, rq, m, &alt[i].cfg, &serr) != POSENC_OK) {
+            cJSON_Delete(sv.root);
+            continue;
+        }
         sv.suffix = "";
         sv.nope = alt[i].nope;
         sv.layer = pr->layer;
@@ -597,6 +666,24 @@ static posenc_status check_bias(pe_vrun *v, const pe_vrun_req *rq, const posenc_
                                  err);
 }
 
+/* --gguf with dumps: the file against the config (its named checks), then the file's keys kept
+ * for the dumps (file_profile, --precision ggml, --layout ggml's architecture). */
+static posenc_status gguf_and_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc_model *m,
+                                    cJSON *inputs, posenc_error *err)
+{
+    posenc_rope_config cfg;
+    posenc_status st;
+    if ((st = rope_cfg(v, rq, m, rq->layer_type, 0, &cfg, err)) != POSENC_OK)
+        return st;
+    if (!(v->file = malloc(sizeof *v->file)))
+        return oom(err);
+    if ((st = posenc_gguf_read_rope(rq->gguf, v->file, err)) != POSENC_OK)
+        return st;
+    return pe_report_gguf_checks(v->root, inputs, m, rq->layer_type, rq->gguf,
+                                 cfg.original_max_position_embeddings, &v->n_checks, &v->failed,
+                                 err);
+}
+
 /* The RoPE checks rq asks for. */
 static posenc_status check_rope(pe_vrun *v, const pe_vrun_req *rq, const posenc_model *m,
                                 cJSON *inputs, posenc_error *err)
@@ -605,6 +692,8 @@ static posenc_status check_rope(pe_vrun *v, const pe_vrun_req *rq, const posenc_
     size_t nt = posenc_model_layer_type_count(m);
     posenc_rope_config cfg;
     posenc_status st;
+    if (rq->gguf && rq->q && (st = gguf_and_dumps(v, rq, m, inputs, err)) != POSENC_OK)
+        return st;
     if (rq->qpairs)
         return check_pairs(v, rq, m, inputs, err);
     if (!rq->q && !rq->gguf && !rq->layer_type && nt > 1) {
@@ -619,10 +708,10 @@ static posenc_status check_rope(pe_vrun *v, const pe_vrun_req *rq, const posenc_
         }
         return POSENC_OK;
     }
-    if ((st = rope_cfg(v, rq, m, rq->layer_type, !rq->gguf, &cfg, err)) != POSENC_OK)
+    if ((st = rope_cfg(v, rq, m, rq->layer_type, !rq->gguf || rq->q, &cfg, err)) != POSENC_OK)
         return st;
     cJSON_AddItemToObject(cfgj, "rope", pe_report_rope(&cfg, NULL));
-    if (rq->gguf)
+    if (rq->gguf && !rq->q)
         return pe_report_gguf_checks(v->root, inputs, m, rq->layer_type, rq->gguf,
                                      cfg.original_max_position_embeddings, &v->n_checks,
                                      &v->failed, err);
@@ -653,5 +742,7 @@ void pe_vrun_free(pe_vrun *v)
     if (v) {
         cJSON_Delete(v->root);
         v->root = NULL;
+        free(v->file);
+        v->file = NULL;
     }
 }

@@ -26,6 +26,7 @@
 #include "pairs.h"
 #include "posenc/apply.h"
 #include "posenc/io.h"
+#include "posenc/llamacpp.h"
 #include "posenc/model.h"
 #include "posenc/rope.h"
 
@@ -72,6 +73,9 @@ typedef struct pe_vrun {
     cJSON *row;
     int nope;
     int64_t layer;
+    /* --gguf with dumps: the file's keys, which the ggml profile and --precision ggml follow */
+    posenc_gguf_rope *file;
+    int layout_noted;
 } pe_vrun;
 
 /* The container a dump argument names when verify is to take every pair in it (pe_pairs_open,

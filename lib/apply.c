@@ -24,8 +24,9 @@ struct posenc_apply {
 
 /* ---- names ---- */
 
-static const char *const layout_names[] = { "bhsd", "bshd", "shd", "hsd", "sd", "bsf", "sf" };
-#define N_LAYOUT 7
+static const char *const layout_names[] = { "bhsd", "bshd", "shd", "hsd", "sd", "bsf", "sf",
+                                            "ggml" };
+#define N_LAYOUT 8
 
 const char *posenc_apply_layout_name(posenc_apply_layout l)
 {
@@ -34,7 +35,7 @@ const char *posenc_apply_layout_name(posenc_apply_layout l)
 
 int posenc_apply_layout_seq_axis(posenc_apply_layout l)
 {
-    static const int seq_axis[] = { 2, 1, 0, 1, 0, 1, 0 }; /* where shape_of reads seq */
+    static const int seq_axis[] = { 2, 1, 0, 1, 0, 1, 0, 0 }; /* where shape_of reads seq */
     return (unsigned)l < N_LAYOUT ? seq_axis[l] : -1;
 }
 
@@ -52,19 +53,20 @@ posenc_status posenc_apply_layout_parse(const char *s, posenc_apply_layout *out,
             return POSENC_OK;
         }
     return posenc_seterr(err, POSENC_EINVAL,
-                         "unknown layout '%s' (expected bhsd, bshd, shd, hsd, sd, bsf or sf)", s);
+                         "unknown layout '%s' (expected bhsd, bshd, shd, hsd, sd, bsf, sf or ggml)",
+                         s);
 }
 
 posenc_status posenc_apply_shape_split(posenc_apply_layout layout, int ndim, const int64_t *shape,
                                        int64_t heads, int64_t head_dim, posenc_apply_shape *out,
                                        posenc_error *err)
 {
-    static const int want[] = { 4, 4, 3, 3, 2, 3, 2 };
+    static const int want[] = { 4, 4, 3, 3, 2, 3, 2, 3 };
     static const char *const axes[] = { "[batch, heads, seq, head_dim]",
                                         "[batch, seq, heads, head_dim]", "[seq, heads, head_dim]",
                                         "[heads, seq, head_dim]", "[seq, head_dim]",
                                         "[batch, seq, heads * head_dim]",
-                                        "[seq, heads * head_dim]" };
+                                        "[seq, heads * head_dim]", "[tokens, heads, head_dim]" };
     if ((unsigned)layout >= N_LAYOUT)
         return posenc_seterr(err, POSENC_EINVAL, "invalid layout");
     if (ndim != want[layout]) {
@@ -86,6 +88,8 @@ posenc_status posenc_apply_shape_split(posenc_apply_layout layout, int ndim, con
     case POSENC_APPLY_SD: s.seq = shape[0]; break;
     case POSENC_APPLY_BSF: s.batch = shape[0]; s.seq = shape[1]; break;
     case POSENC_APPLY_SF: s.seq = shape[0]; break;
+    case POSENC_APPLY_GGML: /* shd's memory order: the shape says shd to every reader */
+        s.layout = POSENC_APPLY_SHD; s.seq = shape[0]; s.heads = shape[1]; break;
     }
     s.head_dim = shape[ndim - 1];
     if (posenc_apply_layout_flat(layout)) {

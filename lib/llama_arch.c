@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "llama_arch.h"
+#include "model_json.h"
 #include "posenc/llamacpp.h"
 
 /* x rounded to float32, as numpy and torch round: out of range is infinity (a plain C cast of
@@ -235,5 +236,44 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
         r.kq_scale = 0; /* not read */
     }
     *out = r;
+    return POSENC_OK;
+}
+
+/* ---- llama.cpp's own dump layout ---- */
+
+const char *posenc_ggml_model_arch(const posenc_model *m)
+{
+    return m ? pe_model_gguf_arch(m) : NULL;
+}
+
+posenc_status posenc_ggml_layout_style(const char *arch, int has_sections, posenc_style style,
+                                       posenc_style *out, int *permuted, posenc_error *err)
+{
+    const pe_arch_row *r = pe_llama_arch(arch);
+    if (!arch)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED, "llama.cpp: the config names no "
+                             "architecture posenc maps to llama.cpp's (lib/families.def "
+                             "gguf_arch): give --gguf FILE");
+    if (!r)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED, "llama.cpp: posenc has no rules for "
+                             "architecture %s", arch);
+    int mode = has_sections && r->mode_sections ? r->mode_sections : r->mode;
+    if (mode == POSENC_GGML_ROPE_NONE)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED, "llama.cpp: architecture %s applies no "
+                             "RoPE (llama_model_rope_type)", arch);
+    /* ggml/src/ggml-cpu/ops.cpp: NORM rotates (x[2i], x[2i+1]) (rotate_pairs with n_offset 1),
+     * NEOX, MROPE and IMROPE (x[i], x[i + n_dims/2]). A neox config under NORM is right only
+     * because convert_hf_to_gguf.py permuted q_proj/k_proj (conversion/llama.py
+     * LlamaModel.permute: each head's two halves interleaved), so in llama.cpp's own tensors
+     * the pairs are neighbours. */
+    posenc_style s = mode == POSENC_GGML_ROPE_NORM ? POSENC_STYLE_GPTJ : POSENC_STYLE_NEOX;
+    if (mode != POSENC_GGML_ROPE_NORM && style == POSENC_STYLE_GPTJ)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED, "llama.cpp rotates halves (%s) for "
+                             "architecture %s where the config pairs neighbours (gptj): the "
+                             "converter's layout of Q/K for that is not known",
+                             posenc_ggml_mode_name((posenc_ggml_mode)mode), arch);
+    *out = s;
+    if (permuted)
+        *permuted = mode == POSENC_GGML_ROPE_NORM && style == POSENC_STYLE_NEOX;
     return POSENC_OK;
 }

@@ -64,6 +64,7 @@ typedef struct conv {
     posenc_gguf_rope *g;
     posenc_error *err;
     const posenc_rope_config *rc; /* transformers' resolution (posenc_model_rope) */
+    int ignore_head_dim;          /* Granite: head_dim popped from the hparams */
 } conv;
 
 static posenc_status convfail(conv *c, const char *what)
@@ -218,7 +219,7 @@ static posenc_status text_params(conv *c)
         g->freq_base_swa = f32(d);
         g->has |= POSENC_GGUF_FREQ_BASE_SWA;
     }
-    if (hp_int(val(c->hp, "head_dim"), &v)) {
+    if (!c->ignore_head_dim && hp_int(val(c->hp, "head_dim"), &v)) {
         g->key_length = v;
         g->has |= POSENC_GGUF_KEY_LENGTH;
     }
@@ -229,7 +230,7 @@ static posenc_status text_params(conv *c)
 static posenc_status rope_dim(conv *c, int64_t *out)
 {
     int64_t hd, hs, nh;
-    if (hp_int(val(c->hp, "head_dim"), &hd)) {
+    if (!c->ignore_head_dim && hp_int(val(c->hp, "head_dim"), &hd)) {
         *out = hd;
         return POSENC_OK;
     }
@@ -369,6 +370,43 @@ static posenc_status deepseek2_params(conv *c)
     return POSENC_OK;
 }
 
+/* The classes that write their own keys with a partial rotary dimension count and no
+ * rope.freq_base (llama.cpp then uses 10000, src/llama-model.cpp load_hparams):
+ *   conversion/phi.py Phi2Model: context n_positions or max_position_embeddings,
+ *       dimension_count = int(partial_rotary_factor * n_embd) // n_head;
+ *   conversion/gptneox.py GPTNeoXModel: context max_position_embeddings,
+ *       dimension_count = int(rotary_pct * (hidden_size // num_attention_heads));
+ *   conversion/stablelm.py StableLMModel: context max_position_embeddings,
+ *       dimension_count = int(partial_rotary_factor * (hidden_size // num_attention_heads)).
+ * partial_rotary_factor is self.rope_parameters' (mirrored from the config's key). */
+static posenc_status partial_params(conv *c, int conv_rule)
+{
+    static const char *const k_phi2_ctx[] = { "n_positions", "max_position_embeddings", NULL };
+    posenc_gguf_rope *g = c->g;
+    int64_t ctx, embd, heads;
+    double f;
+    const cJSON *fv = conv_rule == CV_GPTNEOX ? val(c->hp, "rotary_pct")
+                                              : val(c->rp, "partial_rotary_factor");
+    const cJSON *cv = conv_rule == CV_PHI2 ? find_hparam(c->hp, k_phi2_ctx)
+                                           : val(c->hp, "max_position_embeddings");
+    if (!num(fv, &f))
+        return convfail(c, conv_rule == CV_GPTNEOX ? "no rotary_pct"
+                                                   : "no partial_rotary_factor");
+    if (!hp_int(cv, &ctx))
+        return convfail(c, "no max_position_embeddings");
+    if (!hp_int(find_hparam(c->hp, k_embd), &embd) || !hp_int(find_hparam(c->hp, k_head), &heads) ||
+        heads <= 0)
+        return convfail(c, "no hidden_size / num_attention_heads");
+    g->context_length = ctx;
+    g->embedding_length = embd;
+    g->head_count = heads;
+    g->dimension_count = conv_rule == CV_PHI2 ? (int64_t)floor(f * (double)embd) / heads
+                                              : (int64_t)floor(f * (double)(embd / heads));
+    g->has |= POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_EMBEDDING_LENGTH |
+              POSENC_GGUF_HEAD_COUNT | POSENC_GGUF_DIMENSION_COUNT;
+    return POSENC_OK;
+}
+
 posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *layer_type,
                                           posenc_gguf_rope *out, posenc_error *err)
 {
@@ -382,9 +420,10 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
     const pe_arch_row *row = pe_llama_arch(arch);
     if (!row || row->conv == CV_NONE)
         return posenc_seterr(err, POSENC_EUNSUPPORTED,
-                             "model_type '%.60s': convert_hf_to_gguf.py writes architecture '%s', "
-                             "whose RoPE rules posenc has not read (lib/llama_arch.def)",
-                             mt, arch);
+                             "llama.cpp: posenc has no rules for architecture %s (model_type "
+                             "'%.60s': convert_hf_to_gguf.py writes architecture '%s', whose "
+                             "RoPE rules posenc has not read, lib/llama_arch.def)",
+                             arch, mt, arch);
     if (posenc_model_encoding(m) != POSENC_ENC_ROPE)
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "model_type '%.60s' does not use RoPE", mt);
     /* the layer type must exist (the converter writes the full-attention parameters) */
@@ -395,7 +434,7 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
     posenc_gguf_rope g;
     memset(&g, 0, sizeof g);
     snprintf(g.arch, sizeof g.arch, "%s", arch);
-    conv c = { m, pe_model_hparams(m), NULL, NULL, NULL, &g, err, &rc };
+    conv c = { m, pe_model_hparams(m), NULL, NULL, NULL, &g, err, &rc, 0 };
     if (!c.hp)
         return posenc_seterr(err, POSENC_EINVAL, "the model was not read from a config.json");
     if ((st = mirror(&c)) != POSENC_OK)
@@ -405,6 +444,29 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
     case CV_PHI3:
         st = phi3_params(&c);
         break;
+    case CV_PHI2:
+    case CV_GPTNEOX:
+    case CV_STABLELM:
+        st = partial_params(&c, row->conv);
+        break;
+    case CV_COMMANDR: {
+        /* conversion/command_r.py CommandR2Model.__init__: max_position_embeddings =
+         * find_hparam(["model_max_length", "max_position_embeddings"]); then TextModel's keys
+         * and rope.scaling.type none */
+        static const char *const k_cr_ctx[] = { "model_max_length", "max_position_embeddings",
+                                                NULL };
+        int64_t v;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (hp_int(find_hparam(c.hp, k_cr_ctx), &v)) {
+            g.context_length = v;
+            g.has |= POSENC_GGUF_CONTEXT_LENGTH;
+        }
+        snprintf(g.scaling_type, sizeof g.scaling_type, "none");
+        g.has |= POSENC_GGUF_SCALING_TYPE;
+        g.has &= ~(unsigned)POSENC_GGUF_SCALING_FACTOR;
+        break;
+    }
     case CV_DEEPSEEK2:
         if ((st = text_params(&c)) == POSENC_OK)
             st = deepseek2_params(&c);
@@ -427,6 +489,11 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
     }
     case CV_LLAMA:
     case CV_MINISTRAL3:
+    case CV_GRANITE:
+        /* conversion/granite.py GraniteModel.set_gguf_parameters pops head_dim before
+         * LlamaModel's: the dimension count is hidden_size / num_attention_heads */
+        if (row->conv == CV_GRANITE)
+            c.ignore_head_dim = 1;
         if ((st = text_params(&c)) != POSENC_OK || (st = rope_dim(&c, &dim)) != POSENC_OK)
             break;
         g.dimension_count = dim;

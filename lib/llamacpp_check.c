@@ -305,6 +305,15 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
              "YaRN's ramp ends at beta_slow %g instead of %g", (double)H.beta_slow,
              (double)W.beta_slow);
     }
+    else if (want->n_factors_long > 0 || have->n_factors_long > 0)
+        /* LongRoPE: src/llama-model.cpp llama_model::get_rope_factors takes rope_factors_long
+         * when n_ctx_seq > n_ctx_orig_yarn (rope.scaling.original_context_length, else
+         * context_length), rope_factors_short otherwise */
+        CMPI(n_ctx_orig, "rope.scaling.original_context_length", "n_ctx_orig",
+             "llama.cpp switches from the short to the long factors past a context of %d "
+             "tokens instead of %d: a context between the two is rotated with the wrong "
+             "factors",
+             H.n_ctx_orig, W.n_ctx_orig);
     const char *kq_key = NULL;
     {
         /* attn_factor: blame the first attention key that differs */

@@ -23,6 +23,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "llama_arch.h"
 #include "model_ctx.h"
 #include "model_json.h"
 
@@ -707,6 +708,11 @@ static void family_info(const pe_family *f, posenc_family_info *o)
     o->alias_of = f->alias ? f->alias : "";
     o->text = d->kind == PE_TEXT && d->text ? d->text : "";
     o->notes = f->note ? f->note : d->note ? d->note : "";
+    o->gguf_arch = f->gguf_arch ? f->gguf_arch : "";
+    {
+        const pe_arch_row *r = pe_llama_arch(o->gguf_arch);
+        o->llama_rules = r && r->conv != CV_NONE;
+    }
     o->source = f->src ? f->src : d->src ? d->src : "";
 }
 

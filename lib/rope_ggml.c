@@ -271,6 +271,19 @@ out:
     return st;
 }
 
+posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_gguf_rope *g,
+                                           int64_t n_ctx, posenc_error *err)
+{
+    posenc_ggml_rope *r = malloc(sizeof *r);
+    if (!r)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    posenc_status st = posenc_ggml_rope_from_gguf(g, n_ctx, r, err);
+    if (st == POSENC_OK)
+        st = posenc_rope_params_set_ggml(p, r, err);
+    free(r);
+    return st;
+}
+
 posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_type, int64_t pos,
                                      double *drift, posenc_error *err)
 {

@@ -40,16 +40,20 @@ typedef enum posenc_apply_layout {
     POSENC_APPLY_HSD = 3,  /* [heads, seq, head_dim] */
     POSENC_APPLY_SD = 4,   /* [seq, head_dim] */
     POSENC_APPLY_BSF = 5,  /* [batch, seq, heads * head_dim]: a forward hook on q_proj/k_proj */
-    POSENC_APPLY_SF = 6    /* [seq, heads * head_dim]: vLLM's attention ([num_tokens, ...]) */
+    POSENC_APPLY_SF = 6,   /* [seq, heads * head_dim]: vLLM's attention ([num_tokens, ...]) */
+    POSENC_APPLY_GGML = 7  /* [tokens, heads, head_dim] as llama.cpp holds Q/K (ne = head_dim,
+                              heads, tokens): shd's memory order in llama.cpp's pair order for
+                              the architecture (posenc_ggml_layout_style, posenc/llamacpp.h);
+                              posenc_apply_shape_of reads it as shd */
 } posenc_apply_layout;
 
-/* "bhsd", "bshd", "shd", "hsd", "sd", "bsf", "sf"; static, never NULL. */
+/* "bhsd", "bshd", "shd", "hsd", "sd", "bsf", "sf", "ggml"; static, never NULL. */
 const char *posenc_apply_layout_name(posenc_apply_layout l);
 posenc_status posenc_apply_layout_parse(const char *s, posenc_apply_layout *out,
                                         posenc_error *err);
 
 /* The axis that holds token positions in layout l (bhsd 2, bshd 1, shd 0, hsd 1, sd 0, bsf 1,
- * sf 0); -1 for an invalid l. */
+ * sf 0, ggml 0); -1 for an invalid l. */
 int posenc_apply_layout_seq_axis(posenc_apply_layout l);
 
 /* 1 for the flat layouts (bsf, sf): the last axis holds every head, heads * head_dim. */

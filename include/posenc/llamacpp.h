@@ -142,6 +142,21 @@ typedef struct posenc_ggml_arch {
 } posenc_ggml_arch;
 void posenc_ggml_arch_info(const char *arch, posenc_ggml_arch *out);
 
+/* The llama.cpp architecture convert_hf_to_gguf.py writes for m (lib/families.def gguf_arch),
+ * NULL when the registry names none. Borrowed (static). */
+const char *posenc_ggml_model_arch(const posenc_model *m);
+
+/* The pair order of Q/K in llama.cpp's own tensors (the dump layout POSENC_APPLY_GGML) for
+ * architecture arch and a config pairing style (has_sections: the file has rope sections):
+ * gptj for NORM (pairs (2i, 2i+1)), neox for NEOX, MROPE and IMROPE. *permuted (may be NULL)
+ * is 1 when the converter permuted q/k into that order (a neox config under NORM:
+ * convert_hf_to_gguf.py LlamaModel.permute), so transformers' dumps and llama.cpp's differ in
+ * element order. POSENC_EUNSUPPORTED "llama.cpp: posenc has no rules for architecture X" for an
+ * architecture llama.cpp does not have (or NULL), and for one without RoPE or a gptj config
+ * under a halves mode. */
+posenc_status posenc_ggml_layout_style(const char *arch, int has_sections, posenc_style style,
+                                       posenc_style *out, int *permuted, posenc_error *err);
+
 /* ---- verify --gguf: the file against what the converter writes for the config ---- */
 
 #define POSENC_GGUF_MAX_FINDINGS 32

@@ -217,6 +217,10 @@ typedef struct posenc_family_info {
     const char *notes;      /* one line: what is special */
     const char *source;     /* where the row was read: a path in huggingface/transformers
                                (src/transformers/models/...) or "REPO: FILE" for remote code */
+    const char *gguf_arch;  /* "" or the llama.cpp architecture convert_hf_to_gguf.py writes */
+    int llama_rules;        /* 1: posenc has read the converter's RoPE rules for gguf_arch
+                               (lib/llama_arch.def .conv), so --precision ggml, verify --gguf and
+                               --layout ggml know what llama.cpp computes */
 } posenc_family_info;
 
 size_t posenc_family_count(void);

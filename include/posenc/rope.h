@@ -93,6 +93,10 @@ posenc_status posenc_rope_params_set_ggml(posenc_rope_params *p, const posenc_gg
  * same layer type). The converter's or loader's refusal is returned as they give it. */
 posenc_status posenc_rope_params_ggml(posenc_rope_params *p, const posenc_model *m,
                                       const char *layer_type, int64_t n_ctx, posenc_error *err);
+/* The same from a GGUF file's keys g (posenc_gguf_read_rope): what llama.cpp computes with that
+ * file, whatever the config says. */
+posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_gguf_rope *g,
+                                           int64_t n_ctx, posenc_error *err);
 
 /* ggml's drift from exact math at position pos: max |cos, sin (ggml) - exact| over the
  * frequencies, with the parameters and context of pos + 1 (as posenc gen --positions pos), the

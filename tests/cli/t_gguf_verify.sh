@@ -27,7 +27,8 @@ grep -q '^[0-9]* rows with a gguf_arch, 0 wrong$' archs.txt
 
 # correct files, and each mistake on its own file
 good="llama-3.1-8b qwen3-8b gpt-oss-20b deepseek-v3 qwen3.5-27b extra/phi-3-mini-128k
-gguf/codellama-7b gguf/ministral3-8b-text"
+gguf/codellama-7b gguf/ministral3-8b-text gguf/phi-2 gguf/pythia-70m gguf/stablelm-2-1_6b
+gguf/command-r families/granite-3.3-8b-instruct"
 : > list
 for c in $good; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 cat >> list <<EOF
@@ -38,6 +39,9 @@ $D/gguf/ministral3-8b-text.json m_mistral.gguf unset=rope.scaling.yarn_log_multi
 $D/qwen3-8b.json m_arch.gguf arch=llama
 $D/qwen3-8b.json m_unknown.gguf arch=qwen9
 $D/extra/phi-3-mini-128k.json m_swap.gguf swap=rope_factors_long.weight,rope_factors_short.weight
+$D/extra/phi-3-mini-128k.json m_octx.gguf setu=rope.scaling.original_context_length=131072
+$D/gguf/phi-2.json m_phi2dim.gguf setu=rope.dimension_count=80
+$D/gguf/command-r.json m_crctx.gguf setu=context_length=8192
 EOF
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
 "$PY" - "$D/llama-3.1-8b.json" <<'PY'
@@ -102,6 +106,12 @@ mistake m_notheta.gguf mixtral-notheta.json 2 "llama.rope.freq_base" \
     "expected 1000000, found 10000"
 mistake m_swap.gguf "$D/extra/phi-3-mini-128k.json" 3 "rope_factors_long.weight" \
     "rope_factors_long and rope_factors_short are swapped"
+mistake m_phi2dim.gguf "$D/gguf/phi-2.json" 2 "phi2.rope.dimension_count" \
+    "llama.cpp rotates 80 dims of each head instead of 32"
+mistake m_crctx.gguf "$D/gguf/command-r.json" 1 "command-r.context_length" \
+    "llama.cpp's default context is 8192 tokens instead of 131072"
+mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
+    "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
 # the JSON report: the failed check names the key, both values and the consequence
 "$PY" - <<'PY'
@@ -214,8 +224,8 @@ expect_fail 3 "key 'llama.rope.dimension_sections' is array[float32]; llama.cpp 
 
 # usage errors and refusals
 expect_fail 2 "--gguf FILE reads a GGUF file: it takes only" "$POSENC" info --gguf x.gguf --config "$D/qwen3-8b.json"
-expect_fail 2 "--gguf checks a GGUF file against the config" \
-    "$POSENC" verify --config "$D/qwen3-8b.json" --gguf qwen3-8b.gguf --q q.npy --k k.npy
+expect_fail 2 "--gguf with dumps needs --q and --k" \
+    "$POSENC" verify --config "$D/qwen3-8b.json" --gguf qwen3-8b.gguf --positions 0-3
 expect_fail 3 "model_type 'gptj': convert_hf_to_gguf.py has no class for it" \
     "$POSENC" verify --config "$D/gpt-j-6b.json" --gguf qwen3-8b.gguf
 expect_fail 3 "'missing.gguf'" "$POSENC" info --gguf missing.gguf

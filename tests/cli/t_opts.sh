@@ -96,8 +96,8 @@ usage_lines gen "--table-layout: unknown layout 'diagonal' (expected hf, half, i
 expect_fail 2 "table-layout" "$POSENC" gen -c tiny.json -o x.npz --layout diagonal
 head -n 1 out.stderr | grep -qx "posenc gen: --layout is deprecated; use --table-layout"
 # in apply, verify and diff --layout is still the dump layout
-usage_lines apply "--layout: unknown layout 'half' (expected bhsd, bshd, shd, hsd, sd, bsf or sf)" q.npy -c tiny.json --layout half
-usage_lines verify "--layout: unknown layout 'half' (expected bhsd, bshd, shd, hsd, sd, bsf or sf)" -c tiny.json --layout half
+usage_lines apply "--layout: unknown layout 'half' (expected bhsd, bshd, shd, hsd, sd, bsf, sf or ggml)" q.npy -c tiny.json --layout half
+usage_lines verify "--layout: unknown layout 'half' (expected bhsd, bshd, shd, hsd, sd, bsf, sf or ggml)" -c tiny.json --layout half
 
 # ls --dtype bf16 is a deprecated alias of --assume-bf16, the one bf16 flag of every command
 "$PY" -c "import numpy as np; np.save('v2.npy', np.array([0x3f80, 0x4000], dtype=np.uint16).view('V2'))"

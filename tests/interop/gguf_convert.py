@@ -11,6 +11,7 @@ Usage:
         freq_base=V        {arch}.rope.freq_base set to V
         drop=TENSOR        the tensor left out (rope_freqs.weight)
         set=KEY=V          {arch}.KEY set to float32 V (rope.scaling.yarn_log_multiplier=1)
+        setu=KEY=V         {arch}.KEY set to uint32 V (rope.scaling.original_context_length)
         unset=KEY          {arch}.KEY left out
         arch=NAME          written as architecture NAME: general.architecture and every
                            {arch}.* key renamed (what converting with the wrong class does)
@@ -93,6 +94,9 @@ def convert(config, out, mistake=None):
             elif what == "set":
                 key, _, v = val.partition("=")
                 kv[f"{arch}.{key}"] = gguf.GGUFValue(float(v), gguf.GGUFValueType.FLOAT32)
+            elif what == "setu":
+                key, _, v = val.partition("=")
+                kv[f"{arch}.{key}"] = gguf.GGUFValue(int(v), gguf.GGUFValueType.UINT32)
             elif what == "unset":
                 del kv[f"{arch}.{val}"]
             elif what == "arch":

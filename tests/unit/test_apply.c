@@ -30,7 +30,8 @@ static size_t vec_index(posenc_apply_layout l, int64_t B, int64_t H, int64_t S, 
     switch (l) {
     case POSENC_APPLY_BHSD: return (size_t)((b * H + h) * S + s);
     case POSENC_APPLY_BSHD: return (size_t)((b * S + s) * H + h);
-    case POSENC_APPLY_SHD: return (size_t)(s * H + h);
+    case POSENC_APPLY_SHD:
+    case POSENC_APPLY_GGML: return (size_t)(s * H + h);
     case POSENC_APPLY_HSD: return (size_t)(h * S + s);
     case POSENC_APPLY_SD: return (size_t)s;
     case POSENC_APPLY_BSF: return (size_t)((b * S + s) * H + h); /* bshd's bytes */
@@ -45,7 +46,8 @@ static int shape_for(posenc_apply_layout l, int64_t B, int64_t H, int64_t S, int
     switch (l) {
     case POSENC_APPLY_BHSD: shape[0] = B; shape[1] = H; shape[2] = S; shape[3] = D; return 4;
     case POSENC_APPLY_BSHD: shape[0] = B; shape[1] = S; shape[2] = H; shape[3] = D; return 4;
-    case POSENC_APPLY_SHD: shape[0] = S; shape[1] = H; shape[2] = D; return 3;
+    case POSENC_APPLY_SHD:
+    case POSENC_APPLY_GGML: shape[0] = S; shape[1] = H; shape[2] = D; return 3;
     case POSENC_APPLY_HSD: shape[0] = H; shape[1] = S; shape[2] = D; return 3;
     case POSENC_APPLY_SD: shape[0] = S; shape[1] = D; return 2;
     case POSENC_APPLY_BSF: shape[0] = B; shape[1] = S; shape[2] = H * D; return 3;
@@ -427,6 +429,14 @@ static void test_errors(void **state)
     assert_int_equal(posenc_apply_layout_parse("bshd", &l, &err), POSENC_OK);
     assert_int_equal(l, POSENC_APPLY_BSHD);
     assert_int_equal(posenc_apply_layout_parse("bsdh", &l, &err), POSENC_EINVAL);
+    /* llama.cpp's layout: [tokens, heads, head_dim], read in shd's memory order */
+    assert_int_equal(posenc_apply_layout_parse("ggml", &l, &err), POSENC_OK);
+    assert_int_equal(l, POSENC_APPLY_GGML);
+    assert_string_equal(posenc_apply_layout_name(l), "ggml");
+    assert_int_equal(posenc_apply_layout_seq_axis(l), 0);
+    assert_int_equal(posenc_apply_shape_of(l, 3, s3, &sh, &err), POSENC_OK);
+    assert_int_equal(sh.layout, POSENC_APPLY_SHD);
+    assert_true(sh.seq == 2 && sh.heads == 3 && sh.head_dim == 4 && sh.batch == 1);
 
     posenc_rope_config cfg = tu_rope_cfg(THETA, 8, 8, POSENC_STYLE_NEOX);
     posenc_rope_params p = tu_rope_params(&cfg);

@@ -227,6 +227,39 @@ static void test_from_model(void **state)
     posenc_model_free(m);
 }
 
+/* the pair order of llama.cpp's own q/k: NORM pairs neighbours (the converter permuted a neox
+ * config), the other modes halves; no rules: one line naming the architecture */
+static void test_layout_style(void **state)
+{
+    (void)state;
+    posenc_error err = { 0 };
+    posenc_style s;
+    int perm = -1;
+    assert_int_equal(posenc_ggml_layout_style("llama", 0, POSENC_STYLE_NEOX, &s, &perm, &err),
+                     POSENC_OK);
+    assert_int_equal(s, POSENC_STYLE_GPTJ);
+    assert_int_equal(perm, 1);
+    assert_int_equal(posenc_ggml_layout_style("deepseek2", 0, POSENC_STYLE_GPTJ, &s, &perm,
+                                              &err), POSENC_OK);
+    assert_int_equal(s, POSENC_STYLE_GPTJ);
+    assert_int_equal(perm, 0);
+    assert_int_equal(posenc_ggml_layout_style("qwen2", 0, POSENC_STYLE_NEOX, &s, &perm, &err),
+                     POSENC_OK);
+    assert_int_equal(s, POSENC_STYLE_NEOX);
+    assert_int_equal(perm, 0);
+    assert_int_equal(posenc_ggml_layout_style("glm4", 1, POSENC_STYLE_NEOX, &s, NULL, &err),
+                     POSENC_OK);
+    assert_int_equal(s, POSENC_STYLE_NEOX); /* MROPE with sections */
+    assert_int_equal(posenc_ggml_layout_style("qwen2", 0, POSENC_STYLE_GPTJ, &s, NULL, &err),
+                     POSENC_EUNSUPPORTED);
+    assert_int_equal(posenc_ggml_layout_style("qwen9", 0, POSENC_STYLE_NEOX, &s, NULL, &err),
+                     POSENC_EUNSUPPORTED);
+    assert_string_equal(err.msg, "llama.cpp: posenc has no rules for architecture qwen9");
+    assert_int_equal(posenc_ggml_layout_style("bloom", 0, POSENC_STYLE_NEOX, &s, NULL, &err),
+                     POSENC_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "applies no RoPE"));
+}
+
 static void test_compare(void **state)
 {
     (void)state;
@@ -271,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_longrope_choice),
         cmocka_unit_test(test_from_model),
         cmocka_unit_test(test_compare),
+        cmocka_unit_test(test_layout_style),
     };
     return cmocka_run_group_tests_name("llamacpp", tests, NULL, NULL);
 }
