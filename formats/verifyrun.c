@@ -373,8 +373,10 @@ static posenc_status check_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc
     posenc_vllm_info vi;
     posenc_precision prec = rq->has_prec ? rq->prec : POSENC_PREC_HF;
     posenc_verify_recipe *rr = NULL;
-    posenc_status st = posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len, 0,
-                                              &params, &vi, err);
+    /* vLLM served the dumps' sequence: its max_model_len was at least seq_len */
+    posenc_status st = posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len,
+                                              prec == POSENC_PREC_VLLM ? seq_len : 0, &params,
+                                              &vi, err);
     if (st != POSENC_OK)
         goto out;
     if (prec == POSENC_PREC_VLLM && maxpos >= vi.cache_len) {

@@ -40,7 +40,18 @@ static posenc_status params_of(const posenc_model *m, const char *layer_type,
         posenc_status st = posenc_rope_params_compute(cfg, seq_len, p, err);
         return st ? st : posenc_rope_params_ggml(p, m, layer_type, seq_len, err);
     }
-    return posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len, 0, p, NULL, err);
+    if (prec != POSENC_PREC_VLLM)
+        return posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len, 0, p, NULL, err);
+    /* vLLM served the dumps' sequence, so its max_model_len was at least seq_len (which picks
+     * LongRoPE's long factors past original_max_position_embeddings); a cache shorter than the
+     * sequence is a server that could not have produced the dumps */
+    posenc_vllm_info vi;
+    posenc_status st = posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len,
+                                              seq_len, p, &vi, err);
+    if (st == POSENC_OK && seq_len > vi.cache_len)
+        st = posenc_seterr(err, POSENC_ERANGE, "vllm: %s's cos_sin_cache has %lld rows, the dumps "
+                           "need %lld", vi.cls, (long long)vi.cache_len, (long long)seq_len);
+    return st;
 }
 
 posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *layer_type,

@@ -43,7 +43,7 @@ assert (a['q'].reshape(b['q'].shape) == b['q']).all() and (a['k'].reshape(b['k']
 $PY "$REF" gen odd.npy 1,6,1000 f32 6
 expect_fail 3 "posenc apply: 'odd.npy': last axis 1000 of layout bsf is not a multiple of head_dim 128" \
     "$POSENC" apply --config "$C" odd.npy --layout bsf -o x.npy
-expect_fail 2 "(expected bhsd, bshd, shd, hsd, sd, bsf or sf)" \
+expect_fail 2 "(expected bhsd, bshd, shd, hsd, sd, bsf, sf or ggml)" \
     "$POSENC" apply --config "$C" q.npy --layout bs -o x.npy
 
 # ---- verify: a runtime's flat dumps made outside posenc pass; a planted mistake fails

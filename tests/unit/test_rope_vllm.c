@@ -58,8 +58,15 @@ static void test_classes_and_lengths(void **state)
         { "qwen3-8b.json", NULL, "RotaryEmbedding", 0, 40960, 40960, 0, 0 },
         { "extra/llama-dynamic.json", NULL, "DynamicNTKScalingRotaryEmbedding", 0, 8192, 8192, 0,
           0 },
-        { "extra/phi-3-mini-128k.json", NULL, "Phi3LongRoPEScaledRotaryEmbedding", 0, 131072,
-          4096 + 131072, 4096, 1 },
+        /* LongRoPE's default max_model_len: original_max_position_embeddings (vLLM's
+         * vllm/config/model_arch.py MaxModelLenInfo), the short factors */
+        { "extra/phi-3-mini-128k.json", NULL, "Phi3LongRoPEScaledRotaryEmbedding", 0, 4096,
+          4096 + 131072, 0, 0 },
+        /* linear: max_position * factor rows */
+        { "extra/longchat-7b-16k-linear.json", NULL, "LinearScalingRotaryEmbedding", 0,
+          16384 * 8, 16384 * 8, 0, 0 },
+        { "gemma-3-27b-it.json", "full_attention", "LinearScalingRotaryEmbedding", 0,
+          131072 * 8, 131072 * 8, 0, 0 },
         { "extra/phi-3-mini-128k.json", NULL, "Phi3LongRoPEScaledRotaryEmbedding", 4096, 4096,
           4096 + 131072, 0, 0 },
         { "extra/phi-3-mini-128k.json", NULL, "Phi3LongRoPEScaledRotaryEmbedding", 4097, 131072,
@@ -77,7 +84,10 @@ static void test_classes_and_lengths(void **state)
         assert_int_equal(v.cache_offset, cases[i].offset);
         assert_int_equal(v.long_factors, cases[i].long_factors);
         assert_int_equal(v.max_model_len,
-                         cases[i].mml ? cases[i].mml : l.cfg.max_position_embeddings);
+                         cases[i].mml ? cases[i].mml
+                         : l.cfg.type == POSENC_ROPE_LONGROPE
+                             ? l.cfg.original_max_position_embeddings
+                             : l.cfg.max_position_embeddings);
         assert_non_null(strstr(v.source, "vllm/model_executor/layers/rotary_embedding/"));
         posenc_model_free(l.m);
     }
@@ -141,12 +151,7 @@ static void test_refusals(void **state)
     posenc_rope_params p;
     posenc_vllm_info v;
     posenc_error err = { 0 };
-    struct loaded l = load("extra/longchat-7b-16k-linear.json", NULL);
-    assert_int_equal(posenc_vllm_rope(&l.cfg, posenc_model_family(l.m), 0, &p, &v, &err),
-                     POSENC_EUNSUPPORTED);
-    assert_non_null(strstr(err.msg, "LinearScalingRotaryEmbedding"));
-    posenc_model_free(l.m);
-    l = load("gemma-4-26b-a4b.json", "full_attention");
+    struct loaded l = load("gemma-4-26b-a4b.json", "full_attention");
     assert_int_equal(posenc_vllm_rope(&l.cfg, posenc_model_family(l.m), 0, &p, &v, &err),
                      POSENC_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "Gemma4RotaryEmbedding"));
