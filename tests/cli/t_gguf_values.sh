@@ -47,3 +47,14 @@ assert len(w) == 1 and sys.argv[1] in w[0], w
 warns neg.gguf "llama.rope.freq_base is -10000"
 warns heads0.gguf "llama.attention.head_count is 0"
 warns freqnan.gguf "rope_freqs.weight[3] is nan"
+
+# metadata past the 64 MiB cap (posenc-formats(5)): one line, exit 3, not gigabytes
+"$PY" - <<'PY'
+import struct
+from gguf_make import *
+n = (1 << 24) - 16
+open("bools.gguf", "wb").write(gguf([kv("general.architecture", STR, "llama"),
+                                     s("k") + struct.pack("<IIQ", ARR, BOOL, n) + bytes(n)], []))
+PY
+expect_fail 3 "'bools.gguf': metadata larger than 64 MiB" "$POSENC" ls bools.gguf
+test "$(wc -l < out.stderr)" -eq 1
