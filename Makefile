@@ -145,6 +145,12 @@ $(S)/tests/%: tests/unit/%.c $(S)/tests/testutil.o $(S)/libposenc.a tests/unit/t
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< $(S)/tests/testutil.o $(S)/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
 
+# the option parser's harness links the commands' tables (every cmd/ file but main's)
+FUZZ_CMD_SRC := $(filter-out cmd/posenc.c,$(CMD_SRC))
+$(S)/fuzz/fuzz_opts: tests/fuzz/fuzz_opts.c tests/fuzz/replay_main.c $(FUZZ_CMD_SRC) $(S)/libposenc.a
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $< tests/fuzz/replay_main.c $(FUZZ_CMD_SRC) $(S)/libposenc.a $(LDLIBS)
+
 $(S)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c tests/fuzz/fuzzutil.h $(S)/libposenc.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $< tests/fuzz/replay_main.c $(S)/libposenc.a $(LDLIBS)
@@ -154,6 +160,10 @@ $(S)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c tests/fuzz/fuzzutil.h $(S)/
 # need the room) in a line "/* fuzz-options: ... */" of its source; make fuzz reads it.
 FUZZ_CC   ?= clang
 FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Ilib -Iformats $(PKG_CFLAGS)
+$(B)/fuzz/fuzz_opts: tests/fuzz/fuzz_opts.c $(FUZZ_CMD_SRC) $(LIB_SRC)
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -Icmd -o $@ $< $(FUZZ_CMD_SRC) $(LIB_SRC) $(LDLIBS)
+
 $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzzutil.h $(LIB_SRC)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)

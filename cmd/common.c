@@ -19,6 +19,8 @@ static void vmsg(const char *cmd, const char *fmt, va_list ap)
     fputc('\n', stderr);
 }
 
+volatile sig_atomic_t cmd_commit_status;
+
 void cmd_msg(const char *cmd, const char *fmt, ...)
 {
     va_list ap;

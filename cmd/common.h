@@ -2,6 +2,7 @@
 #ifndef POSENC_CMD_COMMON_H
 #define POSENC_CMD_COMMON_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -26,6 +27,10 @@ int cmd_verify(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+
+/* The exit status of a run whose outputs are committed when a signal arrives (0 unless a
+ * command sets it before committing: verify's verdict). */
+extern volatile sig_atomic_t cmd_commit_status;
 
 /* "posenc CMD: message" on stderr. */
 void cmd_msg(const char *cmd, const char *fmt, ...)

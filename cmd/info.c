@@ -239,6 +239,10 @@ static int gguf_report(const struct info_opts *o)
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(j, "warning");
     if (cJSON_IsString(w))
         cmd_msg("info", "'%s': %s; rope mode unknown", o->gguf, w->valuestring);
+    const cJSON *ws = cJSON_GetObjectItemCaseSensitive(j, "warnings"), *x;
+    cJSON_ArrayForEach(x, ws)
+        if (cJSON_IsString(x))
+            cmd_msg("info", "'%s': warning: %s", o->gguf, x->valuestring);
     if (!o->json)
         fprintf(g_out, "gguf: %s\n", o->gguf);
     for (const cJSON *e = o->json ? NULL : j->child; e; e = e->next) {

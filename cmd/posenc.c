@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "opts.h"
@@ -57,15 +58,21 @@ static const struct cmd *find(const char *name)
 }
 
 /* SIGINT, SIGTERM, SIGHUP and SIGPIPE: remove this run's temporaries, then die of the signal
- * (exit status 128 + its number, as shells expect). A reader that closes the pipe early
+ * (exit status 128 + its number, as shells expect). While outputs are being renamed into place
+ * the signal waits for the renames; once they are done the run ends with the status it had
+ * decided (cmd_commit_status: 0, or verify's verdict), since the old files are gone. A reader that closes the pipe early
  * (posenc gen ... -o - | head) thus ends posenc silently with 141, as it ends cat or git: that is
  * the reader's choice, not an error to print. A signal the parent ignores stays ignored (nohup,
  * a program that ignores SIGPIPE to get EPIPE): a closed pipe is then a write error, one line
  * and exit 3. */
 static void on_signal(int sig)
 {
-    posenc_tmp_remove_all();
+    int what = posenc_tmp_signal(sig);
+    if (what == POSENC_TMP_SIGNAL_HELD)
+        return;
     cmd_progress_signal();
+    if (what == POSENC_TMP_SIGNAL_DONE)
+        _exit(cmd_commit_status);
     signal(sig, SIG_DFL);
     raise(sig);
 }

@@ -264,11 +264,11 @@ int cmd_verify(int argc, char **argv)
     }
     /* the dumps are read: the progress line ends (its "N MiB in S s") before the summary */
     cmd_progress_finish();
-    for (int i = 0; i < o.n_reports; i++)
-        if (pe_report_write(v.root, o.reports[i], &err) != POSENC_OK) {
-            rc = cmd_fail(CMD, &err);
-            goto out;
-        }
+    cmd_commit_status = v.failed ? CMD_EXIT_CHECK : CMD_EXIT_OK; /* a signal after the commit */
+    if (pe_report_write_all(v.root, o.reports, (size_t)o.n_reports, &err) != POSENC_OK) {
+        rc = cmd_fail(CMD, &err);
+        goto out;
+    }
     if (!o.quiet && !o.report_stdout) {
         char *t = pe_report_text(v.root, v.failed, v.n_checks);
         if (!t) {

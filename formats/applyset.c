@@ -701,8 +701,5 @@ posenc_status pe_apply_set_write(pe_apply_set *s, const posenc_write_opts *wo,
         threaded = threaded && posenc_format_thread_safe(posenc_writer_format(s->w[o]));
     if ((st = pe_apply_run(s->jobs, s->nj, threaded, err)) != POSENC_OK)
         return st;
-    for (size_t o = 0; o < s->nout; o++)
-        if ((st = pe_out_commit(&s->w[o], err)) != POSENC_OK)
-            return st;
-    return POSENC_OK;
+    return pe_out_commit_all(s->w, s->nout, err); /* Q's and K's outputs as one unit */
 }

@@ -106,9 +106,20 @@ posenc_status pe_open_input(const char *path, int regular_only, FILE **fp, posen
  * *tmp_path is malloc'd (caller frees). */
 posenc_status pe_tmp_create(const char *final_path, char **tmp_path, FILE **fp,
                                 posenc_error *err);
-/* fflush + fsync-free close of fp (may be NULL) and rename tmp_path onto final_path. */
+/* Flush, fsync and close fp (may be NULL; tmp_path alone is fsynced by name) and rename
+ * tmp_path onto final_path (followed through its symlinks): at once outside a group, at the
+ * outermost pe_tmp_group_end inside one. On failure the temporary is removed. tmp_path stays
+ * the caller's to free; NULL (a device written in place) only closes fp. */
 posenc_status pe_tmp_commit(FILE *fp, const char *tmp_path, const char *final_path,
                                 posenc_error *err);
+/* A set of outputs committed as one unit (fileutil.c): every pe_tmp_commit between
+ * pe_tmp_group_begin and its pe_tmp_group_end is renamed into place together, under a lock
+ * of the targets' directories, or none is (the old files kept, those already renamed
+ * restored). Groups nest (the outermost end commits); each begin is closed by one end or one
+ * abort, and an abort discards the whole queue (an outer end then fails). Per thread. */
+void pe_tmp_group_begin(void);
+posenc_status pe_tmp_group_end(posenc_error *err);
+void pe_tmp_group_abort(void);
 /* Close fp (may be NULL) and unlink tmp_path (may be NULL). */
 void pe_tmp_discard(FILE *fp, const char *tmp_path);
 

@@ -1,6 +1,6 @@
 /* dir.c: a directory of NAME.npy files plus meta.json. Reading lists the .npy files (sorted by
- * name); writing puts each file in a temporary beside its target and renames them all on
- * commit, removing everything this run created when it fails or is aborted. */
+ * name); writing puts each file in a temporary beside its target and commits them as one unit
+ * (pe_tmp_group_begin): every file replaced, or none, and the old ones kept. */
 #include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -233,7 +233,6 @@ static void dir_reader_close(posenc_reader *r)
 struct dir_file {
     char *final;
     char *tmp;
-    int renamed;
 };
 
 struct dir_writer {
@@ -256,8 +255,6 @@ static void dir_w_free(posenc_writer *w, int remove_all)
         if (remove_all) {
             if (k->f[i].tmp)
                 unlink(k->f[i].tmp);
-            if (k->f[i].renamed)
-                unlink(k->f[i].final);
         }
         free(k->f[i].final);
         free(k->f[i].tmp);
@@ -411,17 +408,18 @@ static posenc_status dir_w_commit(posenc_writer *w, posenc_error *err)
             st = close_current(w, w->n, err);
         free(text);
     }
-    for (size_t i = 0; i < k->nf && !st; i++) {
-        if (!k->f[i].tmp)
-            continue; /* written in place (a device) */
-        if (rename(k->f[i].tmp, k->f[i].final) != 0) {
-            st = posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", k->f[i].final,
-                               strerror(errno));
-            break;
+    /* every member and meta.json replaced as one unit, or none */
+    if (!st) {
+        pe_tmp_group_begin();
+        for (size_t i = 0; i < k->nf && !st; i++) {
+            st = pe_tmp_commit(NULL, k->f[i].tmp, k->f[i].final, err); /* NULL: a device */
+            free(k->f[i].tmp);
+            k->f[i].tmp = NULL; /* the group's, or removed */
         }
-        free(k->f[i].tmp);
-        k->f[i].tmp = NULL;
-        k->f[i].renamed = 1;
+        if (st)
+            pe_tmp_group_abort();
+        else
+            st = pe_tmp_group_end(err);
     }
     dir_w_free(w, st != POSENC_OK);
     return st;

@@ -8,9 +8,11 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -440,6 +442,9 @@ static posenc_status pe_tmp_create_at(const char *final_path, const char *target
         return posenc_seterr(err, POSENC_EINVAL, "'%s': not a file name", final_path);
     struct stat old;
     int replacing = stat(target, &old) == 0 && S_ISREG(old.st_mode);
+    if (!replacing && stat(target, &old) == 0 && S_ISDIR(old.st_mode)) /* before any work */
+        return posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", final_path,
+                             strerror(EISDIR));
     {
         char dir[TMP_PATH];
         if (dlen == 0)
@@ -485,6 +490,276 @@ static posenc_status pe_tmp_create_at(const char *final_path, const char *target
     return POSENC_OK;
 }
 
+/* ---- committing: every output of a run as one unit ----
+ * pe_tmp_commit queues a finished temporary; the outermost pe_tmp_group_end (or a
+ * pe_tmp_commit outside any group, a group of one) renames the queue into place together:
+ *
+ *   1. the directories of the targets are locked (flock(2) on the directory itself, in device
+ *      and inode order), so that two runs writing one output commit one after the other and
+ *      never leave a mixed pair; nothing is created for the lock;
+ *   2. a target that is a directory fails the group before anything is renamed;
+ *   3. each existing target gets a hard link beside it (a ".posenc-tmp-" name: a killed run's
+ *      is swept as stale), then each temporary is renamed onto its target; when a rename
+ *      fails, the targets already renamed get their old file back (or are removed when they
+ *      were new) and every temporary goes;
+ *   4. the directories are fsynced (each temporary was fsynced before it was queued) and the
+ *      links removed.
+ *
+ * A signal that arrives while the renames run is held until they end (posenc_tmp_signal):
+ * the handler then sees either a committed run or one with its temporaries to remove. The
+ * group is per thread; the signal state is the process's. */
+struct pending {
+    char *tmp, *final, *target;
+};
+static _Thread_local struct {
+    int depth, failed;
+    size_t n, cap;
+    struct pending *v;
+} grp;
+
+enum { ST_IDLE, ST_COMMITTING, ST_COMMITTED, ST_DYING };
+static atomic_int commit_state;
+static volatile sig_atomic_t held_sig;
+
+int posenc_tmp_signal(int sig)
+{
+    int s = ST_IDLE;
+    if (atomic_compare_exchange_strong(&commit_state, &s, ST_DYING)) {
+        posenc_tmp_remove_all();
+        return POSENC_TMP_SIGNAL_DIE;
+    }
+    if (s == ST_COMMITTING) {
+        held_sig = sig;
+        return POSENC_TMP_SIGNAL_HELD;
+    }
+    if (s == ST_COMMITTED)
+        return POSENC_TMP_SIGNAL_DONE;
+    posenc_tmp_remove_all(); /* dying already: another thread's signal */
+    return POSENC_TMP_SIGNAL_DIE;
+}
+
+static void pending_free(struct pending *p, int remove_tmp)
+{
+    if (p->tmp) {
+        if (remove_tmp)
+            unlink(p->tmp);
+        tmp_unregister(p->tmp);
+    }
+    free(p->tmp);
+    free(p->final);
+    free(p->target);
+    memset(p, 0, sizeof *p);
+}
+
+static void queue_clear(int remove_tmp)
+{
+    for (size_t i = 0; i < grp.n; i++)
+        pending_free(&grp.v[i], remove_tmp);
+    free(grp.v);
+    grp.v = NULL;
+    grp.n = grp.cap = 0;
+}
+
+static int queue_reserve(void)
+{
+    if (grp.n < grp.cap)
+        return 0;
+    size_t cap = grp.cap ? 2 * grp.cap : 4;
+    struct pending *v = realloc(grp.v, cap * sizeof *v);
+    if (!v)
+        return -1;
+    grp.v = v;
+    grp.cap = cap;
+    return 0;
+}
+
+void pe_tmp_group_begin(void)
+{
+    if (grp.depth++ == 0)
+        grp.failed = 0;
+}
+
+void pe_tmp_group_abort(void)
+{
+    queue_clear(1);
+    if (grp.depth > 0 && --grp.depth > 0)
+        grp.failed = 1; /* the outer group's end fails too */
+}
+
+/* A directory of the group, open and locked. */
+struct locked_dir {
+    int fd;
+    dev_t dev;
+    ino_t ino;
+};
+
+static int cmp_dir(const void *a, const void *b)
+{
+    const struct locked_dir *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
+    return x->ino < y->ino ? -1 : x->ino > y->ino;
+}
+
+static int open_dir_of(const char *target, struct locked_dir *d)
+{
+    const char *sl = strrchr(target, '/');
+    char dir[TMP_PATH];
+    if (!sl)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(sl == target ? 1 : sl - target), target);
+    struct stat sb;
+    d->fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (d->fd < 0 || fstat(d->fd, &sb) != 0) {
+        if (d->fd >= 0)
+            close(d->fd);
+        d->fd = -1;
+        return -1;
+    }
+    d->dev = sb.st_dev;
+    d->ino = sb.st_ino;
+    return 0;
+}
+
+/* A new name for a hard link to target, beside it; malloc'd, NULL when none could be made. */
+static char *backup_of(const char *target)
+{
+    char *t = NULL;
+    FILE *fp = NULL;
+    if (pe_tmp_create_at(target, target, &t, &fp, NULL) != POSENC_OK)
+        return NULL;
+    fclose(fp);
+    unlink(t); /* the name stays this process's: its pid is in it */
+    tmp_unregister(t);
+    if (link(target, t) != 0) {
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+static posenc_status group_commit(posenc_error *err)
+{
+    size_t n = grp.n, nd = 0, done = 0;
+    struct pending *v = grp.v;
+    char **bk = calloc(n ? n : 1, sizeof *bk);
+    char *existed = calloc(n ? n : 1, 1);
+    struct locked_dir *dirs = calloc(n ? n : 1, sizeof *dirs);
+    posenc_status st = POSENC_OK;
+    int e = 0;
+    const char *bad = NULL;
+    int s = ST_IDLE;
+    if (!bk || !dirs || !existed) {
+        free(existed);
+        free(bk);
+        free(dirs);
+        queue_clear(1);
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    }
+    if (!atomic_compare_exchange_strong(&commit_state, &s, ST_COMMITTING) &&
+        (s != ST_COMMITTED ||
+         !atomic_compare_exchange_strong(&commit_state, &s, ST_COMMITTING))) {
+        free(existed);
+        free(bk);
+        free(dirs);
+        queue_clear(1);
+        return posenc_seterr(err, POSENC_EIO, "'%s': not written: the run was interrupted",
+                             n ? v[0].final : "");
+    }
+    int before = s; /* idle or committed: what a failed group goes back to */
+    for (size_t i = 0; i < n; i++) {
+        struct locked_dir d;
+        if (open_dir_of(v[i].target, &d) != 0)
+            continue; /* the rename will say why */
+        size_t k;
+        for (k = 0; k < nd; k++)
+            if (dirs[k].dev == d.dev && dirs[k].ino == d.ino)
+                break;
+        if (k < nd)
+            close(d.fd);
+        else
+            dirs[nd++] = d;
+    }
+    qsort(dirs, nd, sizeof *dirs, cmp_dir);
+    for (size_t k = 0; k < nd; k++)
+        while (flock(dirs[k].fd, LOCK_EX) != 0 && errno == EINTR)
+            ;
+    for (size_t i = 0; i < n && !bad; i++) {
+        struct stat sb;
+        if (stat(v[i].target, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+            bad = v[i].final;
+            e = EISDIR;
+        }
+    }
+    for (size_t i = 0; i < n && !bad; i++) {
+        struct stat sb;
+        if (lstat(v[i].target, &sb) == 0) {
+            existed[i] = 1;
+            /* no link (a file system without them): that file cannot be restored */
+            bk[i] = S_ISREG(sb.st_mode) ? backup_of(v[i].target) : NULL;
+        }
+    }
+    for (; done < n && !bad; done++)
+        if (rename(v[done].tmp, v[done].target) != 0) {
+            e = errno;
+            bad = v[done].final;
+            break;
+        }
+    if (bad) {
+        for (size_t j = done; j-- > 0;) { /* the old files back */
+            if (bk[j] && rename(bk[j], v[j].target) == 0) {
+                free(bk[j]);
+                bk[j] = NULL;
+            } else if (!existed[j]) {
+                unlink(v[j].target);
+            }
+        }
+        st = posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", bad, strerror(e));
+    }
+    for (size_t k = 0; k < nd; k++) {
+        if (!bad)
+            fsync(dirs[k].fd);
+    }
+    for (size_t i = 0; i < n; i++)
+        if (bk[i]) {
+            unlink(bk[i]);
+            free(bk[i]);
+        }
+    for (size_t k = 0; k < nd; k++)
+        close(dirs[k].fd); /* and its lock */
+    for (size_t i = 0; i < n; i++) {
+        if (i < done && !bad) {
+            tmp_unregister(v[i].tmp);
+            free(v[i].tmp);
+            v[i].tmp = NULL;
+        }
+    }
+    queue_clear(1);
+    free(existed);
+    free(bk);
+    free(dirs);
+    atomic_store(&commit_state, bad ? before : ST_COMMITTED);
+    int sig = held_sig;
+    if (sig) {
+        held_sig = 0;
+        raise(sig); /* now the handler sees the run committed, or dies of it */
+    }
+    return st;
+}
+
+posenc_status pe_tmp_group_end(posenc_error *err)
+{
+    if (grp.depth > 0 && --grp.depth > 0)
+        return POSENC_OK;
+    if (grp.failed) {
+        grp.failed = 0;
+        queue_clear(1);
+        return posenc_seterr(err, POSENC_EIO, "an output of the set was not written");
+    }
+    return group_commit(err);
+}
+
 posenc_status pe_tmp_commit(FILE *fp, const char *tmp_path, const char *final_path,
                                 posenc_error *err)
 {
@@ -492,24 +767,43 @@ posenc_status pe_tmp_commit(FILE *fp, const char *tmp_path, const char *final_pa
     if (fp) {
         if (fflush(fp) != 0 || ferror(fp))
             e = errno ? errno : EIO;
+        /* the data on disk before the rename that makes it the file (EINVAL: a device) */
+        if (!e && tmp_path && fsync(fileno(fp)) != 0 && errno != EINVAL)
+            e = errno;
         if (fclose(fp) != 0 && !e)
             e = errno ? errno : EIO;
+    } else if (tmp_path) {
+        int fd = open(tmp_path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 || fsync(fd) != 0)
+            e = errno;
+        if (fd >= 0)
+            close(fd);
     }
-    char *target = tmp_path ? link_target(final_path) : NULL;
-    if (!e && tmp_path && !target)
-        e = ENOMEM;
-    if (!e && tmp_path && rename(tmp_path, target) != 0)
-        e = errno;
-    free(target);
-    if (tmp_path)
-        tmp_unregister(tmp_path);
+    struct pending p = { 0 };
+    if (!e && tmp_path) {
+        p.tmp = strdup(tmp_path);
+        p.final = strdup(final_path);
+        p.target = link_target(final_path);
+        if (!p.tmp || !p.final || !p.target || queue_reserve() != 0)
+            e = ENOMEM;
+    }
     if (e) {
         /* fp is closed either way; the temporary goes so that nothing partial remains */
-        if (tmp_path)
+        if (tmp_path) {
             unlink(tmp_path);
+            tmp_unregister(tmp_path);
+        }
+        free(p.tmp);
+        free(p.final);
+        free(p.target);
         return posenc_seterr(err, POSENC_EIO, "cannot write '%s': %s", final_path, strerror(e));
     }
-    return POSENC_OK;
+    if (!tmp_path)
+        return POSENC_OK; /* a device, written in place */
+    grp.v[grp.n++] = p;
+    if (grp.depth > 0)
+        return POSENC_OK; /* the group's end renames it */
+    return group_commit(err);
 }
 
 void pe_tmp_discard(FILE *fp, const char *tmp_path)

@@ -54,6 +54,9 @@ static posenc_status read_key(const char *path, const cJSON *meta, const cJSON *
             return bad_type(path, key, ty, "uint32 or a non-empty array of uint32", err);
         break;
     case PE_GK_F32:
+        if (strcmp(ty, "float32") == 0 && cJSON_IsNull(v)) /* the reader's NaN or infinity */
+            return posenc_seterr(err, POSENC_EFORMAT, "'%s': key '%.80s' is a float32 NaN or "
+                                 "infinity; llama.cpp needs a finite value", path, key);
         if (strcmp(ty, "float32") != 0 || !cJSON_IsNumber(v))
             return bad_type(path, key, ty, "float32", err);
         *(double *)(void *)base = v->valuedouble;
@@ -272,6 +275,26 @@ cJSON *pe_gguf_rope_json(const posenc_gguf_rope *g, int64_t n_ctx)
     cJSON_AddStringToObject(j, "inv_freq_note",
                             "freq_base^(-2i/n_dims) / freq_factors[i] in double, before "
                             "freq_scale and YaRN's ramp; ggml itself computes in float32");
+    /* values llama.cpp loads but computes nonsense from (or divides by zero with) */
+    cJSON *ws = cJSON_AddArrayToObject(j, "warnings");
+    char wb[200];
+    if (ws && (g->has & POSENC_GGUF_FREQ_BASE) && !(g->freq_base > 0)) {
+        snprintf(wb, sizeof wb, "%s.rope.freq_base is %g: llama.cpp's angles would be NaN",
+                 g->arch, g->freq_base);
+        cJSON_AddItemToArray(ws, cJSON_CreateString(wb));
+    }
+    if (ws && (g->has & POSENC_GGUF_HEAD_COUNT) && g->head_count <= 0) {
+        snprintf(wb, sizeof wb, "%s.attention.head_count is %lld: llama.cpp divides by it",
+                 g->arch, (long long)g->head_count);
+        cJSON_AddItemToArray(ws, cJSON_CreateString(wb));
+    }
+    for (int i = 0; ws && i < g->n_rope_freqs; i++)
+        if (!isfinite(g->rope_freqs[i]) || !(g->rope_freqs[i] != 0)) {
+            snprintf(wb, sizeof wb, "rope_freqs.weight[%d] is %g: llama.cpp divides the "
+                     "frequency by it", i, (double)g->rope_freqs[i]);
+            cJSON_AddItemToArray(ws, cJSON_CreateString(wb));
+            break;
+        }
     if (!ok)
         cJSON_AddStringToObject(j, "warning", e.msg);
     else {

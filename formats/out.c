@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
+
 #define CHUNK_BYTES ((size_t)4 << 20) /* per slot, for sources without a preferred chunk */
 
 void pe_out_human_size(uint64_t n, char *buf, size_t len)
@@ -267,6 +269,23 @@ posenc_status pe_out_commit(posenc_writer **w, posenc_error *err)
     posenc_status st = posenc_writer_commit(*w, err); /* frees; removes the temporary on failure */
     *w = NULL;
     return st;
+}
+
+posenc_status pe_out_commit_all(posenc_writer **w, size_t n, posenc_error *err)
+{
+    posenc_status st = POSENC_OK;
+    pe_tmp_group_begin();
+    for (size_t i = 0; i < n; i++) {
+        if (st == POSENC_OK)
+            st = pe_out_commit(&w[i], err);
+        else
+            pe_out_abort(&w[i]);
+    }
+    if (st != POSENC_OK) {
+        pe_tmp_group_abort();
+        return st;
+    }
+    return pe_tmp_group_end(err);
 }
 
 void pe_out_abort(posenc_writer **w)

@@ -12,6 +12,7 @@
  *     pe_out_open    the limit's refusal, open, metadata, declare; on failure nothing is left
  *     (the caller writes the declared arrays' values in order: posenc_writer_write)
  *     pe_out_commit  rename into place, or pe_out_abort: remove the temporary
+ *                    (pe_out_commit_all: several writers as one unit)
  *
  * The thread: the producer fills the rows of chunk k+1 while the writer thread converts chunk k
  * to the output dtype and writes it (the conversion, NPZ CRC and page-cache copy cost about as
@@ -65,6 +66,10 @@ posenc_status pe_out_open(pe_out *o, pe_out_meta_fn meta, void *ctx, posenc_writ
                           posenc_error *err);
 posenc_status pe_out_commit(posenc_writer **w, posenc_error *err);
 void pe_out_abort(posenc_writer **w);
+/* pe_out_commit of the n writers w[0..n-1] as one unit: every file of every writer replaced,
+ * or none (the old files kept); on failure the writers not yet committed are aborted. All
+ * w[i] are NULL afterwards. */
+posenc_status pe_out_commit_all(posenc_writer **w, size_t n, posenc_error *err);
 
 /* The refusal of a plan over the limit, the one wording of gen, apply, convert and pe_out_open:
  * "'PATH': the output would be 6.0 GiB (DETAIL), over the 4 GiB limit; pass HINT or --force".

@@ -7,8 +7,8 @@
  *                "nbytes": 2097152}, ...],
  *    "metadata": {...}}
  * Opening either X.bin or X.json finds the other (same stem; a path with neither extension gets
- * PATH.json as its sidecar). Both files are written to temporary files and renamed into place,
- * the sidecar last. */
+ * PATH.json as its sidecar). Both files are written to temporary files and committed as one
+ * unit (pe_tmp_group_begin): both are replaced, or neither. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -489,25 +489,32 @@ static posenc_status raw_w_commit(posenc_writer *w, posenc_error *err)
     }
     if ((st = pad_to(rw, end, rw->bin, err)) != POSENC_OK)
         goto fail;
-    /* write the sidecar completely before renaming anything */
+    /* write the sidecar completely, then commit the pair as one unit */
     if ((st = pe_tmp_create(rw->json, &jtmp, &jfp, err)) != POSENC_OK ||
         (st = pe_write_exact(jfp, text, strlen(text), rw->json, err)) != POSENC_OK ||
         (st = pe_write_exact(jfp, "\n", 1, rw->json, err)) != POSENC_OK)
         goto fail;
+    pe_tmp_group_begin();
     st = pe_tmp_commit(rw->fp, rw->tmp, rw->bin, err);
     rw->fp = NULL;
-    if (st != POSENC_OK)
-        goto fail;
     free(rw->tmp);
-    rw->tmp = NULL;
+    rw->tmp = NULL; /* the group's, or removed */
+    if (st != POSENC_OK) {
+        pe_tmp_group_abort();
+        goto fail;
+    }
     st = pe_tmp_commit(jfp, jtmp, rw->json, err);
     jfp = NULL;
-    if (st != POSENC_OK)
-        goto fail;
     free(jtmp);
+    jtmp = NULL;
+    if (st != POSENC_OK) {
+        pe_tmp_group_abort();
+        goto fail;
+    }
+    st = pe_tmp_group_end(err);
     free(text);
     raw_writer_free(w, 0);
-    return POSENC_OK;
+    return st;
 fail:
     if (jtmp)
         pe_tmp_discard(jfp, jtmp);

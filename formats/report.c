@@ -791,6 +791,27 @@ posenc_status pe_report_kind_of(const char *path, pe_report_kind *out, posenc_er
     return POSENC_OK;
 }
 
+posenc_status pe_report_write_all(const cJSON *report, const char *const *paths, size_t n,
+                                  posenc_error *err)
+{
+    posenc_status st = POSENC_OK;
+    int to_stdout = 0;
+    pe_tmp_group_begin();
+    for (size_t i = 0; i < n && st == POSENC_OK; i++) {
+        if (strcmp(paths[i], "-") == 0)
+            to_stdout = 1;
+        else
+            st = pe_report_write(report, paths[i], err);
+    }
+    if (st != POSENC_OK) {
+        pe_tmp_group_abort();
+        return st;
+    }
+    if ((st = pe_tmp_group_end(err)) != POSENC_OK)
+        return st;
+    return to_stdout ? pe_report_write(report, "-", err) : POSENC_OK;
+}
+
 posenc_status pe_report_write(const cJSON *report, const char *path, posenc_error *err)
 {
     pe_report_kind kind;

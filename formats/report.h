@@ -238,5 +238,9 @@ void pe_report_svg(struct pe_strbuf *b, const cJSON *plot);
  * it that is renamed into place, so a failed write leaves no partial file. "-" writes the JSON
  * report to stdout. */
 posenc_status pe_report_write(const cJSON *report, const char *path, posenc_error *err);
+/* pe_report_write of every path as one unit: the files all replaced or none (the old ones
+ * kept), then "-" (if among them) on stdout. */
+posenc_status pe_report_write_all(const cJSON *report, const char *const *paths, size_t n,
+                                  posenc_error *err);
 
 #endif

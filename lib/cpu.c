@@ -18,6 +18,18 @@ const char *posenc_cpu_name(posenc_cpu_path p)
     return (unsigned)p < 3 ? names[p] : "?";
 }
 
+#if PE_CPU_X86 && defined(__clang__) && __clang_major__ < 15
+/* clang 14's __builtin_cpu_supports does not know "f16c" (the fuzz build): CPUID leaf 1 */
+#include <cpuid.h>
+static int has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+}
+#elif PE_CPU_X86
+#define has_f16c() __builtin_cpu_supports("f16c")
+#endif
+
 int posenc_cpu_supported(posenc_cpu_path p)
 {
     switch (p) {
@@ -26,8 +38,7 @@ int posenc_cpu_supported(posenc_cpu_path p)
 #if PE_CPU_X86
     case POSENC_CPU_AVX2:
         __builtin_cpu_init();
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-               __builtin_cpu_supports("f16c");
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && has_f16c();
     case POSENC_CPU_AVX512:
         __builtin_cpu_init();
         return posenc_cpu_supported(POSENC_CPU_AVX2) && __builtin_cpu_supports("avx512f") &&

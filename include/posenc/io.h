@@ -189,6 +189,15 @@ posenc_status posenc_output_check_fd(int fd, posenc_error *err);
  * SIGINT/SIGTERM/SIGHUP/SIGPIPE handler calls it before re-raising the signal. */
 void posenc_tmp_remove_all(void);
 
+/* What a program's signal handler does with sig (async-signal-safe):
+ *   POSENC_TMP_SIGNAL_DIE   the run's temporaries are removed; die of the signal
+ *   POSENC_TMP_SIGNAL_HELD  outputs are being renamed into place: return; the signal is raised
+ *                           again when the renames end
+ *   POSENC_TMP_SIGNAL_DONE  the run's outputs are committed: the old files are gone, so the
+ *                           run ends with the status it had decided, not of the signal */
+enum { POSENC_TMP_SIGNAL_DIE = 0, POSENC_TMP_SIGNAL_HELD = 1, POSENC_TMP_SIGNAL_DONE = 2 };
+int posenc_tmp_signal(int sig);
+
 /* Temporaries left by interrupted runs (their process is gone, or older than a day) are removed
  * when a writer first creates one in the same directory. The number removed since the last call,
  * and the first directory (into dir[cap]); resets the count. */
