@@ -14,7 +14,7 @@ rc=$?
 set -e
 if [ "$rc" -eq 77 ]; then
     echo "$llama"
-    exit 0
+    exit 77
 fi
 [ "$rc" -eq 0 ] || { cat fetch.log; exit 1; }
 conv() { "$PY" "$SRC/tests/interop/gguf_convert.py" "$llama" "$@"; }

@@ -20,7 +20,7 @@ rc=$?
 set -e
 if [ "$rc" -eq 77 ]; then
     echo "${libs:-$src}"
-    exit 0
+    exit 77
 fi
 [ "$rc" -eq 0 ] || { echo "fetch.sh failed: $src ${libs:-}"; exit 1; }
 ${CC:-cc} -std=c11 -O1 -I"$src/ggml/include" -o dump "$SRC/tests/interop/ggml_gguf_dump.c" \

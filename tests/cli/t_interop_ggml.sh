@@ -12,7 +12,7 @@ for what in libs src; do
     sh "$SRC/tests/interop/fetch.sh" $what > fetch_$what.txt 2> fetch.err
     rc=$?
     set -e
-    if [ "$rc" -eq 77 ]; then cat fetch_$what.txt; exit 0; fi
+    if [ "$rc" -eq 77 ]; then cat fetch_$what.txt; exit 77; fi
     [ "$rc" -eq 0 ] || { cat fetch.err; exit 1; }
 done
 libs=$(cat fetch_libs.txt)
