@@ -10,7 +10,7 @@
 CHROMIUM=${CHROMIUM:-$(command -v chromium || command -v chromium-browser || true)}
 if [ -z "$CHROMIUM" ]; then
     echo "skipped: no chromium (.ci/deps.sh test installs it)"
-    exit 0
+    exit 77
 fi
 shots=${LOGDIR:-$PWD}
 
