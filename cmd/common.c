@@ -65,6 +65,17 @@ int cmd_rope_fail(const char *cmd, const posenc_model *m, const posenc_error *er
                ? CMD_EXIT_USAGE : CMD_EXIT_ERROR;
 }
 
+/* POSENC_CPU: a name posenc does not know is refused (exit 2); a path this CPU cannot run falls
+ * back to the best one below it, with a warning. Returns an exit status. */
+static int cpu_env(const char *cmd)
+{
+    posenc_error err = { 0 };
+    posenc_status st = posenc_cpu_env_check(&err);
+    if (st != POSENC_OK)
+        cmd_msg(cmd, "%s", err.msg);
+    return st == POSENC_EINVAL ? CMD_EXIT_USAGE : CMD_EXIT_OK;
+}
+
 int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
                       const char *const *ins, size_t nin)
 {
@@ -93,15 +104,7 @@ int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
             return CMD_EXIT_USAGE;
         }
     }
-    /* POSENC_CPU: a name posenc does not know is refused; a path this CPU cannot run falls
-     * back to the best one below it, with a warning */
-    posenc_error err = { 0 };
-    posenc_status st = posenc_cpu_env_check(&err);
-    if (st != POSENC_OK)
-        cmd_msg(cmd, "%s", err.msg);
-    if (st == POSENC_EINVAL)
-        return CMD_EXIT_USAGE;
-    return CMD_EXIT_OK;
+    return cpu_env(cmd);
 }
 
 int cmd_usage_error(const char *cmd, const char *fmt, ...)
@@ -210,15 +213,7 @@ int cmd_env_check(const char *cmd)
             return CMD_EXIT_USAGE;
         }
     }
-    /* POSENC_CPU: a name posenc does not know is refused; a path this CPU cannot run falls
-     * back to the best one below it, with a warning */
-    posenc_error err = { 0 };
-    posenc_status st = posenc_cpu_env_check(&err);
-    if (st != POSENC_OK)
-        cmd_msg(cmd, "%s", err.msg);
-    if (st == POSENC_EINVAL)
-        return CMD_EXIT_USAGE;
-    return CMD_EXIT_OK;
+    return cpu_env(cmd);
 }
 
 int cmd_nthreads(void)

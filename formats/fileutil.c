@@ -242,21 +242,25 @@ void posenc_input_add_fd(int fd, const char *name)
         input_add_stat(&sb, name ? name : "-");
 }
 
-/* The input that path (followed through symlinks) is, or NULL. */
-static int input_of(const char *path, char *name, size_t cap)
+/* The input with sb's device and inode (its name into name), or 0. */
+static int input_of_stat(const struct stat *sb, char *name, size_t cap)
 {
-    struct stat sb;
-    if (stat(path, &sb) != 0)
-        return 0;
     int hit = 0;
     pthread_mutex_lock(&input_lock);
     for (int i = 0; i < n_inputs && !hit; i++)
-        if (inputs[i].dev == sb.st_dev && inputs[i].ino == sb.st_ino) {
+        if (inputs[i].dev == sb->st_dev && inputs[i].ino == sb->st_ino) {
             snprintf(name, cap, "%s", inputs[i].name);
             hit = 1;
         }
     pthread_mutex_unlock(&input_lock);
     return hit;
+}
+
+/* The input that path (followed through symlinks) is, or 0. */
+static int input_of(const char *path, char *name, size_t cap)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && input_of_stat(&sb, name, cap);
 }
 
 static posenc_status refuse_input(const char *out, const char *in, posenc_error *err)
@@ -272,17 +276,7 @@ static posenc_status refuse_input(const char *out, const char *in, posenc_error 
 static int input_of_fd(int fd, char *name, size_t cap)
 {
     struct stat sb;
-    if (fstat(fd, &sb) != 0)
-        return 0;
-    int hit = 0;
-    pthread_mutex_lock(&input_lock);
-    for (int i = 0; i < n_inputs && !hit; i++)
-        if (inputs[i].dev == sb.st_dev && inputs[i].ino == sb.st_ino) {
-            snprintf(name, cap, "%s", inputs[i].name);
-            hit = 1;
-        }
-    pthread_mutex_unlock(&input_lock);
-    return hit;
+    return fstat(fd, &sb) == 0 && input_of_stat(&sb, name, cap);
 }
 
 posenc_status posenc_output_check_fd(int fd, posenc_error *err)
