@@ -18,7 +18,15 @@
 #include "posenc/llamacpp.h"
 #include "posenc/diff.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Static version string, e.g. "0.1.0". */
 const char *posenc_version(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

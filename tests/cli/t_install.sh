@@ -151,6 +151,22 @@ LD_LIBRARY_PATH=$lib ./t_shared "$DATA/configs/llama-3.1-8b.json" > shared_llama
 check shared_small.txt small
 check shared_llama.txt llama
 
+# C++: every public header is extern "C", so a C++ program links against the C library
+cat > prog.cc <<'CXX'
+#include <posenc/posenc.h>
+#include <cstdio>
+int main()
+{
+    std::printf("%s %s %s\n", posenc_version(), posenc_dtype_name(POSENC_DT_BF16),
+                posenc_precision_name(POSENC_PREC_GGML));
+    return 0;
+}
+CXX
+cxx=${CXX:-g++}
+# shellcheck disable=SC2046 # pkg-config's output is a list of words
+"$cxx" -std=c++17 -Wall -Wextra -Werror -o t_cxx prog.cc $(pkg-config --cflags --libs posenc)
+[ "$(LD_LIBRARY_PATH=$lib ./t_cxx)" = "0.1.0 bf16 ggml" ]
+
 # Static: --static adds -lm -lpthread and libcjson, zlib, hdf5. With libposenc.so beside
 # libposenc.a the linker takes the .so for -lposenc, so name the archive (-l:libposenc.a), as a
 # user linking it would (or -static, which needs a libcjson.a Debian does not ship).
