@@ -261,4 +261,4 @@ clean:
 FORCE:
 .SECONDARY:
 
--include $(shell find build build-san -name '*.d' 2>/dev/null)
+-include $(shell find $(B) $(S) -name '*.d' 2>/dev/null)
