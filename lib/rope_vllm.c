@@ -13,6 +13,13 @@
  *   dynamic_ntk_scaling_rope.py DynamicNTKScalingRotaryEmbedding @ 50feac95f9e53a97d6ed27fee6bfe3b163d18594
  *   phi3_long_rope_scaled_rope.py Phi3LongRoPEScaledRotaryEmbedding @ 63c2b7abcd705edb754604f83ac72a4269c05a52
  *   mrope.py MRotaryEmbedding                                    @ dba39a557eabb84d809fc4ac86d5afd0b6bc5b84
+ *     with yarn: YaRNScalingRotaryEmbedding's methods as that mrope.py calls them, read in
+ *     yarn_scaling_rope.py                                       @ ffdc985737c94233f2c88629c4450022e5bf4925
+ *     (the version whose attributes that MRotaryEmbedding sets: extrapolation_factor, attn_factor)
+ *   gemma4_rope.py Gemma4RotaryEmbedding                         @ 41c5903d049b80b83a6e570f52f0f55e31316e49
+ *     (get_rope's "proportional" branch: __init__.py @ 0cd5784; the model passes global_head_dim
+ *     and the full_attention rope_parameters: vllm/model_executor/models/gemma4.py
+ *     Gemma4DecoderLayer, Gemma4Attention @ 001cabc1be16a59a70d720ed61a13b678c060a18)
  *   linear_scaling_rope.py LinearScalingRotaryEmbedding          @ 0f17ee061e413bf8ab7927f926f69cdff24dc63e
  *   vllm/config/model_arch.py MaxModelLenInfo (default max_model_len) @ 77ff9878a7334ea15578f0fd01aa858b52acebc4
  * tests/golden/make_vllm_golden.py ports the same classes to torch.
@@ -52,10 +59,12 @@ enum vllm_len {
     LEN_M_X_FACTOR,     /* DynamicNTK: arange(max_position_embeddings * scaling_factor) */
     LEN_M0_X_FACTOR_OR_M, /* YaRN: max(ceil(M0 * factor), max_position) */
     LEN_M0_X_FACTOR,    /* Deepseek: arange(M0 * scaling_factor) */
-    LEN_LONGROPE        /* Phi3LongRoPE: short cache M0 rows, then long cache M rows */
+    LEN_LONGROPE,       /* Phi3LongRoPE: short cache M0 rows, then long cache M rows */
+    LEN_M0_X4_X_FACTOR  /* MRotaryEmbedding with yarn: arange(4 * M0 * scaling_factor) */
 };
-enum vllm_mscale { MS_NONE, MS_YARN, MS_DEEPSEEK, MS_LONGROPE };
-enum vllm_inv { INV_HF, INV_DYNAMIC_FIXED, INV_LONGROPE, INV_LINEAR_T };
+enum vllm_mscale { MS_NONE, MS_YARN, MS_DEEPSEEK, MS_LONGROPE, MS_MROPE_YARN };
+enum vllm_inv { INV_HF, INV_DYNAMIC_FIXED, INV_LONGROPE, INV_LINEAR_T, INV_MROPE_YARN,
+                INV_PROPORTIONAL };
 
 /* get_rope's choice (__init__.py @ 0cd5784): one row per (rope_type, mrope, deepseek model).
  * supported = 0: posenc does not port that class; cmd shows the reason. */
@@ -86,12 +95,11 @@ static const struct vllm_class {
       VDIR "phi3_long_rope_scaled_rope.py @ 63c2b7ab", LEN_LONGROPE, MS_LONGROPE, INV_LONGROPE, 1 },
     { POSENC_ROPE_LINEAR, 0, 0, "LinearScalingRotaryEmbedding",
       VDIR "linear_scaling_rope.py @ 0f17ee06", LEN_M_X_FACTOR, MS_NONE, INV_LINEAR_T, 1 },
-    /* classes posenc does not port */
-    { POSENC_ROPE_YARN, 1, 0, "MRotaryEmbedding (yarn)", VDIR "mrope.py @ dba39a55", LEN_MAX_POS_X4,
-      MS_NONE, INV_HF, 0 },
-
-    { POSENC_ROPE_PROPORTIONAL, 0, 0, "Gemma4RotaryEmbedding", VDIR "gemma4_rope.py", LEN_MAX_POS,
-      MS_NONE, INV_HF, 0 },
+    { POSENC_ROPE_YARN, 1, 0, "MRotaryEmbedding",
+      VDIR "mrope.py @ dba39a55 + yarn_scaling_rope.py @ ffdc9857", LEN_M0_X4_X_FACTOR,
+      MS_MROPE_YARN, INV_MROPE_YARN, 1 },
+    { POSENC_ROPE_PROPORTIONAL, 0, 0, "Gemma4RotaryEmbedding", VDIR "gemma4_rope.py @ 41c5903d",
+      LEN_MAX_POS, MS_NONE, INV_PROPORTIONAL, 1 },
 };
 
 /* Model families whose vLLM model code sends yarn to DeepseekScalingRotaryEmbedding
@@ -139,6 +147,21 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
         return posenc_seterr(err, POSENC_EUNSUPPORTED,
                              "vllm: rope_type %s%s uses vLLM's %s, which posenc does not "
                              "reproduce", tn, mrope ? " with mrope_section" : "", k->cls);
+    /* MRotaryEmbedding @ dba39a55 takes scaling_factor, extrapolation_factor, attn_factor,
+     * beta_fast and beta_slow only, and YaRN's methods @ ffdc9857 always floor/ceil; a newer
+     * get_rope (@ 0cd5784) passes attention_factor, mscale, mscale_all_dim and truncate to a
+     * newer MRotaryEmbedding posenc could not read, so a config that sets them is refused */
+    if (k->inv == INV_MROPE_YARN &&
+        (cfg->has_attention_factor || cfg->mscale != 0.0 || cfg->mscale_all_dim != 0.0 ||
+         !cfg->truncate))
+        return posenc_seterr(err, POSENC_EUNSUPPORTED,
+                             "vllm: rope_type yarn with mrope_section and %s uses a vLLM "
+                             "MRotaryEmbedding posenc does not reproduce (posenc follows mrope.py "
+                             "@ dba39a55, which takes none of attention_factor, mscale, "
+                             "mscale_all_dim, truncate)",
+                             cfg->has_attention_factor ? "attention_factor"
+                             : !cfg->truncate          ? "truncate false"
+                                                       : "mscale");
     if (cfg->type == POSENC_ROPE_YARN && cfg->softmax_mscale && !ds)
         return posenc_seterr(err, POSENC_EUNSUPPORTED,
                              "vllm: family '%s' scales the softmax like DeepSeek, but posenc does "
@@ -176,6 +199,23 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
         c.truncate = 1, v.truncate = 1;
     if (k->inv == INV_LINEAR_T) /* the base's inv_freq; the factor divides the positions */
         c.type = POSENC_ROPE_DEFAULT;
+    if (k->inv == INV_MROPE_YARN) {
+        /* MRotaryEmbedding.__init__ passes max_position_embeddings * 4 to the base class, so
+         * YaRN's _compute_inv_freq finds the correction range over self.max_position_embeddings
+         * = 4 * original_max_position_embeddings (get_rope passes the original as max_position) */
+        if (M0 <= 0 || M0 > INT64_MAX / 4)
+            return posenc_seterr(err, POSENC_ECONFIG, "vllm: %s needs "
+                                 "original_max_position_embeddings", k->cls);
+        c.original_max_position_embeddings = 4 * M0;
+        c.truncate = 1, v.truncate = 1;
+    }
+    if (k->inv == INV_PROPORTIONAL && cfg->factor != 1.0) {
+        /* Gemma4RotaryEmbedding takes no factor: 1 / base ** (arange(0, 2 * rope_angles, 2) /
+         * head_size), zeros after */
+        c.factor = 1.0;
+        snprintf(v.note, sizeof v.note, "vllm: Gemma4RotaryEmbedding ignores the config's factor "
+                 "%g", cfg->factor);
+    }
     posenc_status st = posenc_rope_params_compute(&c, seq_len, out, err);
     if (st != POSENC_OK)
         return st;
@@ -212,6 +252,8 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
         break;
     case INV_HF:
     case INV_LONGROPE:
+    case INV_MROPE_YARN:
+    case INV_PROPORTIONAL:
         break;
     }
 
@@ -240,6 +282,10 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
         v.mscale = get_mscale(cfg->factor, ms) / get_mscale(cfg->factor, cfg->mscale_all_dim) * 1.0;
         break;
     }
+    case MS_MROPE_YARN: /* MRotaryEmbedding.__init__: yarn_get_mscale(scaling_factor) * attn_factor
+                         * (attn_factor 1: posenc reads no attn_factor key) */
+        v.mscale = get_mscale(cfg->factor, 1.0) * 1.0;
+        break;
     case MS_LONGROPE: {
         /* Phi3LongRoPE.__init__: scale = M / M0; 1 when <= 1, else sqrt(1 + ln scale / ln M0);
          * config keys short_mscale / long_mscale would override (posenc does not read them) */
@@ -285,6 +331,9 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
     case LEN_LONGROPE:
         v.cache_len = v.long_factors ? M : M0;
         v.cache_offset = v.long_factors ? M0 : 0;
+        break;
+    case LEN_M0_X4_X_FACTOR: /* YaRN's _compute_cos_sin_cache @ ffdc9857 on 4 * M0 */
+        v.cache_len = arange_len((double)(4 * M0) * cfg->factor);
         break;
     }
     v.cache_rows = k->len == LEN_LONGROPE ? M0 + M : v.cache_len;
@@ -362,6 +411,10 @@ posenc_status posenc_rope_drift(const posenc_rope_config *cfg, const char *famil
             posenc_rope_config c = *cfg;
             if (cfg->type == POSENC_ROPE_YARN)
                 c.truncate = v.truncate;
+            if (cfg->type == POSENC_ROPE_YARN && cfg->n_mrope_section > 0) /* over 4 * M0 */
+                c.original_max_position_embeddings = 4 * cfg->original_max_position_embeddings;
+            if (cfg->type == POSENC_ROPE_PROPORTIONAL) /* Gemma4RotaryEmbedding: no factor */
+                c.factor = 1.0;
             st = posenc_rope_params_compute(&c, L, &w->x, err);
             w->x.attention_scaling = v.mscale;
         }

@@ -41,8 +41,8 @@ typedef struct posenc_vllm_info {
  * out->attention_scaling(_f32) its mscale, the exact fields the same float32 values (vLLM has no
  * exact pipeline). family is posenc_model_family() of the model (it decides DeepSeek's
  * deepseek_yarn); max_model_len <= 0 means max_position_embeddings. POSENC_EUNSUPPORTED, with one
- * message naming the class, when posenc does not reproduce the class vLLM would use (linear,
- * proportional, mrope with yarn). */
+ * message naming the class, when posenc does not reproduce the class vLLM would use (mrope
+ * with yarn and attention_factor, mscale or truncate false). */
 posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family,
                                int64_t max_model_len, posenc_rope_params *out,
                                posenc_vllm_info *info, posenc_error *err);

@@ -75,6 +75,7 @@ expect_fail 2 "--max-model-len applies only to --precision vllm" \
 expect_ok "$POSENC" info --config "$D/extra/longchat-7b-16k-linear.json" --precision vllm
 grep -q '^vllm_class  *LinearScalingRotaryEmbedding' out.stdout
 grep -q '^vllm_cache  *131072 rows' out.stdout
-# a class posenc does not port is still refused in one line
-expect_fail 3 "Gemma4RotaryEmbedding, which posenc does not reproduce" \
-    "$POSENC" info --config "$D/gemma-4-26b-a4b.json" --layer-type full_attention --precision vllm
+# Gemma 4's full layers: Gemma4RotaryEmbedding, max_position_embeddings rows
+expect_ok "$POSENC" info --config "$D/gemma-4-26b-a4b.json" --layer-type full_attention --precision vllm
+grep -q '^vllm_class  *Gemma4RotaryEmbedding' out.stdout
+grep -q '^vllm_cache  *262144 rows' out.stdout
