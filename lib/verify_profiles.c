@@ -40,7 +40,12 @@ static posenc_status params_of(const posenc_model *m, const char *layer_type,
         posenc_status st = posenc_rope_params_compute(cfg, seq_len, p, err);
         return st ? st : posenc_rope_params_ggml(p, m, layer_type, seq_len, err);
     }
-    return posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len, 0, p, NULL, err);
+    /* a vLLM that served positions up to seq_len - 1 was started with max_model_len >= seq_len:
+     * past original_max_position_embeddings that is LongRoPE's long factors (vLLM's default,
+     * original_max_position_embeddings, has no cache row for those positions) */
+    int64_t mml = cfg->type == POSENC_ROPE_LONGROPE &&
+                  seq_len > cfg->original_max_position_embeddings ? seq_len : 0;
+    return posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len, mml, p, NULL, err);
 }
 
 posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *layer_type,
