@@ -66,10 +66,17 @@ int pe_info_runtimes(const posenc_model *m, const posenc_rope_config *cfg, const
     cJSON *rows = NULL;
     if (j && !(rows = cJSON_AddArrayToObject(j, "runtimes")))
         return -1;
+    const char *fam = m ? posenc_model_family(m) : NULL;
+    if (j)
+        cJSON_AddStringToObject(j, "vllm_commits", posenc_vllm_commits());
+    else
+        pe_strbuf_printf(b, "vllm: %s\n", posenc_vllm_commits());
     for (size_t i = 0; i < posenc_runtime_diff_count(); i++) {
         posenc_runtime_diff d;
         if (posenc_runtime_diff_get(i, &d, &err) != POSENC_OK)
             break;
+        if (!posenc_runtime_diff_applies(i, cfg, fam)) /* only the rows for this config */
+            continue;
         if (j) {
             cJSON *r = cJSON_CreateObject();
             cJSON_AddStringToObject(r, "topic", d.topic);
@@ -94,20 +101,29 @@ int pe_info_runtimes(const posenc_model *m, const posenc_rope_config *cfg, const
             for (size_t k = 0; k < N_DRIFT; k++)
                 cJSON_AddItemToArray(pl, cJSON_CreateNumber((double)(DRIFT_LEN[k] - 1)));
         } else {
-            pe_strbuf_printf(b, "drift from exact math (max |cos, sin error|) at positions");
+            pe_strbuf_printf(b, "drift (max |cos, sin error|) from exact math, and from "
+                             "transformers' definition (vs hf), at positions");
             for (size_t k = 0; k < N_DRIFT; k++)
                 pe_strbuf_printf(b, " %" PRId64, DRIFT_LEN[k] - 1);
             pe_strbuf_puts(b, "\n");
         }
-        for (size_t p = 0; p < sizeof profs / sizeof profs[0]; p++) {
-            cJSON *arr = j ? cJSON_AddArrayToObject(dj, posenc_precision_name(profs[p])) : NULL;
+        for (size_t q = 0; q < 2 * sizeof profs / sizeof profs[0]; q++) {
+            size_t p = q / 2;
+            int vs_hf = (int)(q % 2);
+            if (vs_hf && profs[p] == POSENC_PREC_HF)
+                continue; /* hf against its own definition is the line above */
+            char key[32];
+            snprintf(key, sizeof key, "%s%s", posenc_precision_name(profs[p]),
+                     vs_hf ? "_vs_hf" : "");
+            cJSON *arr = j ? cJSON_AddArrayToObject(dj, key) : NULL;
             if (!j)
-                pe_strbuf_printf(b, "  %-13s", posenc_precision_name(profs[p]));
+                pe_strbuf_printf(b, "  %-13s", vs_hf ? "  vs hf" : posenc_precision_name(profs[p]));
             for (size_t k = 0; k < N_DRIFT; k++) {
                 double dr = 0.0;
-                posenc_status st = posenc_rope_drift(cfg, posenc_model_family(m), profs[p],
-                                                     max_model_len, DRIFT_LEN[k] - 1, &dr,
-                                                     &err);
+                posenc_status st =
+                    (vs_hf ? posenc_rope_gap : posenc_rope_drift)(cfg, fam, profs[p],
+                                                                  max_model_len,
+                                                                  DRIFT_LEN[k] - 1, &dr, &err);
                 const char *why = st == POSENC_ERANGE ? "past the cache"
                                   : st == POSENC_EUNSUPPORTED ? "not reproduced"
                                                               : "error";
@@ -123,14 +139,16 @@ int pe_info_runtimes(const posenc_model *m, const posenc_rope_config *cfg, const
                 pe_strbuf_puts(b, "\n");
         }
         /* llama.cpp: the ggml precision, from the converter's keys for the config */
-        cJSON *ga = j ? cJSON_AddArrayToObject(dj, "ggml") : NULL;
-        if (!j)
-            pe_strbuf_printf(b, "  %-13s", "ggml");
         char gwhy[POSENC_ERRMSG_MAX] = "";
+        for (int vs_hf = 0; vs_hf < 2; vs_hf++) {
+        cJSON *ga = j ? cJSON_AddArrayToObject(dj, vs_hf ? "ggml_vs_hf" : "ggml") : NULL;
+        if (!j)
+            pe_strbuf_printf(b, "  %-13s", vs_hf ? "  vs hf" : "ggml");
         for (size_t k = 0; k < N_DRIFT; k++) {
             double dr = 0.0;
             posenc_error ge = { 0 };
-            posenc_status st = posenc_ggml_rope_drift(m, layer_type, DRIFT_LEN[k] - 1, &dr, &ge);
+            posenc_status st = (vs_hf ? posenc_ggml_rope_gap : posenc_ggml_rope_drift)(
+                m, layer_type, DRIFT_LEN[k] - 1, &dr, &ge);
             if (st != POSENC_OK && !gwhy[0])
                 snprintf(gwhy, sizeof gwhy, "%s", ge.msg);
             if (j)
@@ -141,11 +159,13 @@ int pe_info_runtimes(const posenc_model *m, const posenc_rope_config *cfg, const
             else
                 pe_strbuf_printf(b, " %-10s", "not reproduced");
         }
+        if (!j)
+            pe_strbuf_puts(b, "\n");
+        }
         if (j) {
             if (gwhy[0])
                 cJSON_AddStringToObject(dj, "ggml_note", gwhy);
         } else {
-            pe_strbuf_puts(b, "\n");
             if (gwhy[0])
                 pe_strbuf_printf(b, "  %-13s%s\n", "", gwhy);
         }

@@ -284,8 +284,8 @@ posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_g
     return st;
 }
 
-posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_type, int64_t pos,
-                                     double *drift, posenc_error *err)
+static posenc_status ggml_drift(const posenc_model *m, const char *layer_type, int64_t pos,
+                                int vs_hf, double *drift, posenc_error *err)
 {
     if (!m || !drift || pos < 0 || pos > INT32_MAX)
         return posenc_seterr(err, POSENC_EINVAL, "no model, or a position outside llama.cpp's "
@@ -304,8 +304,9 @@ posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_ty
     if (st == POSENC_OK)
         st = posenc_rope_params_ggml(&w->p, m, layer_type, pos + 1, err);
     if (st == POSENC_OK) {
-        /* llama.cpp's definition: ggml_rope_yarn_corr_dims always floors and ceils */
-        if (w->cfg.type == POSENC_ROPE_YARN)
+        /* llama.cpp's definition: ggml_rope_yarn_corr_dims always floors and ceils (vs_hf:
+         * transformers' definition, truncate as the config says) */
+        if (w->cfg.type == POSENC_ROPE_YARN && !vs_hf)
             w->cfg.truncate = 1;
         st = posenc_rope_params_compute(&w->cfg, pos + 1, &w->x, err);
     }
@@ -325,4 +326,16 @@ posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_ty
     }
     free(w);
     return st;
+}
+
+posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_type, int64_t pos,
+                                     double *drift, posenc_error *err)
+{
+    return ggml_drift(m, layer_type, pos, 0, drift, err);
+}
+
+posenc_status posenc_ggml_rope_gap(const posenc_model *m, const char *layer_type, int64_t pos,
+                                   double *gap, posenc_error *err)
+{
+    return ggml_drift(m, layer_type, pos, 1, gap, err);
 }

@@ -13,6 +13,13 @@
  *   dynamic_ntk_scaling_rope.py DynamicNTKScalingRotaryEmbedding @ 50feac95f9e53a97d6ed27fee6bfe3b163d18594
  *   phi3_long_rope_scaled_rope.py Phi3LongRoPEScaledRotaryEmbedding @ 63c2b7abcd705edb754604f83ac72a4269c05a52
  *   mrope.py MRotaryEmbedding                                    @ dba39a557eabb84d809fc4ac86d5afd0b6bc5b84
+ *     with yarn: YaRNScalingRotaryEmbedding's methods as that mrope.py calls them, read in
+ *     yarn_scaling_rope.py                                       @ ffdc985737c94233f2c88629c4450022e5bf4925
+ *     (the version whose attributes that MRotaryEmbedding sets: extrapolation_factor, attn_factor)
+ *   gemma4_rope.py Gemma4RotaryEmbedding                         @ 41c5903d049b80b83a6e570f52f0f55e31316e49
+ *     (get_rope's "proportional" branch: __init__.py @ 0cd5784; the model passes global_head_dim
+ *     and the full_attention rope_parameters: vllm/model_executor/models/gemma4.py
+ *     Gemma4DecoderLayer, Gemma4Attention @ 001cabc1be16a59a70d720ed61a13b678c060a18)
  *   linear_scaling_rope.py LinearScalingRotaryEmbedding          @ 0f17ee061e413bf8ab7927f926f69cdff24dc63e
  *   vllm/config/model_arch.py MaxModelLenInfo (default max_model_len) @ 77ff9878a7334ea15578f0fd01aa858b52acebc4
  * tests/golden/make_vllm_golden.py ports the same classes to torch.
@@ -52,10 +59,12 @@ enum vllm_len {
     LEN_M_X_FACTOR,     /* DynamicNTK: arange(max_position_embeddings * scaling_factor) */
     LEN_M0_X_FACTOR_OR_M, /* YaRN: max(ceil(M0 * factor), max_position) */
     LEN_M0_X_FACTOR,    /* Deepseek: arange(M0 * scaling_factor) */
-    LEN_LONGROPE        /* Phi3LongRoPE: short cache M0 rows, then long cache M rows */
+    LEN_LONGROPE,       /* Phi3LongRoPE: short cache M0 rows, then long cache M rows */
+    LEN_M0_X4_X_FACTOR  /* MRotaryEmbedding with yarn: arange(4 * M0 * scaling_factor) */
 };
-enum vllm_mscale { MS_NONE, MS_YARN, MS_DEEPSEEK, MS_LONGROPE };
-enum vllm_inv { INV_HF, INV_DYNAMIC_FIXED, INV_LONGROPE, INV_LINEAR_T };
+enum vllm_mscale { MS_NONE, MS_YARN, MS_DEEPSEEK, MS_LONGROPE, MS_MROPE_YARN };
+enum vllm_inv { INV_HF, INV_DYNAMIC_FIXED, INV_LONGROPE, INV_LINEAR_T, INV_MROPE_YARN,
+                INV_PROPORTIONAL };
 
 /* get_rope's choice (__init__.py @ 0cd5784): one row per (rope_type, mrope, deepseek model).
  * supported = 0: posenc does not port that class; cmd shows the reason. */
@@ -86,12 +95,11 @@ static const struct vllm_class {
       VDIR "phi3_long_rope_scaled_rope.py @ 63c2b7ab", LEN_LONGROPE, MS_LONGROPE, INV_LONGROPE, 1 },
     { POSENC_ROPE_LINEAR, 0, 0, "LinearScalingRotaryEmbedding",
       VDIR "linear_scaling_rope.py @ 0f17ee06", LEN_M_X_FACTOR, MS_NONE, INV_LINEAR_T, 1 },
-    /* classes posenc does not port */
-    { POSENC_ROPE_YARN, 1, 0, "MRotaryEmbedding (yarn)", VDIR "mrope.py @ dba39a55", LEN_MAX_POS_X4,
-      MS_NONE, INV_HF, 0 },
-
-    { POSENC_ROPE_PROPORTIONAL, 0, 0, "Gemma4RotaryEmbedding", VDIR "gemma4_rope.py", LEN_MAX_POS,
-      MS_NONE, INV_HF, 0 },
+    { POSENC_ROPE_YARN, 1, 0, "MRotaryEmbedding",
+      VDIR "mrope.py @ dba39a55 + yarn_scaling_rope.py @ ffdc9857", LEN_M0_X4_X_FACTOR,
+      MS_MROPE_YARN, INV_MROPE_YARN, 1 },
+    { POSENC_ROPE_PROPORTIONAL, 0, 0, "Gemma4RotaryEmbedding", VDIR "gemma4_rope.py @ 41c5903d",
+      LEN_MAX_POS, MS_NONE, INV_PROPORTIONAL, 1 },
 };
 
 /* Model families whose vLLM model code sends yarn to DeepseekScalingRotaryEmbedding
@@ -139,6 +147,21 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
         return posenc_seterr(err, POSENC_EUNSUPPORTED,
                              "vllm: rope_type %s%s uses vLLM's %s, which posenc does not "
                              "reproduce", tn, mrope ? " with mrope_section" : "", k->cls);
+    /* MRotaryEmbedding @ dba39a55 takes scaling_factor, extrapolation_factor, attn_factor,
+     * beta_fast and beta_slow only, and YaRN's methods @ ffdc9857 always floor/ceil; a newer
+     * get_rope (@ 0cd5784) passes attention_factor, mscale, mscale_all_dim and truncate to a
+     * newer MRotaryEmbedding posenc could not read, so a config that sets them is refused */
+    if (k->inv == INV_MROPE_YARN &&
+        (cfg->has_attention_factor || cfg->mscale != 0.0 || cfg->mscale_all_dim != 0.0 ||
+         !cfg->truncate))
+        return posenc_seterr(err, POSENC_EUNSUPPORTED,
+                             "vllm: rope_type yarn with mrope_section and %s uses a vLLM "
+                             "MRotaryEmbedding posenc does not reproduce (posenc follows mrope.py "
+                             "@ dba39a55, which takes none of attention_factor, mscale, "
+                             "mscale_all_dim, truncate)",
+                             cfg->has_attention_factor ? "attention_factor"
+                             : !cfg->truncate          ? "truncate false"
+                                                       : "mscale");
     if (cfg->type == POSENC_ROPE_YARN && cfg->softmax_mscale && !ds)
         return posenc_seterr(err, POSENC_EUNSUPPORTED,
                              "vllm: family '%s' scales the softmax like DeepSeek, but posenc does "
@@ -176,6 +199,23 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
         c.truncate = 1, v.truncate = 1;
     if (k->inv == INV_LINEAR_T) /* the base's inv_freq; the factor divides the positions */
         c.type = POSENC_ROPE_DEFAULT;
+    if (k->inv == INV_MROPE_YARN) {
+        /* MRotaryEmbedding.__init__ passes max_position_embeddings * 4 to the base class, so
+         * YaRN's _compute_inv_freq finds the correction range over self.max_position_embeddings
+         * = 4 * original_max_position_embeddings (get_rope passes the original as max_position) */
+        if (M0 <= 0 || M0 > INT64_MAX / 4)
+            return posenc_seterr(err, POSENC_ECONFIG, "vllm: %s needs "
+                                 "original_max_position_embeddings", k->cls);
+        c.original_max_position_embeddings = 4 * M0;
+        c.truncate = 1, v.truncate = 1;
+    }
+    if (k->inv == INV_PROPORTIONAL && cfg->factor != 1.0) {
+        /* Gemma4RotaryEmbedding takes no factor: 1 / base ** (arange(0, 2 * rope_angles, 2) /
+         * head_size), zeros after */
+        c.factor = 1.0;
+        snprintf(v.note, sizeof v.note, "vllm: Gemma4RotaryEmbedding ignores the config's factor "
+                 "%g", cfg->factor);
+    }
     posenc_status st = posenc_rope_params_compute(&c, seq_len, out, err);
     if (st != POSENC_OK)
         return st;
@@ -212,6 +252,8 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
         break;
     case INV_HF:
     case INV_LONGROPE:
+    case INV_MROPE_YARN:
+    case INV_PROPORTIONAL:
         break;
     }
 
@@ -240,6 +282,10 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
         v.mscale = get_mscale(cfg->factor, ms) / get_mscale(cfg->factor, cfg->mscale_all_dim) * 1.0;
         break;
     }
+    case MS_MROPE_YARN: /* MRotaryEmbedding.__init__: yarn_get_mscale(scaling_factor) * attn_factor
+                         * (attn_factor 1: posenc reads no attn_factor key) */
+        v.mscale = get_mscale(cfg->factor, 1.0) * 1.0;
+        break;
     case MS_LONGROPE: {
         /* Phi3LongRoPE.__init__: scale = M / M0; 1 when <= 1, else sqrt(1 + ln scale / ln M0);
          * config keys short_mscale / long_mscale would override (posenc does not read them) */
@@ -286,6 +332,9 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
         v.cache_len = v.long_factors ? M : M0;
         v.cache_offset = v.long_factors ? M0 : 0;
         break;
+    case LEN_M0_X4_X_FACTOR: /* YaRN's _compute_cos_sin_cache @ ffdc9857 on 4 * M0 */
+        v.cache_len = arange_len((double)(4 * M0) * cfg->factor);
+        break;
     }
     v.cache_rows = k->len == LEN_LONGROPE ? M0 + M : v.cache_len;
     if (v.cache_len <= 0)
@@ -331,9 +380,9 @@ static double max_diff(const double *a, const double *b, int n)
     return m;
 }
 
-posenc_status posenc_rope_drift(const posenc_rope_config *cfg, const char *family,
+static posenc_status drift_impl(const posenc_rope_config *cfg, const char *family,
                                 posenc_precision prec, int64_t max_model_len, int64_t pos,
-                                double *drift, posenc_error *err)
+                                int vs_hf, double *drift, posenc_error *err)
 {
     if (!cfg || !drift || pos < 0)
         return posenc_seterr(err, POSENC_EINVAL, "no configuration or a negative position");
@@ -351,7 +400,10 @@ posenc_status posenc_rope_drift(const posenc_rope_config *cfg, const char *famil
         if (st == POSENC_OK && pos >= v.cache_len)
             st = posenc_seterr(err, POSENC_ERANGE, "position %lld is past vLLM's cos_sin_cache "
                                "(%s: %lld rows)", (long long)pos, v.cls, (long long)v.cache_len);
-        if (st == POSENC_OK) {
+        if (st == POSENC_OK && vs_hf) {
+            /* transformers' definition at sequence length pos + 1, in exact math */
+            st = posenc_rope_params_compute(cfg, pos + 1, &w->x, err);
+        } else if (st == POSENC_OK) {
             /* the exact math of vLLM's definition: dynamic's base is transformers' at sequence
              * length max_position * factor; LongRoPE's factors as max_model_len chose them */
             int64_t L = 0;
@@ -362,6 +414,10 @@ posenc_status posenc_rope_drift(const posenc_rope_config *cfg, const char *famil
             posenc_rope_config c = *cfg;
             if (cfg->type == POSENC_ROPE_YARN)
                 c.truncate = v.truncate;
+            if (cfg->type == POSENC_ROPE_YARN && cfg->n_mrope_section > 0) /* over 4 * M0 */
+                c.original_max_position_embeddings = 4 * cfg->original_max_position_embeddings;
+            if (cfg->type == POSENC_ROPE_PROPORTIONAL) /* Gemma4RotaryEmbedding: no factor */
+                c.factor = 1.0;
             st = posenc_rope_params_compute(&c, L, &w->x, err);
             w->x.attention_scaling = v.mscale;
         }
@@ -380,18 +436,41 @@ posenc_status posenc_rope_drift(const posenc_rope_config *cfg, const char *famil
     return st;
 }
 
+posenc_status posenc_rope_drift(const posenc_rope_config *cfg, const char *family,
+                                posenc_precision prec, int64_t max_model_len, int64_t pos,
+                                double *drift, posenc_error *err)
+{
+    return drift_impl(cfg, family, prec, max_model_len, pos, 0, drift, err);
+}
+
+posenc_status posenc_rope_gap(const posenc_rope_config *cfg, const char *family,
+                              posenc_precision prec, int64_t max_model_len, int64_t pos,
+                              double *gap, posenc_error *err)
+{
+    return drift_impl(cfg, family, prec, max_model_len, pos, 1, gap, err);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * Where the runtimes differ in definition (posenc info --runtimes). transformers: huggingface/
  * transformers src/transformers/modeling_rope_utils.py unless named; vLLM: the files above;
  * llama.cpp: ggml-org/llama.cpp at the commit node-llama-cpp 3.21.1 bundles (80fb11ac). */
-static const posenc_runtime_diff DIFFS[] = {
-    { "yarn_truncate",
+#define T_(t) (1u << (t))
+#define T_ANY 0xffffu
+enum { F_NONE = 0, F_MROPE = 1, F_PARTIAL = 2, F_DEEPSEEK = 4, F_SOFTMAX = 8, F_TRUNC_FALSE = 16 };
+/* applies: the rope types a row concerns (T_ANY: all) and flags the config must have (any one of
+ * them when several); a row with neither applies to every config */
+static const struct diff_row {
+    posenc_runtime_diff d;
+    unsigned types, flags;
+} DIFFS[] = {
+    { { "yarn_truncate",
       "floor/ceil of the correction range only when truncate (default true) "
       "(_compute_yarn_parameters, find_correction_range)",
       "YaRNScalingRotaryEmbedding passes truncate to yarn_find_correction_range; deepseek_yarn gets "
       "no truncate and always floors/ceils (__init__.py get_rope)",
       "always floorf/ceilf (ggml/src/ggml.c ggml_rope_yarn_corr_dims)" },
-    { "attention_factor",
+      T_(POSENC_ROPE_YARN), F_NONE },
+    { { "attention_factor",
       "attention_factor, else get_mscale(f, mscale)/get_mscale(f, mscale_all_dim) when both set, "
       "else 0.1 ln f + 1; multiplies cos and sin (_compute_yarn_parameters)",
       "same rule, multiplied into the cache (yarn_scaling_rope.py __init__); deepseek_yarn: "
@@ -400,55 +479,77 @@ static const posenc_runtime_diff DIFFS[] = {
       "yarn_attn_factor = get_mscale(f, 1), or the mscale ratio when rope_yarn_log_mul is set, "
       "divided by 1 + 0.1 ln f which ggml multiplies back (src/llama-context.cpp "
       "llama_context::llama_context)" },
-    { "softmax_scale",
+      T_(POSENC_ROPE_YARN), F_NONE },
+    { { "softmax_scale",
       "DeepSeek-V3: scaling *= get_mscale(f, mscale_all_dim)^2 (models/deepseek_v3/"
       "modeling_deepseek_v3.py DeepseekV3Attention.__init__)",
       "deepseek_v2.py attention: scaling *= yarn_get_mscale(f, mscale_all_dim)^2",
       "kq_scale = mscale^2 / sqrt(head_dim), mscale = 1 + 0.1 rope_yarn_log_mul ln(1 / freq_scale) "
       "(src/models/deepseek2.cpp)" },
-    { "dynamic_ntk",
+      T_(POSENC_ROPE_YARN), F_DEEPSEEK | F_SOFTMAX },
+    { { "dynamic_ntk",
       "base recomputed per forward when seq_len > max_position_embeddings (dynamic_rope_update)",
       "base fixed at load for max_len = max_position * factor: theta * (factor^2 - factor + 1)^"
       "(d/(d-2)); cache max_position * factor rows (dynamic_ntk_scaling_rope.py "
       "_compute_cos_sin_cache)",
       "no dynamic NTK scaling type (include/llama.h llama_rope_scaling_type: none, linear, yarn, "
       "longrope)" },
-    { "longrope_selection",
+      T_(POSENC_ROPE_DYNAMIC), F_NONE },
+    { { "longrope_selection",
       "long_factor when the forward's seq_len > original_max_position_embeddings "
       "(_compute_longrope_parameters, dynamic_rope_update)",
       "long_factor for every position when max_model_len > original_max_position_embeddings "
       "(phi3_long_rope_scaled_rope.py __init__); mscale from max_position / M0 only",
       "rope_long when n_ctx_seq > n_ctx_orig_yarn, for every position (src/llama-model.cpp "
       "llama_model::get_rope_factors)" },
-    { "llama3",
+      T_(POSENC_ROPE_LONGROPE), F_NONE },
+    { { "llama3",
       "inv_freq smoothed in float32 (_compute_llama3_parameters)",
       "the same float32 expressions (llama3_rope.py _compute_inv_freq)",
       "a rope_freqs tensor of per-frequency divisors written by the converter "
       "(conversion/llama.py LlamaModel.generate_extra_tensors), applied by ggml_rope_ext" },
-    { "mrope",
+      T_(POSENC_ROPE_LLAMA3), F_NONE },
+    { { "mrope",
       "sections from mrope_section; interleaved for Qwen3-VL/Qwen3.5 (models/qwen3_vl/"
       "modeling_qwen3_vl.py apply_interleaved_mrope)",
       "MRotaryEmbedding: cache 4 * max_position rows, same section selection (mrope.py "
       "apply_interleaved_rope, forward_native)",
       "hparams.rope_sections passed to ggml_rope_multi (src/llama-hparams.h, e.g. "
       "src/models/glm4-moe.cpp)" },
-    { "partial_rotary",
+      T_ANY, F_MROPE },
+    { { "partial_rotary",
       "rotary_dim = int(head_dim * partial_rotary_factor) (_compute_default_rope_parameters)",
       "rotary_dim = int(head_size * partial_rotary_factor), or rope_dim (__init__.py get_rope)",
       "n_rot from the GGUF rope.dimension_count key, default the head size (src/llama-model.cpp "
       "llama_model::load_hparams)" },
-    { "cache_dtype",
+      T_ANY, F_PARTIAL },
+    { { "cache_dtype",
       "float32 cos/sin every forward, cast to the activations' dtype after attention_scaling "
       "(models/llama/modeling_llama.py LlamaRotaryEmbedding.forward)",
       "float32 cache cast once to the model dtype at load (base.py RotaryEmbeddingBase.__init__ "
       "cache.to(dtype)); the rotation in the query dtype (common.py apply_rotary_emb_torch)",
       "no table: ggml computes cos/sin per row in float (ggml/src/ggml-cpu/ops.cpp rope_yarn)" },
-    { "cache_length",
+      T_ANY, F_NONE },
+    { { "cache_length",
       "no cache: any position",
       "positions must be below the cache length: max_position (default, llama3), 4 * max_position "
       "(mrope), max(ceil(M0 * factor), max_position) (yarn), M0 * factor (deepseek_yarn)",
       "no cache: any position" },
+      T_ANY, F_NONE },
+    { { "linear",
+        "inv_freq divided by the factor in float32 (_compute_linear_scaling_rope_parameters)",
+        "the float32 positions divided by the factor, the base's inv_freq; cache max_position * "
+        "factor rows (linear_scaling_rope.py LinearScalingRotaryEmbedding._compute_cos_sin_cache)",
+        "freq_scale = 1 / factor multiplies the position in ggml_rope_ext (src/llama-model.cpp "
+        "llama_model::load_hparams rope_freq_scale_train)" },
+      T_(POSENC_ROPE_LINEAR), F_NONE },
 };
+
+const char *posenc_vllm_commits(void)
+{
+    return "vllm-project/vllm, vllm/model_executor/layers/rotary_embedding/: __init__.py get_rope "
+           "@ 0cd57848, each class file at the commit vllm_class names";
+}
 
 size_t posenc_runtime_diff_count(void) { return sizeof DIFFS / sizeof *DIFFS; }
 
@@ -456,6 +557,24 @@ posenc_status posenc_runtime_diff_get(size_t i, posenc_runtime_diff *out, posenc
 {
     if (i >= posenc_runtime_diff_count() || !out)
         return posenc_seterr(err, POSENC_EINVAL, "runtime difference %zu out of range", i);
-    *out = DIFFS[i];
+    *out = DIFFS[i].d;
     return POSENC_OK;
+}
+
+int posenc_runtime_diff_applies(size_t i, const posenc_rope_config *cfg, const char *family)
+{
+    if (i >= posenc_runtime_diff_count())
+        return 0;
+    if (!cfg)
+        return 1;
+    const struct diff_row *r = &DIFFS[i];
+    if (!(r->types & T_((unsigned)cfg->type)))
+        return 0;
+    if (r->flags == F_NONE)
+        return 1;
+    unsigned f = (cfg->n_mrope_section > 0 ? F_MROPE : 0) |
+                 (cfg->rotary_dim < cfg->head_dim ? F_PARTIAL : 0) |
+                 (is_deepseek(family) ? F_DEEPSEEK : 0) | (cfg->softmax_mscale ? F_SOFTMAX : 0) |
+                 (!cfg->truncate ? F_TRUNC_FALSE : 0);
+    return (r->flags & f) != 0;
 }

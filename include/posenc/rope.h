@@ -105,6 +105,10 @@ posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_g
  * posenc_rope_params_ggml, as it gives them. */
 posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_type, int64_t pos,
                                      double *drift, posenc_error *err);
+/* The same, against transformers' definition (the config's truncate as it is): where llama.cpp
+ * defines RoPE differently (gpt-oss: truncate false ignored) the gap is that difference. */
+posenc_status posenc_ggml_rope_gap(const posenc_model *m, const char *layer_type, int64_t pos,
+                                   double *gap, posenc_error *err);
 
 /* Width of one table row in a layout. */
 int posenc_rope_table_width(const posenc_rope_params *p, posenc_layout layout);

@@ -41,8 +41,8 @@ typedef struct posenc_vllm_info {
  * out->attention_scaling(_f32) its mscale, the exact fields the same float32 values (vLLM has no
  * exact pipeline). family is posenc_model_family() of the model (it decides DeepSeek's
  * deepseek_yarn); max_model_len <= 0 means max_position_embeddings. POSENC_EUNSUPPORTED, with one
- * message naming the class, when posenc does not reproduce the class vLLM would use (linear,
- * proportional, mrope with yarn). */
+ * message naming the class, when posenc does not reproduce the class vLLM would use (mrope
+ * with yarn and attention_factor, mscale or truncate false). */
 posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family,
                                int64_t max_model_len, posenc_rope_params *out,
                                posenc_vllm_info *info, posenc_error *err);
@@ -72,9 +72,21 @@ posenc_status posenc_rope_drift(const posenc_rope_config *cfg, const char *famil
                                 posenc_precision prec, int64_t max_model_len, int64_t pos,
                                 double *drift, posenc_error *err);
 
+/* The same largest |difference|, measured against transformers' definition in exact math at
+ * sequence length pos + 1 instead of the precision's own: a definition difference (vLLM's
+ * LongRoPE factors, a fixed dynamic base) shows here as well as rounding drift. */
+posenc_status posenc_rope_gap(const posenc_rope_config *cfg, const char *family,
+                              posenc_precision prec, int64_t max_model_len, int64_t pos,
+                              double *gap, posenc_error *err);
+
 size_t posenc_runtime_diff_count(void);
 /* Row i (0 <= i < posenc_runtime_diff_count()); POSENC_EINVAL past the end. */
 posenc_status posenc_runtime_diff_get(size_t i, posenc_runtime_diff *out, posenc_error *err);
+/* 1 when row i concerns cfg (its rope type, mrope, partial rotary, DeepSeek's yarn); every row
+ * applies when cfg is NULL. */
+int posenc_runtime_diff_applies(size_t i, const posenc_rope_config *cfg, const char *family);
+/* The vLLM commits posenc's vllm precision follows, one line (static storage). */
+const char *posenc_vllm_commits(void);
 
 #ifdef __cplusplus
 }

@@ -3,8 +3,11 @@
 # (the Llama-2-7B shape), llama3 (Llama-3.1-8B), yarn (gpt-oss-20b, truncate false), DeepSeek-V3
 # (deepseek_yarn), Qwen3.5 (partial rotary 64 of 256, mrope, 4 x 262144 cache rows: positions up
 # to 2^20 - 1), Phi-3 LongRoPE with short and long factors, dynamic NTK, linear (Gemma 3 global
-# layers: factor 8, 2^20 cache rows; and factor 3, where vLLM divides the positions); float32 and
-# bfloat16.
+# layers: factor 8, 2^20 cache rows; and factor 3, where vLLM divides the positions), Gemma 4's
+# full-attention layers (Gemma4RotaryEmbedding: proportional, 64 of 256 frequencies over
+# global_head_dim 512, the rest zero), Qwen2-VL with YaRN (MRotaryEmbedding with scaling_factor:
+# the correction range over 4 * original_max_position_embeddings, 4 * 32768 * 4 cache rows);
+# float32 and bfloat16.
 . "$SRC/tests/cli/lib.sh"
 cat > llama2.json <<'JSON'
 {"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32,
@@ -17,7 +20,7 @@ import numpy as np
 
 G = np.load(os.path.join(os.environ["DATA"], "golden", "vllm_cache.npz"))
 meta = json.loads(bytes(G["meta"]).decode())
-assert len(meta) == 10, sorted(meta)
+assert len(meta) == 12, sorted(meta)
 posenc = os.environ["POSENC"]
 
 def gen(args, out):
@@ -31,7 +34,7 @@ for name, m in sorted(meta.items()):
     cfg = os.path.join(os.environ["DATA"], "configs", m["config"]) if m["config"] else "llama2.json"
     pos = G[name + "_positions"]
     # Gemma 3's global layers: the full_attention layer type
-    lt = ["--layer-type", "full_attention"] if name == "gemma3_global" else []
+    lt = ["--layer-type", "full_attention"] if name in ("gemma3_global", "gemma4_full") else []
     args = lt + ["--config", cfg, "--precision", "vllm", "--table-layout", "vllm",
             "--positions", ",".join(str(p) for p in pos)]
     if m["max_model_len"]:
@@ -94,8 +97,12 @@ no_file x.npz
 expect_fail 3 "position 4096 is past vLLM's cos_sin_cache (Phi3LongRoPEScaledRotaryEmbedding: 4096 rows)" \
     "$POSENC" gen --config "$D/extra/phi-3-mini-128k.json" --precision vllm --max-model-len 4096 \
     --seq-len 4097 -o x.npz
-expect_fail 3 "Gemma4RotaryEmbedding, which posenc does not reproduce" \
-    "$POSENC" gen --config "$D/gemma-4-26b-a4b.json" --layer-type full_attention --precision vllm -o x.npz
+# MRotaryEmbedding with yarn: what the vLLM version posenc follows takes no attention_factor
+sed 's/"factor": 4.0,/"factor": 4.0, "attention_factor": 1.2,/' "$D/extra/qwen2-vl-7b-yarn.json" > vlaf.json
+expect_fail 3 "vllm: rope_type yarn with mrope_section and attention_factor uses a vLLM MRotaryEmbedding posenc does not reproduce" \
+    "$POSENC" gen --config vlaf.json --precision vllm -o x.npz
+expect_fail 3 "position 524288 is past vLLM's cos_sin_cache (MRotaryEmbedding: 524288 rows)" \
+    "$POSENC" gen --config "$D/extra/qwen2-vl-7b-yarn.json" --precision vllm --positions 524288 -o x.npz
 expect_fail 2 "--max-model-len applies only to --precision vllm" \
     "$POSENC" gen --config llama2.json --max-model-len 100 -o x.npz
 expect_fail 2 "--array: 'cos' is not an array of a RoPE table with --table-layout vllm" \

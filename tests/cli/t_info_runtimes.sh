@@ -14,6 +14,17 @@ expect_ok "$POSENC" info --runtimes --config "$D/llama-3.1-8b.json" --json
 mv out.stdout llama.json
 expect_ok "$POSENC" info --config "$D/gpt-oss-20b.json" --precision vllm --json
 mv out.stdout goss.json
+expect_ok "$POSENC" info --runtimes --config "$D/gpt-oss-20b.json" --json
+mv out.stdout gossrt.json
+expect_ok "$POSENC" info --runtimes --config "$D/gpt-oss-20b.json"
+grep -q '^vllm: vllm-project/vllm, .*get_rope @ 0cd57848' out.stdout
+grep -q '^yarn_truncate$' out.stdout
+if grep -q '^dynamic_ntk$\|^longrope_selection$\|^llama3$\|^linear$' out.stdout; then
+    echo "rows that do not apply to gpt-oss"; exit 1; fi
+expect_ok "$POSENC" info --runtimes --config "$D/extra/longchat-7b-16k-linear.json"
+grep -q '^linear$' out.stdout
+grep -q 'freq_scale = 1 / factor' out.stdout
+if grep -q '^yarn_truncate$' out.stdout; then echo "yarn row on a linear config"; exit 1; fi
 expect_ok "$POSENC" info --config "$D/extra/phi-3-mini-128k.json" --precision vllm --max-model-len 4096 --json
 mv out.stdout phi.json
 expect_ok "$POSENC" info --config "$D/extra/llama-dynamic.json" --precision vllm
@@ -58,6 +69,15 @@ l = json.load(open("llama.json"))["drift"]
 assert l["vllm"][2] == "past the cache" and isinstance(l["hf"][2], float), l
 assert l["vllm"][:2] == l["hf"][:2], l
 
+# gpt-oss: llama.cpp ignores truncate false; against its own definition it drifts by rounding
+# only, against transformers' by the definition difference (cos and sin times mscale 1.35)
+d = json.load(open("gossrt.json"))["drift"]
+assert d["ggml"][0] < 1e-3 and d["ggml"][1] < 1e-2, d
+assert d["ggml_vs_hf"][0] > 0.5 and d["ggml_vs_hf"][1] > 2.0, d
+assert d["vllm_vs_hf"][:2] == d["vllm"][:2], d  # vLLM honours truncate: the same definition
+assert "vllm-project/vllm" in json.load(open("gossrt.json"))["vllm_commits"]
+topics = [r["topic"] for r in json.load(open("gossrt.json"))["runtimes"]]
+assert "yarn_truncate" in topics and "dynamic_ntk" not in topics, topics
 g = json.load(open("goss.json"))
 assert g["precision"] == "vllm" and g["vllm"]["class"] == "YaRNScalingRotaryEmbedding", g["vllm"]
 assert g["vllm"]["cache_len"] == 131072 and g["vllm"]["truncate"] is False, g["vllm"]
@@ -75,6 +95,7 @@ expect_fail 2 "--max-model-len applies only to --precision vllm" \
 expect_ok "$POSENC" info --config "$D/extra/longchat-7b-16k-linear.json" --precision vllm
 grep -q '^vllm_class  *LinearScalingRotaryEmbedding' out.stdout
 grep -q '^vllm_cache  *131072 rows' out.stdout
-# a class posenc does not port is still refused in one line
-expect_fail 3 "Gemma4RotaryEmbedding, which posenc does not reproduce" \
-    "$POSENC" info --config "$D/gemma-4-26b-a4b.json" --layer-type full_attention --precision vllm
+# Gemma 4's full layers: Gemma4RotaryEmbedding, max_position_embeddings rows
+expect_ok "$POSENC" info --config "$D/gemma-4-26b-a4b.json" --layer-type full_attention --precision vllm
+grep -q '^vllm_class  *Gemma4RotaryEmbedding' out.stdout
+grep -q '^vllm_cache  *262144 rows' out.stdout

@@ -16,7 +16,7 @@ expect_ok "$P" info --config phi3.json --seq-len 8192
 expect_ok "$P" info --config phi3.json --precision vllm --max-model-len 4096
 grep -q '^vllm_class          Phi3LongRoPEScaledRotaryEmbedding' out.stdout
 expect_ok "$P" info --runtimes --config config.json
-grep -q '^drift from exact math' out.stdout
+grep -q '^drift (max |cos, sin error|) from exact math, and from transformers' out.stdout
 expect_ok "$P" gen --config config.json --precision vllm --table-layout vllm --dtype bf16 -o cache.npz
 "$PY" -c "import numpy as np; assert np.load('cache.npz')['cos_sin_cache'].shape == (131072, 128)"
 expect_ok "$P" info --config config.json --precision ggml

@@ -20,6 +20,12 @@ rotary_embedding/, each file at the commit it was read at:
                                                          63c2b7abcd705edb754604f83ac72a4269c05a52
   mrope.py MRotaryEmbedding                              dba39a557eabb84d809fc4ac86d5afd0b6bc5b84
   linear_scaling_rope.py LinearScalingRotaryEmbedding    0f17ee061e413bf8ab7927f926f69cdff24dc63e
+  mrope.py MRotaryEmbedding with scaling_factor (yarn)  dba39a557eabb84d809fc4ac86d5afd0b6bc5b84
+    calling yarn_scaling_rope.py's methods at            ffdc985737c94233f2c88629c4450022e5bf4925
+  gemma4_rope.py Gemma4RotaryEmbedding                   41c5903d049b80b83a6e570f52f0f55e31316e49
+    (get_rope's "proportional" branch in __init__.py @ 0cd5784; vllm/model_executor/models/
+    gemma4.py @ 001cabc1be16a59a70d720ed61a13b678c060a18 passes global_head_dim and the
+    full_attention rope_parameters)
 yarn_scaling_rope.py @ 0cd5784 passes self.truncate to yarn_find_correction_range, which at
 002d181 has no such argument; the port floors/ceils only when truncate (see lib/rope_vllm.c).
 
@@ -71,16 +77,24 @@ def pow_cr(base, expo):
     return torch.from_numpy(out.astype(np.float32))
 
 
+def _elementwise_cr(x, f64, mpf):
+    """f elementwise, correctly rounded to float32, in slices of 4M elements (memory only: each
+    element's value depends on that element alone)."""
+    src = x.numpy().reshape(-1)
+    out = np.empty(src.shape, dtype=np.float32)
+    step = 1 << 22
+    for k in range(0, src.size, step):
+        a = src[k:k + step].astype(np.float64)
+        out[k:k + step] = _round_cr(f64(a), lambda i, a=a: mpf(mp.mpf(float(a[i]))))
+    return torch.from_numpy(out.reshape(x.shape))
+
+
 def cos_cr(x):
-    a = x.numpy().astype(np.float64)
-    flat = a.reshape(-1)
-    return torch.from_numpy(_round_cr(np.cos(a), lambda i: mp.cos(mp.mpf(float(flat[i])))))
+    return _elementwise_cr(x, np.cos, mp.cos)
 
 
 def sin_cr(x):
-    a = x.numpy().astype(np.float64)
-    flat = a.reshape(-1)
-    return torch.from_numpy(_round_cr(np.sin(a), lambda i: mp.sin(mp.mpf(float(flat[i])))))
+    return _elementwise_cr(x, np.sin, mp.sin)
 
 
 CR = dict(pow=pow_cr, cos=cos_cr, sin=sin_cr)
@@ -220,6 +234,73 @@ class LinearScalingRotaryEmbedding(RotaryEmbedding):
         t = t / self.scaling_factor
         freqs = torch.einsum("i,j -> ij", t, inv_freq)
         return torch.cat((self.ops["cos"](freqs), self.ops["sin"](freqs)), dim=-1)
+
+
+class MRotaryEmbeddingYaRN(RotaryEmbedding):
+    """mrope.py @ dba39a55 with scaling_factor: RotaryEmbeddingBase gets max_position_embeddings
+    * 4, and YaRNScalingRotaryEmbedding's _compute_inv_freq / _compute_cos_sin_cache @ ffdc9857
+    run on self: the correction range over 4 * M0, the cache arange(4 * M0 * scaling_factor)
+    rows, mscale = yarn_get_mscale(scaling_factor) * attn_factor."""
+
+    cls_name = "MRotaryEmbedding"  # vLLM's one class; this port splits off its yarn path
+
+    def __init__(self, ops, head_size, rotary_dim, max_position_embeddings, base, is_neox_style,
+                 mrope_section=None, mrope_interleaved=False, *, scaling_factor=None,
+                 extrapolation_factor=1, attn_factor=1, beta_fast=32, beta_slow=1):
+        self.scaling_factor = scaling_factor
+        self.extrapolation_factor = extrapolation_factor
+        self.attn_factor = attn_factor
+        self.beta_fast = beta_fast
+        self.beta_slow = beta_slow
+        self.mscale = float(yarn_get_mscale(self.scaling_factor) * attn_factor)
+        self.cache_max_position_num = max_position_embeddings * 4
+        super().__init__(ops, head_size, rotary_dim, self.cache_max_position_num, base,
+                         is_neox_style)
+        self.mrope_section = mrope_section
+        self.mrope_interleaved = mrope_interleaved
+        assert sum(self.mrope_section) == rotary_dim // 2
+
+    def _compute_inv_freq(self, scaling_factor):
+        # yarn_scaling_rope.py @ ffdc9857 _compute_inv_freq (no truncate: always floor/ceil)
+        pos_freqs = self.ops["pow"](self.base, torch.arange(0, self.rotary_dim, 2,
+                                                            dtype=torch.float) / self.rotary_dim)
+        inv_freq_extrapolation = 1.0 / pos_freqs
+        inv_freq_interpolation = 1.0 / (scaling_factor * pos_freqs)
+        low, high = yarn_find_correction_range(self.beta_fast, self.beta_slow, self.rotary_dim,
+                                               self.base, self.max_position_embeddings)
+        inv_freq_mask = (1 - yarn_linear_ramp_mask(low, high, self.rotary_dim // 2,
+                                                   dtype=torch.float)) * self.extrapolation_factor
+        return (inv_freq_interpolation * (1 - inv_freq_mask)
+                + inv_freq_extrapolation * inv_freq_mask)
+
+    def _compute_cos_sin_cache(self):
+        # yarn_scaling_rope.py @ ffdc9857 _compute_cos_sin_cache
+        inv_freq = self._compute_inv_freq(self.scaling_factor)
+        self.inv_freq = inv_freq
+        t = torch.arange(self.max_position_embeddings * self.scaling_factor, dtype=torch.float32)
+        freqs = torch.einsum("i,j -> ij", t, inv_freq)
+        cos = self.ops["cos"](freqs) * self.mscale
+        sin = self.ops["sin"](freqs) * self.mscale
+        return torch.cat((cos, sin), dim=-1)
+
+
+class Gemma4RotaryEmbedding(RotaryEmbedding):
+    """gemma4_rope.py @ 41c5903d: rope_angles = rotary_dim // 2 frequencies over head_size,
+    zeros for the other head_size // 2 - rope_angles; the base class sees rotary_dim = head_size,
+    so its _compute_cos_sin_cache spans the whole head."""
+
+    def __init__(self, ops, head_size, rotary_dim, max_position_embeddings, base, is_neox_style):
+        self.rope_angles = rotary_dim // 2
+        self.nope_angles = (head_size // 2) - self.rope_angles
+        super().__init__(ops, head_size, head_size, max_position_embeddings, base, is_neox_style)
+
+    def _compute_inv_freq(self, base):
+        freq_exponents = (torch.arange(0, 2 * self.rope_angles, 2, dtype=torch.float)
+                          / self.head_size)
+        inv_freq = 1.0 / self.ops["pow"](base, freq_exponents)
+        if self.nope_angles > 0:
+            inv_freq = torch.cat([inv_freq, torch.zeros(self.nope_angles, dtype=torch.float)])
+        return inv_freq
 
 
 class YaRNScalingRotaryEmbedding(RotaryEmbedding):
@@ -460,6 +541,33 @@ def case_linear3(ops):
                                         p["rope_theta"], True, p["factor"])
 
 
+def case_gemma4_full(ops):
+    # vllm/model_executor/models/gemma4.py: full-attention layers get head_dim = global_head_dim
+    # and rope_parameters["full_attention"] (proportional, partial_rotary_factor 0.25); get_rope
+    # computes rotary_dim = int(head_size * partial_rotary_factor)
+    cfg = load("gemma-4-26b-a4b.json")["text_config"]
+    p = dict(cfg["rope_parameters"]["full_attention"])
+    head = cfg["global_head_dim"]
+    rot = int(head * p.get("partial_rotary_factor", 1.0))
+    return Gemma4RotaryEmbedding(ops, head, rot, cfg["max_position_embeddings"], p["rope_theta"],
+                                 True)
+
+
+def case_qwen2vl_yarn(ops):
+    # tests/data/configs/extra/qwen2-vl-7b-yarn.json: Qwen2-VL-7B with the YaRN rope_scaling the
+    # Qwen2.5-VL model cards give for long inputs (type yarn, factor 4, original 32768, the
+    # mrope_section kept); get_rope's yarn branch with mrope_section -> MRotaryEmbedding with
+    # original_max_position and scaling_factor
+    cfg = load("extra/qwen2-vl-7b-yarn.json")
+    p = rope_params(cfg)
+    head = cfg["hidden_size"] // cfg["num_attention_heads"]
+    kw = {k: p[k] for k in ("extrapolation_factor", "attn_factor", "beta_fast", "beta_slow")
+          if k in p}
+    return MRotaryEmbeddingYaRN(ops, head, head, p["original_max_position_embeddings"],
+                                p["rope_theta"], True, mrope_section=p["mrope_section"],
+                                scaling_factor=p["factor"], **kw)
+
+
 CASES = [
     ("llama2", "", case_llama2, 0),
     ("llama31", "llama-3.1-8b.json", case_llama31, 0),
@@ -471,6 +579,8 @@ CASES = [
     ("phi3_long", "extra/phi-3-mini-128k.json", case_phi3(131072), 131072),
     ("gemma3_global", "gemma-3-27b-it.json", case_gemma3_global, 0),
     ("linear3", "extra/llama-linear3.json", case_linear3, 0),
+    ("gemma4_full", "gemma-4-26b-a4b.json", case_gemma4_full, 0),
+    ("qwen2vl_yarn", "extra/qwen2-vl-7b-yarn.json", case_qwen2vl_yarn, 0),
 ]
 SAMPLE = [0, 1, 2, 3, 100, 1000, 4095, 4096, 8191, 32767, 65535, 131071, 163839, 262143,
           524287, 1048575]
@@ -584,7 +694,8 @@ def main():
             full_cr, full_t = rot.cos_sin_cache, ref.cos_sin_cache
         u = ulps(full_cr, full_t)
         dev = float((full_cr - full_t).abs().max())
-        meta[name] = dict(config=config, cls=type(rot).__name__, cache_len=int(n),
+        meta[name] = dict(config=config, cls=getattr(rot, "cls_name", type(rot).__name__),
+                          cache_len=int(n),
                           mscale=float(getattr(rot, "mscale", 1.0)),
                           max_model_len=mml,
                           base=float(getattr(rot, "fixed_base", rot.base)),

@@ -46,8 +46,13 @@ static void test_runtimes(void **state)
     cJSON *j = cJSON_CreateObject();
     pe_strbuf b = { 0 };
     assert_int_equal(pe_info_runtimes(m, &c, NULL, "c.json", 0, j, &b), 0);
+    /* with a config only the rows that apply to it */
+    size_t n_apply = 0;
+    for (size_t i = 0; i < posenc_runtime_diff_count(); i++)
+        n_apply += (size_t)posenc_runtime_diff_applies(i, &c, posenc_model_family(m));
+    assert_true(n_apply > 0 && n_apply < posenc_runtime_diff_count());
     assert_int_equal((size_t)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "runtimes")),
-                     posenc_runtime_diff_count());
+                     n_apply);
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "drift");
     assert_string_equal(cJSON_GetObjectItemCaseSensitive(d, "config")->valuestring, "c.json");
     const cJSON *pos = cJSON_GetObjectItemCaseSensitive(d, "positions");
@@ -65,9 +70,12 @@ static void test_runtimes(void **state)
     cJSON_Delete(j);
     assert_int_equal(pe_info_runtimes(m, &c, NULL, "c.json", 0, NULL, &b), 0);
     char *t = pe_strbuf_finish(&b);
-    assert_non_null(strstr(t, "drift from exact math (max |cos, sin error|) at positions 4095 "
-                              "131071 1048575\n"));
+    assert_non_null(strstr(t, "drift (max |cos, sin error|) from exact math, and from "
+                              "transformers' definition (vs hf), at positions 4095 131071 "
+                              "1048575\n"));
     assert_non_null(strstr(t, "\n  vllm         "));
+    assert_non_null(strstr(t, "\n    vs hf      "));
+    assert_non_null(strstr(t, "vllm: vllm-project/vllm, "));
     free(t);
     posenc_model_free(m);
 }

@@ -58,13 +58,15 @@ static void test_classes_and_lengths(void **state)
         { "qwen3-8b.json", NULL, "RotaryEmbedding", 0, 40960, 40960, 0, 0 },
         { "extra/llama-dynamic.json", NULL, "DynamicNTKScalingRotaryEmbedding", 0, 8192, 8192, 0,
           0 },
-        /* LongRoPE's default max_model_len: original_max_position_embeddings (vLLM's
-         * vllm/config/model_arch.py MaxModelLenInfo), the short factors */
+        /* max_model_len 0: vLLM's default for LongRoPE, original_max_position_embeddings */
         { "extra/phi-3-mini-128k.json", NULL, "Phi3LongRoPEScaledRotaryEmbedding", 0, 4096,
           4096 + 131072, 0, 0 },
-        /* linear: max_position * factor rows */
-        { "extra/longchat-7b-16k-linear.json", NULL, "LinearScalingRotaryEmbedding", 0,
-          16384 * 8, 16384 * 8, 0, 0 },
+        { "extra/longchat-7b-16k-linear.json", NULL, "LinearScalingRotaryEmbedding", 0, 131072,
+          131072, 0, 0 },
+        { "gemma-4-26b-a4b.json", "full_attention", "Gemma4RotaryEmbedding", 0, 262144, 262144, 0,
+          0 },
+        { "extra/qwen2-vl-7b-yarn.json", NULL, "MRotaryEmbedding", 0, 4 * 32768 * 4,
+          4 * 32768 * 4, 0, 0 },
         { "gemma-3-27b-it.json", "full_attention", "LinearScalingRotaryEmbedding", 0,
           131072 * 8, 131072 * 8, 0, 0 },
         { "extra/phi-3-mini-128k.json", NULL, "Phi3LongRoPEScaledRotaryEmbedding", 4096, 4096,
@@ -83,11 +85,11 @@ static void test_classes_and_lengths(void **state)
         assert_int_equal(v.cache_rows, cases[i].cache_rows);
         assert_int_equal(v.cache_offset, cases[i].offset);
         assert_int_equal(v.long_factors, cases[i].long_factors);
+        int longrope = l.cfg.type == POSENC_ROPE_LONGROPE;
         assert_int_equal(v.max_model_len,
-                         cases[i].mml ? cases[i].mml
-                         : l.cfg.type == POSENC_ROPE_LONGROPE
-                             ? l.cfg.original_max_position_embeddings
-                             : l.cfg.max_position_embeddings);
+                         cases[i].mml         ? cases[i].mml
+                         : longrope ? l.cfg.original_max_position_embeddings
+                                    : l.cfg.max_position_embeddings);
         assert_non_null(strstr(v.source, "vllm/model_executor/layers/rotary_embedding/"));
         posenc_model_free(l.m);
     }
@@ -151,18 +153,22 @@ static void test_refusals(void **state)
     posenc_rope_params p;
     posenc_vllm_info v;
     posenc_error err = { 0 };
-    struct loaded l = load("gemma-4-26b-a4b.json", "full_attention");
-    assert_int_equal(posenc_vllm_rope(&l.cfg, posenc_model_family(l.m), 0, &p, &v, &err),
-                     POSENC_EUNSUPPORTED);
-    assert_non_null(strstr(err.msg, "Gemma4RotaryEmbedding"));
-    /* mrope with yarn */
-    posenc_model_free(l.m);
-    l = load("qwen3.5-27b.json", NULL);
+    /* mrope with yarn: MRotaryEmbedding; with attention_factor (which the mrope.py posenc
+     * follows does not take) refused, naming the class */
+    struct loaded l = load("qwen3.5-27b.json", NULL);
     posenc_rope_config c = l.cfg;
     c.type = POSENC_ROPE_YARN;
     c.factor = 4.0;
     c.original_max_position_embeddings = 65536;
+    c.truncate = 1; /* the parser's yarn default */
+    if (posenc_vllm_rope(&c, "qwen3_5", 0, &p, &v, &err) != POSENC_OK)
+        fail_msg("%s", err.msg);
+    assert_string_equal(v.cls, "MRotaryEmbedding");
+    assert_int_equal(v.cache_len, 4 * 65536 * 4);
+    c.has_attention_factor = 1;
+    c.attention_factor = 1.2;
     assert_int_equal(posenc_vllm_rope(&c, "qwen3_5", 0, &p, &v, &err), POSENC_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "MRotaryEmbedding"));
     assert_int_equal(posenc_vllm_rope(NULL, "x", 0, &p, &v, &err), POSENC_EINVAL);
     assert_int_equal(posenc_vllm_rope(&l.cfg, "x", 0, &p, NULL, &err), POSENC_EINVAL);
     /* drift: past vLLM's cache is a range error, not a number */
