@@ -30,6 +30,7 @@ const pe_gguf_key pe_gguf_rope_keys[] = {
     { "context_length", PE_GK_U32, POSENC_GGUF_CONTEXT_LENGTH, OFF(context_length) },
     { "attention.key_length", PE_GK_U32, POSENC_GGUF_KEY_LENGTH, OFF(key_length) },
     { "attention.key_length_mla", PE_GK_U32, POSENC_GGUF_KEY_LENGTH_MLA, OFF(key_length_mla) },
+    { "attention.sliding_window", PE_GK_U32, POSENC_GGUF_SLIDING_WINDOW, OFF(sliding_window) },
     { "attention.head_count", PE_GK_HEADS, POSENC_GGUF_HEAD_COUNT, OFF(head_count) },
     { "embedding_length", PE_GK_U32, POSENC_GGUF_EMBEDDING_LENGTH, OFF(embedding_length) },
 };

@@ -239,6 +239,35 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
     return POSENC_OK;
 }
 
+posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_t n_ctx,
+                                               const char *layer_type, posenc_ggml_rope *out,
+                                               posenc_error *err)
+{
+    posenc_ggml_rope r;
+    posenc_status st = posenc_ggml_rope_from_gguf(g, n_ctx, &r, err);
+    if (st != POSENC_OK)
+        return st;
+    const pe_arch_row *row = pe_llama_arch(g->arch);
+    if (row->load == LD_GEMMA3 && layer_type) {
+        int sliding = strcmp(layer_type, "sliding_attention") == 0;
+        if (!sliding && strcmp(layer_type, "full_attention") != 0)
+            return posenc_seterr(err, POSENC_EINVAL,
+                                 "llama.cpp's %s has sliding_attention and full_attention "
+                                 "layers, not '%.60s'",
+                                 g->arch, layer_type);
+        /* src/models/gemma3.cpp: the iswa graph only with a window > 0; its sliding layers
+         * take hparams.rope_freq_base_train_swa (the key, else 10000) and
+         * rope_freq_scale_train_swa (1); ext_factor, attn_factor and the betas stay the
+         * context's (llama_model::get_rope_freq_base / get_rope_freq_scale) */
+        if (sliding && (g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window > 0) {
+            r.freq_base = g->has & POSENC_GGUF_FREQ_BASE_SWA ? pe_tof(g->freq_base_swa) : 10000.0f;
+            r.freq_scale = 1.0f;
+        }
+    }
+    *out = r;
+    return POSENC_OK;
+}
+
 /* ---- llama.cpp's own dump layout ---- */
 
 const char *posenc_ggml_model_arch(const posenc_model *m)

@@ -467,6 +467,46 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
         g.has &= ~(unsigned)POSENC_GGUF_SCALING_FACTOR;
         break;
     }
+    case CV_GEMMA3: {
+        /* conversion/gemma.py Gemma3Model.set_gguf_parameters, after TextModel's (which wrote
+         * rope.freq_base_swa from the sliding rope_theta): hparams.get(k, default) */
+        int64_t v;
+        double d = 1000000.0;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        g.context_length = 131072;
+        g.head_count = 8;
+        g.key_length = 256;
+        if (get(c.hp, "max_position_embeddings") &&
+            !hp_int(get(c.hp, "max_position_embeddings"), &g.context_length))
+            st = convfail(&c, "max_position_embeddings is not an integer");
+        if (get(c.hp, "num_attention_heads") &&
+            !hp_int(get(c.hp, "num_attention_heads"), &g.head_count))
+            st = convfail(&c, "num_attention_heads is not an integer");
+        if (get(c.hp, "head_dim") && !hp_int(get(c.hp, "head_dim"), &g.key_length))
+            st = convfail(&c, "head_dim is not an integer");
+        if (st != POSENC_OK)
+            break;
+        g.has |= POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_HEAD_COUNT | POSENC_GGUF_KEY_LENGTH;
+        /* self.rope_parameters.get("full_attention", self.rope_parameters)
+         *     .get("rope_theta", 1_000_000.0) */
+        const cJSON *t = get(c.full, "rope_theta");
+        if (t && !num(t, &d))
+            d = c.rc->theta;
+        g.freq_base = f32(d);
+        g.has |= POSENC_GGUF_FREQ_BASE;
+        /* if hparams.get("sliding_window_pattern") != 1: add_sliding_window(hparams[...]) */
+        double pat;
+        if (!(num(get(c.hp, "sliding_window_pattern"), &pat) && pat == 1.0)) {
+            if (!hp_int(get(c.hp, "sliding_window"), &v)) {
+                st = convfail(&c, "KeyError: 'sliding_window'");
+                break;
+            }
+            g.sliding_window = v;
+            g.has |= POSENC_GGUF_SLIDING_WINDOW;
+        }
+        break;
+    }
     case CV_DEEPSEEK2:
         if ((st = text_params(&c)) == POSENC_OK)
             st = deepseek2_params(&c);

@@ -262,7 +262,7 @@ posenc_status posenc_rope_params_ggml(posenc_rope_params *p, const posenc_model 
     }
     st = posenc_gguf_rope_from_model(m, layer_type, g, err);
     if (st == POSENC_OK)
-        st = posenc_ggml_rope_from_gguf(g, n_ctx, r, err);
+        st = posenc_ggml_rope_from_gguf_layer(g, n_ctx, layer_type, r, err);
     if (st == POSENC_OK)
         st = posenc_rope_params_set_ggml(p, r, err);
 out:

@@ -58,7 +58,8 @@ enum {
     POSENC_GGUF_EMBEDDING_LENGTH = 1u << 15,
     POSENC_GGUF_FREQ_BASE_SWA = 1u << 16,
     POSENC_GGUF_SCALE_LINEAR = 1u << 17,    /* the old {arch}.rope.scale_linear */
-    POSENC_GGUF_KEY_LENGTH_MLA = 1u << 18   /* {arch}.attention.key_length_mla (DeepSeek MLA) */
+    POSENC_GGUF_KEY_LENGTH_MLA = 1u << 18,  /* {arch}.attention.key_length_mla (DeepSeek MLA) */
+    POSENC_GGUF_SLIDING_WINDOW = 1u << 19   /* {arch}.attention.sliding_window */
 };
 
 #define POSENC_GGUF_ARCH_MAX 64
@@ -83,6 +84,7 @@ typedef struct posenc_gguf_rope {
     int64_t head_count;               /* {arch}.attention.head_count */
     int64_t embedding_length;         /* {arch}.embedding_length */
     int64_t key_length_mla;           /* {arch}.attention.key_length_mla */
+    int64_t sliding_window;           /* {arch}.attention.sliding_window */
     int n_rope_freqs;                 /* rope_freqs.weight (llama3, Phi-3 style factors) */
     float rope_freqs[POSENC_MAX_FREQ];
     int n_factors_long;               /* rope_factors_long.weight (LongRoPE) */
@@ -124,6 +126,15 @@ posenc_status posenc_gguf_writer_rope(posenc_writer *w, const posenc_gguf_rope *
  * file's context_length). */
 posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ctx,
                                          posenc_ggml_rope *out, posenc_error *err);
+
+/* The same for the layers of type layer_type ("sliding_attention", "full_attention"; NULL: the
+ * global layers, as posenc_ggml_rope_from_gguf). Where llama.cpp gives sliding layers their own
+ * RoPE (Gemma 3: rope.freq_base_swa and freq_scale 1 when the file has a sliding window), a
+ * sliding layer gets those; an architecture without such a rule runs every layer alike. Another
+ * name is POSENC_EINVAL for an architecture with the rule. */
+posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_t n_ctx,
+                                               const char *layer_type, posenc_ggml_rope *out,
+                                               posenc_error *err);
 
 /* Read the RoPE keys and tensors of a GGUF file (formats/). Every key's GGUF type is checked
  * (an unsigned integer where llama.cpp reads one, float32 for floats, a string for the scaling

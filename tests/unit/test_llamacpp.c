@@ -48,6 +48,44 @@ static void test_modes(void **state)
     assert_false(a.known);
 }
 
+/* Gemma 3 per layer type (src/models/gemma3.cpp load_arch_hparams and graph<iswa>,
+ * src/llama-model.cpp get_rope_freq_base / get_rope_freq_scale, src/llama-hparams.h defaults) */
+static void test_gemma3_layers(void **state)
+{
+    (void)state;
+    posenc_ggml_rope r;
+    posenc_error err = { 0 };
+    posenc_gguf_rope *g = base("gemma3");
+    g->has |= POSENC_GGUF_FREQ_BASE | POSENC_GGUF_SCALING_TYPE | POSENC_GGUF_SCALING_FACTOR |
+              POSENC_GGUF_SLIDING_WINDOW;
+    g->freq_base = 1e6;
+    snprintf(g->scaling_type, sizeof g->scaling_type, "linear");
+    g->scaling_factor = 8;
+    g->sliding_window = 1024;
+    /* no freq_base_swa key: 10000, scale 1 */
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.mode == POSENC_GGML_ROPE_NEOX && r.freq_base == 10000.0f && r.freq_scale == 1.0f);
+    g->has |= POSENC_GGUF_FREQ_BASE_SWA;
+    g->freq_base_swa = 20000;
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 20000.0f && r.freq_scale == 1.0f && r.ext_factor == 0.0f);
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "full_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 1e6f && r.freq_scale == 0.125f);
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, NULL, &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 1e6f && r.freq_scale == 0.125f);
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "chunked", &r, &err), POSENC_EINVAL);
+    /* no window (or 0): the non-iswa graph, every layer global */
+    g->sliding_window = 0;
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 1e6f && r.freq_scale == 0.125f);
+    /* an architecture without the rule runs every layer alike */
+    snprintf(g->arch, sizeof g->arch, "llama");
+    g->sliding_window = 1024;
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 1e6f && r.freq_scale == 0.125f);
+    free(g);
+}
+
 static void test_defaults(void **state)
 {
     (void)state;
@@ -305,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_from_model),
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_layout_style),
+        cmocka_unit_test(test_gemma3_layers),
     };
     return cmocka_run_group_tests_name("llamacpp", tests, NULL, NULL);
 }
