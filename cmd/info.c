@@ -230,7 +230,17 @@ static int gguf_report(const struct info_opts *o)
         free(g);
         return cmd_fail("info", &err);
     }
-    cJSON *j = pe_gguf_rope_json(g, o->seq_len);
+    if (o->layer_type) {
+        /* a layer type the architecture does not have is the user's mistake, not the file's */
+        posenc_ggml_rope r;
+        if (posenc_ggml_rope_from_gguf_layer(g, o->seq_len, o->layer_type, &r, &err) ==
+            POSENC_EINVAL) {
+            free(g);
+            cmd_msg("info", "%s", err.msg);
+            return CMD_EXIT_USAGE;
+        }
+    }
+    cJSON *j = pe_gguf_rope_json(g, o->seq_len, o->layer_type);
     free(g);
     if (!j) {
         cmd_msg("info", "out of memory");
@@ -301,7 +311,7 @@ const struct cmd_spec cmd_info_spec = {
     "usage: posenc info --config FILE [--layer-type T] [--seq-len N]\n"
     "                   [--precision exact|hf|vllm|ggml] [--max-model-len N]\n"
     "                   [--family NAME] [--json]\n"
-    "       posenc info --gguf FILE [--seq-len N] [--json]\n"
+    "       posenc info --gguf FILE [--layer-type T] [--seq-len N] [--json]\n"
     "       posenc info --models [--json]\n"
     "       posenc info --runtimes [--config FILE [--layer-type T]] [--json]\n"
     "\n"
@@ -346,10 +356,10 @@ int cmd_info(int argc, char **argv)
     if (o.max_model_len && o.prec != POSENC_PREC_VLLM && !o.runtimes)
         return cmd_usage_error("info", "--max-model-len applies only to --precision vllm "
                                           "and --runtimes");
-    if (o.gguf && (o.config || o.models || o.runtimes || o.family || o.layer_type || prec_given ||
+    if (o.gguf && (o.config || o.models || o.runtimes || o.family || prec_given ||
                    o.max_model_len))
         return cmd_usage_error("info", "--gguf FILE reads a GGUF file: it takes only "
-                                          "--seq-len and --json");
+                                          "--layer-type, --seq-len and --json");
     if (!o.config && !o.models && !o.runtimes && !o.gguf)
         return cmd_usage_error("info", "--config FILE is required");
     if (o.runtimes && !o.config && (o.layer_type || o.family))

@@ -195,18 +195,23 @@ static cJSON *float_array(const float *v, int n)
     return a;
 }
 
-cJSON *pe_gguf_rope_json(const posenc_gguf_rope *g, int64_t n_ctx)
+cJSON *pe_gguf_rope_json(const posenc_gguf_rope *g, int64_t n_ctx, const char *layer_type)
 {
     cJSON *j = cJSON_CreateObject();
     if (!j)
         return NULL;
     posenc_ggml_rope r;
     posenc_error e = { 0 };
-    int ok = posenc_ggml_rope_from_gguf(g, n_ctx, &r, &e) == POSENC_OK;
+    int ok = posenc_ggml_rope_from_gguf_layer(g, n_ctx, layer_type, &r, &e) == POSENC_OK;
     cJSON_AddStringToObject(j, "architecture", g->arch);
+    cJSON_AddItemToObject(j, "layer_type",
+                          layer_type ? cJSON_CreateString(layer_type) : cJSON_CreateNull());
     cJSON_AddItemToObject(j, "rope_mode",
                           ok ? cJSON_CreateString(posenc_ggml_mode_name(r.mode)) : cJSON_CreateNull());
     cJSON_AddItemToObject(j, "freq_base", key_num(g, POSENC_GGUF_FREQ_BASE, g->freq_base));
+    cJSON_AddItemToObject(j, "freq_base_swa", key_num(g, POSENC_GGUF_FREQ_BASE_SWA, g->freq_base_swa));
+    cJSON_AddItemToObject(j, "sliding_window",
+                          key_num(g, POSENC_GGUF_SLIDING_WINDOW, (double)g->sliding_window));
     cJSON_AddItemToObject(j, "rotary_dim", ok ? cJSON_CreateNumber(r.n_dims) : cJSON_CreateNull());
     cJSON_AddItemToObject(j, "dimension_count",
                           key_num(g, POSENC_GGUF_DIMENSION_COUNT, (double)g->dimension_count));

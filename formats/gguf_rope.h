@@ -9,9 +9,10 @@
 
 /* The keys of g (null when absent) and what llama.cpp derives from them at context n_ctx (0:
  * the file's context_length): rope_mode, freq_scale, ext_factor, attn_factor, ..., inv_freq in
- * double. When llama.cpp could not load the file (an unknown architecture, a missing required
+ * double, for the layers of layer_type (NULL: the global ones; posenc_ggml_rope_from_gguf_layer).
+ * When llama.cpp could not load the file (an unknown architecture, a missing required
  * key) the derived values are null and "warning" says why in one line. Caller frees with
  * cJSON_Delete; NULL when out of memory. */
-cJSON *pe_gguf_rope_json(const posenc_gguf_rope *g, int64_t n_ctx);
+cJSON *pe_gguf_rope_json(const posenc_gguf_rope *g, int64_t n_ctx, const char *layer_type);
 
 #endif

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "llama_arch.h"
 #include "posenc/llamacpp.h"
 
 #if defined(__GNUC__)
@@ -273,6 +274,32 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
          "llama.cpp uses theta %g instead of %g: every frequency but the first is wrong, so "
          "attention drifts from the first positions on and long prompts degrade",
          (double)H.freq_base, (double)W.freq_base);
+    const pe_arch_row *wrow = pe_llama_arch(want->arch);
+    if (wrow && wrow->load == LD_GEMMA3 && strcmp(want->arch, have->arch) == 0) {
+        /* the sliding layers' own base (src/models/gemma3.cpp): rope.freq_base_swa when the
+         * file has a sliding window, else every layer is global */
+        posenc_ggml_rope WS, HS;
+        if (posenc_ggml_rope_from_gguf_layer(want, 0, "sliding_attention", &WS, err) ==
+                POSENC_OK &&
+            posenc_ggml_rope_from_gguf_layer(have, want->context_length, "sliding_attention",
+                                             &HS, err) == POSENC_OK) {
+            int nowin = !(have->has & POSENC_GGUF_SLIDING_WINDOW) || have->sliding_window <= 0;
+            const char *key = nowin && !(want->has & POSENC_GGUF_SLIDING_WINDOW) ? "rope.freq_base_swa"
+                              : nowin ? "attention.sliding_window"
+                                      : "rope.freq_base_swa";
+            fmt_f(e, sizeof e, (double)WS.freq_base);
+            fmt_f(f, sizeof f, (double)HS.freq_base);
+            if (WS.freq_base == HS.freq_base && WS.freq_scale == HS.freq_scale)
+                add(out, A, key, "freq_base (sliding layers)", e, f, NULL);
+            else
+                add(out, A, key, "freq_base (sliding layers)", e, f,
+                    "llama.cpp runs the sliding-window layers with theta %g and freq_scale %g "
+                    "instead of %g and %g%s",
+                    (double)HS.freq_base, (double)HS.freq_scale, (double)WS.freq_base,
+                    (double)WS.freq_scale,
+                    nowin ? ": without a sliding window every layer is global" : "");
+        }
+    }
     snprintf(e, sizeof e, "factor %.9g (freq_scale %.9g)", 1.0 / W.freq_scale, (double)W.freq_scale);
     snprintf(f, sizeof f, "factor %.9g (freq_scale %.9g)", 1.0 / H.freq_scale, (double)H.freq_scale);
     if (W.freq_scale == H.freq_scale)

@@ -42,6 +42,8 @@ $D/extra/phi-3-mini-128k.json m_swap.gguf swap=rope_factors_long.weight,rope_fac
 $D/extra/phi-3-mini-128k.json m_octx.gguf setu=rope.scaling.original_context_length=131072
 $D/gguf/phi-2.json m_phi2dim.gguf setu=rope.dimension_count=80
 $D/gguf/command-r.json m_crctx.gguf setu=context_length=8192
+$D/gemma-3-27b-it.json gemma-3-27b-it.gguf
+$D/gemma-3-27b-it.json m_swa.gguf set=rope.freq_base_swa=1000000
 EOF
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
 "$PY" - "$D/llama-3.1-8b.json" <<'PY'
@@ -112,6 +114,36 @@ mistake m_crctx.gguf "$D/gguf/command-r.json" 1 "command-r.context_length" \
     "llama.cpp's default context is 8192 tokens instead of 131072"
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
+
+# Gemma 3: each layer type against the converter's file; the sliding layers' base is a named
+# check, and info --gguf --layer-type reports what llama.cpp runs each type with
+# (src/models/gemma3.cpp: freq_base_swa and scale 1 for sliding layers, the file's freq_base
+# and linear factor 8 for the global ones)
+for t in sliding_attention full_attention; do
+    expect_ok "$POSENC" verify --config "$D/gemma-3-27b-it.json" --gguf gemma-3-27b-it.gguf \
+        --layer-type $t
+    grep -q '^ok    gemma3.rope.freq_base_swa 10000 ' out.stdout || { cat out.stdout; exit 1; }
+    grep -q '^ok    cos/sin (ggml numerics) .*equal (0 difference)' out.stdout || { cat out.stdout; exit 1; }
+done
+set +e
+"$POSENC" verify --config "$D/gemma-3-27b-it.json" --gguf m_swa.gguf --layer-type sliding_attention \
+    > out.stdout 2> out.stderr
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || { echo "m_swa.gguf: expected exit 1, got $rc"; cat out.stdout out.stderr; exit 1; }
+[ "$(grep -c "^FAIL" out.stdout)" -eq 1 ] || { cat out.stdout; exit 1; }
+grep '^FAIL  gemma3.rope.freq_base_swa' out.stdout | grep -qF -- \
+    "expected 10000, found 1000000: llama.cpp runs the sliding-window layers with theta 1e+06" ||
+    { cat out.stdout; exit 1; }
+expect_ok "$POSENC" info --gguf gemma-3-27b-it.gguf --layer-type sliding_attention
+grep -qx 'llama_cpp.freq_base: 10000' out.stdout && grep -qx 'llama_cpp.freq_scale: 1' out.stdout ||
+    { cat out.stdout; exit 1; }
+grep -qx 'sliding_window: 1024' out.stdout || { cat out.stdout; exit 1; }
+expect_ok "$POSENC" info --gguf gemma-3-27b-it.gguf --layer-type full_attention
+grep -qx 'llama_cpp.freq_base: 1000000' out.stdout && grep -qx 'llama_cpp.freq_scale: 0.125' out.stdout ||
+    { cat out.stdout; exit 1; }
+expect_fail 2 "sliding_attention and full_attention layers, not 'chunked_attention'" \
+    "$POSENC" info --gguf gemma-3-27b-it.gguf --layer-type chunked_attention
 
 # the JSON report: the failed check names the key, both values and the consequence
 "$PY" - <<'PY'

@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_check_msg(&err);
         return 0;
     }
-    cJSON *j = pe_gguf_rope_json(&g, 0);
+    cJSON *j = pe_gguf_rope_json(&g, 0, NULL);
     if (!j)
         __builtin_trap();
     cJSON_Delete(j);
