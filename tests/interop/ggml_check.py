@@ -117,6 +117,16 @@ def cases(config_dir):
     yield dict(base, name="granite-3.3-8b (norm, permuted)", mode=NORM, n_dims=128,
                head_dim=128, config="families/granite-3.3-8b-instruct.json", n_ctx_orig=131072,
                freq_base=10000000.0, permuted=True, style="neox")
+    # Gemma 3: llama.cpp runs the sliding layers with freq_base_swa (10000, scale 1) and the
+    # global ones with freq_base 1e6 and the linear factor 8 (conversion/gemma.py Gemma3Model,
+    # src/llama-model.cpp get_rope_freq_base / get_rope_freq_scale)
+    yield dict(base, name="gemma-3-27b sliding layers (neox, freq_base_swa)", mode=NEOX,
+               n_dims=128, head_dim=128, config="gemma-3-27b-it.json",
+               layer_type="sliding_attention", n_ctx_orig=131072, freq_base=10000.0,
+               style="neox")
+    yield dict(base, name="gemma-3-27b global layers (neox, linear 8)", mode=NEOX, n_dims=128,
+               head_dim=128, config="gemma-3-27b-it.json", layer_type="full_attention",
+               n_ctx_orig=131072, freq_base=1000000.0, freq_scale=f32(1 / 8), style="neox")
     yield dict(base, name="gptj pairs (norm), partial 64 of 256", mode=NORM, n_dims=64,
                head_dim=256, n_ctx_orig=2048, freq_base=10000.0, style="gptj")
     yield dict(base, name="qwen3.5-27b (imrope, partial 64 of 256)", mode=IMROPE, n_dims=64,
@@ -229,18 +239,19 @@ def posenc_cli(posenc, c, config_dir, q):
     """cos, sin (gen --precision ggml), the rotated q (apply --precision ggml) and the exact
     cos, sin (gen --precision exact) at POSITIONS."""
     cfg = os.path.join(config_dir, c["config"])
+    lt = ["--layer-type", c["layer_type"]] if c.get("layer_type") else []
     plist = ",".join(str(p) for p in POSITIONS)
     tabs = {}
     for prec in ("ggml", "exact"):
         out = "tab_%s.npz" % prec
-        subprocess.run([posenc, "gen", "--config", cfg, "--precision", prec, "--layout", "half",
+        subprocess.run([posenc, "gen", "--config", cfg, *lt, "--precision", prec, "--layout", "half",
                         "--positions", plist, "-o", out], check=True)
         z = np.load(out)
         tabs[prec] = (z["cos"].astype(np.float64), z["sin"].astype(np.float64))
     rot = {}
     for dt in (np.float32, np.float16):
         np.save("q.npy", q.astype(dt))
-        subprocess.run([posenc, "apply", "q.npy", "--config", cfg, "--precision", "ggml",
+        subprocess.run([posenc, "apply", "q.npy", "--config", cfg, *lt, "--precision", "ggml",
                         "--layout", "shd", "--positions", plist, "-o", "q_rot.npy"], check=True)
         r = np.load("q_rot.npy")
         assert r.dtype == dt, r.dtype
@@ -252,10 +263,11 @@ def verify_real(posenc, c, config_dir, q, gr):
     """None when posenc verify passes ggml's rotated q (as q and k) naming the ggml profile, and
     with --precision ggml --max-ulp 0; else what it said."""
     cfg = os.path.join(config_dir, c["config"])
+    lt = ["--layer-type", c["layer_type"]] if c.get("layer_type") else []
     plist = ",".join(str(p) for p in POSITIONS)
     np.save("vq.npy", q.astype(np.float32))
     np.save("vr.npy", gr.astype(np.float32))
-    base = [posenc, "verify", "--config", cfg, "--q", "vq.npy", "--k", "vq.npy", "--expect-q",
+    base = [posenc, "verify", "--config", cfg, *lt, "--q", "vq.npy", "--k", "vq.npy", "--expect-q",
             "vr.npy", "--expect-k", "vr.npy", "--layout", "shd", "--positions", plist]
     for extra, want in (([], "ggml profile (llama.cpp)"), (["--precision", "ggml", "--max-ulp", "0"],
                                                            "0 ulp at most")):
@@ -274,6 +286,7 @@ def ggml_layout(posenc, c, config_dir, q, run_ggml):
     and NEOX swapped), freq_base doubled, the positions one too far. For M-RoPE, positions are
     given as llama.cpp's positions tensor, 4 rows of n_tokens. Returns a list of failures."""
     cfg = os.path.join(config_dir, c["config"])
+    lt = ["--layer-type", c["layer_type"]] if c.get("layer_type") else []
     T = len(POSITIONS)
     gq = to_ggml(c, q)
     gr = run_ggml(c, POSITIONS)
@@ -283,7 +296,7 @@ def ggml_layout(posenc, c, config_dir, q, run_ggml):
         np.save("lpos.npy", np.array([POSITIONS] * 4, dtype=np.int32))
     else:
         np.save("lpos.npy", np.array(POSITIONS, dtype=np.int32))
-    base = [posenc, "verify", "--config", cfg, "--q", "lq.npy", "--k", "lq.npy", "--layout",
+    base = [posenc, "verify", "--config", cfg, *lt, "--q", "lq.npy", "--k", "lq.npy", "--layout",
             "ggml", "--positions", "lpos.npy"]
     bad = []
     for extra, want in (([], "ggml profile (llama.cpp)"),
@@ -295,7 +308,7 @@ def ggml_layout(posenc, c, config_dir, q, run_ggml):
             bad.append("verify%s: exit %d: %s%s" % (" " + " ".join(extra) if extra else "",
                                                    r.returncode, r.stdout.strip()[-400:],
                                                    r.stderr.strip()))
-    subprocess.run([posenc, "apply", "lq.npy", "--config", cfg, "--precision", "ggml",
+    subprocess.run([posenc, "apply", "lq.npy", "--config", cfg, *lt, "--precision", "ggml",
                     "--layout", "ggml", "--positions", "lpos.npy", "-o", "lq_rot.npy"],
                    check=True)
     u = ulp(gr, np.load("lq_rot.npy"))
@@ -323,10 +336,11 @@ def ggml_layout(posenc, c, config_dir, q, run_ggml):
 def posenc_apply3(posenc, c, config_dir, q, pos):
     """the rotated q (apply --precision ggml) with [3, seq] positions (t, h, w)"""
     cfg = os.path.join(config_dir, c["config"])
+    lt = ["--layer-type", c["layer_type"]] if c.get("layer_type") else []
     T = len(POSITIONS)
     np.save("pos3.npy", np.array(pos[:3 * T], dtype=np.int64).reshape(3, T))
     np.save("q.npy", q)
-    subprocess.run([posenc, "apply", "q.npy", "--config", cfg, "--precision", "ggml", "--layout",
+    subprocess.run([posenc, "apply", "q.npy", "--config", cfg, *lt, "--precision", "ggml", "--layout",
                     "shd", "--positions", "pos3.npy", "-o", "q_rot.npy"], check=True)
     return np.load("q_rot.npy").astype(np.float64)
 
