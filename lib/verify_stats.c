@@ -186,9 +186,10 @@ static double table_drift(int nf, const double *c, const double *s, const double
 }
 
 /* cos and sin of recipe t at seq index s: from the cache, filled on first use, or into lc, ls.
- * *drift: the profile's drift there (0 for the reference). */
-static void cossin_at(const pe_vpass *p, int t, int64_t s, double **c, double **sn, double *lc,
-                      double *ls, double *drift)
+ * For a profile (t > 0), rc and rs are the reference's tables at s and *drift the profile's
+ * drift from them there; for the reference (t 0, rc NULL) *drift is 0. */
+static void cossin_at(const pe_vpass *p, int t, int64_t s, const double *rc, const double *rs,
+                      double **c, double **sn, double *lc, double *ls, double *drift)
 {
     const posenc_verify_recipe *r = tab_recipe(p, t);
     int nf = r->params.n_freq;
@@ -197,12 +198,7 @@ static void cossin_at(const pe_vpass *p, int t, int64_t s, double **c, double **
         double *cc = k->c + (size_t)s * (size_t)nf, *ss = k->s + (size_t)s * (size_t)nf;
         if (!k->ok[s]) {
             posenc_verify_recipe_cossin(r, position_of(p, s), cc, ss);
-            k->drift[s] = 0;
-            if (t > 0) {
-                double *rc, *rs, xc[POSENC_MAX_FREQ], xs[POSENC_MAX_FREQ], d0;
-                cossin_at(p, 0, s, &rc, &rs, xc, xs, &d0);
-                k->drift[s] = table_drift(nf, cc, ss, rc, rs);
-            }
+            k->drift[s] = rc ? table_drift(nf, cc, ss, rc, rs) : 0;
             k->ok[s] = 1;
         }
         *c = cc;
@@ -213,12 +209,7 @@ static void cossin_at(const pe_vpass *p, int t, int64_t s, double **c, double **
     posenc_verify_recipe_cossin(r, position_of(p, s), lc, ls);
     *c = lc;
     *sn = ls;
-    *drift = 0;
-    if (t > 0) {
-        double xc[POSENC_MAX_FREQ], xs[POSENC_MAX_FREQ];
-        posenc_verify_recipe_cossin(p->s.rec, position_of(p, s), xc, xs);
-        *drift = table_drift(nf, lc, ls, xc, xs);
-    }
+    *drift = rc ? table_drift(nf, lc, ls, rc, rs) : 0;
 }
 
 static posenc_status keep_sample(pe_vpass *p, int64_t pos, int head, const double *pre,
@@ -347,7 +338,7 @@ posenc_status pe_vpass_row(pe_vpass *p, int64_t b, int64_t h, int64_t s, const d
         size_t bh = (size_t)b * (size_t)p->s.heads + (size_t)h;
         double *rr = p->ref + bh * D;
         if (!p->ref_ok[bh]) {
-            cossin_at(p, 0, s, &c, &sn, lc, ls, &dr);
+            cossin_at(p, 0, s, NULL, NULL, &c, &sn, lc, ls, &dr);
             double a = rec->params.attention_scaling;
             double a2 = a * a > 0 ? a * a : 1;
             posenc_verify_rotate(rec->params.style, (int)D, 2 * nf, c, sn, 1, cmp, rr);
@@ -376,7 +367,7 @@ posenc_status pe_vpass_row(pe_vpass *p, int64_t b, int64_t h, int64_t s, const d
     if (!cmp)
         return POSENC_OK;
     if (!c)
-        cossin_at(p, 0, s, &c, &sn, lc, ls, &dr);
+        cossin_at(p, 0, s, NULL, NULL, &c, &sn, lc, ls, &dr);
     posenc_verify_row_result r;
     posenc_verify_tolerance t = p->s.tol;
     t.floor += floor;
@@ -408,7 +399,7 @@ posenc_status pe_vpass_row(pe_vpass *p, int64_t b, int64_t h, int64_t s, const d
         if (!p->st.prof[k].on || (p->st.prof[k].rows_bad && k != p->s.held))
             continue;
         double pc[POSENC_MAX_FREQ], ps[POSENC_MAX_FREQ], *kc, *ks;
-        cossin_at(p, k + 1, s, &kc, &ks, pc, ps, &dr);
+        cossin_at(p, k + 1, s, c, sn, &kc, &ks, pc, ps, &dr);
         posenc_verify_row_check(p->s.prof[k], &pt, pos, kc, ks, pre, cmp, &r);
         account_prof(&p->st.prof[k], &r, dr, pos);
     }
