@@ -104,18 +104,13 @@ static int diag_numerics(const pe_vrun_req *rq, const struct vprofiles *vp,
                          const posenc_verify_recipe **out)
 {
     const posenc_verify_recipe *ggml = vp->use[POSENC_PREC_GGML];
-    if (rq->has_prec)
-        out[0] = rq->prec == POSENC_PREC_GGML ? ggml : NULL;
-    else
-        out[0] = NULL;
+    out[0] = rq->has_prec && rq->prec == POSENC_PREC_GGML ? ggml : NULL;
     if (rq->has_prec || !ggml)
         return 1;
     out[1] = ggml;
     return 2;
 }
 
-/* The comparison check of one pass (expect_q / rotated_k ...): the verdict (posenc-verify(1),
- * VERDICT), which runtime's numerics the rows are and, when it fails, the diagnosis. */
 /* The best candidate of a diagnosis over every row of tensor t (0 q, 1 k) of the dumps req
  * opens: its elements against the bound around the candidate's rotation (with numerics, that
  * runtime's drift from the exact recipe allowed as in the diagnosis). The diagnosis stays found
@@ -158,6 +153,8 @@ static posenc_status confirm_diagnosis(const pe_vrun_req *rq, const pe_qk_req *r
     return st;
 }
 
+/* The comparison check of one pass (expect_q / rotated_k ...): the verdict (posenc-verify(1),
+ * VERDICT), which runtime's numerics the rows are and, when it fails, the diagnosis. */
 static posenc_status compare_check(pe_vrun *v, const pe_vrun_req *rq, const pe_vpass *p,
                                    const char *what, const posenc_rope_config *cfg,
                                    int64_t seq_len, struct vprofiles *vp, posenc_dtype dt,
