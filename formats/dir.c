@@ -11,10 +11,10 @@
 #include <cjson/cJSON.h>
 
 #include "backend.h"
+#include "jsondup.h"
 #include "npyfmt.h"
 
 #define META_NAME "meta.json"
-#define META_MAX ((long)16 << 20)
 #define DIR_MAX_FILES 65536
 
 static char *join(const char *dir, const char *name, const char *ext)
@@ -58,9 +58,9 @@ static posenc_status read_meta(posenc_container *c, posenc_error *err)
     if ((st = pe_open_input(path, 1, &fp, err)) != POSENC_OK)
         goto out;
     struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) || sb.st_size > META_MAX) {
-        st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file of at most 16 MiB",
-                           path);
+    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > PE_META_MAX) {
+        st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file of at most %zu MiB",
+                           path, PE_META_MAX >> 20);
         goto out;
     }
     size_t n = (size_t)sb.st_size;
@@ -72,6 +72,8 @@ static posenc_status read_meta(posenc_container *c, posenc_error *err)
     if ((st = pe_read_exact(fp, text, n, path, "file", err)))
         goto out;
     text[n] = '\0';
+    if ((st = pe_meta_check(text, n, path, "meta.json", err)) != POSENC_OK)
+        goto out;
     cJSON *root = memchr(text, '\0', n) ? NULL : cJSON_ParseWithOpts(text, NULL, 1);
     int ok = cJSON_IsObject(root);
     cJSON_Delete(root);

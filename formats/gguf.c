@@ -25,13 +25,13 @@
 #include <sys/stat.h>
 
 #include "backend.h"
+#include "jsondup.h"
 #include "strbuf.h"
 
 #define GGUF_DEFAULT_ALIGNMENT 32
 #define GGUF_MAX_DIMS 4          /* GGML_MAX_DIMS */
 #define GGUF_MAX_DEPTH 8         /* nesting of arrays of arrays */
 #define GGUF_MAX_VALUES (1u << 24) /* metadata values in all (real models hold ~2 million) */
-#define GGUF_META_MAX ((size_t)64 << 20) /* bytes of metadata as JSON text (posenc-formats(5)) */
 
 enum {
     GT_UINT8 = 0, GT_INT8, GT_UINT16, GT_INT16, GT_UINT32, GT_INT32, GT_FLOAT32, GT_BOOL,
@@ -140,7 +140,7 @@ static posenc_status get_u64(rd *r, uint64_t *v, const char *what)
 static posenc_status meta_too_big(rd *r)
 {
     return posenc_seterr(r->err, POSENC_EUNSUPPORTED, "'%s': metadata larger than %zu MiB; "
-                         "posenc reads at most that", r->path, GGUF_META_MAX >> 20);
+                         "posenc reads at most that", r->path, PE_META_MAX >> 20);
 }
 
 /* A GGUF string: malloc'd, NUL-terminated (*len bytes; may hold NULs). */
@@ -155,7 +155,7 @@ static posenc_status get_string(rd *r, char **out, uint64_t *len, const char *wh
                              "'%s': %s at byte %" PRIu64 " claims %" PRIu64
                              " bytes, past the end of the file",
                              r->path, what, r->pos - 8, n);
-    if (n > GGUF_META_MAX)
+    if (n > PE_META_MAX)
         return meta_too_big(r);
     char *s = malloc((size_t)n + 1);
     if (!s)
@@ -329,7 +329,7 @@ static posenc_status read_value(rd *r, uint32_t t, int depth, pe_strbuf *v, pe_s
                 return st;
             if (v->oom)
                 return posenc_seterr(r->err, POSENC_ENOMEM, "out of memory");
-            if (v->len > GGUF_META_MAX)
+            if (v->len > PE_META_MAX)
                 return meta_too_big(r);
         }
         if (ty && et == GT_ARRAY && n == 0)
@@ -437,6 +437,12 @@ static posenc_status gguf_open(posenc_container *c, posenc_error *err)
 
     /* ---- metadata ---- */
     uint64_t alignment = GGUF_DEFAULT_ALIGNMENT;
+    if (n_kv > PE_META_MAX / sizeof *keys) {
+        st = posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': %" PRIu64 " metadata keys take more "
+                           "than %zu MiB of metadata; posenc reads at most that", path, n_kv,
+                           PE_META_MAX >> 20);
+        goto out;
+    }
     keys = malloc((size_t)(n_kv ? n_kv : 1) * sizeof *keys);
     if (!keys) {
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
@@ -470,7 +476,7 @@ static posenc_status gguf_open(posenc_container *c, posenc_error *err)
         if ((st = read_value(&r, t, 0, &meta, &types, key, &u32)) != POSENC_OK)
             goto out;
         pe_strbuf_puts(&types, "\"");
-        if (meta.len + types.len > GGUF_META_MAX) {
+        if (meta.len + types.len > PE_META_MAX) {
             st = meta_too_big(&r);
             goto out;
         }
@@ -499,6 +505,12 @@ static posenc_status gguf_open(posenc_container *c, posenc_error *err)
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
         goto out;
     }
+    /* what the readers of the metadata (ls, info --gguf) would take parsing it */
+    if (pe_json_cost(meta.p, meta.len) + pe_json_cost(types.p, types.len) > PE_META_TREE_MAX) {
+        st = posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': metadata would take more than %zu "
+                           "MiB parsed; posenc reads at most that", path, PE_META_TREE_MAX >> 20);
+        goto out;
+    }
     qsort(keys, (size_t)nkeys, sizeof *keys, cmp_key);
     for (uint64_t i = 1; i < nkeys; i++)
         if (strcmp(keys[i - 1].s, keys[i].s) == 0) {
@@ -508,10 +520,10 @@ static posenc_status gguf_open(posenc_container *c, posenc_error *err)
         }
 
     /* ---- tensor infos ---- */
-    if (n_tensors > GGUF_META_MAX / (sizeof(posenc_array_info) + sizeof(gguf_tensor))) {
+    if (n_tensors > PE_META_MAX / (sizeof(posenc_array_info) + sizeof(gguf_tensor))) {
         st = posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': %" PRIu64 " tensors take more than "
                            "%zu MiB of metadata; posenc reads at most that", path, n_tensors,
-                           GGUF_META_MAX >> 20);
+                           PE_META_MAX >> 20);
         goto out;
     }
     size_t nt = (size_t)n_tensors;

@@ -17,6 +17,7 @@
 
 #include "posenc/io.h"
 #include "gguf_keys.h"
+#include "jsondup.h"
 #include "gguf_rope.h"
 #include "posenc/llamacpp.h"
 
@@ -124,15 +125,20 @@ posenc_status posenc_gguf_read_rope(const char *path, posenc_gguf_rope *out, pos
     ro.format = POSENC_FMT_GGUF;
     posenc_container *c = NULL;
     cJSON *meta = NULL, *types = NULL;
+    char *names = NULL;
+    const char **want = NULL;
     posenc_gguf_rope *g = calloc(1, sizeof *g);
     if (!g)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     posenc_status st = posenc_container_open(path, &ro, &c, err);
     if (st != POSENC_OK)
         goto out;
+    /* only the keys read below are parsed, not the whole metadata (a tokenizer of 262144
+     * tokens is ~70 MB as a cJSON tree) */
     const char *mt = posenc_container_meta(c), *tt = posenc_container_meta_types(c);
-    meta = mt ? cJSON_Parse(mt) : cJSON_CreateObject();
-    types = tt ? cJSON_Parse(tt) : cJSON_CreateObject();
+    static const char *const arch_key[] = { "general.architecture" };
+    meta = pe_json_pick(mt, arch_key, 1);
+    types = pe_json_pick(tt, arch_key, 1);
     if (!meta || !types) {
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
         goto out;
@@ -154,6 +160,27 @@ posenc_status posenc_gguf_read_rope(const char *path, posenc_gguf_rope *out, pos
         goto out;
     }
     snprintf(g->arch, sizeof g->arch, "%s", a->valuestring);
+    size_t nw = pe_gguf_rope_nkeys + 1;
+    names = calloc(nw, 160);
+    want = calloc(nw, sizeof *want);
+    if (!names || !want) {
+        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < nw; i++) {
+        const pe_gguf_key *k = i < pe_gguf_rope_nkeys ? &pe_gguf_rope_keys[i]
+                                                      : &pe_gguf_scale_linear;
+        snprintf(names + 160 * i, 160, "%s.%s", g->arch, k->suffix);
+        want[i] = names + 160 * i;
+    }
+    cJSON_Delete(meta);
+    cJSON_Delete(types);
+    meta = pe_json_pick(mt, want, nw);
+    types = pe_json_pick(tt, want, nw);
+    if (!meta || !types) {
+        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+        goto out;
+    }
     for (size_t i = 0; i < pe_gguf_rope_nkeys; i++)
         if ((st = read_key(path, meta, types, g->arch, &pe_gguf_rope_keys[i], g, err)) !=
             POSENC_OK)
@@ -173,6 +200,8 @@ posenc_status posenc_gguf_read_rope(const char *path, posenc_gguf_rope *out, pos
         goto out;
     *out = *g;
 out:
+    free(names);
+    free(want);
     cJSON_Delete(meta);
     cJSON_Delete(types);
     posenc_container_close(c);

@@ -7,11 +7,11 @@
 #include <cjson/cJSON.h>
 
 #include "backend.h"
+#include "jsondup.h"
 #include "npyfmt.h"
 #include "zip.h"
 
 #define META_NAME "meta.json"
-#define META_MAX ((uint64_t)16 << 20)
 
 struct npz_cont {
     pe_zip *z;
@@ -27,9 +27,10 @@ struct npz_reader {
 
 static posenc_status read_meta(posenc_container *c, pe_zip *z, size_t i, posenc_error *err)
 {
-    if (z->e[i].usize > META_MAX)
-        return posenc_seterr(err, POSENC_EFORMAT, "'%s': meta.json of %llu bytes is too large",
-                             c->path, (unsigned long long)z->e[i].usize);
+    if (z->e[i].usize > PE_META_MAX)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': meta.json of %llu bytes is larger "
+                             "than %zu MiB; posenc reads at most that", c->path,
+                             (unsigned long long)z->e[i].usize, PE_META_MAX >> 20);
     size_t n = (size_t)z->e[i].usize;
     char *text = malloc(n + 1);
     if (!text)
@@ -45,6 +46,10 @@ static posenc_status read_meta(posenc_container *c, pe_zip *z, size_t i, posenc_
         return st;
     }
     text[n] = '\0';
+    if ((st = pe_meta_check(text, n, c->path, "meta.json", err)) != POSENC_OK) {
+        free(text);
+        return st;
+    }
     cJSON *root = memchr(text, '\0', n) ? NULL : cJSON_ParseWithOpts(text, NULL, 1);
     int ok = cJSON_IsObject(root);
     cJSON_Delete(root);

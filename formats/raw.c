@@ -22,7 +22,6 @@
 #include "jsondup.h"
 
 #define RAW_ALIGN 64
-#define RAW_MAX_SIDECAR (64u << 20)
 #define RAW_EXACT_MAX 9007199254740992.0 /* 2^53 */
 #define RAW_SWAP_BLOCK (1u << 20)
 
@@ -175,9 +174,9 @@ static posenc_status raw_open(posenc_container *c, posenc_error *err)
     }
     struct stat sb;
     if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) ||
-        (uint64_t)sb.st_size > RAW_MAX_SIDECAR) {
-        st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file of at most 64 MiB",
-                           json);
+        (uint64_t)sb.st_size > PE_META_MAX) {
+        st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file of at most %zu MiB",
+                           json, PE_META_MAX >> 20);
         goto out;
     }
     size_t len = (size_t)sb.st_size;
@@ -193,6 +192,8 @@ static posenc_status raw_open(posenc_container *c, posenc_error *err)
     text[len] = '\0';
     fclose(fp);
     fp = NULL;
+    if ((st = pe_meta_check(text, len, json, "sidecar", err)) != POSENC_OK)
+        goto out;
     root = cJSON_ParseWithLength(text, len);
     if (pe_json_last_wins(root, NULL, 0) < 0) { /* a repeated key: the last, as Python's json */
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
@@ -232,6 +233,12 @@ static posenc_status raw_open(posenc_container *c, posenc_error *err)
     }
     uint64_t binsize = (uint64_t)sb.st_size;
     size_t count = (size_t)cJSON_GetArraySize(arr);
+    if (count > PE_META_MAX / (sizeof *arrays + sizeof *sorted + sizeof *rf->offsets)) {
+        st = posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': %zu arrays take more than %zu MiB "
+                           "of metadata; posenc reads at most that", json, count,
+                           PE_META_MAX >> 20);
+        goto out;
+    }
     arrays = malloc((count ? count : 1) * sizeof *arrays);
     sorted = malloc((count ? count : 1) * sizeof *sorted);
     rf = calloc(1, sizeof *rf);

@@ -16,9 +16,12 @@
 #include <cjson/cJSON.h>
 
 #include "backend.h"
+#include "jsondup.h"
 #include "strbuf.h"
 
-#define ST_MAX_HEADER 100000000ULL /* MAX_HEADER_SIZE of the reference implementation */
+/* MAX_HEADER_SIZE of the reference implementation (huggingface/safetensors
+ * safetensors/src/tensor.rs); posenc reads at most PE_META_MAX of it (jsondup.h) */
+#define ST_MAX_HEADER 100000000ULL
 #define ST_EXACT_MAX 9007199254740992.0 /* 2^53: JSON numbers are exact up to here */
 #define ST_IO_BLOCK (4u << 20)
 
@@ -270,6 +273,12 @@ static posenc_status st_open(posenc_container *c, posenc_error *err)
                            path, hlen, fsize);
         goto out;
     }
+    if (hlen > PE_META_MAX) {
+        st = posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': safetensors header of %" PRIu64
+                           " bytes is larger than %zu MiB; posenc reads at most that", path,
+                           hlen, PE_META_MAX >> 20);
+        goto out;
+    }
     hdr = malloc(hlen + 1);
     if (!hdr) {
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
@@ -290,6 +299,8 @@ static posenc_status st_open(posenc_container *c, posenc_error *err)
                            path);
         goto out;
     }
+    if ((st = pe_meta_check(hdr, (size_t)hlen, path, "safetensors header", err)) != POSENC_OK)
+        goto out;
     const char *end = NULL;
     root = cJSON_ParseWithLengthOpts(hdr, hlen, &end, 0);
     if (!root) {
@@ -314,6 +325,12 @@ static posenc_status st_open(posenc_container *c, posenc_error *err)
     size_t nkeys = 0;
     for (const cJSON *e = root->child; e; e = e->next)
         nkeys++;
+    if (nkeys > PE_META_MAX / (sizeof *items + sizeof *ents + sizeof(uint64_t))) {
+        st = posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': %zu tensors take more than %zu MiB "
+                           "of metadata; posenc reads at most that", path, nkeys,
+                           PE_META_MAX >> 20);
+        goto out;
+    }
     items = malloc((nkeys ? nkeys : 1) * sizeof *items);
     ents = malloc((nkeys ? nkeys : 1) * sizeof *ents);
     if (!items || !ents) {
@@ -373,19 +390,27 @@ static posenc_status st_open(posenc_container *c, posenc_error *err)
                            path, pos, bufsize);
         goto out;
     }
-    arrays = malloc((n ? n : 1) * sizeof *arrays);
+    free(items);
+    items = NULL;
     sf = calloc(1, sizeof *sf);
     if (sf)
         sf->offsets = malloc((n ? n : 1) * sizeof *sf->offsets);
-    if (!arrays || !sf || !sf->offsets) {
+    if (!sf || !sf->offsets) {
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
         goto out;
     }
     sf->data_start = 8 + hlen;
-    for (size_t i = 0; i < n; i++) {
-        arrays[i] = ents[i].info;
+    for (size_t i = 0; i < n; i++)
         sf->offsets[i] = sf->data_start + ents[i].begin;
-    }
+    /* the array infos compacted in place over the entries (each moves down), so the index
+     * is not held twice */
+    arrays = (posenc_array_info *)(void *)ents;
+    for (size_t i = 0; i < n; i++)
+        memmove(&arrays[i], &ents[i].info, sizeof *arrays);
+    ents = NULL;
+    posenc_array_info *shrunk = realloc(arrays, (n ? n : 1) * sizeof *arrays);
+    if (shrunk)
+        arrays = shrunk;
     c->n = n;
     c->arrays = arrays;
     c->meta = meta;

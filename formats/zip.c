@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "backend.h"
+#include "jsondup.h"
 #include "zip.h"
 
 #define SIG_LOCAL 0x04034b50u
@@ -20,7 +21,7 @@
 #define SIG_EOCD64 0x06064b50u
 #define SIG_LOC64 0x07064b50u
 #define U32_MAX_FIELD 0xffffffffu
-#define CD_MAX ((uint64_t)256 << 20)   /* central directory bytes read into memory */
+#define CD_MAX ((uint64_t)PE_META_MAX) /* central directory bytes read into memory (jsondup.h) */
 #define INBUF ((size_t)256 << 10)
 #define POSENC_ZIP_STREAM_BUF ((size_t)1 << 20)
 
@@ -244,6 +245,12 @@ posenc_status pe_zip_open(const char *path, pe_zip **out, posenc_error *err)
     if (count > PE_ZIP_MAX_MEMBERS) {
         st = posenc_seterr(err, POSENC_ERANGE, "'%s': %llu zip members (at most %d)", path,
                            (unsigned long long)count, PE_ZIP_MAX_MEMBERS);
+        goto out;
+    }
+    if (cd_size > CD_MAX && cd_off <= cd_limit && cd_size <= cd_limit - cd_off) {
+        st = posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': zip central directory of %llu bytes "
+                           "is larger than %zu MiB; posenc reads at most that", path,
+                           (unsigned long long)cd_size, PE_META_MAX >> 20);
         goto out;
     }
     if (cd_off > cd_limit || cd_size > cd_limit - cd_off || cd_size > CD_MAX ||
