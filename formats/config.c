@@ -17,7 +17,7 @@
 #include "jsondup.h"
 #include "model_json.h"
 
-#define CONFIG_MAX_BYTES ((size_t)64 << 20)
+#define CONFIG_MAX_BYTES PE_META_MAX /* the metadata budget (jsondup.h) */
 /* cJSON spends ~64 bytes a value: a config of a few thousand values is plenty, and a cap keeps a
  * 56 MB file of one-digit numbers from taking gigabytes */
 #define CONFIG_MAX_VALUES 1000000
