@@ -58,9 +58,14 @@ static posenc_status read_meta(posenc_container *c, posenc_error *err)
     if ((st = pe_open_input(path, 1, &fp, err)) != POSENC_OK)
         goto out;
     struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) || (uint64_t)sb.st_size > PE_META_MAX) {
-        st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file of at most %zu MiB",
-                           path, PE_META_MAX >> 20);
+    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file", path);
+        goto out;
+    }
+    if ((uint64_t)sb.st_size > PE_META_MAX) {
+        st = posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': meta.json of %llu bytes is larger "
+                           "than %zu MiB; posenc reads at most that", path,
+                           (unsigned long long)sb.st_size, PE_META_MAX >> 20);
         goto out;
     }
     size_t n = (size_t)sb.st_size;

@@ -173,10 +173,14 @@ static posenc_status raw_open(posenc_container *c, posenc_error *err)
         goto out;
     }
     struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode) ||
-        (uint64_t)sb.st_size > PE_META_MAX) {
-        st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file of at most %zu MiB",
-                           json, PE_META_MAX >> 20);
+    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file", json);
+        goto out;
+    }
+    if ((uint64_t)sb.st_size > PE_META_MAX) {
+        st = posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': sidecar of %llu bytes is larger "
+                           "than %zu MiB; posenc reads at most that", json,
+                           (unsigned long long)sb.st_size, PE_META_MAX >> 20);
         goto out;
     }
     size_t len = (size_t)sb.st_size;
