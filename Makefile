@@ -151,7 +151,7 @@ $(S)/fuzz/fuzz_opts: tests/fuzz/fuzz_opts.c tests/fuzz/replay_main.c $(FUZZ_CMD_
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $< tests/fuzz/replay_main.c $(FUZZ_CMD_SRC) $(S)/libposenc.a $(LDLIBS)
 
-$(S)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c tests/fuzz/fuzzutil.h $(S)/libposenc.a
+$(S)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c tests/fuzz/fuzzutil.h tests/fuzz/fuzzbig.h $(S)/libposenc.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -o $@ $< tests/fuzz/replay_main.c $(S)/libposenc.a $(LDLIBS)
 
@@ -164,7 +164,7 @@ $(B)/fuzz/fuzz_opts: tests/fuzz/fuzz_opts.c $(FUZZ_CMD_SRC) $(LIB_SRC)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Icmd -o $@ $< $(FUZZ_CMD_SRC) $(LIB_SRC) $(LDLIBS)
 
-$(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzzutil.h $(LIB_SRC)
+$(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzzutil.h tests/fuzz/fuzzbig.h $(LIB_SRC)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(LIB_SRC) $(LDLIBS)
 

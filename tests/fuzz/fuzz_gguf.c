@@ -9,6 +9,7 @@
 /* fuzz-options: -max_len=4096 */
 #include <cjson/cJSON.h>
 
+#include "fuzzbig.h"
 #include "fuzzutil.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -31,7 +32,7 @@ static void check_meta(const posenc_container *c)
     cJSON_Delete(t);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static int run_one(const uint8_t *data, size_t size)
 {
     const char *path = fz_path("in.gguf");
     fz_write(path, data, size);
@@ -66,4 +67,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         posenc_container_close(c);
     }
     return 0;
+}
+
+/* a "\xffBIG" seed expands to an input that reaches the metadata budget (fuzzbig.h) */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    uint8_t *owned;
+    fz_big_expand(&data, &size, &owned);
+    int rc = run_one(data, size);
+    free(owned);
+    return rc;
 }

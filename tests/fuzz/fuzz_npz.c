@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "posenc/io.h"
+#include "fuzzbig.h"
 #include "zip.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -21,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static int memfd = -1;
 static unsigned char buf[1 << 16];
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static int run_one(const uint8_t *data, size_t size)
 {
     posenc_error err;
     if (memfd < 0 && (memfd = memfd_create("fuzz_npz", 0)) < 0)
@@ -74,4 +75,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         pe_zip_close(z);
     }
     return 0;
+}
+
+/* a "\xffBIG" seed expands to an input that reaches the metadata budget (fuzzbig.h) */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    uint8_t *owned;
+    fz_big_expand(&data, &size, &owned);
+    int rc = run_one(data, size);
+    free(owned);
+    return rc;
 }
