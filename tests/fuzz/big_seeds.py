@@ -26,11 +26,12 @@ def big(prefix, chunk, reps, suffix=b""):
             suffix)
 
 
-def write(name, files):
+def write(name, files, max_len=None):
+    """max_len: the harness's -max_len (fuzz-options), which libFuzzer cuts its seeds to."""
     d = os.path.join(HERE, "corpus", name)
     os.makedirs(d, exist_ok=True)
     for fn, data in files.items():
-        assert len(data) < 80000, fn
+        assert len(data) <= (max_len or 80000), fn
         with open(os.path.join(d, fn), "wb") as f:
             f.write(data)
 
@@ -43,20 +44,20 @@ def gguf_bools(n, rope=False):
                  kv("llama.embedding_length", U32, 256), kv("llama.context_length", U32, 64)]
     head = b"GGUF" + struct.pack("<IQQ", 3, 0, len(keys) + 1) + b"".join(keys)
     head += s("k") + struct.pack("<IIQ", ARR, BOOL, n)
-    assert n % 4096 == 0
-    return big(head, bytes(4096), n // 4096)
+    assert n % 1024 == 0
+    return big(head, bytes(1024), n // 1024)
 
 
 def gguf_string(n):
     head = (b"GGUF" + struct.pack("<IQQ", 3, 0, 2) + kv("general.architecture", STR, "llama") +
             s("k") + struct.pack("<IQ", STR, n))
-    return big(head, b"a" * 4096, n // 4096)
+    return big(head, b"a" * 1024, n // 1024)
 
 
 def gguf_tensors(n):
     head = (b"GGUF" + struct.pack("<IQQ", 3, n, 1) + kv("general.architecture", STR, "llama") +
             tinfo("t", [1], 0, 0))
-    return big(head, bytes(4096), 24 * n // 4096 + 1)  # room the header says n infos need
+    return big(head, bytes(1024), 24 * n // 1024 + 1)  # room the header says n infos need
 
 
 gg = {
@@ -66,9 +67,9 @@ gg = {
     "big_string_128m": gguf_string(128 << 20),      # a 128 MiB string
     "big_tensors_1m": gguf_tensors(1_000_000),      # 1M tensor infos claimed
 }
-write("gguf", gg)
+write("gguf", gg, 4096)
 write("gguf_rope", {"big_rope_bools_1_5m": gguf_bools(1_503_232, rope=True),
-                    "big_rope_bools_16m": gguf_bools(1 << 24, rope=True)})
+                    "big_rope_bools_16m": gguf_bools(1 << 24, rope=True)}, 8192)
 
 # ---- safetensors: a header of 99999992 bytes (the format's 100 MB cap, past posenc's 64 MiB),
 # a dense header under 64 MiB that would parse past 128 MiB, one that parses within it ----
@@ -90,7 +91,7 @@ write("safetensors", {
 # ---- raw: a sidecar of 200000 arrays (the harness splits sidecar and .bin at the first NUL),
 # and one of 65 MiB (spaces) ----
 arr = b'{"name":"a","dtype":"f32","shape":[1],"offset":0,"nbytes":4},'
-write("raw", {
+write("raw", max_len=16384, files={
     "big_sidecar_200k": big(b'{"format":"posenc-raw","version":1,"arrays":[', arr, 200_000,
                             b'{"name":"b","dtype":"f32","shape":[1],"offset":0,"nbytes":4}]}'
                             b"\0" + bytes(4)),
@@ -99,7 +100,7 @@ write("raw", {
 })
 
 # ---- directory: meta.json (before the first NUL) dense past the parsed cap, and within it ----
-write("dir", {
+write("dir", max_len=16384, files={
     "big_meta_dense_60m": big(b'{"k":[', b"0," * 2048, (60 << 20) // 4096, b'0]}'),
     "big_meta_dense_1_5m": big(b'{"k":[', b"0," * 2048, 1_500_000 // 2048, b'0]}'),
 })
