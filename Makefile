@@ -188,7 +188,7 @@ test: test-deps
 
 check: test-deps
 	@$(MAKE) --no-print-directory $(S)/posenc $(SAN_UNIT_BIN) $(SAN_FUZZ_BIN)
-	@fail=0; export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1; \
+	@fail=0; export ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 POSENC_FUZZ_BIG=1; \
 	for t in $(SAN_UNIT_BIN); do $$t || fail=1; done; \
 	for f in $(SAN_FUZZ_BIN); do n=$$(basename $$f); \
 	  $$f tests/fuzz/corpus/$${n#fuzz_} || fail=1; done; \

@@ -3,7 +3,8 @@
 tests/fuzz/corpus/{gguf,gguf_rope,safetensors,raw,dir,npz}/big_* (run from anywhere: python3
 tests/fuzz/big_seeds.py). Each is a few hundred bytes: a "\\xffBIG" description that the
 harness expands (tests/fuzz/fuzzbig.h) into the large input, past a cap or just under it. The
-NPZ seeds need no expansion: a deflated meta.json of 65 MiB is 65 KB. GGUF bytes come from
+NPZ seeds need no expansion: a deflated meta.json of 65 MiB is 65 KB. The harnesses expand
+only with POSENC_FUZZ_BIG=1 (make check sets it). GGUF bytes come from
 tests/cli/gguf_make.py."""
 import json
 import os

@@ -6,8 +6,10 @@
  *   expands to PAYLOAD[0, at) + PAYLOAD[at, at + len) * reps + PAYLOAD[at + len, end)
  *
  * (at most FZ_BIG_MAX bytes; past it, or with at + len outside PAYLOAD, the input is used as it
- * is). A harness calls fz_big_expand first and frees *owned after its run. Every other input is
- * untouched, so the mutators still see the plain formats. tests/fuzz/big_seeds.py writes the
+ * is). A harness calls fz_big_expand first and frees *owned after its run. The expansion is on
+ * only with POSENC_FUZZ_BIG=1 in the environment (make check's replay sets it): a fuzzing run
+ * whose mutants of these seeds each wrote 100 MB would run a few inputs a second. Every other
+ * input is untouched, so the mutators still see the plain formats. tests/fuzz/big_seeds.py writes the
  * seeds (a GGUF array of 16M bools, a 99 MB safetensors header, a sidecar of 200000 arrays...). */
 #ifndef POSENC_FUZZBIG_H
 #define POSENC_FUZZBIG_H
@@ -30,7 +32,8 @@ static inline void fz_big_expand(const uint8_t **data, size_t *size, uint8_t **o
     *owned = NULL;
     const uint8_t *d = *data;
     size_t n = *size;
-    if (n < 16 || memcmp(d, "\xff" "BIG", 4) != 0)
+    const char *on = getenv("POSENC_FUZZ_BIG");
+    if (n < 16 || memcmp(d, "\xff" "BIG", 4) != 0 || !on || strcmp(on, "1") != 0)
         return;
     uint64_t reps = fz_big_u32(d + 4), at = fz_big_u32(d + 8), len = fz_big_u32(d + 12);
     const uint8_t *p = d + 16;
