@@ -25,9 +25,11 @@ static int finite_keys(const posenc_gguf_rope *g)
             return 0;
     const float *t[] = { g->rope_freqs, g->factors_long, g->factors_short };
     const int n[] = { g->n_rope_freqs, g->n_factors_long, g->n_factors_short };
+    /* a zero factor divides a frequency (info --gguf warns of it): its angles are infinite and
+     * its tables NaN, which never compare equal, not even with themselves */
     for (int k = 0; k < 3; k++)
         for (int i = 0; i < n[k]; i++)
-            if (!isfinite(t[k][i]))
+            if (!isfinite(t[k][i]) || t[k][i] == 0)
                 return 0;
     return 1;
 }
