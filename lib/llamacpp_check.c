@@ -150,7 +150,9 @@ static void tables(posenc_gguf_check *c, const posenc_ggml_rope *W, const posenc
         add(c, NULL, what, "tables", "comparable tables", "not compared",
             "%s", W->n_dims != H->n_dims ? "the rotated dims differ (above), so the tables are "
                                            "not comparable frequency by frequency"
-                                         : "ggml's numerics are not computed for this rope mode");
+                  : W->n_dims < 2            ? "fewer than 2 rotated dims: there is no frequency "
+                                               "to compare"
+                                             : "ggml's numerics are not computed for this rope mode");
         return;
     }
     if (ctx <= 0)
