@@ -34,6 +34,21 @@ static int finite_keys(const posenc_gguf_rope *g)
     return 1;
 }
 
+/* ggml's cos and sin stay finite up to the last position posenc_gguf_compare's tables reach
+ * (the context length, 131072 when it is not positive): a factor near 0 (2e-38) or 0 makes the
+ * angles overflow, and NaN tables never compare equal, not even with themselves */
+static int finite_tables(const posenc_ggml_rope *r, int64_t ctx)
+{
+    int64_t last = ctx > 0 ? ctx - 1 : 131071;
+    int64_t pos3[3] = { last, last, last };
+    static double c[POSENC_MAX_FREQ], s[POSENC_MAX_FREQ];
+    posenc_ggml_rope_cossin(r, pos3, c, s);
+    for (int i = 0; i < r->n_dims / 2 && i < POSENC_MAX_FREQ; i++)
+        if (!isfinite(c[i]) || !isfinite(s[i]))
+            return 0;
+    return 1;
+}
+
 static int run_one(const uint8_t *data, size_t size)
 {
     const char *path = fz_path("in.gguf");
@@ -59,7 +74,7 @@ static int run_one(const uint8_t *data, size_t size)
     /* tables are compared only where ggml's numerics are computed (posenc_gguf_compare says
      * "not compared" otherwise, a finding that fails) */
     int tables = r.n_dims >= 2 && r.mode != POSENC_GGML_ROPE_NONE &&
-                 r.mode != POSENC_GGML_ROPE_VISION;
+                 r.mode != POSENC_GGML_ROPE_VISION && finite_tables(&r, g.context_length);
     if (finite_keys(&g) && isfinite(r.attn_factor) && isfinite(r.kq_scale) && tables &&
         chk.n_failed)
         __builtin_trap(); /* a file differs from itself */
