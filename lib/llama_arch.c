@@ -132,6 +132,12 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
                                  "(%s requires rope.dimension_count = the head size)",
                                  n_rot, head_k, g->arch);
     }
+    /* the tables hold POSENC_MAX_FREQ frequencies (posenc_ggml_rope_cossin's callers size their
+     * arrays so); llama.cpp itself takes any n_rot up to the head size */
+    if (n_rot > 2 * POSENC_MAX_FREQ)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED,
+                             "%u rotated dims (%s.rope.dimension_count or the head size); posenc "
+                             "computes at most %d", n_rot, g->arch, 2 * POSENC_MAX_FREQ);
     /* per-architecture keys (src/models/ARCH.cpp load_arch_hparams) */
     float yarn_ext = -1.0f, yarn_attn = 1.0f, beta_fast = 32.0f, beta_slow = 1.0f, log_mul = 0.0f;
     if (row->load == LD_MISTRAL3 || row->load == LD_GROK) {

@@ -58,3 +58,16 @@ open("bools.gguf", "wb").write(gguf([kv("general.architecture", STR, "llama"),
 PY
 expect_fail 3 "'bools.gguf': metadata larger than 64 MiB" "$POSENC" ls bools.gguf
 test "$(wc -l < out.stderr)" -eq 1
+
+# more rotated dims than posenc's tables hold (2 * POSENC_MAX_FREQ): said in one line, not a
+# stack overflow in verify's table comparison (found by fuzz_gguf_rope)
+"$PY" - <<'PY'
+from gguf_make import *
+open("dims.gguf", "wb").write(gguf([kv("general.architecture", STR, "llama"),
+                                    kv("llama.attention.head_count", U32, 1),
+                                    kv("llama.embedding_length", U32, 16480),
+                                    kv("llama.rope.dimension_count", U32, 16480),
+                                    kv("llama.context_length", U32, 64)], []))
+PY
+"$POSENC" info --gguf dims.gguf > out.stdout 2> out.stderr
+grep -qF "posenc info: 'dims.gguf': 16480 rotated dims (llama.rope.dimension_count or the head size); posenc computes at most 1024" out.stderr
