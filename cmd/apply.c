@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "opts.h"
-#include "applyset.h"
-#include "pairs.h"
-#include "rows.h"
+#include "cmd/common.h"
+#include "cmd/opts.h"
+#include "formats/engines/applyset.h"
+#include "formats/engines/pairs.h"
+#include "formats/engines/rows.h"
 #include "posenc/apply.h"
 
 #define CMD "apply"

@@ -7,9 +7,9 @@
 #include <stdio.h>
 
 #include "posenc/posenc.h"
-#include "positions.h"
-#include "util_progress.h"
-#include "strbuf.h"
+#include "formats/engines/positions.h"
+#include "cmd/util_progress.h"
+#include "formats/io/strbuf.h"
 
 /* Exit status of every subcommand (posenc(1) EXIT STATUS). */
 enum {

@@ -10,9 +10,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "common.h"
-#include "opts.h"
-#include "out.h"
+#include "cmd/common.h"
+#include "cmd/opts.h"
+#include "formats/io/out.h"
 
 #define CMD "convert"
 /* Carry the container's metadata (a JSON object) over to the writer, key by key. */

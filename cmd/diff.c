@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "opts.h"
-#include "diffreport.h"
+#include "cmd/common.h"
+#include "cmd/opts.h"
+#include "formats/report/diffreport.h"
 #include "posenc/apply.h"
 
 #define CMD "diff"

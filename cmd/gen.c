@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "gentables.h"
-#include "opts.h"
+#include "cmd/common.h"
+#include "formats/engines/gentables.h"
+#include "cmd/opts.h"
 
 #define CMD "gen"
 #define POS_MAX CMD_POS_MAX /* largest position / --seq-len accepted */

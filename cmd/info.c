@@ -9,11 +9,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "common.h"
-#include "describe_out.h"
-#include "info_out.h"
-#include "opts.h"
-#include "gguf_rope.h"
+#include "cmd/common.h"
+#include "formats/report/describe_out.h"
+#include "formats/report/info_out.h"
+#include "cmd/opts.h"
+#include "formats/files/gguf_rope.h"
 #include "posenc/llamacpp.h"
 #include "posenc/vllm.h"
 

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "common.h"
+#include "cmd/common.h"
 #include "posenc/apply.h"
 
 /* Value types. */

@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "iowatch.h"
-#include "util_progress.h"
+#include "formats/io/iowatch.h"
+#include "cmd/util_progress.h"
 
 #define NS 1000000000LL
 

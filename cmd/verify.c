@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "opts.h"
-#include "report.h"
-#include "verifyrun.h"
+#include "cmd/common.h"
+#include "cmd/opts.h"
+#include "formats/report/report.h"
+#include "formats/engines/verifyrun.h"
 
 #define CMD "verify"
 #define MAX_REPORTS 8

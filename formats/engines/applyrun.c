@@ -1,5 +1,5 @@
 /* formats/applyrun.c: the streaming pipeline of posenc apply (formats/applyrun.h). */
-#include "applyrun.h"
+#include "formats/engines/applyrun.h"
 
 #include <pthread.h>
 #include <stdlib.h>

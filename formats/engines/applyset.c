@@ -1,5 +1,5 @@
 /* formats/applyset.c: one posenc apply run as an engine (formats/applyset.h). */
-#include "applyset.h"
+#include "formats/engines/applyset.h"
 
 #include <inttypes.h>
 #include <stdarg.h>
@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "applyrun.h"
-#include "describe_out.h"
-#include "pairs.h"
-#include "rows.h"
-#include "strbuf.h"
+#include "formats/engines/applyrun.h"
+#include "formats/report/describe_out.h"
+#include "formats/engines/pairs.h"
+#include "formats/engines/rows.h"
+#include "formats/io/strbuf.h"
 #include "posenc/llamacpp.h"
 #include "posenc/vllm.h"
 

@@ -23,7 +23,7 @@
 #include "posenc/apply.h"
 #include "posenc/io.h"
 #include "posenc/model.h"
-#include "out.h"
+#include "formats/io/out.h"
 
 /* What the run takes from the options (all borrowed for the life of the set). */
 typedef struct pe_apply_req {

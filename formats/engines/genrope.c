@@ -3,7 +3,7 @@
  * parameters of the precision (vLLM's cache bounds the rows, ggml's arguments from the GGUF
  * llama.cpp's converter writes), the table source, llama.cpp's keys for a GGUF output and the
  * description of it all (the fields info --json shows). */
-#include "gentables.h"
+#include "formats/engines/gentables.h"
 
 #include <inttypes.h>
 #include <stdio.h>

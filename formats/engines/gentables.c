@@ -3,7 +3,7 @@
  * absolute tables. Each builder takes its parameters from lib/tableparams.c's one table (option,
  * else config, else default), checks the --weights tensor's shape against them, builds the
  * source and describes it (lib/describe.c). */
-#include "gentables.h"
+#include "formats/engines/gentables.h"
 
 #include <inttypes.h>
 #include <stdarg.h>

@@ -14,10 +14,10 @@
 #ifndef PE_GENTABLES_H
 #define PE_GENTABLES_H
 
-#include "describe_out.h"
-#include "out.h"
+#include "formats/report/describe_out.h"
+#include "formats/io/out.h"
 #include "posenc/posenc.h"
-#include "weights.h"
+#include "formats/engines/weights.h"
 
 /* Largest position and --seq-len of a table (2^48). */
 #define PE_GEN_POS_MAX ((int64_t)1 << 48)

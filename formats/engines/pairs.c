@@ -1,5 +1,5 @@
 /* formats/pairs.c: find the q/k pairs of a multi-layer dump (formats/pairs.h). */
-#include "pairs.h"
+#include "formats/engines/pairs.h"
 
 #include <ctype.h>
 #include <fnmatch.h>

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 
 #include "posenc/io.h"
-#include "positions.h"
+#include "formats/engines/positions.h"
 
 #define QUOTE_MAX 48 /* characters of a list quoted in a message */
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rows.h"
+#include "formats/engines/rows.h"
 
 static const int layout_ndim[] = { 4, 4, 3, 3, 2, 3, 2, 3 };
 

@@ -19,10 +19,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "positions.h"
+#include "formats/engines/positions.h"
 #include "posenc/apply.h"
 #include "posenc/io.h"
-#include "verify_stats.h"
+#include "lib/verify/verify_stats.h"
 
 /* Elements read from a dump at a time (2 MiB as double). */
 #define PE_ROWS_CHUNK ((size_t)1 << 18)

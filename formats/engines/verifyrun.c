@@ -8,16 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "describe_out.h"
+#include "formats/report/describe_out.h"
 #include "posenc/llamacpp.h"
 #include "posenc/posenc.h"
 #include "posenc/verify.h"
-#include "report.h"
-#include "rows.h"
-#include "verify_checks.h"
-#include "verify_stats.h"
-#include "verifyrun.h"
-#include "verifyset.h"
+#include "formats/report/report.h"
+#include "formats/engines/rows.h"
+#include "lib/verify/verify_checks.h"
+#include "lib/verify/verify_stats.h"
+#include "formats/engines/verifyrun.h"
+#include "formats/engines/verifyset.h"
 
 #define POS_END ((int64_t)1 << 48) /* --positions lie in [0, 2^48), as in gen */
 

@@ -23,7 +23,7 @@
 
 #include <cJSON.h>
 
-#include "pairs.h"
+#include "formats/engines/pairs.h"
 #include "posenc/apply.h"
 #include "posenc/io.h"
 #include "posenc/llamacpp.h"

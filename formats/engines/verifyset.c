@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verifyset.h"
+#include "formats/engines/verifyset.h"
 
 struct pe_vset {
     const posenc_model *m;

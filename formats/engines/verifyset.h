@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "pairs.h"
+#include "formats/engines/pairs.h"
 #include "posenc/config.h"
 #include "posenc/io.h"
 

@@ -1,5 +1,5 @@
 /* formats/weights.c: checkpoint tensors for gen's non-rotary tables (weights.h). */
-#include "weights.h"
+#include "formats/engines/weights.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
 #ifndef PE_WEIGHTS_H
 #define PE_WEIGHTS_H
 
-#include "out.h"
+#include "formats/io/out.h"
 
 #define PE_WEIGHTS_MAX_BYTES ((uint64_t)1 << 31)
 

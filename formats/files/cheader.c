@@ -22,7 +22,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "backend.h"
+#include "formats/io/backend.h"
 #include "posenc/posenc.h"
 
 #define CH_PER_LINE 8

@@ -10,8 +10,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "backend.h"
-#include "npyfmt.h"
+#include "formats/io/backend.h"
+#include "formats/files/npyfmt.h"
 
 #define META_NAME "meta.json"
 #define META_MAX ((long)16 << 20)

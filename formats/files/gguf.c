@@ -24,8 +24,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "backend.h"
-#include "strbuf.h"
+#include "formats/io/backend.h"
+#include "formats/io/strbuf.h"
 
 #define GGUF_DEFAULT_ALIGNMENT 32
 #define GGUF_MAX_DIMS 4          /* GGML_MAX_DIMS */

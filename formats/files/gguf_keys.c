@@ -5,7 +5,7 @@
  * add_rope_freq_base_swa, add_rope_scaling_*: float32; add_rope_scaling_type: string;
  * add_rope_dimension_sections: add_array of ints, int32) and the loader's get_key /
  * get_key_or_arr in src/llama-model-loader.cpp, all in ggml-org/llama.cpp. */
-#include "gguf_keys.h"
+#include "formats/files/gguf_keys.h"
 #include "posenc/llamacpp.h"
 
 #define OFF(f) offsetof(posenc_gguf_rope, f)

@@ -9,8 +9,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "backend.h"
-#include "ggufenc.h"
+#include "formats/io/backend.h"
+#include "formats/files/ggufenc.h"
 
 static const char *const type_names[] = {
     [POSENC_META_STRING] = "a string",        [POSENC_META_BOOL] = "a bool",

@@ -16,8 +16,8 @@
 #include <cjson/cJSON.h>
 
 #include "posenc/io.h"
-#include "gguf_keys.h"
-#include "gguf_rope.h"
+#include "formats/files/gguf_keys.h"
+#include "formats/files/gguf_rope.h"
 #include "posenc/llamacpp.h"
 
 static posenc_status bad_type(const char *path, const char *key, const char *type,

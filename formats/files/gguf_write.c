@@ -17,11 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "formats/io/backend.h"
 #include "posenc/llamacpp.h"
-#include "ggufenc.h"
-#include "gguf_keys.h"
-#include "strbuf.h"
+#include "formats/files/ggufenc.h"
+#include "formats/files/gguf_keys.h"
+#include "formats/io/strbuf.h"
 
 #define GW_ALIGNMENT 32             /* GGUF_DEFAULT_ALIGNMENT of gguf-py/gguf/constants.py */
 #define GW_MAX_TENSORS (1u << 24)

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "strbuf.h"
+#include "formats/io/strbuf.h"
 
 #define GW_MAX_VALUES (1u << 24)    /* what posenc's own reader accepts (gguf.c GGUF_MAX_VALUES) */
 #define GW_MAX_STRING (1u << 30)    /* GGUF_MAX_STRING_LENGTH of ggml/src/gguf.cpp */

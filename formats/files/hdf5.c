@@ -27,7 +27,7 @@
 #include <cjson/cJSON.h>
 #include <hdf5.h>
 
-#include "backend.h"
+#include "formats/io/backend.h"
 
 #define H5_CHUNK_BYTES (1u << 20)   /* target chunk size when compressing */
 #define H5_CACHE_BYTES (16u << 20)  /* raw-data chunk cache per dataset */

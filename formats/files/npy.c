@@ -10,8 +10,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "backend.h"
-#include "npyfmt.h"
+#include "formats/io/backend.h"
+#include "formats/files/npyfmt.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define NATIVE_ORDER '>'

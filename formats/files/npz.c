@@ -6,9 +6,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "backend.h"
-#include "npyfmt.h"
-#include "zip.h"
+#include "formats/io/backend.h"
+#include "formats/files/npyfmt.h"
+#include "formats/files/zip.h"
 
 #define META_NAME "meta.json"
 #define META_MAX ((uint64_t)16 << 20)

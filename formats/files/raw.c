@@ -18,8 +18,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "backend.h"
-#include "jsondup.h"
+#include "formats/io/backend.h"
+#include "formats/io/jsondup.h"
 
 #define RAW_ALIGN 64
 #define RAW_MAX_SIDECAR (64u << 20)

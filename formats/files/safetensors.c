@@ -15,8 +15,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "backend.h"
-#include "strbuf.h"
+#include "formats/io/backend.h"
+#include "formats/io/strbuf.h"
 
 #define ST_MAX_HEADER 100000000ULL /* MAX_HEADER_SIZE of the reference implementation */
 #define ST_EXACT_MAX 9007199254740992.0 /* 2^53: JSON numbers are exact up to here */

@@ -11,8 +11,8 @@
 
 #include <zlib.h>
 
-#include "backend.h"
-#include "zip.h"
+#include "formats/io/backend.h"
+#include "formats/files/zip.h"
 
 #define SIG_LOCAL 0x04034b50u
 #define SIG_CENTRAL 0x02014b50u

@@ -13,9 +13,9 @@
 #include <cjson/cJSON.h>
 
 #include "posenc/config.h"
-#include "backend.h"
-#include "jsondup.h"
-#include "model_json.h"
+#include "formats/io/backend.h"
+#include "formats/io/jsondup.h"
+#include "lib/model/model_json.h"
 
 #define CONFIG_MAX_BYTES ((size_t)64 << 20)
 /* cJSON spends ~64 bytes a value: a config of a few thousand values is plenty, and a cap keeps a

@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "strbuf.h"
+#include "formats/io/backend.h"
+#include "formats/io/strbuf.h"
 
 /* ---- the temporaries of this run ----
  * A fixed table, so that a signal handler can walk it: a slot's path is written completely

@@ -8,8 +8,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "backend.h"
-#include "iowatch.h"
+#include "formats/io/backend.h"
+#include "formats/io/iowatch.h"
 
 /* The progress observer (iowatch.h). */
 static int watch_what;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsondup.h"
+#include "formats/io/jsondup.h"
 
 static uint64_t hash_key(const char *s)
 {

@@ -1,7 +1,7 @@
 /* formats/out.c: the output pipeline (out.h): plan, open, metadata, declare, stream rows from a
  * table source through one writer thread, commit; the stages open/commit/abort for a caller
  * that streams its own values. */
-#include "out.h"
+#include "formats/io/out.h"
 
 #include <inttypes.h>
 #include <pthread.h>
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backend.h"
+#include "formats/io/backend.h"
 
 #define CHUNK_BYTES ((size_t)4 << 20) /* per slot, for sources without a preferred chunk */
 

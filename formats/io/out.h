@@ -25,8 +25,8 @@
 #include <stdint.h>
 
 #include "posenc/io.h"
-#include "positions.h"
-#include "tables.h"
+#include "formats/engines/positions.h"
+#include "lib/encodings/tables.h"
 
 #define PE_OUT_SIZE_LIMIT ((uint64_t)4 << 30) /* bytes of output without --force */
 

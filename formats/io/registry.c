@@ -8,7 +8,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "backend.h"
+#include "formats/io/backend.h"
 
 static int probe_npy(const unsigned char *m, size_t n)
 {

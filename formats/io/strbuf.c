@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "strbuf.h"
+#include "formats/io/strbuf.h"
 
 static int grow(pe_strbuf *b, size_t need)
 {

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "describe_out.h"
+#include "formats/report/describe_out.h"
 
 const char *pe_describe_num_text(double v, const char *fmt, char *buf, size_t cap)
 {

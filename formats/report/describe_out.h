@@ -6,9 +6,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "describe.h"
+#include "lib/describe/describe.h"
 #include "posenc/io.h"
-#include "strbuf.h"
+#include "formats/io/strbuf.h"
 
 /* The shortest of %.15g/%.16g/%.17g that reads back as v, or v in fmt when fmt is set; "null"
  * when v is not finite. Returns buf. */

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diffreport.h"
-#include "strbuf.h"
+#include "formats/report/diffreport.h"
+#include "formats/io/strbuf.h"
 
 /* JSON number text, shortest round trip (cmd/common.c has the same for the commands) */
 static void json_num(pe_strbuf *b, double v)

@@ -2,7 +2,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 
-#include "info_out.h"
+#include "formats/report/info_out.h"
 #include "posenc/llamacpp.h"
 #include "posenc/vllm.h"
 

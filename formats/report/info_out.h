@@ -7,7 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "posenc/model.h"
-#include "strbuf.h"
+#include "formats/io/strbuf.h"
 
 /* The registry: one object per model_type appended to arr, or (arr NULL) a table appended to
  * b. 0, or -1 when out of memory. */

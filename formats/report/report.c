@@ -10,9 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "backend.h"
-#include "report.h"
-#include "strbuf.h"
+#include "formats/io/backend.h"
+#include "formats/report/report.h"
+#include "formats/io/strbuf.h"
 
 /* ---- a growable string ---- */
 /* ---- tree accessors ---- */

@@ -27,8 +27,8 @@
 #include "posenc/verify.h"
 #include "posenc/apply.h"
 #include "posenc/llamacpp.h"
-#include "verify_checks.h"
-#include "verify_stats.h"
+#include "lib/verify/verify_checks.h"
+#include "lib/verify/verify_stats.h"
 
 typedef enum pe_report_kind {
     PE_REPORT_JSON = 0,

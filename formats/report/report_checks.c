@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report.h"
-#include "strbuf.h"
+#include "formats/report/report.h"
+#include "formats/io/strbuf.h"
 
 char *pe_report_index(char *out, size_t len, const pe_vindex *x, int batch)
 {

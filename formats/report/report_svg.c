@@ -2,8 +2,8 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "report.h"
-#include "strbuf.h"
+#include "formats/report/report.h"
+#include "formats/io/strbuf.h"
 
 static const char *jstr(const cJSON *o, const char *key, const char *dflt)
 {

@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "describe_out.h"
+#include "formats/report/describe_out.h"
 #include "posenc/io.h"
-#include "report.h"
+#include "formats/report/report.h"
 
 cJSON *pe_report_number(double v)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "posenc/cpu.h"
-#include "cpu_internal.h"
+#include "lib/core/cpu_internal.h"
 
 static const char *const names[] = { "baseline", "avx2", "avx512" };
 

@@ -1,8 +1,8 @@
 /* kern.c: the portable f16/bf16 kernels of posenc_apply_rows and the table of the active path
  * (lib/cpu_internal.h). The x86-64 paths live in lib/kern_x86.c. */
 #include "posenc/cpu.h"
-#include "cpu_internal.h"
-#include "half.h"
+#include "lib/core/cpu_internal.h"
+#include "lib/core/half.h"
 
 static void load_f16_c(float *restrict d, const uint16_t *restrict s, size_t n)
 {

@@ -10,12 +10,12 @@
  *  - rotation: the same operations in the same order, each product and sum rounded on its own
  *    (this file is compiled with -ffp-contract=off, and the targets leave FMA out);
  *  - tails shorter than a vector run the portable scalar code. */
-#include "cpu_internal.h"
+#include "lib/core/cpu_internal.h"
 
 #if PE_CPU_X86
 #include <immintrin.h>
 
-#include "half.h"
+#include "lib/core/half.h"
 
 #if defined(__clang__)
 #pragma clang fp contract(off)

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "posenc/cpu.h"
-#include "mathx.h"
+#include "lib/core/mathx.h"
 
 /* Every float expression must round each operation on its own, as torch does: GCC in ISO C mode
  * does not contract a * b + c into an fma (-ffp-contract=off); clang would unless told. */

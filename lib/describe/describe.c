@@ -4,9 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "describe.h"
+#include "lib/describe/describe.h"
 #include "posenc/bias.h"
-#include "tables.h"
+#include "lib/encodings/tables.h"
 
 static const pe_dfield_def fields[PE_DF_COUNT] = {
 #define I PE_DV_INFO
@@ -15,7 +15,7 @@ static const pe_dfield_def fields[PE_DF_COUNT] = {
 #define T PE_DV_TEXT
 #define X(id, key_, label_, kind_, parent_, views_, of_) \
     [PE_DF_##id] = { key_, label_, PE_DK_##kind_, PE_DF_##parent_, views_, PE_DF_##of_ },
-#include "describe.def"
+#include "lib/describe/describe.def"
 #undef X
 #undef I
 #undef M

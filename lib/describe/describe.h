@@ -24,7 +24,7 @@
 
 typedef enum pe_dfield {
 #define X(id, key, label, kind, parent, views, of) PE_DF_##id,
-#include "describe.def"
+#include "lib/describe/describe.def"
 #undef X
     PE_DF_COUNT,
     PE_DF_NONE = PE_DF_COUNT /* "no parent" */

@@ -6,8 +6,8 @@
 #include <string.h>
 
 #include "posenc/apply.h"
-#include "cpu_internal.h"
-#include "half.h"
+#include "lib/core/cpu_internal.h"
+#include "lib/core/half.h"
 
 struct posenc_apply {
     posenc_apply_opts o;

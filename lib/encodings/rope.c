@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mathx.h"
+#include "lib/core/mathx.h"
 #include "posenc/rope.h"
 
 /* Every float expression must round each operation on its own, as torch does: GCC in ISO C mode

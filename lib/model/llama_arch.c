@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "llama_arch.h"
-#include "model_json.h"
+#include "lib/model/llama_arch.h"
+#include "lib/model/model_json.h"
 #include "posenc/llamacpp.h"
 
 /* x rounded to float32, as numpy and torch round: out of range is infinity (a plain C cast of
@@ -32,7 +32,7 @@ float pe_tof(double x)
 #define VISION POSENC_GGML_ROPE_VISION
 #define ARCH(n, ...) { .name = n, .mode = __VA_ARGS__ },
 static const pe_arch_row arch_rows[] = {
-#include "llama_arch.def"
+#include "lib/model/llama_arch.def"
 };
 #undef ARCH
 #undef NONE

@@ -23,9 +23,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "llama_arch.h"
-#include "model_ctx.h"
-#include "model_json.h"
+#include "lib/model/llama_arch.h"
+#include "lib/model/model_ctx.h"
+#include "lib/model/model_json.h"
 
 /* ---- names ---- */
 

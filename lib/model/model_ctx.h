@@ -18,7 +18,7 @@
 #include "posenc/bias.h"
 #include "posenc/model.h"
 #include "posenc/rope.h"
-#include "family.h"
+#include "lib/model/family.h"
 
 #define MAX_LT 8        /* layer types with their own RoPE parameters */
 #define MAX_ALIAS 16    /* distinct names in layer_types */

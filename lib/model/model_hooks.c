@@ -11,7 +11,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "model_ctx.h"
+#include "lib/model/model_ctx.h"
 
 /* ---- per-model set-up: layer types with their own keys ---- */
 
@@ -754,7 +754,7 @@ static posenc_status post_hunyuan(ctx *c, struct pe_ropesrc *base, int *done)
 
 #define FAMILY(n, k, ...) { .name = n, .kind = k, __VA_ARGS__ },
 const pe_family pe_families[] = {
-#include "families.def"
+#include "lib/model/families.def"
 };
 #undef FAMILY
 const size_t pe_n_families = sizeof pe_families / sizeof *pe_families;

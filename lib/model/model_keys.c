@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model_ctx.h"
+#include "lib/model/model_ctx.h"
 
 /* Every key a rope dict may hold: the required and optional keys of each rope type in
  * huggingface/transformers src/transformers/modeling_rope_utils.py (_validate_*_parameters,

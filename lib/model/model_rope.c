@@ -14,7 +14,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "model_ctx.h"
+#include "lib/model/model_ctx.h"
 
 /* ---- head_dim, heads, hidden size ---- */
 

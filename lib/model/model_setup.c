@@ -12,7 +12,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "model_ctx.h"
+#include "lib/model/model_ctx.h"
 
 /* ---- non-rotary encodings ---- */
 

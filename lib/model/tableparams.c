@@ -1,7 +1,7 @@
 /* lib/tableparams.c: the parameters of each encoding's table (tables.h), one table: which
  * encoding takes which gen option, and where a parameter not given comes from (the config's
  * value, else the default of the model's own code). */
-#include "tables.h"
+#include "lib/encodings/tables.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -14,8 +14,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "llama_arch.h"
-#include "model_json.h"
+#include "lib/model/llama_arch.h"
+#include "lib/model/model_json.h"
 #include "posenc/llamacpp.h"
 
 #ifndef M_PI

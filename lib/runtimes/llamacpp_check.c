@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "llama_arch.h"
+#include "lib/model/llama_arch.h"
 #include "posenc/llamacpp.h"
 
 #if defined(__GNUC__)

@@ -43,7 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "mathx.h"
+#include "lib/core/mathx.h"
 #include "posenc/vllm.h"
 
 #if defined(__clang__)

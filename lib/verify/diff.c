@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "posenc/diff.h"
-#include "half.h"
+#include "lib/core/half.h"
 
 #define CHUNK 4096 /* elements widened to double at a time */
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "posenc/verify.h"
-#include "verify_rot.h"
+#include "lib/verify/verify_rot.h"
 
 /* ---- random numbers ---- */
 

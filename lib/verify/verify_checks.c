@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "verify_checks.h"
+#include "lib/verify/verify_checks.h"
 
 /* What a row runs: the check of run->enc with argument arg (an ALiBi convention, T5's
  * bidirectional flag). */

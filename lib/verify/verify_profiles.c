@@ -16,7 +16,7 @@
 
 #include "posenc/verify.h"
 #include "posenc/vllm.h"
-#include "verify_stats.h"
+#include "lib/verify/verify_stats.h"
 
 /* The profiles, in the order a tie is decided. */
 static const struct {

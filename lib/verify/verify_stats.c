@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "verify_rot.h"
-#include "verify_stats.h"
+#include "lib/verify/verify_rot.h"
+#include "lib/verify/verify_stats.h"
 
 #define N_TAB (1 + POSENC_VERIFY_N_PROFILES) /* the reference, then each profile */
 

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pairs.h"
+#include "formats/engines/pairs.h"
 #include "posenc/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

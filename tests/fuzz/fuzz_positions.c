@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fuzzutil.h"
-#include "positions.h"
+#include "formats/engines/positions.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fuzzutil.h"
-#include "rows.h"
+#include "formats/engines/rows.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "testutil.h"
-#include "applyset.h"
+#include "formats/engines/applyset.h"
 #include "posenc/config.h"
 
 enum { H = 2, D = 16 };

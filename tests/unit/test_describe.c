@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "describe_out.h"
-#include "tables.h"
+#include "formats/report/describe_out.h"
+#include "lib/encodings/tables.h"
 #include "posenc/config.h"
 #include "posenc/io.h"
 #include "posenc/vllm.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "gentables.h"
+#include "formats/engines/gentables.h"
 #include "posenc/bias.h"
 
 static const char BLOOM[] = "{\"model_type\": \"bloom\", \"n_head\": 16, \"hidden_size\": 1024}";

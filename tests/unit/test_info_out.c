@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "info_out.h"
+#include "formats/report/info_out.h"
 #include "posenc/config.h"
 #include "posenc/llamacpp.h"
 #include "posenc/vllm.h"

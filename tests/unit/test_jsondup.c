@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "jsondup.h"
+#include "formats/io/jsondup.h"
 
 static void test_last_wins(void **state)
 {

@@ -10,8 +10,8 @@
 #include "testutil.h"
 #include "posenc/bias.h"
 #include "posenc/io.h"
-#include "out.h"
-#include "weights.h"
+#include "formats/io/out.h"
+#include "formats/engines/weights.h"
 
 static posenc_sinusoidal *sin16;
 

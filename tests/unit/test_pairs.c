@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "pairs.h"
+#include "formats/engines/pairs.h"
 #include "posenc/config.h"
 
 static void test_role(void **state)

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "fmtutil.h"
-#include "positions.h"
+#include "formats/engines/positions.h"
 
 #define P48 ((int64_t)1 << 48)
 

@@ -9,7 +9,7 @@
 
 #include "testutil.h"
 
-#include "report.h"
+#include "formats/report/report.h"
 
 static cJSON *sample_report(void)
 {

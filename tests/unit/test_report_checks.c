@@ -12,7 +12,7 @@
 #include "testutil.h"
 #include "posenc/config.h"
 #include "posenc/llamacpp.h"
-#include "report.h"
+#include "formats/report/report.h"
 
 /* o[key], failing the test when absent */
 static cJSON *at(const cJSON *o, const char *key)

@@ -9,7 +9,7 @@
 
 #include "testutil.h"
 #include "posenc/io.h"
-#include "rows.h"
+#include "formats/engines/rows.h"
 
 static void expect_open_fail(const char *spec, posenc_apply_layout l, int bf16, const char *want)
 {

@@ -8,7 +8,7 @@
 #include "testutil.h"
 #include "posenc/bias.h"
 #include "posenc/vllm.h"
-#include "tables.h"
+#include "lib/encodings/tables.h"
 
 /* Fill array `which` whole, as `chunk` rows per call (0: one call). Caller frees. */
 static void *fill_all(pe_table *t, int which, int64_t chunk)

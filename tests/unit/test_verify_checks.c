@@ -8,7 +8,7 @@
 
 #include "testutil.h"
 #include "posenc/config.h"
-#include "verify_checks.h"
+#include "lib/verify/verify_checks.h"
 
 static posenc_model *load(const char *name, const char *json)
 {

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "verify_stats.h"
+#include "lib/verify/verify_stats.h"
 
 #define B 2
 #define H 3

@@ -12,7 +12,7 @@
 #include "posenc/apply.h"
 #include "posenc/config.h"
 #include "posenc/model.h"
-#include "verifyrun.h"
+#include "formats/engines/verifyrun.h"
 
 /* Llama-style: head_dim 64 / 4 = 16, theta 1e4, 64 positions */
 #define LLAMA                                                                              \

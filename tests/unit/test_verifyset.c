@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "verifyset.h"
+#include "formats/engines/verifyset.h"
 #include "posenc/config.h"
 
 static void write_npz(const char *file, const char *const *names, int n)
