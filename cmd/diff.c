@@ -1,6 +1,6 @@
 /* cmd/diff.c: posenc diff A[:member] B[:member]: compare two arrays element by element.
  *
- * Options and printing over lib/diff.c (the statistics) and the streaming readers of formats/:
+ * Options and printing over lib/verify/diff.c (the statistics) and the streaming readers of formats/:
  * both inputs are read in chunks of CHUNK_ELEMS elements, so memory stays bounded. */
 #include <inttypes.h>
 #include <math.h>

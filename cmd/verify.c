@@ -1,7 +1,7 @@
 /* cmd/verify.c: posenc verify: prove relative invariance from a config, check a runtime's Q/K
  * dumps against posenc's rotation, diagnose the likely mistake, write reports for CI.
  *
- * Options and glue over formats/verifyrun.h, which runs the checks into the report tree; this
+ * Options and glue over formats/engines/verifyrun.h, which runs the checks into the report tree; this
  * file checks that the options fit together, prints the summary and picks the exit status. */
 #include <cJSON.h>
 #include <stdlib.h>

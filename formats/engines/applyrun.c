@@ -1,4 +1,4 @@
-/* formats/applyrun.c: the streaming pipeline of posenc apply (formats/applyrun.h). */
+/* formats/engines/applyrun.c: the streaming pipeline of posenc apply (formats/engines/applyrun.h). */
 #include "formats/engines/applyrun.h"
 
 #include <pthread.h>

@@ -1,5 +1,5 @@
-/* formats/applyrun.h: the streaming pipeline of posenc apply: read each input in chunks of whole
- * head vectors, rotate them (lib/apply.c) and hand them to a writer (formats/io.c), with a
+/* formats/engines/applyrun.h: the streaming pipeline of posenc apply: read each input in chunks of whole
+ * head vectors, rotate them (lib/encodings/apply.c) and hand them to a writer (formats/io/io.c), with a
  * second thread reading and rotating the next chunk while this one writes the previous one.
  * Memory: PE_APPLY_NSLOT chunks of PE_APPLY_CHUNK_BYTES, whatever the inputs' sizes. Internal. */
 #ifndef PE_APPLYRUN_H

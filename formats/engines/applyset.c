@@ -1,4 +1,4 @@
-/* formats/applyset.c: one posenc apply run as an engine (formats/applyset.h). */
+/* formats/engines/applyset.c: one posenc apply run as an engine (formats/engines/applyset.h). */
 #include "formats/engines/applyset.h"
 
 #include <inttypes.h>
@@ -194,7 +194,7 @@ static posenc_status job_init(pe_apply_set *s, pe_apply_job *j, const posenc_arr
     return POSENC_OK;
 }
 
-/* The jobs' arrays are all in the table: the size plan (formats/out.c, gen's and convert's). */
+/* The jobs' arrays are all in the table: the size plan (formats/io/out.c, gen's and convert's). */
 static posenc_status plan(pe_apply_set *s, posenc_error *err)
 {
     pe_out o = { NULL, { POSENC_FMT_AUTO, 0 }, &s->t, NULL, s->rq.size_limit, s->rq.force,
@@ -579,7 +579,7 @@ posenc_status pe_apply_set_outputs(pe_apply_set *s, const char *outp, posenc_err
 /* ---- writing ---- */
 
 /* The metadata every apply output carries: the description fields config, style, precision and
- * inverse (lib/describe.def) under "posenc_apply_", and for pairs which parameters each pair got:
+ * inverse (lib/describe/describe.def) under "posenc_apply_", and for pairs which parameters each pair got:
  * posenc_apply_layers = {"group": "layer type" | "rope" | "none"}. */
 static posenc_status write_meta(pe_apply_set *s, posenc_writer *w, posenc_error *err)
 {

@@ -1,6 +1,6 @@
-/* formats/applyset.h: one posenc apply run as an engine: the dumps to rotate (one dump, a Q/K
+/* formats/engines/applyset.h: one posenc apply run as an engine: the dumps to rotate (one dump, a Q/K
  * pair, or every q/k pair of a multi-layer container), the rotation each gets, where each is
- * written and with what metadata, streamed through formats/applyrun.c. cmd/apply.c is options and
+ * written and with what metadata, streamed through formats/engines/applyrun.c. cmd/apply.c is options and
  * glue over it: it loads the config, parses the positions and prints the messages.
  *
  * The stages, in order, each returning POSENC_OK or an error naming the file:
@@ -8,9 +8,9 @@
  *   -> _rotations (positions known: parameters and rotations per layer type and dtype)
  *   -> _outputs (output paths and array names) -> _write (open, metadata, declare, stream, commit)
  * The size plan and limit, open, metadata, declare, commit and the cleanup of a failure are the
- * output pipeline's stages (formats/out.h: pe_out_plan, pe_out_open, pe_out_commit,
+ * output pipeline's stages (formats/io/out.h: pe_out_plan, pe_out_open, pe_out_commit,
  * pe_out_abort), the same as gen's and convert's; only the streaming is apply's own
- * (formats/applyrun.c: each chunk read, its rotation split between two threads, written).
+ * (formats/engines/applyrun.c: each chunk read, its rotation split between two threads, written).
  * pe_apply_set_fault tells how the last failure reads on the command line.
  *
  * Internal (pe_ prefix). */
@@ -48,7 +48,7 @@ typedef struct pe_apply_req {
     uint64_t size_limit;         /* bytes of output without force; 0: PE_OUT_SIZE_LIMIT */
     const char *gguf;            /* --gguf: the llama.cpp file whose architecture and RoPE
                                     keys the ggml layout and precision follow; NULL: the
-                                    config's (lib/families.def gguf_arch, the converter's keys) */
+                                    config's (lib/model/families.def gguf_arch, the converter's keys) */
 } pe_apply_req;
 
 typedef struct pe_apply_set pe_apply_set;
@@ -70,7 +70,7 @@ void pe_apply_set_free(pe_apply_set *s); /* NULL is fine; aborts unwritten outpu
 posenc_status pe_apply_set_add_inputs(pe_apply_set *s, const char *const *in, int nin,
                                       const posenc_read_opts *ro, posenc_error *err);
 /* Every q/k pair of an open container c (borrowed; path: its file) matching glob (NULL: all,
- * formats/pairs.h), each pair with its layer's parameters, a NoPE layer copied unchanged. */
+ * formats/engines/pairs.h), each pair with its layer's parameters, a NoPE layer copied unchanged. */
 posenc_status pe_apply_set_add_pairs(pe_apply_set *s, posenc_container *c, const char *path,
                                      const char *glob, posenc_error *err);
 

@@ -1,4 +1,4 @@
-/* formats/genrope.c: gen's engine for RoPE tables (gentables.h): the layer type, the rows and
+/* formats/engines/genrope.c: gen's engine for RoPE tables (gentables.h): the layer type, the rows and
  * the sequence length that picks the parameters (transformers' max(position) + 1), the
  * parameters of the precision (vLLM's cache bounds the rows, ggml's arguments from the GGUF
  * llama.cpp's converter writes), the table source, llama.cpp's keys for a GGUF output and the

@@ -1,8 +1,8 @@
-/* formats/gentables.c: gen's engine for the non-rotary encodings (gentables.h): ALiBi slopes
+/* formats/engines/gentables.c: gen's engine for the non-rotary encodings (gentables.h): ALiBi slopes
  * and bias, T5 buckets and bias, Shaw indices and gathered embeddings, sinusoidal and learned
- * absolute tables. Each builder takes its parameters from lib/tableparams.c's one table (option,
+ * absolute tables. Each builder takes its parameters from lib/model/tableparams.c's one table (option,
  * else config, else default), checks the --weights tensor's shape against them, builds the
- * source and describes it (lib/describe.c). */
+ * source and describes it (lib/describe/describe.c). */
 #include "formats/engines/gentables.h"
 
 #include <inttypes.h>

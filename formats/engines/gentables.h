@@ -1,7 +1,7 @@
-/* formats/gentables.h (internal): gen's engine. From what gen was asked (pe_gen_args: the model,
+/* formats/engines/gentables.h (internal): gen's engine. From what gen was asked (pe_gen_args: the model,
  * the positions, the encoding's parameters) it builds the table source of the encoding
- * (lib/tables.h) with its rows planned, the checkpoint tensors it needs read (formats/weights.h)
- * and its metadata described (lib/describe.h), ready for the output pipeline (formats/out.h):
+ * (lib/encodings/tables.h) with its rows planned, the checkpoint tensors it needs read (formats/engines/weights.h)
+ * and its metadata described (lib/describe/describe.h), ready for the output pipeline (formats/io/out.h):
  *
  *     pe_gen g;
  *     if (pe_gen_build(&g, &args, &err) != POSENC_OK)   g.usage: a usage error (exit 2)
@@ -9,7 +9,7 @@
  *     pe_out o = { .t = &g.t, ... };  pe_out_plan(&o, &err);  pe_out_run(&o, pe_gen_meta, &g, &err);
  *     pe_gen_free(&g);
  *
- * RoPE in formats/genrope.c, the other encodings in formats/gentables.c. Prints nothing: the
+ * RoPE in formats/engines/genrope.c, the other encodings in formats/engines/gentables.c. Prints nothing: the
  * lines a user must see (vLLM's note, a GGUF without llama.cpp's keys) are in g.warn. */
 #ifndef PE_GENTABLES_H
 #define PE_GENTABLES_H
@@ -37,7 +37,7 @@ typedef struct pe_gen_args {
     posenc_layout layout;
     int64_t max_model_len;         /* 0 when not given */
     int nthreads;
-    /* the other encodings: --heads, --variant, ... (lib/tables.h) */
+    /* the other encodings: --heads, --variant, ... (lib/encodings/tables.h) */
     pe_table_args p;
     const char *weights;           /* --weights FILE */
     const char *tensor;            /* --tensor NAME */
@@ -78,7 +78,7 @@ posenc_status pe_gen_build(pe_gen *g, const pe_gen_args *a, posenc_error *err);
 posenc_status pe_gen_meta(void *ctx, posenc_writer *w, posenc_error *err);
 void pe_gen_free(pe_gen *g);
 
-/* ---- shared by the two builders (formats/gentables.c) ---- */
+/* ---- shared by the two builders (formats/engines/gentables.c) ---- */
 /* Rows of a table: --positions, else 0..L-1 with L = --seq-len or max_default (0: none). */
 posenc_status pe_gen_plan_rows(pe_gen *g, const pe_gen_args *a, int64_t max_default,
                                posenc_error *err);
@@ -90,7 +90,7 @@ posenc_status pe_gen_usage(pe_gen *g, posenc_error *err, const char *fmt, ...)
     ;
 /* The version, the config's file name and (m set) the model and its notes. */
 void pe_gen_describe_model(pe_gen *g, const pe_gen_args *a);
-/* RoPE (formats/genrope.c). */
+/* RoPE (formats/engines/genrope.c). */
 posenc_status pe_gen_rope(pe_gen *g, const pe_gen_args *a, posenc_error *err);
 
 #endif

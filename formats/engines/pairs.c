@@ -1,4 +1,4 @@
-/* formats/pairs.c: find the q/k pairs of a multi-layer dump (formats/pairs.h). */
+/* formats/engines/pairs.c: find the q/k pairs of a multi-layer dump (formats/engines/pairs.h). */
 #include "formats/engines/pairs.h"
 
 #include <ctype.h>

@@ -1,4 +1,4 @@
-/* formats/pairs.h: the q/k pairs of a multi-layer dump, for apply and verify.
+/* formats/engines/pairs.h: the q/k pairs of a multi-layer dump, for apply and verify.
  *
  * A runtime that dumps every layer into one file names its members /layer0/q, /layer0/k,
  * /layer1/q ... (HDF5) or layers.0.q, layers.0.k ... (safetensors, NPZ). A member is a query

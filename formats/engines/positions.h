@@ -1,4 +1,4 @@
-/* formats/positions.h: the --positions argument of gen, apply and verify: a list such as
+/* formats/engines/positions.h: the --positions argument of gen, apply and verify: a list such as
  * "0,1,8-15" or a file holding an integer array. Both are counted before anything is
  * materialised, so a caller checks the count (and the table size it implies) first; a list stays
  * a handful of ranges until a caller asks for the values. Internal (pe_ prefix): the commands

@@ -1,4 +1,4 @@
-/* formats/rows.c: a Q/K dump read as head vectors, and the token positions of a dump (see
+/* formats/engines/rows.c: a Q/K dump read as head vectors, and the token positions of a dump (see
  * rows.h). */
 #include <inttypes.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* formats/rows.h: a Q/K dump read as head vectors, and the token positions of a dump.
+/* formats/engines/rows.h: a Q/K dump read as head vectors, and the token positions of a dump.
  *
  * The one dump reader of apply and verify. A dump is one float array (FILE, FILE:MEMBER or "-")
  * in a layout of posenc/apply.h (bhsd, bshd, shd, hsd, sd, and the flat bsf and sf, whose last
@@ -177,7 +177,7 @@ typedef struct pe_qk_check {
     const posenc_verify_recipe *slack_a, *slack_b; /* NULL, or pe_vpass_spec's */
 } pe_qk_check;
 
-/* Stream q's, then k's rows of x (opened, not yet read) through a pass of lib/verify_stats.h
+/* Stream q's, then k's rows of x (opened, not yet read) through a pass of lib/verify/verify_stats.h
  * each: pre-RoPE rows from q and k and compared rows from the rotated dumps when given; with
  * rotated, the rows of q and k are the compared ones. The bound is the verdict's for the
  * compared dump's dtype (posenc_verify_tolerance_init). A pass without compared rows stops

@@ -1,6 +1,6 @@
-/* formats/verifyrun.c: one posenc verify run, from a loaded model to its report tree
+/* formats/engines/verifyrun.c: one posenc verify run, from a loaded model to its report tree
  * (verifyrun.h). The dumps and positions are read by rows.h, their rows go through
- * lib/verify_stats.h and lib/verify.c, the checks are built by report_checks.c. */
+ * lib/verify/verify_stats.h and lib/verify/verify.c, the checks are built by report_checks.c. */
 #include <cJSON.h>
 #include <inttypes.h>
 #include <math.h>
@@ -471,7 +471,7 @@ posenc_status pe_vrun_open_pairs(const char *spec, const char *glob, int must, i
 /* A failed pair: would another layer type's parameters, no rotation (a RoPE layer) or the
  * config's rotation (a layer without RoPE) have passed q or k? The likely mistake: a runtime
  * that swaps Gemma's sliding and full parameters, or ignores a NoPE layer. Each alternative
- * (lib/verify_profiles.c) is checked in a scratch run whose errors are dropped; the answer goes
+ * (lib/verify/verify_profiles.c) is checked in a scratch run whose errors are dropped; the answer goes
  * to the pair's row ("explanation") and the notes. */
 static posenc_status explain_pair(pe_vrun *v, const pe_vrun_req *rq, const posenc_model *m,
                                   const pe_pair *pr, int head_dim, int first, cJSON *row,

@@ -1,16 +1,16 @@
-/* formats/verifyrun.h: one posenc verify run as an engine, the counterpart of applyset.h.
+/* formats/engines/verifyrun.h: one posenc verify run as an engine, the counterpart of applyset.h.
  *
  * What to check follows from the request and the model:
  *   a model without RoPE          -> the ALiBi, T5 or sinusoidal checks (report_checks.c)
  *   --gguf FILE                   -> the GGUF file's RoPE keys and tensors against the config
  *   --q/--k dumps                 -> invariance of sampled pre-RoPE rows, and each compared dump
  *                                    against posenc's rotation, with the runtimes that fit and
- *                                    the diagnosis of a failure (lib/verify_diagnose.c)
+ *                                    the diagnosis of a failure (lib/verify/verify_diagnose.c)
  *   --q naming a container        -> the same for every q/k pair, each with its layer's
  *                                    parameters (verifyset.h), a failed pair explained by the
- *                                    other layer types' parameters (lib/verify_profiles.c)
+ *                                    other layer types' parameters (lib/verify/verify_profiles.c)
  *   a config alone                -> invariance of seeded random (q, k) pairs, per layer type
- * and every check goes into one report tree (formats/report.h), whose writers and text summary
+ * and every check goes into one report tree (formats/report/report.h), whose writers and text summary
  * the command calls. No printing; a failure is one line in posenc_error, and pe_vrun's fault
  * tells how it reads on the command line.
  *

@@ -1,4 +1,4 @@
-/* formats/verifyset.c: the pairs of a multi-layer dump as verify runs them (verifyset.h). */
+/* formats/engines/verifyset.c: the pairs of a multi-layer dump as verify runs them (verifyset.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* formats/verifyset.h: verify's iteration over the q/k pairs of a multi-layer dump, the
+/* formats/engines/verifyset.h: verify's iteration over the q/k pairs of a multi-layer dump, the
  * counterpart of applyset.h: for each pair of DUMPS, the member specs verify reads (its q and k,
  * and the same group's pair of the --expect-q container) and the layer type whose parameters
  * rotate it. No printing; errors through posenc_error. */

@@ -1,4 +1,4 @@
-/* formats/weights.c: checkpoint tensors for gen's non-rotary tables (weights.h). */
+/* formats/engines/weights.c: checkpoint tensors for gen's non-rotary tables (weights.h). */
 #include "formats/engines/weights.h"
 
 #include <inttypes.h>

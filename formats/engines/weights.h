@@ -1,4 +1,4 @@
-/* formats/weights.h (internal): the checkpoint tensors gen's non-rotary tables take (T5's
+/* formats/engines/weights.h (internal): the checkpoint tensors gen's non-rotary tables take (T5's
  * relative_attention_bias, Shaw's [2k+1, depth] embeddings, a learned position table): found
  * by name, checked to be a 2-D float table of at most PE_WEIGHTS_MAX_BYTES as float32, then
  * read whole as float32 or streamed row by row (pe_out_rows_read). */

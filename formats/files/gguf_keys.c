@@ -1,4 +1,4 @@
-/* gguf_keys.c: the table of formats/gguf_keys.h. Key names from gguf-py/gguf/constants.py
+/* gguf_keys.c: the table of formats/files/gguf_keys.h. Key names from gguf-py/gguf/constants.py
  * (Keys.LLM, Keys.Attention, Keys.Rope) and src/llama-arch.cpp LLM_KV_NAMES; types from
  * gguf-py/gguf/gguf_writer.py (add_context_length, add_embedding_length, add_head_count,
  * add_key_length, add_key_length_mla, add_rope_dimension_count: uint32; add_rope_freq_base,

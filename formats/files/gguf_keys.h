@@ -1,4 +1,4 @@
-/* formats/gguf_keys.h: the one table of llama.cpp's RoPE keys in a GGUF file, read by
+/* formats/files/gguf_keys.h: the one table of llama.cpp's RoPE keys in a GGUF file, read by
  * gguf_rope.c (posenc_gguf_read_rope) and written by gguf_write.c (posenc_gguf_writer_rope):
  * each key's name after "{arch}.", the GGUF type llama.cpp's loader reads it as (and gguf-py's
  * GGUFWriter writes), its posenc_gguf_rope bit and field. Internal; not installed. */

@@ -1,4 +1,4 @@
-/* formats/gguf_rope.h: a GGUF file's RoPE as a JSON description (internal; cmd/info.c prints
+/* formats/files/gguf_rope.h: a GGUF file's RoPE as a JSON description (internal; cmd/info.c prints
  * it as JSON or text). */
 #ifndef POSENC_FORMATS_GGUF_ROPE_H
 #define POSENC_FORMATS_GGUF_ROPE_H

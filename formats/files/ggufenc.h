@@ -1,4 +1,4 @@
-/* formats/ggufenc.h: little-endian encoding of GGUF values into a pe_strbuf, shared by the
+/* formats/files/ggufenc.h: little-endian encoding of GGUF values into a pe_strbuf, shared by the
  * GGUF writer (gguf_write.c) and its metadata encoder (gguf_meta.c). Not installed. */
 #ifndef POSENC_FORMATS_GGUFENC_H
 #define POSENC_FORMATS_GGUFENC_H

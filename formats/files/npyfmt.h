@@ -1,4 +1,4 @@
-/* formats/npyfmt.h: the NPY header and data codec shared by npy.c, npz.c and dir.c (internal).
+/* formats/files/npyfmt.h: the NPY header and data codec shared by npy.c, npz.c and dir.c (internal).
  *
  * The codec reads through a byte source (a FILE, a zip member) so the same code parses .npy files,
  * NPZ members and directory entries, streaming, without seeking. */

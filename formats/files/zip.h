@@ -1,4 +1,4 @@
-/* formats/zip.h: a ZIP reader and writer sized for NPZ (internal). ZIP64 throughout, stored and
+/* formats/files/zip.h: a ZIP reader and writer sized for NPZ (internal). ZIP64 throughout, stored and
  * deflated members, streaming in both directions, every offset and size checked. */
 #ifndef POSENC_FORMATS_ZIP_H
 #define POSENC_FORMATS_ZIP_H

@@ -1,4 +1,4 @@
-/* formats/backend.h: the internal contract between io.c (generic containers, readers and
+/* formats/io/backend.h: the internal contract between io.c (generic containers, readers and
  * writers) and the per-format backends (npy.c, npz.c, dir.c, hdf5.c, safetensors.c,
  * cheader.c, raw.c, gguf.c). Not installed. */
 #ifndef POSENC_FORMATS_BACKEND_H
@@ -81,7 +81,7 @@ extern const pe_backend pe_backend_cheader;
 extern const pe_backend pe_backend_raw;
 extern const pe_backend pe_backend_gguf;
 
-/* ---- the format table (formats/registry.c) ---- */
+/* ---- the format table (formats/io/registry.c) ---- */
 
 /* The backend of format f; NULL for POSENC_FMT_AUTO. */
 const pe_backend *pe_backend_for(posenc_format f);
@@ -89,10 +89,10 @@ const pe_backend *pe_backend_for(posenc_format f);
  * device goes by its name, since peeking would consume it). */
 posenc_status pe_format_sniff(const char *path, posenc_format *out, posenc_error *err);
 
-/* ---- helpers shared by backends (formats/fileutil.c) ---- */
+/* ---- helpers shared by backends (formats/io/fileutil.c) ---- */
 
 /* The raw format's data and sidecar paths for path (either one, or a stem): X.bin and X.json;
- * both malloc'd (formats/raw.c). */
+ * both malloc'd (formats/files/raw.c). */
 posenc_status pe_raw_paths(const char *path, char **bin, char **json, posenc_error *err);
 
 /* Open path for reading. regular_only refuses anything but a regular file (a FIFO, a socket, a
@@ -126,12 +126,12 @@ void pe_tmp_discard(FILE *fp, const char *tmp_path);
 /* Check that json_value (a JSON text) is a value of type t (posenc_meta_type) and, when out is
  * not NULL, append its GGUF encoding (uint32 type, then the value) to out and add the number of
  * values it holds (1, or 1 + the elements of an array) to *nvalues (may be NULL). A
- * POSENC_META_AUTO null appends nothing. Messages name path and key (formats/gguf_write.c). */
+ * POSENC_META_AUTO null appends nothing. Messages name path and key (formats/files/gguf_write.c). */
 posenc_status pe_gguf_meta_encode(struct pe_strbuf *out, int t, const char *json_value,
                                       const char *path, const char *key, uint64_t *nvalues,
                                       posenc_error *err);
 
-/* The writer half of pe_backend_gguf (formats/gguf_write.c). */
+/* The writer half of pe_backend_gguf (formats/files/gguf_write.c). */
 posenc_status pe_gguf_w_start(posenc_writer *w, posenc_error *err);
 posenc_status pe_gguf_w_write(posenc_writer *w, const void *data, uint64_t nelem,
                                   posenc_error *err);

@@ -1,5 +1,5 @@
 /* config.c: read a config.json file (at most 64 MiB), parse it with cJSON and resolve it with
- * the model-family registry (lib/model.c). Messages name the file: "'config.json': invalid JSON
+ * the model-family registry (lib/model/model.c). Messages name the file: "'config.json': invalid JSON
  * near line 3". */
 #if !defined(_GNU_SOURCE) && !defined(_POSIX_C_SOURCE)
 #define _POSIX_C_SOURCE 200809L /* fileno, open_memstream under plain -std=c11 */

@@ -1,4 +1,4 @@
-/* formats/iowatch.h: one process-wide observer of the bytes the io layer streams, so that a
+/* formats/io/iowatch.h: one process-wide observer of the bytes the io layer streams, so that a
  * program can show progress without a copy of it in every streaming loop. Internal (the pe_
  * prefix): cmd/util_progress.c is its only user. Off until pe_io_watch is called. */
 #ifndef POSENC_IOWATCH_H

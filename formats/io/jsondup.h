@@ -1,4 +1,4 @@
-/* formats/jsondup.h: duplicate keys in a JSON object, read as Python's json (and so transformers,
+/* formats/io/jsondup.h: duplicate keys in a JSON object, read as Python's json (and so transformers,
  * and serde_json's maps in safetensors) reads them: the last value wins. cJSON keeps every
  * member and its look-ups return the first, so each reader of a file removes the earlier
  * members right after parsing. */

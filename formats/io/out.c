@@ -1,4 +1,4 @@
-/* formats/out.c: the output pipeline (out.h): plan, open, metadata, declare, stream rows from a
+/* formats/io/out.c: the output pipeline (out.h): plan, open, metadata, declare, stream rows from a
  * table source through one writer thread, commit; the stages open/commit/abort for a caller
  * that streams its own values. */
 #include "formats/io/out.h"

@@ -1,13 +1,13 @@
-/* formats/out.h (internal): the one output pipeline of gen, apply and convert.
+/* formats/io/out.h (internal): the one output pipeline of gen, apply and convert.
  *
  *     plan:    pe_out_plan       which arrays (want), their bytes, the size limit (--force)
  *     write:   pe_out_run        open the writer (a temporary renamed into place on commit,
  *                                removed on failure or a signal: io.h), metadata (a callback),
  *                                declare the arrays, stream their rows from a table source
- *                                (lib/tables.h) through ONE writer thread, commit
+ *                                (lib/encodings/tables.h) through ONE writer thread, commit
  *
  * pe_out_run is three stages a caller that streams its own values can take one by one (apply,
- * whose rotation is split between two threads, formats/applyrun.c):
+ * whose rotation is split between two threads, formats/engines/applyrun.c):
  *
  *     pe_out_open    the limit's refusal, open, metadata, declare; on failure nothing is left
  *     (the caller writes the declared arrays' values in order: posenc_writer_write)

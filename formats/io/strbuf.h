@@ -1,4 +1,4 @@
-/* formats/strbuf.h: a growing NUL-terminated string for building JSON headers, metadata and
+/* formats/io/strbuf.h: a growing NUL-terminated string for building JSON headers, metadata and
  * reports. Allocation failure is sticky: appends become no-ops and finish returns NULL. */
 #ifndef POSENC_FORMATS_STRBUF_H
 #define POSENC_FORMATS_STRBUF_H

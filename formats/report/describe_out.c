@@ -1,4 +1,4 @@
-/* formats/describe_out.c: a description (lib/describe.h) as info's text, JSON and file
+/* formats/report/describe_out.c: a description (lib/describe/describe.h) as info's text, JSON and file
  * metadata. */
 #include <inttypes.h>
 #include <math.h>

@@ -1,6 +1,6 @@
-/* formats/describe_out.h (internal): a description of a resolved model (lib/describe.h) as
+/* formats/report/describe_out.h (internal): a description of a resolved model (lib/describe/describe.h) as
  * info's text, as JSON (info --json, verify's report) and as file metadata (gen, apply). Every
- * output takes the fields of its view in the order of lib/describe.def, under their one key. */
+ * output takes the fields of its view in the order of lib/describe/describe.def, under their one key. */
 #ifndef POSENC_FORMATS_DESCRIBE_OUT_H
 #define POSENC_FORMATS_DESCRIBE_OUT_H
 
@@ -35,7 +35,7 @@ posenc_status pe_describe_meta_each(const pe_desc *d, pe_describe_meta_fn fn, vo
  * of memory. Caller frees. */
 char *pe_describe_field_json(const pe_desc *d, pe_dfield f);
 /* p's ggml_rope_ext arguments (posenc_rope_params_ggml) as one JSON object, the "ggml" group of
- * lib/describe.def. Caller frees; NULL when out of memory. */
+ * lib/describe/describe.def. Caller frees; NULL when out of memory. */
 char *pe_describe_ggml_json(const posenc_rope_params *p);
 /* pe_describe_meta_each into a writer, each key prefixed with prefix ("" for none):
  * posenc_writer_meta_typed. */

@@ -1,4 +1,4 @@
-/* formats/diffreport.c: `posenc diff`'s report, as text and as JSON (see diffreport.h). */
+/* formats/report/diffreport.c: `posenc diff`'s report, as text and as JSON (see diffreport.h). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>

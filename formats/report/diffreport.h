@@ -1,5 +1,5 @@
-/* formats/diffreport.h: the report of `posenc diff` as text a person reads or as one JSON
- * object (the schema is in posenc-diff(1), JSON OUTPUT), from lib/diff.c's statistics.
+/* formats/report/diffreport.h: the report of `posenc diff` as text a person reads or as one JSON
+ * object (the schema is in posenc-diff(1), JSON OUTPUT), from lib/verify/diff.c's statistics.
  * Internal (pe_ prefix); the command prints what these return. */
 #ifndef PE_DIFFREPORT_H
 #define PE_DIFFREPORT_H

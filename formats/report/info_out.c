@@ -1,4 +1,4 @@
-/* formats/info_out.c: posenc info --models and --runtimes as JSON or text (info_out.h). */
+/* formats/report/info_out.c: posenc info --models and --runtimes as JSON or text (info_out.h). */
 #include <inttypes.h>
 #include <stdio.h>
 
@@ -6,7 +6,7 @@
 #include "posenc/llamacpp.h"
 #include "posenc/vllm.h"
 
-/* posenc info --models: the registry (lib/families.def), a row per model_type. */
+/* posenc info --models: the registry (lib/model/families.def), a row per model_type. */
 int pe_info_models(cJSON *arr, pe_strbuf *b)
 {
     size_t n = posenc_family_count();

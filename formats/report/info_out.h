@@ -1,6 +1,6 @@
-/* formats/info_out.h (internal): posenc info's two reports that are not a model's description:
+/* formats/report/info_out.h (internal): posenc info's two reports that are not a model's description:
  * the model-family registry (--models) and the runtimes' differences with a config's drift
- * (--runtimes), as JSON or text. (A model's description is lib/describe.h.) */
+ * (--runtimes), as JSON or text. (A model's description is lib/describe/describe.h.) */
 #ifndef POSENC_FORMATS_INFO_OUT_H
 #define POSENC_FORMATS_INFO_OUT_H
 

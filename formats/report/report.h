@@ -1,4 +1,4 @@
-/* formats/report.h: verify reports as JSON, Markdown or a self-contained HTML page, and the
+/* formats/report/report.h: verify reports as JSON, Markdown or a self-contained HTML page, and the
  * tree they are written from.
  *
  * The report is a cJSON tree with the schema documented in posenc-verify(1) (REPORTS):
@@ -61,7 +61,7 @@ cJSON *pe_report_plot(const char *title, const char *x_label, const char *y_labe
                           double tolerance, const char *tolerance_label);
 void pe_report_plot_add(cJSON *plot, cJSON *series);
 /* The model into the report's config object: model_type, encoding, family, the registry's
- * warning, num_layers and nope_layers (RoPE), layer_type when given (lib/describe.def). */
+ * warning, num_layers and nope_layers (RoPE), layer_type when given (lib/describe/describe.def). */
 void pe_report_model(cJSON *config, const posenc_model *m, const char *layer_type);
 /* One RoPE parameter set (p NULL: the config's values only), the same keys as info --json. */
 cJSON *pe_report_rope(const posenc_rope_config *c, const posenc_rope_params *p);
@@ -71,7 +71,7 @@ cJSON *pe_report_diagnosis(const posenc_diagnosis *d);
  * "runtime_match" (the best matching precision or null) and "runtime_explanation". */
 void pe_report_runtimes(cJSON *details, const posenc_verify_profiles_result *r);
 
-/* The three checks of an invariance result (lib/verify.c posenc_verify_invariance), named
+/* The three checks of an invariance result (lib/verify/verify.c posenc_verify_invariance), named
  * invariance, invariance_hf and tables (":LAYER" appended when layer is set), with their
  * details and plots: invariance fails above tol (normalised score deviation of the exact
  * tables); invariance_hf is information unless hf_tol is finite; tables fails when the exact
@@ -116,7 +116,7 @@ void pe_report_set_header(cJSON *report, const pe_report_header *h);
 /* ---- the checks of a verify run (report_checks.c) ---- */
 
 /* The summary line of a comparison check of `what` ("q", "k") into out, from its statistics
- * (lib/verify_stats.h) against the verdict's bound; nope: the layer (index layer) has no RoPE,
+ * (lib/verify/verify_stats.h) against the verdict's bound; nope: the layer (index layer) has no RoPE,
  * the reference is the unrotated row. Returns 1 when every element is finite and within its
  * bound. A dump with non-finite values is summarised by their count and first index. */
 int pe_report_compare_summary(char *out, size_t len, const pe_vstats *st, const char *what,
@@ -132,16 +132,16 @@ char *pe_report_index(char *out, size_t len, const pe_vindex *x, int batch);
  * range, the bound drawn at 1. Caller owns the node. */
 cJSON *pe_report_compare_details(const pe_vstats *st, const posenc_verify_tolerance *tol,
                                  const char *what, int nope);
-/* A bias-encoding check (lib/verify.c posenc_verify_alibi, _t5, _sinusoidal): the summary
+/* A bias-encoding check (lib/verify/verify.c posenc_verify_alibi, _t5, _sinusoidal): the summary
  * ("WHAT: N comparisons, N outside tolerance, max err X") into summary, *ok, and the details
  * {checked, violations, worst_i, worst_j} (caller owns). */
 cJSON *pe_report_bias_details(const posenc_bias_check_result *r, const char *what, char *summary,
                               size_t len, int *ok);
-/* One GGUF finding (lib/llamacpp_check.c): its summary and details {key, argument, expected,
+/* One GGUF finding (lib/runtimes/llamacpp_check.c): its summary and details {key, argument, expected,
  * found, consequence} (caller owns). */
 cJSON *pe_report_gguf_details(const posenc_gguf_finding *f, char *summary, size_t len);
 /* verify --gguf: what convert_hf_to_gguf.py writes for m's layer_type (NULL: the config's) against
- * the RoPE keys and tensors of the GGUF file at path (lib/llamacpp_check.c compares), one check
+ * the RoPE keys and tensors of the GGUF file at path (lib/runtimes/llamacpp_check.c compares), one check
  * per key or tensor added to report, inputs' gguf and gguf_architecture set. *n_checks and
  * *failed grow by the checks added and those that failed. */
 posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_model *m,
@@ -201,10 +201,10 @@ void pe_report_rope_notes(cJSON *report, const posenc_rope_config *cfg,
                           const posenc_rope_params *p, int64_t length, int dumps);
 
 /* config.bias of a model that does not rotate: heads, max_positions and the parameters its
- * checks ran with (lib/verify_checks.h): alibi_kind; num_buckets, max_distance, is_decoder;
+ * checks ran with (lib/verify/verify_checks.h): alibi_kind; num_buckets, max_distance, is_decoder;
  * variant, d_model. */
 void pe_report_bias_config(cJSON *report, const pe_bias_run *run);
-/* verify of a model without RoPE: the checks of lib/verify_checks.c pe_verify_bias_run (ALiBi,
+/* verify of a model without RoPE: the checks of lib/verify/verify_checks.c pe_verify_bias_run (ALiBi,
  * T5, sinusoidal with var, NULL: the config's variant) added to report with its config, or one
  * informational "encoding" check when the encoding has nothing relative to verify. *n_checks
  * and *failed grow by the checks added and those that failed. */

@@ -113,7 +113,7 @@ void pe_report_model(cJSON *config, const posenc_model *m, const char *layer_typ
     pe_describe_free(d);
 }
 
-/* The resolved RoPE parameters: the report view of the one description (lib/describe.def),
+/* The resolved RoPE parameters: the report view of the one description (lib/describe/describe.def),
  * with p the values at the run's sequence length (exact precision). */
 cJSON *pe_report_rope(const posenc_rope_config *c, const posenc_rope_params *p)
 {
@@ -159,7 +159,7 @@ void pe_report_runtimes(cJSON *details, const posenc_verify_profiles_result *r)
     cJSON_AddStringToObject(details, "runtime_explanation", r->explanation);
 }
 
-/* the diagnosis' order (lib/verify_diagnose.c): candidates within the bound first, closest fit
+/* the diagnosis' order (lib/verify/verify_diagnose.c): candidates within the bound first, closest fit
  * first; then the others by ratio */
 static int cand_before(const posenc_diag_candidate *a, const posenc_diag_candidate *b)
 {

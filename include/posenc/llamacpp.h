@@ -117,7 +117,7 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
  * the type gguf-py's GGUFWriter gives it (uint32 lengths, float32 frequencies and factors, the
  * string scaling type, int32 dimension sections), and the F32 tensors rope_freqs.weight,
  * rope_factors_long.weight and rope_factors_short.weight of g's n_* factors, stored after the
- * declared arrays (formats/gguf_write.c). POSENC_EINVAL for a writer of another format, a second
+ * declared arrays (formats/files/gguf_write.c). POSENC_EINVAL for a writer of another format, a second
  * call, or a value that does not fit its GGUF type. */
 posenc_status posenc_gguf_writer_rope(posenc_writer *w, const posenc_gguf_rope *g,
                                       posenc_error *err);
@@ -142,7 +142,7 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
  * key. Tensors must be F32 vectors of at most POSENC_MAX_FREQ values. */
 posenc_status posenc_gguf_read_rope(const char *path, posenc_gguf_rope *out, posenc_error *err);
 
-/* The llama.cpp facts of one architecture (lib/llama_arch.def). known = 0: llama.cpp has no
+/* The llama.cpp facts of one architecture (lib/model/llama_arch.def). known = 0: llama.cpp has no
  * such architecture (mode POSENC_GGML_ROPE_NONE then means nothing). converter = 0: posenc has
  * not read the converter's RoPE rules for it; kq_known = 0: nor the graph's softmax scale. */
 typedef struct posenc_ggml_arch {
@@ -153,7 +153,7 @@ typedef struct posenc_ggml_arch {
 } posenc_ggml_arch;
 void posenc_ggml_arch_info(const char *arch, posenc_ggml_arch *out);
 
-/* The llama.cpp architecture convert_hf_to_gguf.py writes for m (lib/families.def gguf_arch),
+/* The llama.cpp architecture convert_hf_to_gguf.py writes for m (lib/model/families.def gguf_arch),
  * NULL when the registry names none. Borrowed (static). */
 const char *posenc_ggml_model_arch(const posenc_model *m);
 
@@ -199,7 +199,7 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
  * attn_factor applied), for i < n_dims / 2, written as doubles. Three-axis positions for
  * mrope/imrope in pos3 (pos3[0] for the others; the fourth M-RoPE position is 0, as llama.cpp
  * sets it for text tokens). The vision mode and POSENC_GGML_ROPE_NONE are not computed: every
- * value is NaN. Portable (no FMA) build's semantics; see lib/rope_ggml.c. */
+ * value is NaN. Portable (no FMA) build's semantics; see lib/encodings/rope_ggml.c. */
 void posenc_ggml_rope_cossin(const posenc_ggml_rope *r, const int64_t pos3[3], double *cos_f,
                              double *sin_f);
 /* The float32 angles ggml takes cos and sin of (same positions and rule), as doubles; at

@@ -9,7 +9,7 @@
  * (posenc/vllm.h posenc_vllm_rope: its inv_freq, base and mscale).
  * POSENC_PREC_GGML reproduces llama.cpp's CPU backend (ggml's portable build, no FMA): the
  * arguments llama.cpp passes to ggml_rope_ext, held in posenc_rope_params.ggml
- * (posenc/llamacpp.h), through ggml's float32 steps (lib/rope_ggml.c). */
+ * (posenc/llamacpp.h), through ggml's float32 steps (lib/encodings/rope_ggml.c). */
 #ifndef POSENC_ROPE_H
 #define POSENC_ROPE_H
 

@@ -3,7 +3,7 @@
  * PE_CPU_X86 is 1 when the compiler can emit the x86-64 AVX2/AVX-512 paths (GCC or clang
  * target attributes). pe_kern_get returns the kernel table of the active path
  * (posenc_cpu_active), borrowed from static storage. Every entry gives the same bits as the
- * portable scalar code of lib/half.h on every input, NaN payloads included. */
+ * portable scalar code of lib/core/half.h on every input, NaN payloads included. */
 #ifndef POSENC_CPU_INTERNAL_H
 #define POSENC_CPU_INTERNAL_H
 
@@ -40,7 +40,7 @@ typedef struct pe_kern {
 
 const pe_kern *pe_kern_get(void);
 
-/* the tables of each path (NULL when the build has none); lib/kern_x86.c */
+/* the tables of each path (NULL when the build has none); lib/core/kern_x86.c */
 extern const pe_kern pe_kern_baseline;
 #if PE_CPU_X86
 extern const pe_kern pe_kern_avx2;

@@ -1,6 +1,6 @@
 /* half.h (internal): the portable f16/bf16 <-> float32 conversions of the bulk paths, exact
- * and branch-free, as static inline functions (lib/dtype.c has the scalar reference ones).
- * lib/apply.c and the dispatched kernels (lib/kern.c, lib/kern_x86.c) share them: the SIMD
+ * and branch-free, as static inline functions (lib/core/dtype.c has the scalar reference ones).
+ * lib/encodings/apply.c and the dispatched kernels (lib/core/kern.c, lib/core/kern_x86.c) share them: the SIMD
  * paths fall back to these on NaN lanes and in loop tails, so every path gives these bits. */
 #ifndef POSENC_HALF_H
 #define POSENC_HALF_H

@@ -1,5 +1,5 @@
 /* kern.c: the portable f16/bf16 kernels of posenc_apply_rows and the table of the active path
- * (lib/cpu_internal.h). The x86-64 paths live in lib/kern_x86.c. */
+ * (lib/core/cpu_internal.h). The x86-64 paths live in lib/core/kern_x86.c. */
 #include "posenc/cpu.h"
 #include "lib/core/cpu_internal.h"
 #include "lib/core/half.h"

@@ -1,9 +1,9 @@
-/* kern_x86.c: the AVX2 (+F16C) and AVX-512 (F, BW) kernels of lib/cpu_internal.h, built for
- * baseline x86-64 with GCC/clang target attributes and picked at run time (lib/cpu.c).
+/* kern_x86.c: the AVX2 (+F16C) and AVX-512 (F, BW) kernels of lib/core/cpu_internal.h, built for
+ * baseline x86-64 with GCC/clang target attributes and picked at run time (lib/core/cpu.c).
  *
- * Same bits as the portable kernels (lib/kern.c) on every input:
+ * Same bits as the portable kernels (lib/core/kern.c) on every input:
  *  - f16: VCVTPH2PS/VCVTPS2PH are exact conversions with round-to-nearest-even (the immediate,
- *    not MXCSR), as lib/half.h's; they differ from it only on signalling NaNs (the
+ *    not MXCSR), as lib/core/half.h's; they differ from it only on signalling NaNs (the
  *    instructions quiet them, the portable code keeps the payload), so a block with any NaN
  *    takes the portable scalar code;
  *  - bf16: the portable integer formulas, lane by lane;
@@ -83,7 +83,7 @@ AVX2 static void load_bf16_avx2(float *restrict d, const uint16_t *restrict s, s
         d[i] = bf16_load(s[i]);
 }
 
-/* lib/half.h bf16_store on 8 lanes, the results in the high halves of the 32-bit lanes */
+/* lib/core/half.h bf16_store on 8 lanes, the results in the high halves of the 32-bit lanes */
 AVX2 static inline __m256i bf16_round8(__m256i u)
 {
     __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
@@ -108,7 +108,7 @@ AVX2 static void store_bf16_avx2(uint16_t *restrict d, const float *restrict s, 
         d[i] = bf16_store(s[i]);
 }
 
-/* round_to(v, f16) and round_to(v, bf16) of lib/half.h on 8 lanes (v is an arithmetic result:
+/* round_to(v, f16) and round_to(v, bf16) of lib/core/half.h on 8 lanes (v is an arithmetic result:
  * a NaN is quiet, and the F16C round trip keeps its payload as the portable one does) */
 AVX2 static inline __m256 rh8(__m256 v)
 {
@@ -128,7 +128,7 @@ AVX2 static inline __m256 rb8(__m256 v)
     return _mm256_castsi256_ps(o);
 }
 
-/* p + q, p itself when p is a NaN (lib/half.h PE_NEOX_BODY: whatever order the compiler
+/* p + q, p itself when p is a NaN (lib/core/half.h PE_NEOX_BODY: whatever order the compiler
  * gives the operands of the addition) */
 AVX2 static inline __m256 add8(__m256 p, __m256 q)
 {

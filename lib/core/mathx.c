@@ -257,7 +257,7 @@ __attribute__((target("avx2,fma"))) static void sincos_row_avx2(const double *hi
 
 static int simd_mode = -1;
 
-/* the AVX2 row kernel runs on the avx2 and avx512 paths (lib/cpu.c, POSENC_CPU) */
+/* the AVX2 row kernel runs on the avx2 and avx512 paths (lib/core/cpu.c, POSENC_CPU) */
 static int simd_available(void)
 {
 #ifdef HAVE_AVX2_KERNEL

@@ -1,4 +1,4 @@
-/* lib/describe.c: the field table (describe.def) and the values of one description of a resolved
+/* lib/describe/describe.c: the field table (describe.def) and the values of one description of a resolved
  * model: what gen's metadata, info's text and JSON and verify's report all say about it. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -403,7 +403,7 @@ void pe_describe_rope_notes(pe_desc *d, const posenc_rope_config *c, const posen
 /* ---- the other encodings ---- */
 
 /* The model's own table: its parameters resolved as gen resolves them with no option given
- * (lib/tableparams.c: the config's value, else the table's default), described by
+ * (lib/model/tableparams.c: the config's value, else the table's default), described by
  * pe_describe_table_params as gen's metadata is; then the facts only the config has. */
 posenc_status pe_describe_bias(pe_desc *d, const posenc_model *m, posenc_error *err)
 {

@@ -1,6 +1,6 @@
-/* lib/describe.h (internal): one description of a resolved model, the values of the field table
- * lib/describe.def. The fill functions compute the values from the model, a RoPE parameter set
- * or a non-rotary encoding; formats/describe_out.h renders a description as info's text, as
+/* lib/describe/describe.h (internal): one description of a resolved model, the values of the field table
+ * lib/describe/describe.def. The fill functions compute the values from the model, a RoPE parameter set
+ * or a non-rotary encoding; formats/report/describe_out.h renders a description as info's text, as
  * JSON (info --json, verify's report) and as file metadata (gen, apply). lib/ prints nothing.
  *
  * Usage:
@@ -8,7 +8,7 @@
  *     pe_describe_model(d, m);
  *     pe_describe_rope(d, &cfg, &params, NULL, POSENC_PREC_EXACT, seq_len);
  *     pe_describe_str(d, PE_DF_DTYPE, "f32");           (a fact of the output itself)
- *     ... pe_describe_meta_write(d, "posenc_", w, &err) (formats/describe_out.h)
+ *     ... pe_describe_meta_write(d, "posenc_", w, &err) (formats/report/describe_out.h)
  *     pe_describe_free(d);
  */
 #ifndef POSENC_LIB_DESCRIBE_H
@@ -133,7 +133,7 @@ const char *pe_describe_ggml_note(const posenc_rope_params *p);
  * max_positions, d_model, head_dim and padding_idx. */
 posenc_status pe_describe_bias(pe_desc *d, const posenc_model *m, posenc_error *err);
 
-/* The parameters a non-rotary table of encoding e was built with (lib/tables.h, resolved from
+/* The parameters a non-rotary table of encoding e was built with (lib/encodings/tables.h, resolved from
  * gen's options and the config), under the keys info uses for the model's: ALiBi's variant,
  * convention, heads, alibi_bias_max (MPT's only) and slopes (heads values, borrowed); T5's
  * is_decoder (and gen's legacy kind and bidirectional), num_buckets and max_distance; Shaw's

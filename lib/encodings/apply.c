@@ -123,7 +123,7 @@ uint64_t posenc_apply_shape_vectors(const posenc_apply_shape *s)
 }
 
 /* n elements of src (dtype st) into float dst; f16 and bf16 through the active path's
- * kernels (lib/kern.c) */
+ * kernels (lib/core/kern.c) */
 static void load_f32(const pe_kern *k, float *restrict dst, const void *restrict src,
                      posenc_dtype st, size_t n)
 {
@@ -162,7 +162,7 @@ static void store_f32(const pe_kern *k, void *restrict dst, posenc_dtype dt,
     }
 }
 
-/* ---- kernels: restrict halves so the loops vectorise (the float32 ones: lib/kern.c) ---- */
+/* ---- kernels: restrict halves so the loops vectorise (the float32 ones: lib/core/kern.c) ---- */
 
 #define KERNELS(NAME, T, R)                                                                       \
     static void rot_neox_##NAME(T *restrict x1, T *restrict x2, const T *restrict c,              \

@@ -1,4 +1,4 @@
-/* lib/bias.c: the non-rotary encodings: ALiBi slopes and rows, T5 relative buckets, Shaw
+/* lib/encodings/bias.c: the non-rotary encodings: ALiBi slopes and rows, T5 relative buckets, Shaw
  * clipped indices and sinusoidal tables.
  *
  * Sinusoidal values are computed from the exact formula: each frequency 10000^(-e) is found in

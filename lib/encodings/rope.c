@@ -1,5 +1,5 @@
 /* rope.c: RoPE parameters for every rope_type, in two precisions, and cos/sin tables (the
- * third precision, llama.cpp's ggml, is computed by lib/rope_ggml.c).
+ * third precision, llama.cpp's ggml, is computed by lib/encodings/rope_ggml.c).
  *
  * Upstream: huggingface/transformers src/transformers/modeling_rope_utils.py (the init functions
  * _compute_linear_scaling_rope_parameters, _compute_dynamic_ntk_parameters,
@@ -16,7 +16,7 @@
  * only faithful (Sleef powf, cos, sin) we return the correctly rounded value.
  *
  * POSENC_PREC_EXACT evaluates the real-number formula: inv_freq in double-double (about 2^-100
- * relative, from lib/mathx.c's exp/log), yarn's correction range and ramp in double-double,
+ * relative, from lib/core/mathx.c's exp/log), yarn's correction range and ramp in double-double,
  * llama3's band test in long double, and cos/sin by the row kernel in mathx.c (the angle
  * pos * inv_freq carried exactly and reduced with a 160-bit pi/2: within ~1 ulp of double of the
  * real-number value for angles below 2^49 rad, i.e. every position below 2^48 when inv_freq <= 2).
@@ -646,7 +646,7 @@ static void cossin_exact(const posenc_rope_params *p, int64_t pos, double *c, do
     }
 }
 
-/* ggml: llama.cpp's CPU numerics (lib/rope_ggml.c); NaN without its arguments */
+/* ggml: llama.cpp's CPU numerics (lib/encodings/rope_ggml.c); NaN without its arguments */
 static void cossin_ggml(const posenc_rope_params *p, const int64_t pos3[3], double *c, double *s)
 {
     if (p->has_ggml && p->ggml.n_dims == 2 * p->n_freq) {

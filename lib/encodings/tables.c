@@ -1,4 +1,4 @@
-/* lib/tables.c: the table sources of every encoding (tables.h). Each builder declares the
+/* lib/encodings/tables.c: the table sources of every encoding (tables.h). Each builder declares the
  * arrays and keeps what its fill needs; the values come from the encoding's own kernel
  * (posenc_rope_table, posenc_alibi_row_kind, posenc_t5_*_row, posenc_shaw_index,
  * posenc_sinusoidal_fill), so a table filled in chunks is the table filled at once. */

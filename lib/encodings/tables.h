@@ -1,13 +1,13 @@
-/* lib/tables.h (internal): one table source for every encoding. A source declares its arrays
+/* lib/encodings/tables.h (internal): one table source for every encoding. A source declares its arrays
  * (name, the dtype the output holds, shape, and how the array splits into rows) and fills rows
  * of one array on demand, in any order and any chunking:
  *
  *     t->fill(t, which, row0, n, buf, err)   writes rows [row0, row0 + n) of array `which`
  *                                            as n * rowlen[which] values of dtype src[which]
  *
- * The output pipeline (formats/out.h) converts src to arr[].dtype and writes. RoPE (each
+ * The output pipeline (formats/io/out.h) converts src to arr[].dtype and writes. RoPE (each
  * precision and layout), ALiBi, T5, Shaw, sinusoidal and learned tables are sources built here;
- * lib/ does no I/O, so the learned table's rows (and convert's arrays, formats/out.c) come
+ * lib/ does no I/O, so the learned table's rows (and convert's arrays, formats/io/out.c) come
  * through a row callback the caller supplies. Query positions come through a position callback
  * (NULL: row r of a table is position r). */
 #ifndef PE_TABLES_H
@@ -112,7 +112,7 @@ posenc_status pe_table_learned(pe_table *t, pe_rows_fn rows, void *ctx, posenc_d
  * exactly halfway between two dt values, where the sign of lo decides. */
 void pe_round_dd(double hi, double lo, posenc_dtype dt, void *dst);
 
-/* ---- lib/tableparams.c: the parameters of each encoding (gen's options), one table: which
+/* ---- lib/model/tableparams.c: the parameters of each encoding (gen's options), one table: which
  * encoding takes which option, and where a parameter not given comes from (the config's
  * value, else the model code's default) ---- */
 typedef enum pe_table_param {

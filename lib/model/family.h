@@ -1,8 +1,8 @@
 /* family.h: the model-family registry's row type (internal to lib/model*.c).
  *
- * Every fact posenc knows about a model_type is one row of lib/families.def. A row holds data
+ * Every fact posenc knows about a model_type is one row of lib/model/families.def. A row holds data
  * (the columns below, zero meaning "the usual") and, for behaviour that is not data, named hooks
- * (lib/model_hooks.c). Nothing else in the tree compares a model_type string. */
+ * (lib/model/model_hooks.c). Nothing else in the tree compares a model_type string. */
 #ifndef PE_FAMILY_H
 #define PE_FAMILY_H
 
@@ -130,7 +130,7 @@ typedef struct pe_family {
     const char *src;        /* the file the row was read from (see posenc_family_info) */
 } pe_family;
 
-/* The rows of families.def, in its order (lib/model_hooks.c, where the hooks they name are). */
+/* The rows of families.def, in its order (lib/model/model_hooks.c, where the hooks they name are). */
 extern const pe_family pe_families[];
 extern const size_t pe_n_families;
 

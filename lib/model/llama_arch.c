@@ -1,4 +1,4 @@
-/* llama_arch.c: llama.cpp's architectures (lib/llama_arch.def) and what its loader derives from
+/* llama_arch.c: llama.cpp's architectures (lib/model/llama_arch.def) and what its loader derives from
  * a GGUF file's RoPE keys (posenc_ggml_rope_from_gguf): src/llama-model.cpp load_hparams, the
  * per-architecture load_arch_hparams (src/models/), src/llama-context.cpp's cparams, in float32
  * where they are float32 (all ggml-org/llama.cpp). No I/O. */
@@ -20,7 +20,7 @@ float pe_tof(double x)
     return (float)x;
 }
 
-/* ---- the architecture table (lib/llama_arch.def) ---- */
+/* ---- the architecture table (lib/model/llama_arch.def) ---- */
 
 
 
@@ -281,7 +281,7 @@ posenc_status posenc_ggml_layout_style(const char *arch, int has_sections, posen
     const pe_arch_row *r = pe_llama_arch(arch);
     if (!arch)
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "llama.cpp: the config names no "
-                             "architecture posenc maps to llama.cpp's (lib/families.def "
+                             "architecture posenc maps to llama.cpp's (lib/model/families.def "
                              "gguf_arch): give --gguf FILE");
     if (!r)
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "llama.cpp: posenc has no rules for "

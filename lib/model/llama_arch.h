@@ -1,4 +1,4 @@
-/* llama_arch.h: lib/llama_arch.def's rows (internal to lib/llamacpp.c and lib/llama_arch.c). */
+/* llama_arch.h: lib/model/llama_arch.def's rows (internal to lib/runtimes/llamacpp.c and lib/model/llama_arch.c). */
 #ifndef PE_LLAMA_ARCH_H
 #define PE_LLAMA_ARCH_H
 

@@ -7,9 +7,9 @@
  * from (inside the dict, then the top-level key, then the class default), which classes honour
  * partial_rotary_factor for rope_type default, per-layer-type dicts and text_config nesting.
  *
- * What differs by model is data: one row per model_type in lib/families.def (lib/family.h has
+ * What differs by model is data: one row per model_type in lib/model/families.def (lib/model/family.h has
  * the columns). Behaviour that is not data is a named hook the row points to (model_hooks.c).
- * No other function compares a model_type. No I/O: formats/config.c reads the file.
+ * No other function compares a model_type. No I/O: formats/io/config.c reads the file.
  *
  * This file holds the names, the resolution context's JSON helpers, the registry look-up and
  * the public API (pe_model_from_json drives the resolution); model_rope.c resolves head_dim
@@ -295,7 +295,7 @@ static const pe_family *family_resolve(const pe_family *f)
 /* ---- public API ---- */
 
 /* The config as convert_hf_to_gguf.py sees it (ggml-org/llama.cpp conversion/base.py
- * TextModel.__init__: hparams = {**hparams, **hparams["text_config"]}), kept for lib/llamacpp.c. */
+ * TextModel.__init__: hparams = {**hparams, **hparams["text_config"]}), kept for lib/runtimes/llamacpp.c. */
 static posenc_status keep_hparams(ctx *c, const cJSON *root)
 {
     cJSON *hp = cJSON_Duplicate(root, 1);

@@ -1,4 +1,4 @@
-/* model_json.h: resolve a parsed config.json (internal: formats/config.c calls it; the public
+/* model_json.h: resolve a parsed config.json (internal: formats/io/config.c calls it; the public
  * entry is posenc_config_load / posenc_config_parse, which keep cJSON out of posenc's API). */
 #ifndef PE_MODEL_JSON_H
 #define PE_MODEL_JSON_H
@@ -18,7 +18,7 @@ posenc_status pe_model_from_json(const cJSON *root, const char *source, const ch
 const cJSON *pe_model_hparams(const posenc_model *m);
 
 /* The llama.cpp architecture convert_hf_to_gguf.py writes for the model's registry row
- * (lib/families.def .gguf_arch), or NULL when the converter has no class for it. Borrowed. */
+ * (lib/model/families.def .gguf_arch), or NULL when the converter has no class for it. Borrowed. */
 const char *pe_model_gguf_arch(const posenc_model *m);
 
 /* 1 when the row's .gguf_log_mul says its converter class writes yarn_log_multiplier. */

@@ -1,4 +1,4 @@
-/* lib/tableparams.c: the parameters of each encoding's table (tables.h), one table: which
+/* lib/model/tableparams.c: the parameters of each encoding's table (tables.h), one table: which
  * encoding takes which gen option, and where a parameter not given comes from (the config's
  * value, else the default of the model's own code). */
 #include "lib/encodings/tables.h"

@@ -4,7 +4,7 @@
  * classes in conversion/MODEL.py) on the config it reads: the config.json keys with text_config's
  * merged over them (conversion/base.py TextModel.__init__), not transformers' resolution, which
  * the converter does not use for RoPE keys. Which rules apply is the .conv column of the
- * architecture's row in lib/llama_arch.def (lib/llama_arch.c). No I/O here. */
+ * architecture's row in lib/model/llama_arch.def (lib/model/llama_arch.c). No I/O here. */
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -415,14 +415,14 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
     if (!arch)
         return posenc_seterr(err, POSENC_EUNSUPPORTED,
                              "model_type '%.60s': convert_hf_to_gguf.py has no class for it "
-                             "(lib/families.def names no gguf_arch)",
+                             "(lib/model/families.def names no gguf_arch)",
                              *mt ? mt : posenc_model_family(m));
     const pe_arch_row *row = pe_llama_arch(arch);
     if (!row || row->conv == CV_NONE)
         return posenc_seterr(err, POSENC_EUNSUPPORTED,
                              "llama.cpp: posenc has no rules for architecture %s (model_type "
                              "'%.60s': convert_hf_to_gguf.py writes architecture '%s', whose "
-                             "RoPE rules posenc has not read, lib/llama_arch.def)",
+                             "RoPE rules posenc has not read, lib/model/llama_arch.def)",
                              arch, mt, arch);
     if (posenc_model_encoding(m) != POSENC_ENC_ROPE)
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "model_type '%.60s' does not use RoPE", mt);

@@ -42,7 +42,7 @@ HOT int64_t order_of(posenc_dtype dt, double x)
     int neg;
     switch (dt) {
     case POSENC_DT_F16: {
-        /* x is mostly a float (every f16, bf16 and f32 input): then lib/half.h's one rounding
+        /* x is mostly a float (every f16, bf16 and f32 input): then lib/core/half.h's one rounding
          * to f16, the same result as posenc_f64_to_f16's without its frexp/ldexp */
         float f = (float)x;
         uint16_t h = (double)f == x ? f16_store(f) : posenc_f64_to_f16(x);
@@ -387,7 +387,7 @@ HOT void one(posenc_diff *d, uint64_t flat, double x, double y, posenc_dtype udt
         keep_worst(d, &e);
 }
 
-/* n elements of src as doubles: f16 and bf16 by lib/half.h's branch-free loads (exact, as
+/* n elements of src as doubles: f16 and bf16 by lib/core/half.h's branch-free loads (exact, as
  * posenc_dtype_convert's; a NaN stays a NaN of the same sign), the rest by
  * posenc_dtype_convert */
 static void to_f64(double *restrict dst, const void *restrict src, posenc_dtype st, size_t n)

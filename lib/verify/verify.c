@@ -98,7 +98,7 @@ int posenc_verify_pair_freq(posenc_style style, int rotary_dim, int j)
     return j < n ? j : j - n;
 }
 
-/* The reference for the tables, built unlike lib/mathx.c's kernel (no fma, no pi/2 split):
+/* The reference for the tables, built unlike lib/core/mathx.c's kernel (no fma, no pi/2 split):
  * the angle in revolutions, t = pos * inv / (2 pi), of which only the fraction matters.
  *
  * w = inv / (2 pi) = (inv_hi + inv_lo) * (C1 + C2 + C3), 1/(2 pi) as three doubles (159 bits),

@@ -1,6 +1,6 @@
-/* lib/verify_checks.c: the checks of a model that does not rotate (see verify_checks.h): one
+/* lib/verify/verify_checks.c: the checks of a model that does not rotate (see verify_checks.h): one
  * row per check, {encoding, name, what it states, how it runs}; the checks themselves are in
- * lib/verify.c (posenc_verify_alibi, posenc_verify_t5, posenc_verify_sinusoidal). */
+ * lib/verify/verify.c (posenc_verify_alibi, posenc_verify_t5, posenc_verify_sinusoidal). */
 #include <stdio.h>
 #include <string.h>
 

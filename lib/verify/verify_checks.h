@@ -1,7 +1,7 @@
-/* lib/verify_checks.h: the checks posenc verify runs on a model that does not rotate (ALiBi,
+/* lib/verify/verify_checks.h: the checks posenc verify runs on a model that does not rotate (ALiBi,
  * T5, sinusoidal), as one table; see verify_checks.c.
  *
- * Pure computation (no I/O, no printing): cmd/verify.c runs the plan and formats/report.h
+ * Pure computation (no I/O, no printing): cmd/verify.c runs the plan and formats/report/report.h
  * turns each result into a check of the report. Internal (pe_). */
 #ifndef PE_VERIFY_CHECKS_H
 #define PE_VERIFY_CHECKS_H

@@ -1,7 +1,7 @@
 /* verify_profiles.c: which runtime's numerics a runtime's rotated rows match.
  *
  * Every profile posenc reproduces (exact math; transformers' float32 pipeline; vLLM's
- * cos_sin_cache, lib/rope_vllm.c; llama.cpp's CPU numerics, lib/rope_ggml.c) is a recipe whose
+ * cos_sin_cache, lib/runtimes/rope_vllm.c; llama.cpp's CPU numerics, lib/encodings/rope_ggml.c) is a recipe whose
  * tables a comparison pass (verify_stats.c) uses on every row: a row matches a profile when each
  * element is within the profile's own rounding of the profile's rotation (the dump dtype's
  * arithmetic, no angle allowance), so only the profile the runtime really computes fits. A

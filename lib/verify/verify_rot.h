@@ -1,4 +1,4 @@
-/* lib/verify_rot.h: the layout of a rotated head, shared by verify.c and verify_diagnose.c.
+/* lib/verify/verify_rot.h: the layout of a rotated head, shared by verify.c and verify_diagnose.c.
  *
  * Which two components of a head vector rotate together as pair i (neox: i and i + n; gptj: 2i
  * and 2i + 1), and how wide the rotated part is for a set of parameters. Internal (pe_),

@@ -1,4 +1,4 @@
-/* lib/verify_stats.c: the statistics of one comparison pass of posenc verify (see
+/* lib/verify/verify_stats.c: the statistics of one comparison pass of posenc verify (see
  * verify_stats.h). */
 #include <math.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* lib/verify_stats.h: the statistics of one comparison pass of posenc verify.
+/* lib/verify/verify_stats.h: the statistics of one comparison pass of posenc verify.
  *
  * A pass takes the head vectors of one tensor (q or k) in any order, with their (batch, head,
  * seq index) coordinates: the pre-RoPE row and the runtime's rotated row (a comparison), or the
@@ -15,8 +15,8 @@
  * Memory is bounded by the head count, the sequence length (one cos/sin row per position and
  * recipe, up to PE_VPASS_CACHE_BYTES) and the samples, never by the dump size.
  *
- * Pure computation (no I/O, no printing): formats/rows.c streams the dumps through it and
- * formats/report_checks.c turns the result into the report. Internal (pe_). */
+ * Pure computation (no I/O, no printing): formats/engines/rows.c streams the dumps through it and
+ * formats/report/report_checks.c turns the result into the report. Internal (pe_). */
 #ifndef PE_VERIFY_STATS_H
 #define PE_VERIFY_STATS_H
 

@@ -1,4 +1,4 @@
-/* test_jsondup.c: repeated JSON keys (formats/jsondup.c): the last value wins at every level, as
+/* test_jsondup.c: repeated JSON keys (formats/io/jsondup.c): the last value wins at every level, as
  * Python's json reads them, in small objects and in large ones (the hashed path). */
 #include <stdio.h>
 #include <stdlib.h>

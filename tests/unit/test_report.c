@@ -1,4 +1,4 @@
-/* test_report.c: formats/report.c: kind by extension, escaping in Markdown and HTML, the SVG
+/* test_report.c: formats/report/report.c: kind by extension, escaping in Markdown and HTML, the SVG
  * plots, and writing through a temporary file (no partial file on failure). */
 #include <dirent.h>
 #include <math.h>
