@@ -74,7 +74,7 @@ def main():
             print('ARCH("%s", %s%s)' % (name, mode, ", .mode_sections = %s" % alt if alt else ""))
         return 0
     here = os.path.dirname(os.path.abspath(__file__))
-    path = args[1] if len(args) > 1 else os.path.join(here, "..", "..", "lib", "llama_arch.def")
+    path = args[1] if len(args) > 1 else os.path.join(here, "..", "..", "lib", "model", "llama_arch.def")
     have = def_table(path)
     bad = 0
     for name in sorted(set(want) | set(have)):
