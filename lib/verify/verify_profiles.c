@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "posenc/llamacpp.h"
 #include "posenc/verify.h"
 #include "posenc/vllm.h"
 #include "lib/verify/verify_stats.h"

@@ -13,6 +13,7 @@
 #include "posenc/config.h"
 #include "posenc/cpu.h"
 #include "posenc/dtype.h"
+#include "posenc/llamacpp.h"
 #include "posenc/rope.h"
 #include "lib/core/cpu_internal.h"
 
