@@ -59,8 +59,10 @@ if ! sort -u "$w/inc_edges.txt" | tsort > /dev/null 2> "$w/inc_loop.txt"; then
 fi
 
 # ---- calls, from the objects ----
+# the objects of the binary's libposenc.a: beside it (build-san/posenc: build-san/lib/...), or
+# under build/ (./posenc: build/lib/...)
 bindir=$(cd "$(dirname "$POSENC")" && pwd)
-if [ "$bindir" = "$SRC" ]; then objdir=$SRC/build; else objdir=$bindir; fi
+if [ -f "$bindir/libposenc.a" ]; then objdir=$bindir; else objdir=$bindir/build; fi
 objs=$(cd "$objdir" 2> /dev/null && find lib formats cmd -name '*.o' 2> /dev/null | sort || true)
 case $objs in
 *lib/*) ;;
