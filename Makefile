@@ -240,7 +240,7 @@ $(B)/posenc.pc: FORCE
 
 install: all $(B)/posenc.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/posenc \
-	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PCDIR)
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PCDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/posenc
 	install -m 644 $(B)/libposenc.a $(DESTDIR)$(LIBDIR)/libposenc.a
 	install -m 755 $(B)/$(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_REAL)
@@ -248,6 +248,7 @@ install: all $(B)/posenc.pc
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libposenc.so
 	install -m 644 include/posenc/*.h $(DESTDIR)$(INCDIR)/posenc/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 $(B)/posenc.pc $(DESTDIR)$(PCDIR)/posenc.pc
 
@@ -256,6 +257,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libposenc.so $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SO_REAL)
 	rm -rf $(DESTDIR)$(INCDIR)/posenc
 	for m in man/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
+	for m in man/*.3; do rm -f $(DESTDIR)$(MANDIR)/man3/$$(basename $$m); done
 	for m in man/*.5; do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$m); done
 
 clean:
