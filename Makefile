@@ -1,7 +1,8 @@
 # posenc: one non-recursive Makefile. Objects in $(B)/, sanitizer objects in $(S)/.
 #   make            build ./posenc, $(B)/libposenc.a and $(B)/libposenc.so
 #   make demo       install missing packages, build, run gen + info on the bundled example
-#   make test       install missing packages, build, run every unit and CLI test
+#   make test       install missing packages, build, run every unit test (in one run, then each
+#                   alone) and every CLI script (CLI_JOBS at a time)
 #   make check      the same tests under ASan+UBSan, plus a replay of the fuzz corpora
 #   make fuzz       run each libFuzzer harness for FUZZ_SECONDS (clang)
 #   make bench      posenc against the PyTorch/NumPy code users would write, the kernels
@@ -32,6 +33,8 @@ PKGS      := libcjson zlib hdf5
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+# tests/unit/testutil.c wraps cmocka's group runner: PE_TEST_LIST / PE_TEST_ONLY (tests/unit/alone.sh)
+TEST_WRAP := -Wl,--wrap=_cmocka_run_group_tests
 WARN      := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT       ?= -O2
 CFLAGS    ?= $(OPT) -g
@@ -126,7 +129,7 @@ $(B)/tests/testutil.o: tests/unit/testutil.c tests/unit/testutil.h
 
 $(B)/tests/%: tests/unit/%.c $(B)/tests/testutil.o $(B)/libposenc.a tests/unit/testutil.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/tests/testutil.o $(B)/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/tests/testutil.o $(B)/libposenc.a $(TEST_WRAP) $(CMOCKA_LIBS) $(LDLIBS)
 
 # ---- sanitizers ----
 $(S)/%.o: %.c
@@ -145,7 +148,7 @@ $(S)/tests/testutil.o: tests/unit/testutil.c tests/unit/testutil.h
 
 $(S)/tests/%: tests/unit/%.c $(S)/tests/testutil.o $(S)/libposenc.a tests/unit/testutil.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< $(S)/tests/testutil.o $(S)/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< $(S)/tests/testutil.o $(S)/libposenc.a $(TEST_WRAP) $(CMOCKA_LIBS) $(LDLIBS)
 
 # the option parser's harness links the commands' tables (every cmd/ file but main's)
 FUZZ_CMD_SRC := $(filter-out cmd/posenc.c,$(CMD_SRC))
@@ -186,6 +189,7 @@ cli: $(BIN)
 test: test-deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) mutants
 	@fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; \
+	sh tests/unit/alone.sh $(UNIT_BIN) || fail=1; \
 	sh tests/cli/run.sh ./$(BIN) || fail=1; exit $$fail
 
 check: test-deps
@@ -238,7 +242,7 @@ $(B)/posenc.pc: FORCE
 
 install: all $(B)/posenc.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/posenc \
-	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PCDIR)
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PCDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/posenc
 	install -m 644 $(B)/libposenc.a $(DESTDIR)$(LIBDIR)/libposenc.a
 	install -m 755 $(B)/$(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_REAL)
@@ -246,6 +250,7 @@ install: all $(B)/posenc.pc
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libposenc.so
 	install -m 644 include/posenc/*.h $(DESTDIR)$(INCDIR)/posenc/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 $(B)/posenc.pc $(DESTDIR)$(PCDIR)/posenc.pc
 
@@ -254,6 +259,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libposenc.so $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SO_REAL)
 	rm -rf $(DESTDIR)$(INCDIR)/posenc
 	for m in man/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
+	for m in man/*.3; do rm -f $(DESTDIR)$(MANDIR)/man3/$$(basename $$m); done
 	for m in man/*.5; do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$m); done
 
 clean:
