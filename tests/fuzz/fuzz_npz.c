@@ -13,7 +13,7 @@
 
 #include "posenc/io.h"
 #include "fuzzbig.h"
-#include "zip.h"
+#include "formats/files/zip.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-/* test_fileutil.c: outputs committed as one unit (formats/fileutil.c, pe_tmp_group_begin /
+/* test_fileutil.c: outputs committed as one unit (formats/io/fileutil.c, pe_tmp_group_begin /
  * pe_tmp_group_end). A rename that fails in the middle of a group is provoked deterministically:
  * the temporary of a later member is removed after it was queued, so its rename(2) fails with
  * ENOENT after the earlier members were renamed. The old files must all be back (their bytes
@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "backend.h"
+#include "formats/io/backend.h"
 
 static void write_str(const char *path, const char *s)
 {

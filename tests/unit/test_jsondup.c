@@ -1,4 +1,4 @@
-/* test_jsondup.c: repeated JSON keys (formats/jsondup.c): the last value wins at every level, as
+/* test_jsondup.c: repeated JSON keys (formats/io/jsondup.c): the last value wins at every level, as
  * Python's json reads them, in small objects and in large ones (the hashed path); the metadata
  * budget (the estimate of cJSON's memory, the check, picking a few keys). */
 #include <stdio.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "jsondup.h"
+#include "formats/io/jsondup.h"
 
 static void test_last_wins(void **state)
 {
