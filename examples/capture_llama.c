@@ -4,7 +4,7 @@
  *     make capture-llama LLAMA_DIR=/path/to/llama.cpp [LLAMA_LIBDIR=...]
  *     build/capture-llama [-p 0:8,40000:8] [-c N_CTX] [--backend LIB] model.gguf qk.safetensors
  *     posenc verify --config config.json --gguf model.gguf --q qk.safetensors \
- *         --layout ggml --positions qk.safetensors:positions --seq-len N_CTX
+ *         --layout ggml --seq-len N_CTX
  *
  * Not part of posenc: it links libllama (llama.cpp's include/llama.h, ggml/include/ggml*.h).
  *
@@ -33,6 +33,7 @@
  *     positions                          I32 [tokens], or [P, tokens] for P positions per token
  * and __metadata__ with the model's architecture, n_ctx and the ranges.
  * Exit status: 0 ok, 2 usage error, 3 any other error (one line on stderr). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -73,14 +74,15 @@ struct cap {
     size_t scratch_cap;
 };
 
-static char last_log[512];
+static char last_log[512]; /* the first error llama.cpp logged since it was cleared */
 
 static void on_log(enum ggml_log_level level, const char *text, void *ud)
 {
     int verbose = *(const int *)ud;
     if (verbose)
         fputs(text, stderr);
-    if (level == GGML_LOG_LEVEL_ERROR && text[0] && strcmp(text, "\n") != 0) {
+    /* the first error line says most (llama_model_load: error loading model: ...) */
+    if (level == GGML_LOG_LEVEL_ERROR && !last_log[0] && text[0] && strcmp(text, "\n") != 0) {
         snprintf(last_log, sizeof last_log, "%s", text);
         size_t n = strlen(last_log);
         while (n && (last_log[n - 1] == '\n' || last_log[n - 1] == ' '))
@@ -414,7 +416,8 @@ static void usage(FILE *f)
           "  -t, --threads N      CPU threads (default 1)\n"
           "  --backend LIB        load this ggml CPU backend library (e.g. the portable\n"
           "                       libggml-cpu-x64.so) instead of searching for one\n"
-          "  --backend-dir DIR    load the best ggml backend found in DIR\n"
+          "  --backend-dir DIR    load the best ggml backend found in DIR (default: beside\n"
+          "                       the program, then beside libllama)\n"
           "  --seed S             seed of the token ids (default 1)\n"
           "  -v, --verbose        llama.cpp's log on stderr\n"
           "  -h, --help           this text\n",
@@ -481,6 +484,10 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    size_t ol = strlen(args[1]);
+    if (ol < 12 || strcmp(args[1] + ol - 12, ".safetensors") != 0)
+        die(2, "'%s': the output's name must end in .safetensors (posenc reads the format from "
+               "it)", args[1]);
     /* the ranges */
     int64_t start[MAX_RANGES], count[MAX_RANGES], maxpos = 0, maxcount = 0;
     int nr = 0;
@@ -525,7 +532,19 @@ int main(int argc, char **argv)
     } else if (backend_dir) {
         ggml_backend_load_all_from_path(backend_dir);
     } else {
-        ggml_backend_load_all();
+        ggml_backend_load_all(); /* beside the program, in the working directory */
+        /* and beside libllama, where a release (or npm's package) keeps its backends */
+        Dl_info di;
+        void (*fn)(void) = llama_backend_init;
+        void *addr;
+        memcpy(&addr, &fn, sizeof addr); /* ISO C has no cast from a function pointer */
+        if (ggml_backend_dev_count() == 0 && dladdr(addr, &di) &&
+            di.dli_fname && strrchr(di.dli_fname, '/')) {
+            char dir[4096];
+            snprintf(dir, sizeof dir, "%.*s", (int)(strrchr(di.dli_fname, '/') - di.dli_fname),
+                     di.dli_fname);
+            ggml_backend_load_all_from_path(dir);
+        }
     }
     if (ggml_backend_dev_count() == 0)
         die(3, "no ggml backend was found: give --backend LIB or --backend-dir DIR");
@@ -551,6 +570,7 @@ int main(int argc, char **argv)
     cp.cb_eval = on_eval;
     cp.cb_eval_user_data = &c;
     cp.no_perf = true;
+    last_log[0] = '\0';
     struct llama_context *ctx = llama_init_from_model(model, cp);
     if (!ctx)
         die(3, "'%s': llama.cpp cannot make a context with n_ctx %lld%s%s", args[0], n_ctx,
@@ -576,6 +596,7 @@ int main(int argc, char **argv)
         c.batch_tokens = count[r];
         c.pos_taken = 0;
         c.rope_count = 0;
+        last_log[0] = '\0';
         int32_t rc = llama_decode(ctx, batch);
         if (c.err[0])
             die(3, "'%s': %s", args[0], c.err);
@@ -594,8 +615,8 @@ int main(int argc, char **argv)
     write_file(&c, args[1], arch, used_ctx, ranges);
     fprintf(stderr, "%zu ROPE nodes of %s, %" PRId64 " tokens, n_ctx %" PRIu32 ": %s\n"
             "posenc verify --config config.json --gguf %s --q %s --layout ggml "
-            "--positions %s:positions --seq-len %" PRIu32 "\n",
-            c.n, arch, c.pos_tokens, used_ctx, args[1], args[0], args[1], args[1], used_ctx);
+            "--seq-len %" PRIu32 "\n",
+            c.n, arch, c.pos_tokens, used_ctx, args[1], args[0], args[1], used_ctx);
     llama_batch_free(batch);
     llama_free(ctx);
     llama_model_free(model);

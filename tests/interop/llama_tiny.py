@@ -1,0 +1,270 @@
+#!/usr/bin/python3
+"""Tiny random-weight models, converted by llama.cpp's own convert_hf_to_gguf.py, for the capture test.
+
+Usage:
+  llama_tiny.py LLAMA_CPP_SRC make ROW DIR
+      write DIR/config.json and DIR/model.safetensors: the model of row ROW (ROWS below), with
+      the RoPE hyperparameters of the published model it stands for, 2 layers, head_dim 64 and
+      random weights
+  llama_tiny.py LLAMA_CPP_SRC batch LIST
+      the lines of LIST, "make ROW DIR" or "convert DIR OUT.gguf [MISTAKE]", in one process
+  llama_tiny.py LLAMA_CPP_SRC rows
+      the rows, on one line
+  llama_tiny.py LLAMA_CPP_SRC convert DIR OUT.gguf [MISTAKE]
+      convert DIR with the class convert_hf_to_gguf.py picks for its architectures[0]
+      (conversion.get_model_class), weights included, as ModelBase.write does; MISTAKE changes
+      one thing before the file is written (as tests/interop/gguf_convert.py):
+        freq_base=V      {arch}.rope.freq_base set to V
+        drop=TENSOR      the tensor left out (rope_freqs.weight)
+        setu=KEY=V       {arch}.KEY set to uint32 V
+        set=KEY=V        {arch}.KEY set to float32 V
+        unset=KEY        {arch}.KEY left out
+        arch=NAME        written as architecture NAME (general.architecture and every {arch}.*
+                         key renamed): llama.cpp then runs NAME's graph and rope mode
+
+The vocabulary: every class's set_vocab needs transformers' AutoTokenizer or sentencepiece,
+neither installable here, so set_vocab is replaced by the converter's own _set_vocab_none
+(tokenizer.ggml.model "none", conversion/base.py) plus {arch}.vocab_size, which llama.cpp's
+loader reads for a model without vocabulary (src/llama-vocab.cpp llama_vocab::impl::load: "adding
+N dummy tokens"). The capture decodes token ids, not text, so nothing else changes. The
+transformers stub and the float8 placeholders are those of tests/interop/gguf_convert.py.
+"""
+import json
+import os
+import struct
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+
+src = sys.argv[1]
+sys.path.insert(0, os.path.join(src, "gguf-py"))
+sys.path.insert(0, src)
+
+H, NH, NKV, HD, FF, V, L = 128, 2, 1, 64, 128, 64, 2
+
+
+def llama_like(cfg, bias=False, qk_norm=False, tied=False, extra_norms=()):
+    t = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
+    if not tied:
+        t["lm_head.weight"] = (V, H)
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.q_proj.weight"] = (NH * HD, H)
+        t[p + "self_attn.k_proj.weight"] = (NKV * HD, H)
+        t[p + "self_attn.v_proj.weight"] = (NKV * HD, H)
+        t[p + "self_attn.o_proj.weight"] = (H, NH * HD)
+        if bias:
+            t[p + "self_attn.q_proj.bias"] = (NH * HD,)
+            t[p + "self_attn.k_proj.bias"] = (NKV * HD,)
+            t[p + "self_attn.v_proj.bias"] = (NKV * HD,)
+        if qk_norm:
+            t[p + "self_attn.q_norm.weight"] = (HD,)
+            t[p + "self_attn.k_norm.weight"] = (HD,)
+        t[p + "mlp.gate_proj.weight"] = (FF, H)
+        t[p + "mlp.up_proj.weight"] = (FF, H)
+        t[p + "mlp.down_proj.weight"] = (H, FF)
+        for n in ("input_layernorm", "post_attention_layernorm") + tuple(extra_norms):
+            t[p + n + ".weight"] = (H,)
+    return t
+
+
+def base(arch, model_type, **kw):
+    cfg = {"architectures": [arch], "model_type": model_type, "hidden_size": H,
+           "intermediate_size": FF, "num_attention_heads": NH, "num_key_value_heads": NKV,
+           "head_dim": HD, "num_hidden_layers": L, "vocab_size": V, "rms_norm_eps": 1e-6,
+           "hidden_act": "silu", "torch_dtype": "float32", "tie_word_embeddings": False}
+    cfg.update(kw)
+    return cfg
+
+
+def row_llama():
+    """Llama 3.1 (rope_freqs from llama3 scaling; the converter permutes q/k)"""
+    cfg = base("LlamaForCausalLM", "llama", rope_theta=500000.0, max_position_embeddings=131072,
+               rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 4.0,
+                             "original_max_position_embeddings": 8192})
+    return cfg, llama_like(cfg)
+
+
+def row_qwen2():
+    """Qwen2 (NEOX, q/k/v bias, theta 1e6)"""
+    cfg = base("Qwen2ForCausalLM", "qwen2", rope_theta=1000000.0, max_position_embeddings=32768)
+    return cfg, llama_like(cfg, bias=True)
+
+
+def row_qwen3():
+    """Qwen3 with YaRN factor 4 over 32768 (its model card's long-context setting)"""
+    cfg = base("Qwen3ForCausalLM", "qwen3", rope_theta=1000000.0, max_position_embeddings=40960,
+               rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                             "original_max_position_embeddings": 32768})
+    return cfg, llama_like(cfg, qk_norm=True)
+
+
+def row_phi3():
+    """Phi-3-mini-128k (LongRoPE short and long factors, original context 4096)"""
+    rng = np.random.default_rng(7)
+    short = [float(x) for x in np.round(1 + rng.random(HD // 2) * 0.1, 4)]
+    long = [float(x) for x in np.round(1 + np.linspace(0, 1, HD // 2) ** 2 * 40, 4)]
+    cfg = base("Phi3ForCausalLM", "phi3", rope_theta=10000.0, max_position_embeddings=131072,
+               original_max_position_embeddings=4096, sliding_window=262144,
+               rope_scaling={"type": "longrope", "short_factor": short, "long_factor": long})
+    cfg["num_key_value_heads"] = NH  # fused qkv_proj: Phi-3 has as many kv heads as heads
+    t = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.qkv_proj.weight"] = (3 * NH * HD, H)
+        t[p + "self_attn.o_proj.weight"] = (H, NH * HD)
+        t[p + "mlp.gate_up_proj.weight"] = (2 * FF, H)
+        t[p + "mlp.down_proj.weight"] = (H, FF)
+        t[p + "input_layernorm.weight"] = (H,)
+        t[p + "post_attention_layernorm.weight"] = (H,)
+    return cfg, t
+
+
+def row_gemma3():
+    """Gemma 3 text (sliding layers theta 1e4, global layers 1e6 with linear 8). Six layers:
+    llama.cpp takes the sliding layers from a period of 6, not from layer_types
+    (src/models/gemma3.cpp: swa_period 6 unless the GGUF says otherwise, and
+    conversion/gemma.py Gemma3Model writes no sliding_window_pattern), so only layer 5 is
+    global in both"""
+    cfg = base("Gemma3ForCausalLM", "gemma3_text", rope_theta=1000000.0,
+               rope_local_base_freq=10000.0, max_position_embeddings=131072,
+               rope_scaling={"rope_type": "linear", "factor": 8.0}, sliding_window=512,
+               num_hidden_layers=6, layer_types=["sliding_attention"] * 5 + ["full_attention"],
+               query_pre_attn_scalar=HD,
+               hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True)
+    return cfg, llama_like(cfg, qk_norm=True, tied=True,
+                           extra_norms=("pre_feedforward_layernorm", "post_feedforward_layernorm"))
+
+
+def row_granite():
+    """Granite 3 (llama graph with multipliers, theta 1e7)"""
+    cfg = base("GraniteForCausalLM", "granite", rope_theta=10000000.0,
+               max_position_embeddings=131072, embedding_multiplier=12.0,
+               residual_multiplier=0.22, attention_multiplier=0.015625, logits_scaling=8.0)
+    return cfg, llama_like(cfg)
+
+
+ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
+        "gemma3": row_gemma3, "granite": row_granite}
+
+
+def save_safetensors(path, arrays):
+    header, blobs, off = {}, [], 0
+    for name, a in arrays.items():
+        raw = np.ascontiguousarray(a, dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape),
+                        "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def make(row, out):
+    cfg, shapes = ROWS[row]()
+    rng = np.random.default_rng(sum(map(ord, row)))
+    arrays = {}
+    for name, shape in shapes.items():
+        if name.endswith("norm.weight") or "layernorm" in name:
+            arrays[name] = 1 + 0.1 * rng.standard_normal(shape)
+        else:
+            arrays[name] = rng.standard_normal(shape) * (0.5 if len(shape) == 1 else 1.0)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(cfg, f, indent=1)
+    save_safetensors(os.path.join(out, "model.safetensors"), arrays)
+    # a vocabulary of V entries: conversion/gemma.py Gemma3Model.modify_tensors counts
+    # tokenizer.json's tokens to trim embed_tokens (the other classes never read it here)
+    with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump({"model": {"type": "BPE", "vocab": {f"t{i}": i for i in range(V)}},
+                   "added_tokens": []}, f)
+
+
+def convert(model_dir, out, mistake=None):
+    stub = types.ModuleType("transformers")
+
+    class AutoConfig:
+        @staticmethod
+        def from_pretrained(*a, **k):
+            raise OSError("transformers not installed (test stub): read config.json")
+
+    stub.AutoConfig = AutoConfig
+    sys.modules.setdefault("transformers", stub)
+    import logging
+    import torch
+    for n in ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "uint16", "uint32", "uint64"):
+        if not hasattr(torch, n):
+            setattr(torch, n, type("missing_dtype_" + n, (), {})())
+    logging.disable(logging.WARNING)
+    import gguf
+    import conversion
+
+    with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as f:
+        hp = json.load(f)
+    cls = conversion.get_model_class(hp["architectures"][0])
+    model = cls(Path(model_dir), gguf.LlamaFileType.ALL_F32, Path(out), eager=True)
+    model = getattr(model, "impl", model)
+
+    def set_vocab(self):
+        self._set_vocab_none()
+        self.gguf_writer.add_vocab_size(self.hparams["vocab_size"])
+
+    model.set_vocab = types.MethodType(set_vocab, model)
+    model.prepare_tensors()
+    model.prepare_metadata(vocab_only=False)
+    w = model.gguf_writer
+    kv, tensors, arch = w.kv_data[0], w.tensors[0], w.arch
+    if mistake:
+        what, _, val = mistake.partition("=")
+        if what == "freq_base":
+            kv[f"{arch}.rope.freq_base"] = gguf.GGUFValue(float(val), gguf.GGUFValueType.FLOAT32)
+        elif what == "drop":
+            del tensors[val]
+        elif what in ("set", "setu"):
+            key, _, v = val.partition("=")
+            kv[f"{arch}.{key}"] = gguf.GGUFValue(float(v), gguf.GGUFValueType.FLOAT32) \
+                if what == "set" else gguf.GGUFValue(int(v), gguf.GGUFValueType.UINT32)
+        elif what == "unset":
+            del kv[f"{arch}.{val}"]
+        elif what == "arch":
+            renamed = {}
+            for k, v in kv.items():
+                if k == "general.architecture":
+                    v = gguf.GGUFValue(val, gguf.GGUFValueType.STRING)
+                elif k.startswith(arch + "."):
+                    k = val + k[len(arch):]
+                renamed[k] = v
+            kv.clear()
+            kv.update(renamed)
+        else:
+            raise SystemExit(f"unknown mistake {mistake!r}")
+    w.write_header_to_file(path=Path(out))
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 5 and sys.argv[2] == "make":
+        make(sys.argv[3], sys.argv[4])
+    elif len(sys.argv) >= 5 and sys.argv[2] == "convert":
+        convert(sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else None)
+    elif len(sys.argv) == 3 and sys.argv[2] == "rows":
+        print(" ".join(ROWS))
+    elif len(sys.argv) == 4 and sys.argv[2] == "batch":
+        # one process for many: each line "make ROW DIR" or "convert DIR OUT [MISTAKE]"
+        for line in open(sys.argv[3], encoding="utf-8"):
+            w = line.split()
+            if w and w[0] == "make":
+                make(w[1], w[2])
+            elif w and w[0] == "convert":
+                convert(w[1], w[2], w[3] if len(w) > 3 else None)
+            elif w:
+                raise SystemExit(f"batch: bad line {line!r}")
+    else:
+        raise SystemExit(__doc__)
