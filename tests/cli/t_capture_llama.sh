@@ -29,14 +29,23 @@ capture() { "$cap" --backend "$libs/libggml-cpu-x64.so" -p 0:8,40000:8 "$@"; }
 NCTX=40192 # 40008 rounded up to llama.cpp's context padding of 256, as the tool reports it
 
 # One row per architecture: the row of llama_tiny.py, the general.architecture llama.cpp reports,
-# its layers. Adding an architecture with llama.cpp rules is one row here and one in ROWS there.
+# the layers with RoPE (SmolLM3's every 4th has none), and q's heads and rotated dims as captured
+# (DeepSeek's q_pe: the 64 RoPE dims of a 96-dim head). Adding an architecture with llama.cpp
+# rules is one row here and one in ROWS there.
 cat > rows.txt << 'EOF'
-llama    llama    2
-qwen2    qwen2    2
-qwen3    qwen3    2
-phi3     phi3     2
-gemma3   gemma3   6
-granite  granite  2
+llama      llama      2  2  64
+qwen2      qwen2      2  2  64
+qwen3      qwen3      2  2  64
+phi3       phi3       2  2  64
+gemma3     gemma3     6  2  64
+granite    granite    2  2  64
+smollm3    smollm3    3  2  64
+arcee      arcee      2  2  64
+stablelm   stablelm   2  2  64
+gptneox    gptneox    2  2  64
+phi2       phi2       2  2  80
+command-r  command-r  2  2  64
+deepseek2  deepseek2  2  2  64
 EOF
 
 # Planted mistakes: name, row, the change (llama_tiny.py convert MISTAKE, or "positions+1" in the
@@ -58,7 +67,7 @@ cmp -s made.txt table.txt || { echo "rows of llama_tiny.py and of this table dif
 
 # make and convert everything in one Python process
 : > batch.txt
-while read -r row arch layers; do
+while read -r row arch layers heads dims; do
     echo "make $row m_$row" >> batch.txt
     echo "convert m_$row $row.gguf" >> batch.txt
 done < rows.txt
@@ -68,13 +77,13 @@ done < mistakes.txt
 $PY "$tiny" "$src" batch batch.txt > convert.log 2>&1 || { tail -n 20 convert.log; exit 1; }
 
 n_rows=0
-while read -r row arch layers; do
+while read -r row arch layers heads dims; do
     capture "$row.gguf" "$row.safetensors" 2> cap_$row.txt || { cat cap_$row.txt; exit 1; }
     # the tool says what it took and the command that checks it
     grep -q "^$((2 * layers)) ROPE nodes of $arch, 16 tokens, n_ctx $NCTX: $row.safetensors\$" cap_$row.txt ||
         { echo "$row: capture said:"; cat cap_$row.txt; exit 1; }
     "$POSENC" ls "$row.safetensors" > ls_$row.txt
-    grep -q '^pre.layers.0.q  *f32  *(16, 2, 64)' ls_$row.txt || { cat ls_$row.txt; exit 1; }
+    grep -q "^pre.layers.0.q  *f32  *(16, $heads, $dims) " ls_$row.txt || { cat ls_$row.txt; exit 1; }
     grep -q '^positions  *i32  *(16,)' ls_$row.txt || { cat ls_$row.txt; exit 1; }
 
     # the verdict on llama.cpp's own dumps: PASS, every pair held to llama.cpp's profile

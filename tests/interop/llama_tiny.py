@@ -147,8 +147,137 @@ def row_granite():
     return cfg, llama_like(cfg)
 
 
+def row_smollm3():
+    """SmolLM3 (llama graph, every 4th layer without RoPE: no_rope_layers 0)"""
+    cfg = base("SmolLM3ForCausalLM", "smollm3", rope_theta=5000000.0,
+               max_position_embeddings=65536, num_hidden_layers=4, no_rope_layers=[1, 1, 1, 0],
+               no_rope_layer_interval=4)
+    return cfg, llama_like(cfg)
+
+
+def row_arcee():
+    """Arcee AFM (llama graph, ReLU^2 MLP without gate, YaRN factor 4 over 16384)"""
+    cfg = base("ArceeForCausalLM", "arcee", rope_theta=10000.0, max_position_embeddings=65536,
+               hidden_act="relu2",
+               rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                             "original_max_position_embeddings": 16384})
+    t = llama_like(cfg)
+    return cfg, {k: v for k, v in t.items() if "gate_proj" not in k}
+
+
+def layernorm(t, p):
+    t[p + ".weight"] = (H,)
+    t[p + ".bias"] = (H,)
+
+
+def row_stablelm():
+    """StableLM 2 (NEOX on 25% of head_dim, LayerNorm with bias)"""
+    cfg = base("StableLmForCausalLM", "stablelm", rope_theta=10000.0,
+               max_position_embeddings=4096, partial_rotary_factor=0.25, layer_norm_eps=1e-5,
+               use_qkv_bias=True, num_key_value_heads=NH)
+    t = {"model.embed_tokens.weight": (V, H), "lm_head.weight": (V, H)}
+    layernorm(t, "model.norm")
+    for i in range(L):
+        p = f"model.layers.{i}."
+        for n in "qkv":
+            t[p + f"self_attn.{n}_proj.weight"] = (NH * HD, H)
+            t[p + f"self_attn.{n}_proj.bias"] = (NH * HD,)
+        t[p + "self_attn.o_proj.weight"] = (H, NH * HD)
+        t[p + "mlp.gate_proj.weight"] = (FF, H)
+        t[p + "mlp.up_proj.weight"] = (FF, H)
+        t[p + "mlp.down_proj.weight"] = (H, FF)
+        layernorm(t, p + "input_layernorm")
+        layernorm(t, p + "post_attention_layernorm")
+    return cfg, t
+
+
+def row_gptneox():
+    """Pythia / GPT-NeoX (NEOX on rotary_pct 0.25 of head_dim, fused query_key_value)"""
+    cfg = base("GPTNeoXForCausalLM", "gpt_neox", rotary_emb_base=10000, rotary_pct=0.25,
+               max_position_embeddings=2048, layer_norm_eps=1e-5, use_parallel_residual=True,
+               hidden_act="gelu", num_key_value_heads=NH)
+    t = {"gpt_neox.embed_in.weight": (V, H), "embed_out.weight": (V, H)}
+    layernorm(t, "gpt_neox.final_layer_norm")
+    for i in range(L):
+        p = f"gpt_neox.layers.{i}."
+        t[p + "attention.query_key_value.weight"] = (3 * NH * HD, H)
+        t[p + "attention.query_key_value.bias"] = (3 * NH * HD,)
+        t[p + "attention.dense.weight"] = (H, NH * HD)
+        t[p + "attention.dense.bias"] = (H,)
+        t[p + "mlp.dense_h_to_4h.weight"] = (FF, H)
+        t[p + "mlp.dense_h_to_4h.bias"] = (FF,)
+        t[p + "mlp.dense_4h_to_h.weight"] = (H, FF)
+        t[p + "mlp.dense_4h_to_h.bias"] = (H,)
+        layernorm(t, p + "input_layernorm")
+        layernorm(t, p + "post_attention_layernorm")
+    return cfg, t
+
+
+def row_phi2():
+    """Phi-2 (NEOX on partial_rotary_factor 0.4 of head_dim 80: 32 dims)"""
+    h, hd, ff = 160, 80, 640  # llama.cpp's phi2 wants n_ff = 4 * n_embd
+    cfg = base("PhiForCausalLM", "phi", rope_theta=10000.0, max_position_embeddings=2048,
+               partial_rotary_factor=0.4, layer_norm_eps=1e-5, hidden_size=h, head_dim=hd,
+               num_key_value_heads=NH, hidden_act="gelu_new", intermediate_size=ff)
+    t = {"model.embed_tokens.weight": (V, h), "lm_head.weight": (V, h), "lm_head.bias": (V,),
+         "model.final_layernorm.weight": (h,), "model.final_layernorm.bias": (h,)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        for n in "qkv":
+            t[p + f"self_attn.{n}_proj.weight"] = (NH * hd, h)
+            t[p + f"self_attn.{n}_proj.bias"] = (NH * hd,)
+        t[p + "self_attn.dense.weight"] = (h, NH * hd)
+        t[p + "self_attn.dense.bias"] = (h,)
+        t[p + "mlp.fc1.weight"] = (ff, h)
+        t[p + "mlp.fc1.bias"] = (ff,)
+        t[p + "mlp.fc2.weight"] = (h, ff)
+        t[p + "mlp.fc2.bias"] = (h,)
+        t[p + "input_layernorm.weight"] = (h,)
+        t[p + "input_layernorm.bias"] = (h,)
+    return cfg, t
+
+
+def row_command_r():
+    """Command-R (NORM, q/k not permuted: interleaved pairs in the checkpoint itself)"""
+    cfg = base("CohereForCausalLM", "cohere", rope_theta=8000000.0,
+               max_position_embeddings=131072, layer_norm_eps=1e-5, logit_scale=0.0625,
+               use_qk_norm=False, tie_word_embeddings=True)
+    t = llama_like(cfg, tied=True)
+    return cfg, {k: v for k, v in t.items() if "post_attention_layernorm" not in k}
+
+
+def row_deepseek2():
+    """DeepSeek-V3 (MLA: RoPE on q_pe/k_pe, views of q and of the compressed kv; YaRN 40)"""
+    nope, rope, vd, qr, kvr = 32, 64, 32, 64, 64
+    cfg = base("DeepseekV3ForCausalLM", "deepseek_v3", rope_theta=10000.0,
+               max_position_embeddings=163840, num_key_value_heads=NH, q_lora_rank=qr,
+               kv_lora_rank=kvr, qk_nope_head_dim=nope, qk_rope_head_dim=rope, v_head_dim=vd,
+               rope_scaling={"type": "yarn", "factor": 40.0, "beta_fast": 32, "beta_slow": 1,
+                             "mscale": 1.0, "mscale_all_dim": 1.0,
+                             "original_max_position_embeddings": 4096})
+    del cfg["head_dim"]
+    t = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.q_a_proj.weight"] = (qr, H)
+        t[p + "self_attn.q_a_layernorm.weight"] = (qr,)
+        t[p + "self_attn.q_b_proj.weight"] = (NH * (nope + rope), qr)
+        t[p + "self_attn.kv_a_proj_with_mqa.weight"] = (kvr + rope, H)
+        t[p + "self_attn.kv_a_layernorm.weight"] = (kvr,)
+        t[p + "self_attn.kv_b_proj.weight"] = (NH * (nope + vd), kvr)
+        t[p + "self_attn.o_proj.weight"] = (H, NH * vd)
+        t[p + "mlp.gate_proj.weight"] = (FF, H)
+        t[p + "mlp.up_proj.weight"] = (FF, H)
+        t[p + "mlp.down_proj.weight"] = (H, FF)
+        t[p + "input_layernorm.weight"] = (H,)
+        t[p + "post_attention_layernorm.weight"] = (H,)
+    return cfg, t
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
-        "gemma3": row_gemma3, "granite": row_granite}
+        "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
+        "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
+        "command-r": row_command_r, "deepseek2": row_deepseek2}
 
 
 def save_safetensors(path, arrays):
