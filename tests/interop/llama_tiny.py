@@ -274,10 +274,133 @@ def row_deepseek2():
     return cfg, t
 
 
+def moe(t, cfg, shared=False):
+    """replace each layer's MLP by cfg's experts (model.layers.N.mlp.experts.E.*_proj, the
+    router mlp.gate), and a shared expert with its gate (Qwen2-MoE)"""
+    e, ff = cfg["num_experts"], cfg["moe_intermediate_size"]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}.mlp."
+        for n in ("gate_proj", "up_proj", "down_proj"):
+            del t[p + n + ".weight"]
+        t[p + "gate.weight"] = (e, H)
+        for x in range(e):
+            t[p + f"experts.{x}.gate_proj.weight"] = (ff, H)
+            t[p + f"experts.{x}.up_proj.weight"] = (ff, H)
+            t[p + f"experts.{x}.down_proj.weight"] = (H, ff)
+        if shared:
+            sf = cfg["shared_expert_intermediate_size"]
+            t[p + "shared_expert.gate_proj.weight"] = (sf, H)
+            t[p + "shared_expert.up_proj.weight"] = (sf, H)
+            t[p + "shared_expert.down_proj.weight"] = (H, sf)
+            t[p + "shared_expert_gate.weight"] = (1, H)
+    return t
+
+
+def row_qwen3moe():
+    """Qwen3-MoE (Qwen3-30B-A3B's RoPE: NEOX, theta 1e6; 4 experts, 2 per token)"""
+    cfg = base("Qwen3MoeForCausalLM", "qwen3_moe", rope_theta=1000000.0,
+               max_position_embeddings=40960, num_experts=4, num_experts_per_tok=2,
+               moe_intermediate_size=32, decoder_sparse_step=1, mlp_only_layers=[],
+               norm_topk_prob=True)
+    return cfg, moe(llama_like(cfg, qk_norm=True), cfg)
+
+
+def row_qwen2moe():
+    """Qwen2-MoE (Qwen1.5-MoE-A2.7B's RoPE: NEOX, theta 1e6; q/k/v bias, a shared expert)"""
+    cfg = base("Qwen2MoeForCausalLM", "qwen2_moe", rope_theta=1000000.0,
+               max_position_embeddings=8192, num_experts=4, num_experts_per_tok=2,
+               moe_intermediate_size=32, shared_expert_intermediate_size=64,
+               decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=False)
+    return cfg, moe(llama_like(cfg, bias=True), cfg, shared=True)
+
+
+def row_gpt_oss():
+    """gpt-oss (NEOX, theta 150000, YaRN 32 over 4096 with truncate false; sliding and full
+    layers alternate, both with the same RoPE; attention sinks; unquantized experts)"""
+    e, ff = 4, 32
+    cfg = base("GptOssForCausalLM", "gpt_oss", rope_theta=150000.0,
+               max_position_embeddings=131072, num_local_experts=e, num_experts_per_tok=2,
+               experts_per_token=2, intermediate_size=ff, sliding_window=128,
+               layer_types=["sliding_attention", "full_attention"], attention_bias=True,
+               swiglu_limit=7.0,
+               rope_scaling={"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0,
+                             "beta_slow": 1.0, "original_max_position_embeddings": 4096,
+                             "truncate": False})
+    t = llama_like(cfg, bias=True)
+    for i in range(L):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.o_proj.bias"] = (H,)
+        t[p + "self_attn.sinks"] = (NH,)
+        for n in ("gate_proj", "up_proj", "down_proj"):
+            del t[p + "mlp." + n + ".weight"]
+        t[p + "mlp.router.weight"] = (e, H)
+        t[p + "mlp.router.bias"] = (e,)
+        t[p + "mlp.experts.gate_up_proj"] = (e, H, 2 * ff)
+        t[p + "mlp.experts.gate_up_proj_bias"] = (e, 2 * ff)
+        t[p + "mlp.experts.down_proj"] = (e, ff, H)
+        t[p + "mlp.experts.down_proj_bias"] = (e, H)
+    return cfg, t
+
+
+def row_mistral3():
+    """Ministral 3 text (llama graph, YaRN 16 over 16384 with mscale_all_dim, theta 1e6 in
+    rope_parameters)"""
+    cfg = base("Ministral3ForCausalLM", "ministral3", max_position_embeddings=262144,
+               sliding_window=None,
+               rope_parameters={"type": "yarn", "rope_type": "yarn", "rope_theta": 1000000.0,
+                                "factor": 16.0, "original_max_position_embeddings": 16384,
+                                "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0,
+                                "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.1})
+    return cfg, llama_like(cfg)
+
+
+def row_qwen35():
+    """Qwen3.5 text (interleaved M-RoPE on 64 of 256 dims, sections [11, 11, 10], theta 1e7; a
+    gated-delta-net layer before each full-attention layer; q_proj carries the output gate)"""
+    hd, kd, vd = 256, 32, 32
+    cfg = base("Qwen3_5ForCausalLM", "qwen3_5_text", max_position_embeddings=262144,
+               head_dim=hd, attn_output_gate=True, full_attention_interval=2,
+               layer_types=["linear_attention", "full_attention"], linear_conv_kernel_dim=4,
+               linear_key_head_dim=kd, linear_num_key_heads=1, linear_num_value_heads=1,
+               linear_value_head_dim=vd, mlp_only_layers=[],
+               rope_parameters={"mrope_interleaved": True, "mrope_section": [11, 11, 10],
+                                "rope_type": "default", "rope_theta": 10000000,
+                                "partial_rotary_factor": 0.25})
+    t = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        if cfg["layer_types"][i] == "full_attention":
+            t[p + "self_attn.q_proj.weight"] = (2 * NH * hd, H)
+            t[p + "self_attn.k_proj.weight"] = (NKV * hd, H)
+            t[p + "self_attn.v_proj.weight"] = (NKV * hd, H)
+            t[p + "self_attn.o_proj.weight"] = (H, NH * hd)
+            t[p + "self_attn.q_norm.weight"] = (hd,)
+            t[p + "self_attn.k_norm.weight"] = (hd,)
+        else:
+            a = p + "linear_attn."
+            t[a + "in_proj_qkv.weight"] = (2 * kd + vd, H)
+            t[a + "in_proj_z.weight"] = (vd, H)
+            t[a + "in_proj_b.weight"] = (1, H)
+            t[a + "in_proj_a.weight"] = (1, H)
+            t[a + "conv1d.weight"] = (2 * kd + vd, 1, 4)
+            t[a + "A_log"] = (1,)
+            t[a + "dt_bias"] = (1,)
+            t[a + "norm.weight"] = (vd,)
+            t[a + "out_proj.weight"] = (H, vd)
+        t[p + "mlp.gate_proj.weight"] = (FF, H)
+        t[p + "mlp.up_proj.weight"] = (FF, H)
+        t[p + "mlp.down_proj.weight"] = (H, FF)
+        t[p + "input_layernorm.weight"] = (H,)
+        t[p + "post_attention_layernorm.weight"] = (H,)
+    return cfg, t
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
-        "command-r": row_command_r, "deepseek2": row_deepseek2}
+        "command-r": row_command_r, "deepseek2": row_deepseek2, "qwen3moe": row_qwen3moe,
+        "qwen2moe": row_qwen2moe, "gpt-oss": row_gpt_oss, "mistral3": row_mistral3,
+        "qwen35": row_qwen35}
 
 
 def save_safetensors(path, arrays):
@@ -336,6 +459,8 @@ def convert(model_dir, out, mistake=None):
     with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as f:
         hp = json.load(f)
     cls = conversion.get_model_class(hp["architectures"][0])
+    if getattr(cls, "supports_mtp_export", False) and not hp.get("mtp_num_hidden_layers"):
+        cls.no_mtp = True  # no MTP weights: convert_hf_to_gguf.py --no-mtp
     model = cls(Path(model_dir), gguf.LlamaFileType.ALL_F32, Path(out), eager=True)
     model = getattr(model, "impl", model)
 
