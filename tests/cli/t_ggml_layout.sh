@@ -51,6 +51,11 @@ expect_ok "$POSENC" verify --config llama.json --q q.npy --k k.npy --positions p
 expect_fail 3 "'pos4img.npy': llama.cpp's 4 position rows differ (image tokens)" \
     "$POSENC" verify --config llama.json --q q.npy --k k.npy --positions pos4img.npy \
     --layout ggml --expect-q q_rot.npy --expect-k k_rot.npy
+expect_ok "$POSENC" verify --config llama.json --q q.npy --k k.npy --positions pos4zero.npy \
+    --layout ggml --expect-q q_rot.npy --expect-k k_rot.npy
+expect_fail 3 "'pos4imgzero.npy': llama.cpp's 4 position rows differ (image tokens)" \
+    "$POSENC" verify --config llama.json --q q.npy --k k.npy --positions pos4imgzero.npy \
+    --layout ggml --expect-q q_rot.npy --expect-k k_rot.npy
 expect_ok "$POSENC" apply q.npy --config llama.json --layout ggml --positions pos4.npy -o r4.npy
 $PY "$REF" close r4.npy q_rot.npy 1e-6
 
