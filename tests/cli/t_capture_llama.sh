@@ -29,7 +29,8 @@ capture() { "$cap" --backend "$libs/libggml-cpu-x64.so" -p 0:8,40000:8 "$@"; }
 NCTX=40192 # 40008 rounded up to llama.cpp's context padding of 256, as the tool reports it
 
 # One row per architecture: the row of llama_tiny.py, the general.architecture llama.cpp reports,
-# the layers with RoPE (SmolLM3's every 4th has none, Qwen3.5's linear-attention layers none),
+# the layers with RoPE (SmolLM3's every 4th has none; Qwen3.5's and Qwen3-Next's linear-attention
+# layers none),
 # q's heads and dims as captured (DeepSeek's q_pe: the 64 RoPE dims of a 96-dim head), and
 # whether the default verdict must also pass on the backend llama.cpp picks for this machine
 # ("best": an FMA build on most CPUs) or is only reported ("-": gpt-oss, whose YaRN has truncate
@@ -55,6 +56,8 @@ qwen2moe   qwen2moe   2  2  64   best
 gpt-oss    gpt-oss    2  2  64   -
 mistral3   mistral3   2  2  64   best
 qwen35     qwen35     1  2  256  best
+qwen35moe  qwen35moe  1  2  256  best
+qwen3next  qwen3next  1  2  256  best
 EOF
 
 # Planted mistakes: name, row, the change (llama_tiny.py convert MISTAKE, or "positions+1" in the
@@ -184,6 +187,6 @@ set -e
 awk '/^ARCH\(/ { n = $0; sub(/^ARCH\("/, "", n); sub(/".*/, "", n); cur = n }
      /\.conv *=/ { if (cur != "") { print cur; cur = "" } }' "$SRC/lib/llama_arch.def" | sort > rules.txt
 awk '{print $2}' rows.txt | sort -u > covered.txt
-echo "rows: $n_rows of $(wc -l < rules.txt) architectures with llama.cpp rules; no row yet:" \
-    "$(comm -23 rules.txt covered.txt | tr '\n' ' ')"
+missing=$(comm -23 rules.txt covered.txt | tr '\n' ' ')
+echo "rows: $n_rows of $(wc -l < rules.txt) architectures with llama.cpp rules${missing:+; no row yet: $missing}"
 [ "$n_rows" -eq "$(wc -l < rows.txt)" ]

@@ -395,12 +395,61 @@ def row_qwen35():
     return cfg, t
 
 
+def row_qwen35moe():
+    """Qwen3.5-MoE text (Qwen3.5's RoPE; 4 experts and a shared expert)"""
+    cfg, t = row_qwen35()
+    cfg.update(architectures=["Qwen3_5MoeForCausalLM"], model_type="qwen3_5_moe_text",
+               num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+               shared_expert_intermediate_size=64)
+    return cfg, moe(t, cfg, shared=True)
+
+
+def row_qwen3next():
+    """Qwen3-Next (NEOX on 64 of 256 dims, theta 1e7; a gated-delta-net layer (fused
+    in_proj_qkvz, in_proj_ba) before each full-attention layer; experts and a shared expert)"""
+    hd, kd, vd = 256, 32, 32
+    cfg = base("Qwen3NextForCausalLM", "qwen3_next", rope_theta=10000000.0,
+               max_position_embeddings=262144, head_dim=hd, partial_rotary_factor=0.25,
+               full_attention_interval=2, layer_types=["linear_attention", "full_attention"],
+               linear_conv_kernel_dim=4, linear_key_head_dim=kd, linear_num_key_heads=1,
+               linear_num_value_heads=1, linear_value_head_dim=vd, num_experts=4,
+               num_experts_per_tok=2, moe_intermediate_size=32,
+               shared_expert_intermediate_size=64, decoder_sparse_step=1, mlp_only_layers=[],
+               norm_topk_prob=True)
+    t = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        if cfg["layer_types"][i] == "full_attention":
+            t[p + "self_attn.q_proj.weight"] = (2 * NH * hd, H)
+            t[p + "self_attn.k_proj.weight"] = (NKV * hd, H)
+            t[p + "self_attn.v_proj.weight"] = (NKV * hd, H)
+            t[p + "self_attn.o_proj.weight"] = (H, NH * hd)
+            t[p + "self_attn.q_norm.weight"] = (hd,)
+            t[p + "self_attn.k_norm.weight"] = (hd,)
+        else:
+            a = p + "linear_attn."
+            t[a + "in_proj_qkvz.weight"] = (2 * kd + 2 * vd, H)
+            t[a + "in_proj_ba.weight"] = (2, H)
+            t[a + "conv1d.weight"] = (2 * kd + vd, 1, 4)
+            t[a + "A_log"] = (1,)
+            t[a + "dt_bias"] = (1,)
+            t[a + "norm.weight"] = (vd,)
+            t[a + "out_proj.weight"] = (H, vd)
+        t[p + "mlp.gate_proj.weight"] = (FF, H)
+        t[p + "mlp.up_proj.weight"] = (FF, H)
+        t[p + "mlp.down_proj.weight"] = (H, FF)
+        t[p + "input_layernorm.weight"] = (H,)
+        t[p + "post_attention_layernorm.weight"] = (H,)
+    return cfg, moe(t, cfg, shared=True)
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
         "command-r": row_command_r, "deepseek2": row_deepseek2, "qwen3moe": row_qwen3moe,
         "qwen2moe": row_qwen2moe, "gpt-oss": row_gpt_oss, "mistral3": row_mistral3,
-        "qwen35": row_qwen35}
+        "qwen35": row_qwen35, "qwen35moe": row_qwen35moe,
+        "qwen3next": row_qwen3next}
 
 
 def save_safetensors(path, arrays):
