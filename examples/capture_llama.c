@@ -150,8 +150,9 @@ static void gather(const struct ggml_tensor *t, const unsigned char *src, unsign
             }
 }
 
-/* Layer and role from a node name such as "Qcur-3" or "k_pe-0". */
-static int parse_name(struct cap *c, const char *name, int *layer, int *role)
+/* Layer and role from a node name such as "Qcur-3" or "k_pe-0". A name that is neither q nor k
+ * takes the next role in turn when asked about (ask), the same again once computed. */
+static int parse_name(struct cap *c, const char *name, bool ask, int *layer, int *role)
 {
     const char *dash = strrchr(name, '-');
     char *end;
@@ -167,7 +168,7 @@ static int parse_name(struct cap *c, const char *name, int *layer, int *role)
     else if (name[0] == 'k' || name[0] == 'K')
         *role = 1;
     else /* llama.cpp ropes the query before the key */
-        *role = c->rope_count++ % 2;
+        *role = ask ? c->rope_count++ % 2 : (c->rope_count + 1) % 2;
     return 0;
 }
 
@@ -283,7 +284,7 @@ static bool on_eval(struct ggml_tensor *t, bool ask, void *ud)
     if (t->op != GGML_OP_ROPE)
         return true;  /* yes to every node: each is computed before the next is asked about */
     int layer, role;
-    if (parse_name(c, t->name, &layer, &role) != 0 || check_node(c, t) != 0)
+    if (parse_name(c, t->name, ask, &layer, &role) != 0 || check_node(c, t) != 0)
         return false;
     struct rec *r = find_rec(c, layer, role, t);
     if (!r)
