@@ -307,21 +307,6 @@ static posenc_status describe_dumps(pe_vrun *v, const pe_vrun_req *rq, const pe_
     return POSENC_OK;
 }
 
-/* p's ggml arguments: what llama.cpp computes with the file for layers of type lt (Gemma 3's
- * sliding layers run freq_base_swa with scale 1; NULL: the global layers). */
-static posenc_status file_params(posenc_rope_params *p, const posenc_gguf_rope *g,
-                                 const char *lt, int64_t seq_len, posenc_error *err)
-{
-    posenc_ggml_rope *r = malloc(sizeof *r);
-    if (!r)
-        return oom(err);
-    posenc_status st = posenc_ggml_rope_from_gguf_layer(g, seq_len, lt, r, err);
-    if (st == POSENC_OK)
-        st = posenc_rope_params_set_ggml(p, r, err);
-    free(r);
-    return st;
-}
-
 /* --gguf with dumps: the ggml profile is what llama.cpp computes with that file (its keys, its
  * mode), not with the file the converter would write for the config; the file against the
  * config is the gguf checks' part of the same report. */
@@ -338,7 +323,8 @@ static posenc_status file_profile(pe_vrun *v, const pe_vrun_req *rq,
     if (st != POSENC_OK)
         return st;
     f->available = 0;
-    if (file_params(p, v->file, rq->layer_type, seq_len, &e2) != POSENC_OK) {
+    if (posenc_rope_params_ggml_gguf_layer(p, v->file, seq_len, rq->layer_type, &e2) !=
+        POSENC_OK) {
         snprintf(f->why, sizeof f->why, "'%.60s': %.130s", rq->gguf, e2.msg);
         return POSENC_OK;
     }
@@ -398,7 +384,8 @@ static posenc_status check_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc
         goto out;
     }
     if (prec == POSENC_PREC_GGML &&
-        (st = v->file ? file_params(&params, v->file, rq->layer_type, seq_len, err)
+        (st = v->file ? posenc_rope_params_ggml_gguf_layer(&params, v->file, seq_len,
+                                                           rq->layer_type, err)
                       : posenc_rope_params_ggml(&params, m, rq->layer_type, seq_len, err)) !=
             POSENC_OK) {
         posenc_error_prefix(err, st, "'%s': --precision ggml: ", v->file ? rq->gguf : rq->config);

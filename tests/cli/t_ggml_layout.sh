@@ -118,6 +118,12 @@ np.save("g3pos.npy", np.array([0, 1, 2, 3, 40000, 40001, 40002, 40003], np.int32
 EOF
 expect_ok "$POSENC" apply g3pre.safetensors --config g3.json --layout ggml --precision ggml \
     --positions g3pos.npy --seq-len 40192 -o g3rot.safetensors
+# apply --gguf rotates each layer as llama.cpp does with the file, as apply from the config does
+expect_ok "$POSENC" apply g3pre.safetensors --config g3.json --gguf g3.gguf --layout ggml \
+    --precision ggml --positions g3pos.npy --seq-len 40192 -o g3rot_gguf.safetensors
+for m in layers.0.q layers.0.k layers.5.q layers.5.k; do
+    expect_ok "$POSENC" diff --max-ulp 0 g3rot.safetensors:$m g3rot_gguf.safetensors:$m
+done
 $PY - << 'EOF'
 import json, struct
 import numpy as np
