@@ -182,10 +182,10 @@ set -e
 [ "$rc4" -eq 2 ] && grep -q "smaller than a range of 8 tokens" bad4.txt || { cat bad4.txt; exit 1; }
 [ ! -e out.safetensors ] && [ ! -e out.npz ] || { echo "an output was left"; exit 1; }
 
-# coverage: the architectures posenc has llama.cpp rules for (lib/llama_arch.def rows with a
+# coverage: the architectures posenc has llama.cpp rules for (lib/model/llama_arch.def rows with a
 # .conv) that have no row here yet, said, not failed
 awk '/^ARCH\(/ { n = $0; sub(/^ARCH\("/, "", n); sub(/".*/, "", n); cur = n }
-     /\.conv *=/ { if (cur != "") { print cur; cur = "" } }' "$SRC/lib/llama_arch.def" | sort > rules.txt
+     /\.conv *=/ { if (cur != "") { print cur; cur = "" } }' "$SRC/lib/model/llama_arch.def" | sort > rules.txt
 awk '{print $2}' rows.txt | sort -u > covered.txt
 missing=$(comm -23 rules.txt covered.txt | tr '\n' ' ')
 echo "rows: $n_rows of $(wc -l < rules.txt) architectures with llama.cpp rules${missing:+; no row yet: $missing}"
