@@ -36,6 +36,7 @@ typedef enum posenc_ggml_mode {
     POSENC_GGML_ROPE_VISION = 24,
     POSENC_GGML_ROPE_IMROPE = 40
 } posenc_ggml_mode;
+POSENC_API
 const char *posenc_ggml_mode_name(posenc_ggml_mode m); /* "norm", "neox", ... */
 
 /* Which keys of posenc_gguf_rope are present (bits of .has). */
@@ -109,6 +110,7 @@ typedef struct posenc_ggml_rope {
 
 /* What convert_hf_to_gguf.py writes for the model (layer_type as posenc_model_rope).
  * POSENC_EUNSUPPORTED with a one-line reason when the converter has no rule for the model. */
+POSENC_API
 posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *layer_type,
                                           posenc_gguf_rope *out, posenc_error *err);
 
@@ -119,11 +121,13 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
  * rope_factors_long.weight and rope_factors_short.weight of g's n_* factors, stored after the
  * declared arrays (formats/gguf_write.c). POSENC_EINVAL for a writer of another format, a second
  * call, or a value that does not fit its GGUF type. */
+POSENC_API
 posenc_status posenc_gguf_writer_rope(posenc_writer *w, const posenc_gguf_rope *g,
                                       posenc_error *err);
 
 /* What llama.cpp passes to ggml_rope_ext for a file holding g, with context n_ctx (0: the
  * file's context_length). */
+POSENC_API
 posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ctx,
                                          posenc_ggml_rope *out, posenc_error *err);
 
@@ -132,6 +136,7 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
  * RoPE (Gemma 3: rope.freq_base_swa and freq_scale 1 when the file has a sliding window), a
  * sliding layer gets those; an architecture without such a rule runs every layer alike. Another
  * name is POSENC_EINVAL for an architecture with the rule. */
+POSENC_API
 posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_t n_ctx,
                                                const char *layer_type, posenc_ggml_rope *out,
                                                posenc_error *err);
@@ -140,6 +145,7 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
  * (an unsigned integer where llama.cpp reads one, float32 for floats, a string for the scaling
  * type, an int32 array of at most 4 for the sections); a wrong type is POSENC_EFORMAT naming the
  * key. Tensors must be F32 vectors of at most POSENC_MAX_FREQ values. */
+POSENC_API
 posenc_status posenc_gguf_read_rope(const char *path, posenc_gguf_rope *out, posenc_error *err);
 
 /* The llama.cpp facts of one architecture (lib/llama_arch.def). known = 0: llama.cpp has no
@@ -151,10 +157,12 @@ typedef struct posenc_ggml_arch {
     posenc_ggml_mode mode_sections;   /* with sections[0], [1] > 0 */
     int converter, kq_known, reads_sections;
 } posenc_ggml_arch;
+POSENC_API
 void posenc_ggml_arch_info(const char *arch, posenc_ggml_arch *out);
 
 /* The llama.cpp architecture convert_hf_to_gguf.py writes for m (lib/families.def gguf_arch),
  * NULL when the registry names none. Borrowed (static). */
+POSENC_API
 const char *posenc_ggml_model_arch(const posenc_model *m);
 
 /* The pair order of Q/K in llama.cpp's own tensors (the dump layout POSENC_APPLY_GGML) for
@@ -165,6 +173,7 @@ const char *posenc_ggml_model_arch(const posenc_model *m);
  * element order. POSENC_EUNSUPPORTED "llama.cpp: posenc has no rules for architecture X" for an
  * architecture llama.cpp does not have (or NULL), and for one without RoPE or a gptj config
  * under a halves mode. */
+POSENC_API
 posenc_status posenc_ggml_layout_style(const char *arch, int has_sections, posenc_style style,
                                        posenc_style *out, int *permuted, posenc_error *err);
 
@@ -192,6 +201,7 @@ typedef struct posenc_gguf_check {
  * at want's context length), the LongRoPE factors of both halves, the softmax scale and the
  * architecture. orig_ctx names the context past which llama3 / LongRoPE scaling matters in
  * the consequences (0: not known). */
+POSENC_API
 posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
                                   int64_t orig_ctx, posenc_gguf_check *out, posenc_error *err);
 
@@ -200,14 +210,17 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
  * mrope/imrope in pos3 (pos3[0] for the others; the fourth M-RoPE position is 0, as llama.cpp
  * sets it for text tokens). The vision mode and POSENC_GGML_ROPE_NONE are not computed: every
  * value is NaN. Portable (no FMA) build's semantics; see lib/rope_ggml.c. */
+POSENC_API
 void posenc_ggml_rope_cossin(const posenc_ggml_rope *r, const int64_t pos3[3], double *cos_f,
                              double *sin_f);
 /* The float32 angles ggml takes cos and sin of (same positions and rule), as doubles; at
  * position 1 they are ggml's per-token angle steps, its counterpart of inv_freq (ggml
  * accumulates each angle from the position itself, so p times them is not ggml's angle at p). */
+POSENC_API
 void posenc_ggml_rope_angles(const posenc_ggml_rope *r, const int64_t pos3[3], double *angle);
 /* The magnitude ggml multiplies cos and sin by: attn_factor, times 1 + 0.1 ln(1 / freq_scale)
  * when ext_factor is not 0 (ops.cpp rope_yarn), in float32. */
+POSENC_API
 double posenc_ggml_rope_mscale(const posenc_ggml_rope *r);
 
 

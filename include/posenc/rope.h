@@ -30,7 +30,9 @@ typedef enum posenc_precision {
     POSENC_PREC_VLLM = 2,
     POSENC_PREC_GGML = 3 /* needs posenc_rope_params.has_ggml */
 } posenc_precision;
+POSENC_API
 const char *posenc_precision_name(posenc_precision p);
+POSENC_API
 posenc_status posenc_precision_parse(const char *s, posenc_precision *out, posenc_error *err);
 
 /* Table layouts: hf = cat(freqs, freqs) (width rotary_dim); half = one copy (width rotary_dim/2,
@@ -43,7 +45,9 @@ typedef enum posenc_layout {
     POSENC_LAYOUT_INTERLEAVED = 2,
     POSENC_LAYOUT_VLLM = 3
 } posenc_layout;
+POSENC_API
 const char *posenc_layout_name(posenc_layout l);
+POSENC_API
 posenc_status posenc_layout_parse(const char *s, posenc_layout *out, posenc_error *err);
 
 /* Computed RoPE parameters (value type). */
@@ -76,6 +80,7 @@ typedef struct posenc_rope_params {
 /* Compute inv_freq (both precisions), attention scaling and softmax factor for cfg at sequence
  * length seq_len (0 = what transformers computes at load time; dynamic and longrope change past
  * max_position_embeddings / original_max_position_embeddings). */
+POSENC_API
 posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t seq_len,
                                          posenc_rope_params *out, posenc_error *err);
 
@@ -85,16 +90,19 @@ posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t 
  * on the converter's permuted Q/K for a neox config, which needs the whole head rotated; the
  * half modes need a neox config), a frequency-factor count other than 0 or n_dims / 2, M-RoPE sections that do
  * not cover the frequencies, or values that are not finite and positive where ggml needs them. */
+POSENC_API
 posenc_status posenc_rope_params_set_ggml(posenc_rope_params *p, const posenc_ggml_rope *g,
                                           posenc_error *err);
 /* The same from the model: what convert_hf_to_gguf.py writes for it
  * (posenc_gguf_rope_from_model), read as llama.cpp reads it with context n_ctx
  * (posenc_ggml_rope_from_gguf; 0: the file's context_length), attached to p (computed for the
  * same layer type). The converter's or loader's refusal is returned as they give it. */
+POSENC_API
 posenc_status posenc_rope_params_ggml(posenc_rope_params *p, const posenc_model *m,
                                       const char *layer_type, int64_t n_ctx, posenc_error *err);
 /* The same from a GGUF file's keys g (posenc_gguf_read_rope): what llama.cpp computes with that
  * file, whatever the config says. */
+POSENC_API
 posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_gguf_rope *g,
                                            int64_t n_ctx, posenc_error *err);
 
@@ -103,30 +111,36 @@ posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_g
  * exact values of llama.cpp's definition (YaRN's correction range always rounded, as
  * ggml_rope_yarn_corr_dims does, whatever the config's truncate says). The refusals of
  * posenc_rope_params_ggml, as it gives them. */
+POSENC_API
 posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_type, int64_t pos,
                                      double *drift, posenc_error *err);
 /* The same, against transformers' definition (the config's truncate as it is): where llama.cpp
  * defines RoPE differently (gpt-oss: truncate false ignored) the gap is that difference. */
+POSENC_API
 posenc_status posenc_ggml_rope_gap(const posenc_model *m, const char *layer_type, int64_t pos,
                                    double *gap, posenc_error *err);
 
 /* Width of one table row in a layout. */
+POSENC_API
 int posenc_rope_table_width(const posenc_rope_params *p, posenc_layout layout);
 
 /* Per-frequency cos and sin (n_freq values each, attention_scaling applied) at position pos.
  * exact: accurate doubles; hf and vllm: the float32 values of that pipeline, as doubles; ggml:
  * the float32 values llama.cpp's CPU backend computes (attn_factor applied), as doubles, or NaN
  * when p->has_ggml is 0. */
+POSENC_API
 void posenc_rope_cossin(const posenc_rope_params *p, posenc_precision prec, int64_t pos,
                         double *cos_f, double *sin_f);
 /* Same for 3-axis (t, h, w) multimodal positions; equals posenc_rope_cossin when p->mrope is 0
  * (uses pos3[0]). ggml: ggml's own sections (p->ggml.sections) pick the axis. */
+POSENC_API
 void posenc_rope_cossin3(const posenc_rope_params *p, posenc_precision prec,
                          const int64_t pos3[3], double *cos_f, double *sin_f);
 
 /* Rows of the cos and sin tables for n positions, each row posenc_rope_table_width() wide,
  * written to cos_out and sin_out (n * width doubles each). Runs on nthreads threads (<=1: one).
  * POSENC_EINVAL for the ggml precision without p->has_ggml. */
+POSENC_API
 posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision prec,
                                 posenc_layout layout, const int64_t *positions, size_t n,
                                 double *cos_out, double *sin_out, int nthreads,
