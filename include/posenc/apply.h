@@ -50,7 +50,7 @@ typedef enum posenc_apply_layout {
 /* "bhsd", "bshd", "shd", "hsd", "sd", "bsf", "sf", "ggml"; static, never NULL. */
 POSENC_API
 const char *posenc_apply_layout_name(posenc_apply_layout l);
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_apply_layout_parse(const char *s, posenc_apply_layout *out,
                                         posenc_error *err);
 
@@ -73,7 +73,7 @@ typedef struct posenc_apply_shape {
  * ("expected 4 dims [batch, heads, seq, head_dim] for layout bhsd, got (2, 3)"); a zero dim is
  * allowed (nothing to rotate). A flat layout needs the head split: POSENC_EINVAL here, use
  * posenc_apply_shape_split. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_apply_shape_of(posenc_apply_layout layout, int ndim, const int64_t *shape,
                                     posenc_apply_shape *out, posenc_error *err);
 
@@ -83,7 +83,7 @@ posenc_status posenc_apply_shape_of(posenc_apply_layout layout, int ndim, const 
  * bshd, sf: shd), so posenc_apply_rows and every reader of the shape need nothing else.
  * POSENC_EMISMATCH when F does not split ("last axis 4000 is not a multiple of head_dim 128"),
  * POSENC_EINVAL when neither heads nor head_dim is given. Other layouts ignore both. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_apply_shape_split(posenc_apply_layout layout, int ndim, const int64_t *shape,
                                        int64_t heads, int64_t head_dim, posenc_apply_shape *out,
                                        posenc_error *err);
@@ -117,7 +117,7 @@ typedef struct posenc_apply posenc_apply;
  * half the table width. Runs on nthreads threads (<= 1: one). Errors: odd or zero rotary dim,
  * positions out of range, 3-axis positions without mrope (EINVAL). Caller frees with
  * posenc_apply_free. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_opts *opts,
                                const posenc_apply_positions *pos, int64_t seq, int nthreads,
                                posenc_apply **out, posenc_error *err);
@@ -130,7 +130,7 @@ int posenc_apply_head_dim(const posenc_apply *a);
 
 /* Check that a dump of shape s can be rotated by a: head_dim matches, seq matches, batch matches
  * the positions' rows (when per batch entry). POSENC_EMISMATCH with a message (no file name). */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_apply_check(const posenc_apply *a, const posenc_apply_shape *s,
                                  posenc_error *err);
 

@@ -26,14 +26,14 @@ typedef enum posenc_alibi_convention {
 } posenc_alibi_convention;
 POSENC_API
 const char *posenc_alibi_convention_name(posenc_alibi_convention c);
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_alibi_convention_parse(const char *s, posenc_alibi_convention *out,
                                             posenc_error *err);
 
 /* Slopes for `heads` heads (exact values as doubles; for POSENC_ALIBI_FALCON the bf16 values
  * Falcon multiplies with). bias_max is MPT's alibi_bias_max (8 = the reference slopes).
  * POSENC_EINVAL for heads < 1. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_alibi_slopes(posenc_alibi_kind kind, int heads, double bias_max,
                                   double *slopes, posenc_error *err);
 
@@ -51,7 +51,7 @@ void posenc_alibi_row_kind(posenc_alibi_kind kind, double slope, posenc_alibi_co
 /* "reference", "mpt", "falcon"; parse also accepts "bloom" and "baichuan" for reference. */
 POSENC_API
 const char *posenc_alibi_kind_name(posenc_alibi_kind k);
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_alibi_kind_parse(const char *s, posenc_alibi_kind *out, posenc_error *err);
 
 /* ---- T5 relative buckets ---- */
@@ -64,7 +64,7 @@ int posenc_t5_bucket(int64_t rel, int bidirectional, int num_buckets, int max_di
  * and max_exact = n / 2, transformers needs max_exact >= 1 (so num_buckets >= 2, or >= 4 when
  * bidirectional; otherwise it divides by zero) and max_distance > max_exact (otherwise the log
  * ratio is 0 or negative). POSENC_EINVAL with a message naming the failed rule. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_t5_check(int bidirectional, int num_buckets, int max_distance,
                               posenc_error *err);
 /* Buckets of one query row: out[j] = posenc_t5_bucket(j - i, ...) for j in [0, k_len). */
@@ -88,14 +88,14 @@ int64_t posenc_shaw_index(int64_t i, int64_t j, int64_t k);
 /* posenc_sinusoidal_variant is declared in posenc/model.h. */
 POSENC_API
 const char *posenc_sinusoidal_variant_name(posenc_sinusoidal_variant v);
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_sinusoidal_variant_parse(const char *s, posenc_sinusoidal_variant *out,
                                               posenc_error *err);
 
 /* Row for position pos (table row index; for fairseq the row index, so row padding_idx is all
  * zeros), d_model wide, exact values (doubles accurate to ~1e-16 so one rounding to the output
  * dtype is correct). */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_sinusoidal_row(posenc_sinusoidal_variant v, int d_model, int64_t pos,
                                     int padding_idx, double *out, posenc_error *err);
 
@@ -104,7 +104,7 @@ posenc_status posenc_sinusoidal_row(posenc_sinusoidal_variant v, int d_model, in
  * half_dim - 1); padding_idx < 0 = none (fairseq only). Caller frees with
  * posenc_sinusoidal_free. */
 typedef struct posenc_sinusoidal posenc_sinusoidal;
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_sinusoidal_new(posenc_sinusoidal_variant v, int d_model, int padding_idx,
                                     posenc_sinusoidal **out, posenc_error *err);
 /* Row pos (pos >= 0) into out[d_model]. */

@@ -111,12 +111,12 @@ typedef struct posenc_diff posenc_diff;
  * difference is outside (an exact comparison; NaN as equal_nan says). EINVAL for bad options (a seq_axis outside
  * the shape, a non-float ulp dtype, top_k out of range); ERANGE when the buckets would exceed
  * POSENC_DIFF_MAX_BUCKETS. Caller frees with posenc_diff_free. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_diff_new(const posenc_diff_opts *opts, int ndim, const int64_t *shape,
                               posenc_diff **out, posenc_error *err);
 /* Compare the next n elements: a holds n elements of a_dt, b n of b_dt (native order). More
  * elements than the shape holds is EINVAL. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_diff_feed(posenc_diff *d, const void *a, posenc_dtype a_dt, const void *b,
                                posenc_dtype b_dt, size_t n, posenc_error *err);
 /* The statistics so far; the pointers in *out are borrowed from d and valid until the next

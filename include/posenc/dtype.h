@@ -39,14 +39,14 @@ size_t posenc_dtype_size(posenc_dtype dt);
 POSENC_API
 const char *posenc_dtype_name(posenc_dtype dt);
 /* Accepts the names above and the aliases float16/half, bfloat16, float32/float, float64/double. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_dtype_parse(const char *s, posenc_dtype *out, posenc_error *err);
 POSENC_API
 int posenc_dtype_is_float(posenc_dtype dt);
 
 /* Element count and byte size of a shape, refusing negative dims and any product that
  * overflows int64 (nelem) or SIZE_MAX/INT64_MAX (nbytes). Either out pointer may be NULL. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_shape_size(int ndim, const int64_t *shape, posenc_dtype dt, uint64_t *nelem,
                                 uint64_t *nbytes, posenc_error *err);
 /* Write "(2, 3, 4)" into buf; returns buf. */

@@ -36,7 +36,9 @@ typedef struct posenc_error {
 } posenc_error;
 
 /* Record code and message in *err (err may be NULL) and return code, so callers can write
- * `return posenc_seterr(err, POSENC_EFORMAT, "'%s': not an NPY file", path);` */
+ * `return posenc_seterr(err, POSENC_EFORMAT, "'%s': not an NPY file", path);`. It cannot fail,
+ * so it carries no POSENC_NODISCARD (nor does posenc_error_prefix): a caller may record an
+ * error and go on to its cleanup without using the code it gets back. */
 POSENC_API
 posenc_status posenc_seterr(posenc_error *err, posenc_status code, const char *fmt, ...)
 #if defined(__GNUC__)

@@ -4,14 +4,22 @@
  * POSENC_API marks a function of the library's ABI. libposenc.so is built with
  * -fvisibility=hidden, so it exports exactly the functions marked so: what a header declares
  * is what the shared library has, and nothing else (the internal pe_* functions that the
- * posenc program and the tests take from libposenc.a stay inside). */
+ * posenc program and the tests take from libposenc.a stay inside).
+ *
+ * POSENC_NODISCARD is on every function that returns a posenc_status, so a caller that drops
+ * one is told at compile time (GCC and Clang: -Wunused-result, on by default). To drop one on
+ * purpose, test it anyway and say why: GCC warns even through a cast to void. The two error
+ * helpers posenc_seterr and posenc_error_prefix do not carry it: they cannot fail and return
+ * the code they were given, for `return posenc_seterr(...)`. */
 #ifndef POSENC_EXPORT_H
 #define POSENC_EXPORT_H
 
 #if defined(__GNUC__) || defined(__clang__)
 #define POSENC_API __attribute__((visibility("default")))
+#define POSENC_NODISCARD __attribute__((warn_unused_result))
 #else
 #define POSENC_API
+#define POSENC_NODISCARD
 #endif
 
 #endif

@@ -30,7 +30,7 @@ typedef enum posenc_format {
 } posenc_format;
 
 /* "npy", "npz", "dir", "hdf5"/"h5", "safetensors", "header"/"h", "raw"/"bin", "gguf". */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_format_parse(const char *s, posenc_format *out, posenc_error *err);
 POSENC_API
 const char *posenc_format_name(posenc_format f);
@@ -52,7 +52,7 @@ int posenc_format_to_stdout(posenc_format f);
 /* Split "file.npz:q" / "file.h5:/a/b" / "file.safetensors:name" into path and member. The member
  * part is recognised only after a known container extension, so "C:\x" or "a:b.npy" stay whole.
  * path and member are written NUL-terminated (member "" when absent). */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_spec_split(const char *spec, char *path, size_t path_len, char *member,
                                 size_t member_len, posenc_error *err);
 
@@ -66,7 +66,7 @@ typedef struct posenc_container posenc_container;
 
 /* Open any readable file (or "-" for NPY on stdin) and index its arrays without reading data.
  * Caller frees with posenc_container_close. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_container_open(const char *path, const posenc_read_opts *opts,
                                     posenc_container **out, posenc_error *err);
 POSENC_API
@@ -102,11 +102,11 @@ typedef struct posenc_reader posenc_reader;
 /* Open one array by spec ("q.npy", "dump.npz:q", "x.h5:/layer0/q", "m.safetensors:wpe.weight",
  * "-" for NPY on stdin). A container with exactly one array needs no member name.
  * Caller frees with posenc_reader_close. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_reader_open(const char *spec, const posenc_read_opts *opts,
                                  posenc_reader **out, posenc_error *err);
 /* Open array i of an open container (the container must outlive the reader). */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_reader_open_index(posenc_container *c, size_t i, posenc_reader **out,
                                        posenc_error *err);
 /* Borrowed; valid until the reader is closed. */
@@ -117,14 +117,14 @@ POSENC_API
 posenc_format posenc_reader_format(const posenc_reader *r);
 /* Read the next nelem elements in C order, native byte order, in the array's own dtype.
  * Reading past the end, or a file shorter than its header says, is POSENC_EFORMAT. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_reader_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err);
 POSENC_API
 void posenc_reader_close(posenc_reader *r);
 
 /* Read a whole (small) array converted to dtype `as`; caller frees *data with free(). Refuses
  * arrays larger than max_bytes after conversion. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_read_all(const char *spec, const posenc_read_opts *opts, posenc_dtype as,
                               uint64_t max_bytes, posenc_array_info *info, void **data,
                               posenc_error *err);
@@ -139,12 +139,12 @@ typedef struct posenc_write_opts {
 
 /* Start writing path ("-" = one array as NPY on stdout). Nothing appears at path until commit.
  * Caller ends with posenc_writer_commit or posenc_writer_abort (both free the writer). */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_open(const char *path, const posenc_write_opts *opts,
                                  posenc_writer **out, posenc_error *err);
 /* Attach metadata: key and a JSON value text ("1e7", "\"neox\"", "[1,2]"). Call before the first
  * write. Formats store it as they can (see posenc-formats(5)); NPY alone drops it. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_meta(posenc_writer *w, const char *key, const char *json_value,
                                  posenc_error *err);
 /* The GGUF type a metadata value gets (posenc-formats(5)); the other formats keep the JSON text
@@ -168,20 +168,20 @@ typedef enum posenc_meta_type {
 } posenc_meta_type;
 /* posenc_writer_meta with a type: POSENC_EINVAL when the value is not of that type (an integer
  * out of the type's range, a float32 beyond FLT_MAX, a string for a number...). */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_meta_typed(posenc_writer *w, const char *key, posenc_meta_type type,
                                        const char *json_value, posenc_error *err);
 /* Declare every array before writing any data; arrays are then written in declaration order. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_declare(posenc_writer *w, const posenc_array_info *a,
                                     posenc_error *err);
 /* Append nelem elements (declared dtype, native order) to the current array; moves on to the
  * next declared array when one is complete. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_write(posenc_writer *w, const void *data, uint64_t nelem,
                                   posenc_error *err);
 /* Finish: every declared array must be complete. Flushes, renames into place, frees w. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_commit(posenc_writer *w, posenc_error *err);
 /* Remove the temporary file and free w. NULL is fine. */
 POSENC_API
@@ -209,12 +209,12 @@ POSENC_API
 void posenc_input_add_fd(int fd, const char *name);
 /* POSENC_EOVERWRITE when writing path would replace an input: path itself, and the files a
  * writer derives from it (a raw sidecar X.json, a directory's meta.json). */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_output_check(const char *path, posenc_error *err);
 /* POSENC_EOVERWRITE when the open file fd (standard output, for "-") is an input: a shell
  * redirection such as '>> q.npy' or '1<> q.npy' makes it one. posenc_output_check("-") checks
  * STDOUT_FILENO. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_output_check_fd(int fd, posenc_error *err);
 
 /* ---- temporaries ----

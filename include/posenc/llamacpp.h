@@ -110,7 +110,7 @@ typedef struct posenc_ggml_rope {
 
 /* What convert_hf_to_gguf.py writes for the model (layer_type as posenc_model_rope).
  * POSENC_EUNSUPPORTED with a one-line reason when the converter has no rule for the model. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *layer_type,
                                           posenc_gguf_rope *out, posenc_error *err);
 
@@ -121,13 +121,13 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
  * rope_factors_long.weight and rope_factors_short.weight of g's n_* factors, stored after the
  * declared arrays (formats/gguf_write.c). POSENC_EINVAL for a writer of another format, a second
  * call, or a value that does not fit its GGUF type. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_gguf_writer_rope(posenc_writer *w, const posenc_gguf_rope *g,
                                       posenc_error *err);
 
 /* What llama.cpp passes to ggml_rope_ext for a file holding g, with context n_ctx (0: the
  * file's context_length). */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ctx,
                                          posenc_ggml_rope *out, posenc_error *err);
 
@@ -136,7 +136,7 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
  * RoPE (Gemma 3: rope.freq_base_swa and freq_scale 1 when the file has a sliding window), a
  * sliding layer gets those; an architecture without such a rule runs every layer alike. Another
  * name is POSENC_EINVAL for an architecture with the rule. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_t n_ctx,
                                                const char *layer_type, posenc_ggml_rope *out,
                                                posenc_error *err);
@@ -145,7 +145,7 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
  * (an unsigned integer where llama.cpp reads one, float32 for floats, a string for the scaling
  * type, an int32 array of at most 4 for the sections); a wrong type is POSENC_EFORMAT naming the
  * key. Tensors must be F32 vectors of at most POSENC_MAX_FREQ values. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_gguf_read_rope(const char *path, posenc_gguf_rope *out, posenc_error *err);
 
 /* The llama.cpp facts of one architecture (lib/llama_arch.def). known = 0: llama.cpp has no
@@ -173,7 +173,7 @@ const char *posenc_ggml_model_arch(const posenc_model *m);
  * element order. POSENC_EUNSUPPORTED "llama.cpp: posenc has no rules for architecture X" for an
  * architecture llama.cpp does not have (or NULL), and for one without RoPE or a gptj config
  * under a halves mode. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_ggml_layout_style(const char *arch, int has_sections, posenc_style style,
                                        posenc_style *out, int *permuted, posenc_error *err);
 
@@ -201,7 +201,7 @@ typedef struct posenc_gguf_check {
  * at want's context length), the LongRoPE factors of both halves, the softmax scale and the
  * architecture. orig_ctx names the context past which llama3 / LongRoPE scaling matters in
  * the consequences (0: not known). */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
                                   int64_t orig_ctx, posenc_gguf_check *out, posenc_error *err);
 

@@ -31,7 +31,7 @@ typedef enum posenc_encoding {
 /* "none", "rope", "alibi", "t5", "learned", "sinusoidal", "shaw". */
 POSENC_API
 const char *posenc_encoding_name(posenc_encoding e);
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_encoding_parse(const char *s, posenc_encoding *out, posenc_error *err);
 
 typedef enum posenc_rope_type {
@@ -51,7 +51,7 @@ const char *posenc_rope_type_name(posenc_rope_type t);
 typedef enum posenc_style { POSENC_STYLE_NEOX = 0, POSENC_STYLE_GPTJ = 1 } posenc_style;
 POSENC_API
 const char *posenc_style_name(posenc_style s);
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_style_parse(const char *s, posenc_style *out, posenc_error *err);
 
 /* How the model forms and applies its pairs (the style above says which elements pair):
@@ -202,7 +202,7 @@ posenc_encoding posenc_model_layer_name_encoding(const posenc_model *m, size_t i
  * 1 when it is one of posenc_model_nope_layers (either may be NULL). POSENC_ERANGE when layer
  * is negative or not below num_hidden_layers (or the length of layer_types when the config
  * gives no num_hidden_layers); a config that gives neither accepts any layer >= 0. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_model_layer(const posenc_model *m, int64_t layer, const char **type,
                                  int *nope, posenc_error *err);
 
@@ -215,7 +215,7 @@ const char *posenc_model_layer_type_name(const posenc_model *m, size_t i);
 
 /* RoPE parameters for layer_type (NULL: the only set; an error naming the choices when the
  * config has several). POSENC_EINVAL when the model does not use RoPE. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_model_rope(const posenc_model *m, const char *layer_type,
                                 posenc_rope_config *out, posenc_error *err);
 
@@ -253,10 +253,10 @@ typedef struct posenc_family_info {
 POSENC_API
 size_t posenc_family_count(void);
 /* Row i (0 <= i < posenc_family_count()); POSENC_EINVAL past the end. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_family_get(size_t i, posenc_family_info *out, posenc_error *err);
 /* The row named name (a model_type or an alias); POSENC_ENOTFOUND when there is none. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_family_find(const char *name, posenc_family_info *out, posenc_error *err);
 
 #ifdef __cplusplus

@@ -32,7 +32,7 @@ typedef enum posenc_precision {
 } posenc_precision;
 POSENC_API
 const char *posenc_precision_name(posenc_precision p);
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_precision_parse(const char *s, posenc_precision *out, posenc_error *err);
 
 /* Table layouts: hf = cat(freqs, freqs) (width rotary_dim); half = one copy (width rotary_dim/2,
@@ -47,7 +47,7 @@ typedef enum posenc_layout {
 } posenc_layout;
 POSENC_API
 const char *posenc_layout_name(posenc_layout l);
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_layout_parse(const char *s, posenc_layout *out, posenc_error *err);
 
 /* Computed RoPE parameters (value type). */
@@ -80,7 +80,7 @@ typedef struct posenc_rope_params {
 /* Compute inv_freq (both precisions), attention scaling and softmax factor for cfg at sequence
  * length seq_len (0 = what transformers computes at load time; dynamic and longrope change past
  * max_position_embeddings / original_max_position_embeddings). */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t seq_len,
                                          posenc_rope_params *out, posenc_error *err);
 
@@ -90,19 +90,19 @@ posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t 
  * on the converter's permuted Q/K for a neox config, which needs the whole head rotated; the
  * half modes need a neox config), a frequency-factor count other than 0 or n_dims / 2, M-RoPE sections that do
  * not cover the frequencies, or values that are not finite and positive where ggml needs them. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_params_set_ggml(posenc_rope_params *p, const posenc_ggml_rope *g,
                                           posenc_error *err);
 /* The same from the model: what convert_hf_to_gguf.py writes for it
  * (posenc_gguf_rope_from_model), read as llama.cpp reads it with context n_ctx
  * (posenc_ggml_rope_from_gguf; 0: the file's context_length), attached to p (computed for the
  * same layer type). The converter's or loader's refusal is returned as they give it. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_params_ggml(posenc_rope_params *p, const posenc_model *m,
                                       const char *layer_type, int64_t n_ctx, posenc_error *err);
 /* The same from a GGUF file's keys g (posenc_gguf_read_rope): what llama.cpp computes with that
  * file, whatever the config says. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_gguf_rope *g,
                                            int64_t n_ctx, posenc_error *err);
 
@@ -111,12 +111,12 @@ posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_g
  * exact values of llama.cpp's definition (YaRN's correction range always rounded, as
  * ggml_rope_yarn_corr_dims does, whatever the config's truncate says). The refusals of
  * posenc_rope_params_ggml, as it gives them. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_type, int64_t pos,
                                      double *drift, posenc_error *err);
 /* The same, against transformers' definition (the config's truncate as it is): where llama.cpp
  * defines RoPE differently (gpt-oss: truncate false ignored) the gap is that difference. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_ggml_rope_gap(const posenc_model *m, const char *layer_type, int64_t pos,
                                    double *gap, posenc_error *err);
 
@@ -140,7 +140,7 @@ void posenc_rope_cossin3(const posenc_rope_params *p, posenc_precision prec,
 /* Rows of the cos and sin tables for n positions, each row posenc_rope_table_width() wide,
  * written to cos_out and sin_out (n * width doubles each). Runs on nthreads threads (<=1: one).
  * POSENC_EINVAL for the ggml precision without p->has_ggml. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision prec,
                                 posenc_layout layout, const int64_t *positions, size_t n,
                                 double *cos_out, double *sin_out, int nthreads,

@@ -118,13 +118,13 @@ int posenc_verify_offset_grid(int64_t limit, int64_t *offsets);
 
 /* Check the pairs in `in` against p. POSENC_EINVAL when head_dim disagrees with p or no offset
  * fits below max_position. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_invariance(const posenc_rope_params *p, const posenc_invariance_input *in,
                                        posenc_invariance_result *out, posenc_error *err);
 
 /* From a config alone: `samples` seeded unit-normal (q, k) pairs for each distance m - n of
  * the grid {0, 1, 7, 64, 1000, 4096, 32768} below max_position / 2, checked as above. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_rope_config(const posenc_rope_params *p, int64_t max_position,
                                         uint64_t seed, int samples,
                                         posenc_invariance_result *out, posenc_error *err);
@@ -283,7 +283,7 @@ typedef struct posenc_diagnosis {
  * base; attention scaling missing or a constant magnitude factor; the angle computed in bf16 or
  * f16; and, when no single one explains the rows, the compounds theta with the scaling ignored,
  * theta with a shift, and the pairing swapped with a full-head rotation. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_len,
                                      const posenc_verify_tolerance *t,
                                      const posenc_verify_recipe *numerics,
@@ -334,7 +334,7 @@ typedef struct posenc_verify_profiles_result {
  * POSENC_VERIFY_N_PROFILES) is profile k's recipe when out->fit[k].available, else
  * out->fit[k].why says why that runtime does not run the config. The fits' counts are zero for
  * a pass to fill. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *layer_type,
                                            const posenc_rope_config *cfg, int64_t seq_len,
                                            posenc_verify_recipe *rec,
@@ -361,7 +361,7 @@ typedef struct posenc_bias_check_result {
 
 /* ALiBi: b(i, j) - b(i, i) == -m (i - j) for j <= i, sampled rows i < max_position, every head.
  * Tolerance 4 ulp of m (i - j) in double. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_alibi(const posenc_bias_config *b, posenc_alibi_convention conv,
                                   int64_t max_position, posenc_bias_check_result *out,
                                   posenc_error *err);
@@ -369,14 +369,14 @@ posenc_status posenc_verify_alibi(const posenc_bias_config *b, posenc_alibi_conv
 /* T5: buckets are monotone in |j - i| within each direction, lie in [0, num_buckets), match an
  * independent float32 evaluation of transformers' formula, and depend only on j - i (checked
  * for shifted query positions). */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_t5(int num_buckets, int max_distance, int bidirectional,
                                int64_t max_position, posenc_bias_check_result *out,
                                posenc_error *err);
 
 /* Sinusoidal: PE(p + k) == R(k) PE(p) for sampled p, k, where R(k) rotates each (sin, cos)
  * column pair by the angle PE(k) holds. Tolerance 1e-12 * (1 + k w) per element. */
-POSENC_API
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_sinusoidal(posenc_sinusoidal_variant v, int d_model, int padding_idx,
                                        int64_t max_position, uint64_t seed,
                                        posenc_bias_check_result *out, posenc_error *err);
