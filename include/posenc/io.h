@@ -137,8 +137,10 @@ typedef struct posenc_write_opts {
     int compress;           /* NPZ: deflate members; HDF5: chunked gzip + shuffle (level 4) */
 } posenc_write_opts;
 
-/* Start writing path ("-" = one array as NPY on stdout). Nothing appears at path until commit.
- * Caller ends with posenc_writer_commit or posenc_writer_abort (both free the writer). */
+/* Start writing path ("-" = one array as NPY on stdout). Nothing appears at path until commit;
+ * the commit replaces a file already there (posenc(1) refuses to replace one of its run's
+ * inputs: that rule is the program's, not the library's). Caller ends with
+ * posenc_writer_commit or posenc_writer_abort (both free the writer). */
 POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_open(const char *path, const posenc_write_opts *opts,
                                  posenc_writer **out, posenc_error *err);
@@ -189,33 +191,6 @@ void posenc_writer_abort(posenc_writer *w);
 /* The format the writer writes. */
 POSENC_API
 posenc_format posenc_writer_format(const posenc_writer *w);
-
-/* ---- inputs are never overwritten ----
- * Every file a run reads is recorded by device and inode (the readers do it; a program adds
- * what it reads by other means, such as a regular file on standard input). A writer refuses,
- * with POSENC_EOVERWRITE, to create a file that is one of them, through a symlink or a second
- * name included, and so does posenc_output_check for the files an output path implies. */
-/* The rule is off by default (a program may rewrite what it read); posenc_inputs_guard(1) turns it
- * on for the rest of the process, posenc_inputs_guard(0) turns it off and forgets the inputs. */
-POSENC_API
-void posenc_inputs_guard(int on);
-/* While the guard is on, a writer also refuses (POSENC_EOVERWRITE) to replace a regular file
- * that is read-only or owned by another user; posenc_outputs_force(1) (--force) allows it. */
-POSENC_API
-void posenc_outputs_force(int on);
-POSENC_API
-void posenc_input_add(const char *path);
-POSENC_API
-void posenc_input_add_fd(int fd, const char *name);
-/* POSENC_EOVERWRITE when writing path would replace an input: path itself, and the files a
- * writer derives from it (a raw sidecar X.json, a directory's meta.json). */
-POSENC_API POSENC_NODISCARD
-posenc_status posenc_output_check(const char *path, posenc_error *err);
-/* POSENC_EOVERWRITE when the open file fd (standard output, for "-") is an input: a shell
- * redirection such as '>> q.npy' or '1<> q.npy' makes it one. posenc_output_check("-") checks
- * STDOUT_FILENO. */
-POSENC_API POSENC_NODISCARD
-posenc_status posenc_output_check_fd(int fd, posenc_error *err);
 
 /* ---- temporaries ----
  * Every writer writes to a temporary beside its target (".posenc-tmp-PID-XXXXXX-NAME") that is
