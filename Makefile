@@ -38,7 +38,10 @@ TEST_WRAP := -Wl,--wrap=_cmocka_run_group_tests
 WARN      := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT       ?= -O2
 CFLAGS    ?= $(OPT) -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude -Ilib -Iformats -Icmd $(PKG_CFLAGS) -MMD -MP
+# POSENC_STATIC_LINKING_ONLY: the library, the program, the tests and the bench see the
+# layout of the large structs (include/posenc/export.h); a program built elsewhere does not
+# unless it asks.
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -DPOSENC_STATIC_LINKING_ONLY $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude -Ilib -Iformats -Icmd $(PKG_CFLAGS) -MMD -MP
 LDLIBS    := $(PKG_LIBS) -lpthread -lm
 
 LIB_SRC   := $(sort $(wildcard lib/*.c formats/*.c))
@@ -153,7 +156,7 @@ $(S)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c tests/fuzz/fuzzutil.h $(S)/
 # A harness passes its own libFuzzer options (say, a larger -max_len for a format whose inputs
 # need the room) in a line "/* fuzz-options: ... */" of its source; make fuzz reads it.
 FUZZ_CC   ?= clang
-FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Ilib -Iformats $(PKG_CFLAGS)
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DPOSENC_STATIC_LINKING_ONLY -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Ilib -Iformats $(PKG_CFLAGS)
 $(B)/fuzz/fuzz_opts: tests/fuzz/fuzz_opts.c $(FUZZ_CMD_SRC) $(LIB_SRC)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -Icmd -o $@ $< $(FUZZ_CMD_SRC) $(LIB_SRC) $(LDLIBS)

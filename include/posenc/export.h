@@ -10,7 +10,19 @@
  * one is told at compile time (GCC and Clang: -Wunused-result, on by default). To drop one on
  * purpose, test it anyway and say why: GCC warns even through a cast to void. The two error
  * helpers posenc_seterr and posenc_error_prefix do not carry it: they cannot fail and return
- * the code they were given, for `return posenc_seterr(...)`. */
+ * the code they were given, for `return posenc_seterr(...)`.
+ *
+ * POSENC_STATIC_LINKING_ONLY: the structs over a kilobyte whose layout may change in any
+ * release (posenc_rope_config, posenc_rope_params, posenc_gguf_rope, posenc_ggml_rope,
+ * posenc_gguf_check, posenc_invariance_mode, posenc_invariance_result, posenc_verify_recipe,
+ * posenc_diagnosis, posenc_verify_profiles_result) are defined only when the including file
+ * defines it before its first posenc include, as zstd does with ZSTD_STATIC_LINKING_ONLY.
+ * Without it they are incomplete types: a program holds a posenc_rope_config or
+ * posenc_rope_params behind the pointer posenc_rope_config_new or posenc_rope_params_new gives
+ * it, and reads the params through their accessors. With it, a program compiles the layout of
+ * the headers it was built with into itself: it links libposenc.a, or the libposenc.so of
+ * that very version. posenc itself (the library, the program, the tests) is built with it.
+ * See posenc(3), CONVENTIONS. */
 #ifndef POSENC_EXPORT_H
 #define POSENC_EXPORT_H
 

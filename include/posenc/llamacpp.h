@@ -66,8 +66,12 @@ enum {
 #define POSENC_GGUF_ARCH_MAX 64
 
 /* The RoPE-relevant contents of a GGUF file (value type). Keys are {arch}.rope.* unless noted;
- * a field is meaningful when its bit is set in .has; tensors are present when n_* > 0. */
-typedef struct posenc_gguf_rope {
+ * a field is meaningful when its bit is set in .has; tensors are present when n_* > 0. This
+ * struct, posenc_ggml_rope and posenc_gguf_check are defined only under
+ * POSENC_STATIC_LINKING_ONLY (posenc/export.h): their layout may change in any release. */
+typedef struct posenc_gguf_rope posenc_gguf_rope;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_gguf_rope {
     char arch[POSENC_GGUF_ARCH_MAX];  /* general.architecture */
     unsigned has;
     double freq_base;                 /* rope.freq_base (f32 in the file) */
@@ -92,10 +96,13 @@ typedef struct posenc_gguf_rope {
     float factors_long[POSENC_MAX_FREQ];
     int n_factors_short;              /* rope_factors_short.weight */
     float factors_short[POSENC_MAX_FREQ];
-} posenc_gguf_rope;
+};
+#endif
 
 /* The arguments of ggml_rope_ext for one model and context (value type). */
-typedef struct posenc_ggml_rope {
+typedef struct posenc_ggml_rope posenc_ggml_rope;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_ggml_rope {
     posenc_ggml_mode mode;
     int n_dims;                       /* rotated dims (n_rot) */
     int head_dim;                     /* n_embd_head_k */
@@ -106,7 +113,8 @@ typedef struct posenc_ggml_rope {
     float freq_factors[POSENC_MAX_FREQ];
     double kq_scale;                  /* softmax scale llama.cpp uses (1/sqrt(head_dim) unless the
                                          model's graph changes it) */
-} posenc_ggml_rope;
+};
+#endif
 
 /* What convert_hf_to_gguf.py writes for the model (layer_type as posenc_model_rope).
  * POSENC_EUNSUPPORTED with a one-line reason when the converter has no rule for the model. */
@@ -191,10 +199,13 @@ typedef struct posenc_gguf_finding {
     char consequence[320];     /* "" when ok */
 } posenc_gguf_finding;
 
-typedef struct posenc_gguf_check {
+typedef struct posenc_gguf_check posenc_gguf_check;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_gguf_check {
     int n, n_failed;
     posenc_gguf_finding f[POSENC_GGUF_MAX_FINDINGS];
-} posenc_gguf_check;
+};
+#endif
 
 /* Compare the file's keys (have) with the converter's (want, from posenc_gguf_rope_from_model)
  * as llama.cpp reads them: each ggml_rope_ext argument both derive (posenc_ggml_rope_from_gguf

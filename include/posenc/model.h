@@ -72,8 +72,12 @@ const char *posenc_pairing_name(posenc_pairing p);
 #define POSENC_MAX_FREQ 512 /* rotary_dim / 2 at most; head_dim up to 1024 */
 
 /* The resolved RoPE parameters of one layer type: every key transformers reads, after
- * precedence and defaults. A plain value type (no pointers), so it can be copied freely. */
-typedef struct posenc_rope_config {
+ * precedence and defaults. A plain value type (no pointers), so it can be copied freely. Its
+ * layout (8 KB) is visible only under POSENC_STATIC_LINKING_ONLY (posenc/export.h); without
+ * it, posenc_rope_config_new gives one to hold by pointer. */
+typedef struct posenc_rope_config posenc_rope_config;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_rope_config {
     posenc_rope_type type;
     double theta;
     char theta_source[64];          /* "rope_parameters.rope_theta", "rope_theta", "default", ... */
@@ -99,7 +103,8 @@ typedef struct posenc_rope_config {
     int mrope_section[4];
     int mrope_interleaved;          /* Qwen3-VL/Qwen3.5: THWTHW... instead of TTT..HHH..WWW */
     int softmax_mscale;             /* DeepSeek-V3: softmax scale *= g(factor, mscale_all_dim)^2 */
-} posenc_rope_config;
+};
+#endif
 
 /* Fixed sinusoidal tables (posenc/bias.h computes them). */
 typedef enum posenc_sinusoidal_variant {
@@ -218,6 +223,13 @@ const char *posenc_model_layer_type_name(const posenc_model *m, size_t i);
 POSENC_API POSENC_NODISCARD
 posenc_status posenc_model_rope(const posenc_model *m, const char *layer_type,
                                 posenc_rope_config *out, posenc_error *err);
+/* The same into a posenc_rope_config the library allocates, for a program that does not see its
+ * layout. Caller frees with posenc_rope_config_free. */
+POSENC_API POSENC_NODISCARD
+posenc_status posenc_rope_config_new(const posenc_model *m, const char *layer_type,
+                                     posenc_rope_config **out, posenc_error *err);
+POSENC_API
+void posenc_rope_config_free(posenc_rope_config *c);
 
 /* Non-rotary parameters; borrowed, valid for any encoding (fields 0 when unknown). */
 POSENC_API

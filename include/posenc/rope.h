@@ -50,8 +50,12 @@ const char *posenc_layout_name(posenc_layout l);
 POSENC_API POSENC_NODISCARD
 posenc_status posenc_layout_parse(const char *s, posenc_layout *out, posenc_error *err);
 
-/* Computed RoPE parameters (value type). */
-typedef struct posenc_rope_params {
+/* Computed RoPE parameters (value type). Its layout (13 KB) is visible only under
+ * POSENC_STATIC_LINKING_ONLY (posenc/export.h); without it, posenc_rope_params_new gives one to
+ * hold by pointer and the accessors below read it. */
+typedef struct posenc_rope_params posenc_rope_params;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_rope_params {
     posenc_rope_type type;
     posenc_style style;
     int head_dim;
@@ -75,7 +79,8 @@ typedef struct posenc_rope_params {
     int has_ggml;                         /* 1 when ggml holds llama.cpp's arguments for this
                                              model (posenc_rope_params_set_ggml) */
     posenc_ggml_rope ggml;                /* what the ggml precision computes from */
-} posenc_rope_params;
+};
+#endif
 
 /* Compute inv_freq (both precisions), attention scaling and softmax factor for cfg at sequence
  * length seq_len (0 = what transformers computes at load time; dynamic and longrope change past
@@ -83,6 +88,25 @@ typedef struct posenc_rope_params {
 POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t seq_len,
                                          posenc_rope_params *out, posenc_error *err);
+/* The same into posenc_rope_params the library allocates, for a program that does not see
+ * their layout. Caller frees with posenc_rope_params_free. */
+POSENC_API POSENC_NODISCARD
+posenc_status posenc_rope_params_new(const posenc_rope_config *cfg, int64_t seq_len,
+                                     posenc_rope_params **out, posenc_error *err);
+POSENC_API
+void posenc_rope_params_free(posenc_rope_params *p);
+/* The fields p->type, style, head_dim, rotary_dim and attention_scaling, for the same
+ * programs. */
+POSENC_API
+posenc_rope_type posenc_rope_params_type(const posenc_rope_params *p);
+POSENC_API
+posenc_style posenc_rope_params_style(const posenc_rope_params *p);
+POSENC_API
+int posenc_rope_params_head_dim(const posenc_rope_params *p);
+POSENC_API
+int posenc_rope_params_rotary_dim(const posenc_rope_params *p);
+POSENC_API
+double posenc_rope_params_attention_scaling(const posenc_rope_params *p);
 
 /* Attach llama.cpp's arguments g to p for the ggml precision (p->ggml, p->has_ggml).
  * POSENC_EUNSUPPORTED when g cannot stand for p: no RoPE or the vision mode, n_dims not

@@ -87,8 +87,13 @@ typedef struct posenc_invariance_input {
     int64_t max_position;
 } posenc_invariance_input;
 
-/* One precision mode: how far scores drift from their offset-0 value. */
-typedef struct posenc_invariance_mode {
+/* One precision mode: how far scores drift from their offset-0 value. This struct,
+ * posenc_invariance_result, posenc_verify_recipe, posenc_diagnosis and
+ * posenc_verify_profiles_result are defined only under POSENC_STATIC_LINKING_ONLY
+ * (posenc/export.h): their layout may change in any release. */
+typedef struct posenc_invariance_mode posenc_invariance_mode;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_invariance_mode {
     double dev[POSENC_VERIFY_MAX_OFFSETS];     /* worst normalised |s(o) - s(0)| per offset */
     double rms[POSENC_VERIFY_MAX_OFFSETS];     /* root mean square of the same over the pairs */
     double band[POSENC_VERIFY_MAX_OFFSETS][POSENC_VERIFY_BANDS]; /* the same per frequency band */
@@ -97,9 +102,12 @@ typedef struct posenc_invariance_mode {
     double max_abs;                            /* worst unnormalised |s(o) - s(0)| */
     double max_table_err;
     double band_max[POSENC_VERIFY_BANDS];
-} posenc_invariance_mode;
+};
+#endif
 
-typedef struct posenc_invariance_result {
+typedef struct posenc_invariance_result posenc_invariance_result;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_invariance_result {
     int n_offsets;
     int64_t offset[POSENC_VERIFY_MAX_OFFSETS];
     /* exact: posenc's exact tables rounded once to float32, rotation in float32 arithmetic;
@@ -108,7 +116,8 @@ typedef struct posenc_invariance_result {
     posenc_invariance_mode exact, hf;
     double exact_table_f64_err; /* exact tables before rounding against long double */
     size_t scores;              /* score evaluations per mode */
-} posenc_invariance_result;
+};
+#endif
 
 /* The offset grid: 0, 1, 2, 4, ... < limit, and limit itself (posenc_verify_invariance uses
  * limit = max_position - 1 - (largest - earliest base position) and adds the earliest base
@@ -137,7 +146,9 @@ posenc_status posenc_verify_rope_config(const posenc_rope_params *p, int64_t max
 /* ---- comparison of a runtime's rotated rows with posenc's rotation ---- */
 
 /* A rotation recipe: the parameters, the pairing and what a runtime may have done differently. */
-typedef struct posenc_verify_recipe {
+typedef struct posenc_verify_recipe posenc_verify_recipe;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_verify_recipe {
     posenc_rope_params params;
     posenc_precision prec;  /* the tables: exact, hf, vllm or ggml numerics */
     int64_t shift;          /* added to every position */
@@ -149,7 +160,8 @@ typedef struct posenc_verify_recipe {
     /* set by posenc_verify_recipe_init from params (recompute after changing inv_hi): w_i
      * (8 + |ln w_i|), the float32 angle error per position and u32 of the verdict's bound */
     double angle_w[POSENC_MAX_FREQ];
-} posenc_verify_recipe;
+};
+#endif
 
 /* Set a recipe from p: exact tables, no shift, no rounding, scale 1, rotating. */
 POSENC_API
@@ -251,7 +263,9 @@ typedef struct posenc_diag_candidate {
     int explains;           /* ratio <= 1: the candidate fits within the verdict's bound */
 } posenc_diag_candidate;
 
-typedef struct posenc_diagnosis {
+typedef struct posenc_diagnosis posenc_diagnosis;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_diagnosis {
     int found;              /* 1 when the best candidate explains the data */
     int best;               /* index into cand, -1 when none */
     int n_cand;
@@ -267,7 +281,8 @@ typedef struct posenc_diagnosis {
     posenc_verify_recipe recipe; /* the best candidate's rotation (valid when best >= 0), for a
                                     caller to confirm it over every row */
     double angle_acc;       /* the bound's angle_acc it was judged with (llama.cpp's numerics) */
-} posenc_diagnosis;
+};
+#endif
 
 /* Try the usual mistakes on the sampled rows of one tensor (`what` is "q" or "k" for the
  * text) and name the best explanation. cfg is the config's resolved layer; seq_len as for
@@ -321,14 +336,17 @@ typedef struct posenc_profile_fit {
     int64_t drift_pos;       /* where it is largest */
 } posenc_profile_fit;
 
-typedef struct posenc_verify_profiles_result {
+typedef struct posenc_verify_profiles_result posenc_verify_profiles_result;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_verify_profiles_result {
     int n;
     posenc_profile_fit fit[POSENC_VERIFY_N_PROFILES];
     int best;                /* the matching profile with the smallest error, -1 when none */
     char explanation[600];   /* "k matches the ggml profile (llama.cpp) element for element; it
                                 drifts from exact math by 3.5e-03 at position 131072, which is
                                 llama.cpp's float32 accumulation, not a bug" */
-} posenc_verify_profiles_result;
+};
+#endif
 
 /* The runtime profiles of cfg, in the order exact, hf, vllm, ggml: rec[k] (an array of
  * POSENC_VERIFY_N_PROFILES) is profile k's recipe when out->fit[k].available, else
