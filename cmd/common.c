@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common.h"
-#include "inputs.h"
+#include "cmd/common.h"
+#include "formats/io/inputs.h"
 
 /* "posenc CMD: message\n" on stderr, after clearing a progress line. */
 static void vmsg(const char *cmd, const char *fmt, va_list ap)

@@ -5,11 +5,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common.h"
-#include "inputs.h"
-#include "opts.h"
-#include "iowatch.h"
-#include "util_progress.h"
+#include "cmd/common.h"
+#include "formats/io/inputs.h"
+#include "cmd/opts.h"
+#include "formats/io/iowatch.h"
+#include "cmd/util_progress.h"
 
 static const struct cmd {
     const char *name;
