@@ -70,10 +70,11 @@ $(BIN): $(CMD_OBJ) $(B)/libposenc.a
 # lib/rope_ggml.c reproduces ggml's portable CPU build, which has no FMA: never fuse a * b + c
 # there (GCC's ISO C default, made explicit for every compiler and mode)
 $(B)/lib/rope_ggml.o $(B)/pic/lib/rope_ggml.o $(S)/lib/rope_ggml.o: ALL_CFLAGS += -ffp-contract=off
-# lib/kern.c, lib/kern_x86.c: the dispatched kernels (AVX2, AVX-512 by target attributes, picked
-# at run time by lib/cpu.c) give the portable path's bits only with every product and sum
-# rounded on its own
+# lib/kern.c, lib/kern_x86.c, lib/kern_neon.c: the dispatched kernels (AVX2, AVX-512 by target
+# attributes, picked at run time by lib/cpu.c; NEON on aarch64) give the portable path's bits
+# only with every product and sum rounded on its own
 $(B)/lib/kern.o $(B)/pic/lib/kern.o $(S)/lib/kern.o $(B)/lib/kern_x86.o $(B)/pic/lib/kern_x86.o $(S)/lib/kern_x86.o: ALL_CFLAGS += -ffp-contract=off
+$(B)/lib/kern_neon.o $(B)/pic/lib/kern_neon.o $(S)/lib/kern_neon.o: ALL_CFLAGS += -ffp-contract=off
 
 $(B)/libposenc.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
