@@ -1,20 +1,21 @@
-/* neon_kernels.c: the NEON kernels (lib/kern_neon.c) against the portable ones (lib/kern.c),
- * bit for bit, for tests/cli/t_neon_qemu.sh, which cross-compiles this file with lib/kern.c,
- * lib/kern_neon.c, lib/cpu.c and lib/error.c for aarch64 and runs it under qemu-user (no
- * cmocka or other library of the target there). It checks that the path is the default and
- * what pe_kern_get hands out, then compares every entry: the f16 and bf16 loads on all 65536
- * bit patterns at three alignments, the stores on special values (NaN payloads, signalling
- * NaNs, infinities, -0, subnormals, the largest finite f16, every rounding boundary near a few
- * exponents) and random bits, and the six rotations on random, special and dtype-rounded
- * values (NaN payloads in the dump, never in cos and sin) at lengths that leave tails. Prints "neon: N values compared, 0 differ" and exits
- * 0, or names the first difference and exits 1. */
+/* neon_kernels.c: the NEON kernels (lib/core/kern_neon.c) against the portable ones
+ * (lib/core/kern.c), bit for bit, for tests/cli/t_neon_qemu.sh, which cross-compiles this file
+ * with lib/core/kern.c, lib/core/kern_neon.c, lib/core/cpu.c and lib/core/error.c for aarch64
+ * and runs it under qemu-user (no cmocka or other library of the target there). It checks that
+ * the path is the default and what pe_kern_get hands out, then compares every entry: the f16
+ * and bf16 loads on all 65536 bit patterns at three alignments, the stores on special values
+ * (NaN payloads, signalling NaNs, infinities, -0, subnormals, the largest finite f16, every
+ * rounding boundary near a few exponents) and random bits, and the six rotations on random,
+ * special and dtype-rounded values (NaN payloads in the dump, never in cos and sin) at lengths
+ * that leave tails. Prints "neon: N values compared, 0 differ" and exits 0, or names the first
+ * difference and exits 1. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "posenc/cpu.h"
-#include "cpu_internal.h"
+#include "lib/core/cpu_internal.h"
 
 #if !PE_CPU_NEON
 #error "build this for aarch64"
@@ -110,7 +111,7 @@ static float table_value(void)
 enum { NF = 67, ROWS = 4000 };
 
 /* each row: x (2 NF values, the halves or the pairs), c, s (NF each); for f16/bf16 every
- * value rounded to the dtype first, as lib/apply.c hands them over */
+ * value rounded to the dtype first, as lib/encodings/apply.c hands them over */
 static void rotations(const pe_kern *b, const pe_kern *k)
 {
     float *x1 = malloc(2 * NF * 4), *x2 = malloc(2 * NF * 4), *c = malloc(NF * 4),

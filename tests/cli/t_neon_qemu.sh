@@ -1,4 +1,4 @@
-# The aarch64 NEON path (lib/kern_neon.c) gives the portable kernels' bits (issue 23): the
+# The aarch64 NEON path (lib/core/kern_neon.c) gives the portable kernels' bits (issue 23): the
 # kernels, cross-compiled for aarch64 with the driver tests/cli/neon_kernels.c (no library of
 # the target is needed), run under qemu-user. Skipped (77) when the cross compiler or qemu is
 # missing; `.ci/deps.sh test` installs them, so CI always runs it.
@@ -13,9 +13,9 @@ fi
 # the build's own flags for these files (Makefile: -ffp-contract=off for the kernels), static so
 # that qemu needs no aarch64 sysroot
 "$XCC" -std=c11 -D_GNU_SOURCE -O2 -ffp-contract=off -Wall -Wextra -Wpedantic -Wshadow \
-    -Wstrict-prototypes -Wmissing-prototypes -Werror -static -I"$SRC/include" -I"$SRC/lib" \
-    -o neon_kernels "$SRC/tests/cli/neon_kernels.c" "$SRC/lib/kern.c" "$SRC/lib/kern_neon.c" \
-    "$SRC/lib/cpu.c" "$SRC/lib/error.c" -lpthread
+    -Wstrict-prototypes -Wmissing-prototypes -Werror -static -I"$SRC/include" -I"$SRC" \
+    -o neon_kernels "$SRC/tests/cli/neon_kernels.c" "$SRC/lib/core/kern.c" \
+    "$SRC/lib/core/kern_neon.c" "$SRC/lib/core/cpu.c" "$SRC/lib/core/error.c" -lpthread
 # no fused multiply-add anywhere in the kernels: each product rounded on its own
 if aarch64-linux-gnu-objdump -d neon_kernels | grep -Eq '[[:space:]](fmla|fmls|fmadd|fmsub|fnmadd|fnmsub)[[:space:]]'; then
     echo "the aarch64 kernels contain a fused multiply-add"
