@@ -52,20 +52,6 @@ posenc_status posenc_encoding_parse(const char *s, posenc_encoding *out, posenc_
                          "shaw)", s ? s : "");
 }
 
-const char *posenc_rope_type_name(posenc_rope_type t)
-{
-    switch (t) {
-    case POSENC_ROPE_DEFAULT: return "default";
-    case POSENC_ROPE_LINEAR: return "linear";
-    case POSENC_ROPE_DYNAMIC: return "dynamic";
-    case POSENC_ROPE_YARN: return "yarn";
-    case POSENC_ROPE_LONGROPE: return "longrope";
-    case POSENC_ROPE_LLAMA3: return "llama3";
-    case POSENC_ROPE_PROPORTIONAL: return "proportional";
-    }
-    return "unknown";
-}
-
 const char *posenc_style_name(posenc_style s)
 {
     return s == POSENC_STYLE_GPTJ ? "gptj" : s == POSENC_STYLE_NEOX ? "neox" : "unknown";

@@ -47,6 +47,20 @@ static const pe_dd TWO_PI_DD = { 0x1.921fb54442d18p+2, 0x1.1a62633145c07p-52 };
 /* ---------------------------------------------------------------------------------------------
  * names */
 
+const char *posenc_rope_type_name(posenc_rope_type t)
+{
+    switch (t) {
+    case POSENC_ROPE_DEFAULT: return "default";
+    case POSENC_ROPE_LINEAR: return "linear";
+    case POSENC_ROPE_DYNAMIC: return "dynamic";
+    case POSENC_ROPE_YARN: return "yarn";
+    case POSENC_ROPE_LONGROPE: return "longrope";
+    case POSENC_ROPE_LLAMA3: return "llama3";
+    case POSENC_ROPE_PROPORTIONAL: return "proportional";
+    }
+    return "unknown";
+}
+
 const char *posenc_precision_name(posenc_precision p)
 {
     switch (p) {
