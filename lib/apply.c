@@ -8,6 +8,7 @@
 #include "posenc/apply.h"
 #include "cpu_internal.h"
 #include "half.h"
+#include "rope_type.h"
 
 struct posenc_apply {
     posenc_apply_opts o;
@@ -266,7 +267,8 @@ posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_o
     }
 
     int head_dim = p->head_dim, half = p->n_freq, nf = p->n_freq;
-    if (p->type == POSENC_ROPE_PROPORTIONAL) {
+    const pe_rope_type *rt = pe_rope_type_get(p->type);
+    if (rt && rt->width == RW_HEAD) {
         /* the table spans the whole head; trailing zero frequencies are identity pairs */
         int width = posenc_rope_table_width(p, POSENC_LAYOUT_HF);
         if (width >= 2 * nf)

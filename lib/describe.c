@@ -6,6 +6,7 @@
 
 #include "describe.h"
 #include "posenc/bias.h"
+#include "rope_type.h"
 #include "tables.h"
 
 static const pe_dfield_def fields[PE_DF_COUNT] = {
@@ -286,11 +287,13 @@ void pe_describe_rope(pe_desc *d, const posenc_rope_config *c, const posenc_rope
     pe_describe_int(d, PE_DF_MAX_POSITION_EMBEDDINGS, c->max_position_embeddings);
     pe_describe_int(d, PE_DF_ORIGINAL_MAX_POSITION_EMBEDDINGS, c->original_max_position_embeddings);
     pe_describe_num(d, PE_DF_FACTOR, c->factor, NULL);
-    if (c->type == POSENC_ROPE_LLAMA3) {
+    const pe_rope_type *rt = pe_rope_type_get(c->type);
+    unsigned keys = rt ? rt->keys : 0;
+    if (keys & RK_LOWHIGH) {
         pe_describe_num(d, PE_DF_LOW_FREQ_FACTOR, c->low_freq_factor, NULL);
         pe_describe_num(d, PE_DF_HIGH_FREQ_FACTOR, c->high_freq_factor, NULL);
     }
-    if (c->type == POSENC_ROPE_YARN) {
+    if (keys & RK_YARN) {
         pe_describe_num(d, PE_DF_BETA_FAST, c->beta_fast, NULL);
         pe_describe_num(d, PE_DF_BETA_SLOW, c->beta_slow, NULL);
         pe_describe_bool(d, PE_DF_TRUNCATE, c->truncate);
@@ -299,7 +302,7 @@ void pe_describe_rope(pe_desc *d, const posenc_rope_config *c, const posenc_rope
     }
     if (c->has_attention_factor)
         pe_describe_num(d, PE_DF_ATTENTION_FACTOR, c->attention_factor, NULL);
-    if (c->type == POSENC_ROPE_LONGROPE) {
+    if (keys & RK_SHORTLONG) {
         pe_describe_nums(d, PE_DF_SHORT_FACTOR, c->short_factor, (size_t)c->n_short_factor, NULL);
         pe_describe_nums(d, PE_DF_LONG_FACTOR, c->long_factor, (size_t)c->n_long_factor, NULL);
         if (p) {
