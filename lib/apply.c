@@ -8,6 +8,7 @@
 #include "posenc/apply.h"
 #include "cpu_internal.h"
 #include "half.h"
+#include "profile.h"
 #include "rope_type.h"
 
 struct posenc_apply {
@@ -248,7 +249,9 @@ posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_o
                              POSENC_MAX_FREQ);
     if (seq < 0 || pos->rows < 1 || (pos->naxes != 1 && pos->naxes != 3))
         return posenc_seterr(err, POSENC_EINVAL, "invalid positions");
-    if (opts->precision == POSENC_PREC_GGML && !p->has_ggml)
+    const pe_profile *prof = pe_profile_get(opts->precision);
+    unsigned pf = prof ? prof->flags : 0;
+    if ((pf & PF_GGML) && !p->has_ggml)
         return posenc_seterr(err, POSENC_EINVAL,
                              "the ggml precision needs llama.cpp's RoPE arguments for the model");
     if (pos->naxes == 3 && !p->mrope)
@@ -295,11 +298,11 @@ posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_o
     a->nf = nf;
     a->seq = seq;
     a->rows = pos->rows;
-    a->narrow = (opts->precision == POSENC_PREC_HF || opts->precision == POSENC_PREC_VLLM) &&
+    a->narrow = (pf & PF_NARROW) &&
                 (opts->dtype == POSENC_DT_BF16 || opts->dtype == POSENC_DT_F16);
     uint64_t nrows = (uint64_t)pos->rows * (uint64_t)seq;
     /* ggml rotates in float32 whatever the dump (ops.cpp rotate_pairs converts f16 to f32) */
-    size_t es = opts->dtype == POSENC_DT_F64 && opts->precision != POSENC_PREC_GGML ? 8 : 4;
+    size_t es = opts->dtype == POSENC_DT_F64 && !(pf & PF_GGML) ? 8 : 4;
     if (nrows > (uint64_t)SIZE_MAX / (2 * (size_t)nf * es) - 1) {
         free(a);
         return posenc_seterr(err, POSENC_ERANGE, "position table too large");

@@ -31,6 +31,7 @@
 
 #include "mathx.h"
 #include "posenc/rope.h"
+#include "profile.h"
 #include "rope_type.h"
 
 /* Every float expression must round each operation on its own, as torch does: GCC in ISO C mode
@@ -56,31 +57,25 @@ const char *posenc_rope_type_name(posenc_rope_type t)
 
 const char *posenc_precision_name(posenc_precision p)
 {
-    switch (p) {
-    case POSENC_PREC_EXACT: return "exact";
-    case POSENC_PREC_HF: return "hf";
-    case POSENC_PREC_VLLM: return "vllm";
-    case POSENC_PREC_GGML: return "ggml";
-    }
-    return "?";
+    const pe_profile *r = pe_profile_get(p);
+    return r ? r->name : "?";
 }
 
 posenc_status posenc_precision_parse(const char *s, posenc_precision *out, posenc_error *err)
 {
-    if (s && strcmp(s, "exact") == 0) {
-        *out = POSENC_PREC_EXACT;
-    } else if (s && (strcmp(s, "hf") == 0 || strcmp(s, "transformers") == 0)) {
-        *out = POSENC_PREC_HF;
-    } else if (s && strcmp(s, "vllm") == 0) {
-        *out = POSENC_PREC_VLLM;
-    } else if (s && (strcmp(s, "ggml") == 0 || strcmp(s, "llama.cpp") == 0)) {
-        *out = POSENC_PREC_GGML;
-    } else {
-        return posenc_seterr(err, POSENC_EINVAL,
-                             "unknown precision '%s' (expected exact, hf, vllm or ggml)",
-                             s ? s : "");
+    char names[80] = "";
+    for (size_t i = 0; i < pe_n_profiles; i++) {
+        const pe_profile *r = &pe_profiles[i];
+        if (s && (strcmp(s, r->name) == 0 || (r->alias && strcmp(s, r->alias) == 0))) {
+            *out = r->prec;
+            return POSENC_OK;
+        }
+        size_t l = strlen(names);
+        snprintf(names + l, sizeof names - l, "%s%s", i == 0 ? "" : i + 1 < pe_n_profiles ? ", "
+                 : " or ", r->name);
     }
-    return POSENC_OK;
+    return posenc_seterr(err, POSENC_EINVAL, "unknown precision '%s' (expected %s)", s ? s : "",
+                         names);
 }
 
 const char *posenc_layout_name(posenc_layout l)
@@ -738,24 +733,49 @@ static void cossin_ggml(const posenc_rope_params *p, const int64_t pos3[3], doub
         c[i] = s[i] = NAN;
 }
 
+/* the profiles' cos/sin of one position (pos3[0]; mrope is posenc_rope_cossin3's) */
+static void cossin_hf3(const posenc_rope_params *p, const int64_t pos3[3], double *c, double *s)
+{
+    cossin_hf(p, pos3[0], c, s);
+}
+
+static void cossin_exact3(const posenc_rope_params *p, const int64_t pos3[3], double *c,
+                          double *s)
+{
+    cossin_exact(p, pos3[0], c, s);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * the runtime profiles (profiles.def) */
+
+const pe_profile pe_profiles[] = {
+#define PROFILE(id, build, nm, ...) [id] = { .prec = id, .name = nm, __VA_ARGS__ },
+#include "profiles.def"
+#undef PROFILE
+};
+const size_t pe_n_profiles = sizeof pe_profiles / sizeof pe_profiles[0];
+
+const pe_profile *pe_profile_get(posenc_precision prec)
+{
+    if ((unsigned)prec >= pe_n_profiles || !pe_profiles[prec].name)
+        return NULL;
+    return &pe_profiles[prec];
+}
+
 void posenc_rope_cossin(const posenc_rope_params *p, posenc_precision prec, int64_t pos,
                         double *cos_f, double *sin_f)
 {
-    if (prec == POSENC_PREC_HF || prec == POSENC_PREC_VLLM) { /* same float32 steps */
-        cossin_hf(p, pos, cos_f, sin_f);
-    } else if (prec == POSENC_PREC_GGML) {
-        const int64_t pos3[3] = { pos, pos, pos };
-        cossin_ggml(p, pos3, cos_f, sin_f);
-    } else {
-        cossin_exact(p, pos, cos_f, sin_f);
-    }
+    const pe_profile *r = pe_profile_get(prec);
+    const int64_t pos3[3] = { pos, pos, pos };
+    (r ? r : &pe_profiles[POSENC_PREC_EXACT])->cossin(p, pos3, cos_f, sin_f);
 }
 
 void posenc_rope_cossin3(const posenc_rope_params *p, posenc_precision prec,
                          const int64_t pos3[3], double *cos_f, double *sin_f)
 {
-    if (prec == POSENC_PREC_GGML) { /* ggml's sections choose the axis of each frequency */
-        cossin_ggml(p, pos3, cos_f, sin_f);
+    const pe_profile *r = pe_profile_get(prec);
+    if (r && (r->flags & PF_GGML)) { /* ggml's sections choose the axis of each frequency */
+        r->cossin(p, pos3, cos_f, sin_f);
         return;
     }
     if (!p->mrope || (pos3[0] == pos3[1] && pos3[0] == pos3[2])) {
@@ -839,10 +859,10 @@ posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision pr
         return posenc_seterr(err, POSENC_EINVAL, "no RoPE parameters given");
     if (p->n_freq <= 0 || p->n_freq > POSENC_MAX_FREQ || p->rotary_dim != 2 * p->n_freq)
         return posenc_seterr(err, POSENC_EINVAL, "RoPE parameters have %d frequencies", p->n_freq);
-    if (prec != POSENC_PREC_EXACT && prec != POSENC_PREC_HF && prec != POSENC_PREC_VLLM &&
-        prec != POSENC_PREC_GGML)
+    const pe_profile *prof = pe_profile_get(prec);
+    if (!prof)
         return posenc_seterr(err, POSENC_EINVAL, "unknown precision %d", (int)prec);
-    if (prec == POSENC_PREC_GGML && !p->has_ggml)
+    if ((prof->flags & PF_GGML) && !p->has_ggml)
         return posenc_seterr(err, POSENC_EINVAL,
                              "the ggml precision needs llama.cpp's RoPE arguments for the model");
     int width = posenc_rope_table_width(p, layout);
@@ -859,7 +879,7 @@ posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision pr
             return posenc_seterr(err, POSENC_EINVAL, "position %lld is out of range 0..2^53",
                                  (long long)positions[r]);
         /* llama.cpp's positions are int32 (llama_pos) */
-        if (prec == POSENC_PREC_GGML && positions[r] > INT32_MAX)
+        if (prof->max_pos > 0 && positions[r] > prof->max_pos)
             return posenc_seterr(err, POSENC_EINVAL,
                                  "position %lld is past llama.cpp's int32 positions (2^31 - 1)",
                                  (long long)positions[r]);
