@@ -64,6 +64,11 @@ enum pe_layers {
 #define F_MROPE_IL  0x02 /* multimodal RoPE is interleaved (THWTHW..., Qwen3-VL, Qwen3.5) */
 #define F_TEXT_FIXED 0x04 /* PE_TEXT: the text config is always built as .text, whatever its
                              model_type says (Gemma4Unified, MiniMax-M3-VL, Ovis2) */
+#define F_VLLM_DEEPSEEK 0x08 /* vLLM's model code sends rope_type yarn to
+                                DeepseekScalingRotaryEmbedding and scales the softmax by
+                                yarn_get_mscale(factor, mscale_all_dim)^2
+                                (vllm/model_executor/models/deepseek_v2.py: "deepseek_yarn"); read
+                                for the row of that exact name, never through an alias */
 
 struct pe_ctx;
 struct pe_ropesrc;

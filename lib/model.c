@@ -270,6 +270,12 @@ static const pe_family *family_find(const char *name)
     return NULL;
 }
 
+int pe_family_vllm_deepseek(const char *family)
+{
+    const pe_family *f = family_find(family);
+    return f && (f->flags & F_VLLM_DEEPSEEK);
+}
+
 /* Follow alias rows to the row that holds the data. */
 static const pe_family *family_resolve(const pe_family *f)
 {

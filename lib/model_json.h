@@ -24,6 +24,11 @@ const char *pe_model_gguf_arch(const posenc_model *m);
 /* 1 when the row's .gguf_log_mul says its converter class writes yarn_log_multiplier. */
 int pe_model_gguf_log_mul(const posenc_model *m);
 
+/* 1 when the registry row named family (a model_type, not followed through .alias) has
+ * F_VLLM_DEEPSEEK: vLLM sends its yarn to DeepseekScalingRotaryEmbedding. 0 for NULL or an
+ * unknown name. */
+int pe_family_vllm_deepseek(const char *family);
+
 /* Add a warning line (and the same note) to m, as the reader of its file found it (a duplicate
  * key). */
 posenc_status pe_model_add_warning(posenc_model *m, const char *text);

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "mathx.h"
+#include "model_json.h"
 #include "posenc/vllm.h"
 
 #if defined(__clang__)
@@ -102,17 +103,11 @@ static const struct vllm_class {
       LEN_MAX_POS, MS_NONE, INV_PROPORTIONAL, 1 },
 };
 
-/* Model families whose vLLM model code sends yarn to DeepseekScalingRotaryEmbedding
- * (vllm/model_executor/models/deepseek_v2.py: rope_type yarn -> "deepseek_yarn", and the softmax
- * scale times yarn_get_mscale(factor, mscale_all_dim)^2). */
-static const char *const DEEPSEEK_FAMILIES[] = { "deepseek_v2", "deepseek_v3", "deepseek_v32" };
-
+/* Model families whose vLLM model code sends yarn to DeepseekScalingRotaryEmbedding: the
+ * registry's F_VLLM_DEEPSEEK column (lib/model/families.def). */
 static int is_deepseek(const char *family)
 {
-    for (size_t i = 0; family && i < sizeof DEEPSEEK_FAMILIES / sizeof *DEEPSEEK_FAMILIES; i++)
-        if (strcmp(family, DEEPSEEK_FAMILIES[i]) == 0)
-            return 1;
-    return 0;
+    return pe_family_vllm_deepseek(family);
 }
 
 /* get_rope's class for the config (NULL: none). */
