@@ -357,19 +357,21 @@ void pe_describe_rope_notes(pe_desc *d, const posenc_rope_config *c, const posen
                             const char *extra)
 {
     char t[256] = "";
+    const pe_rope_type *rt = pe_rope_type_get(c->type);
+    int seq = rt ? rt->seq : SEQ_NONE; /* what the sequence length changes, said in a note */
     if (prec == POSENC_PREC_VLLM && vi) {
-        if (c->type == POSENC_ROPE_LONGROPE)
+        if (seq == SEQ_FACTORS)
             snprintf(t, sizeof t, "vllm: %s factors for every position (max_model_len %lld"
                      " %s original_max_position_embeddings %lld)",
                      vi->long_factors ? "long" : "short", (long long)vi->max_model_len,
                      vi->long_factors ? ">" : "<=", (long long)c->original_max_position_embeddings);
-        else if (c->type == POSENC_ROPE_DYNAMIC)
+        else if (seq == SEQ_BASE)
             snprintf(t, sizeof t, "vllm: dynamic NTK base fixed at load: %.17g", vi->base);
-    } else if (c->type == POSENC_ROPE_DYNAMIC) {
+    } else if (seq == SEQ_BASE) {
         snprintf(t, sizeof t, "dynamic: base for seq_len %lld (scaled only past "
                  "max_position_embeddings %lld)", (long long)seq_len,
                  (long long)c->max_position_embeddings);
-    } else if (c->type == POSENC_ROPE_LONGROPE) {
+    } else if (seq == SEQ_FACTORS) {
         snprintf(t, sizeof t, "longrope: %s factors for seq_len %lld (long only past "
                  "original_max_position_embeddings %lld)", p->long_factors ? "long" : "short",
                  (long long)seq_len, (long long)c->original_max_position_embeddings);
