@@ -4,10 +4,11 @@
  * Every row must be complete (names, functions, sources) and agree with the code that reads it:
  * a name round-trips through the parsers, a config built from a row's key columns validates and
  * fails when one of the keys it claims is taken away, the .seq column says whether the sequence
- * length changes inv_freq, the .vllm column is the class lib/rope_vllm.c picks; a profile's
- * cos/sin are the rotation's (closed form cos(p * inv_freq) within float32 rounding), its
- * position bound is the one posenc_rope_table enforces, and config.json rope_types resolve to
- * the row of that name. A new row without these fails here. */
+ * length changes inv_freq, the .vllm column is the class lib/rope_vllm.c picks and .gguf the
+ * scaling type lib/llamacpp.c writes, and config.json rope_types resolve to the row of that
+ * name; a profile's cos/sin are the rotation's (closed form cos(p * inv_freq) within float32
+ * rounding) and its position bound is the one posenc_rope_table enforces. A new row without
+ * these fails here. */
 #include <stdint.h>
 #include <string.h>
 
@@ -178,6 +179,17 @@ static void test_rope_type_configs(void **state)
             posenc_model_rope(m, NULL, &c, &err) != POSENC_OK)
             fail_msg("%s: %s", pe_rope_types[i].name, err.msg);
         assert_int_equal(c.type, pe_rope_types[i].type);
+        /* .gguf: the scaling type lib/llamacpp.c writes as llama.cpp's converter does */
+        posenc_gguf_rope g;
+        if (posenc_gguf_rope_from_model(m, NULL, &g, &err) != POSENC_OK)
+            fail_msg("%s: gguf: %s", pe_rope_types[i].name, err.msg);
+        const char *want_type = pe_rope_types[i].gguf;
+        if (want_type)
+            assert_true((g.has & POSENC_GGUF_SCALING_TYPE) &&
+                        strcmp(g.scaling_type, want_type) == 0);
+        else if (g.has & POSENC_GGUF_SCALING_TYPE)
+            fail_msg("%s: the converter writes scaling type '%s', the row none",
+                     pe_rope_types[i].name, g.scaling_type);
         posenc_model_free(m);
     }
 }
