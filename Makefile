@@ -38,10 +38,12 @@ TEST_WRAP := -Wl,--wrap=_cmocka_run_group_tests
 WARN      := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT       ?= -O2
 CFLAGS    ?= $(OPT) -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude -Ilib -Iformats -Icmd $(PKG_CFLAGS) -MMD -MP
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude -I. $(PKG_CFLAGS) -MMD -MP
 LDLIBS    := $(PKG_LIBS) -lpthread -lm
 
-LIB_SRC   := $(sort $(wildcard lib/*.c formats/*.c))
+# lib/ and formats/ are folders by concern (lib/core, lib/model, ..., formats/files, ...): every
+# .c file one level down is part of the library
+LIB_SRC   := $(sort $(wildcard lib/*/*.c formats/*/*.c))
 CMD_SRC   := $(sort $(wildcard cmd/*.c))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -70,13 +72,13 @@ all: $(BIN) $(B)/libposenc.a $(B)/$(SO_REAL)
 $(BIN): $(CMD_OBJ) $(B)/libposenc.a
 	$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) $(B)/libposenc.a $(LDLIBS)
 
-# lib/rope_ggml.c reproduces ggml's portable CPU build, which has no FMA: never fuse a * b + c
-# there (GCC's ISO C default, made explicit for every compiler and mode)
-$(B)/lib/rope_ggml.o $(B)/pic/lib/rope_ggml.o $(S)/lib/rope_ggml.o: ALL_CFLAGS += -ffp-contract=off
-# lib/kern.c, lib/kern_x86.c: the dispatched kernels (AVX2, AVX-512 by target attributes, picked
-# at run time by lib/cpu.c) give the portable path's bits only with every product and sum
-# rounded on its own
-$(B)/lib/kern.o $(B)/pic/lib/kern.o $(S)/lib/kern.o $(B)/lib/kern_x86.o $(B)/pic/lib/kern_x86.o $(S)/lib/kern_x86.o: ALL_CFLAGS += -ffp-contract=off
+# lib/encodings/rope_ggml.c reproduces ggml's portable CPU build, which has no FMA: never fuse
+# a * b + c there (GCC's ISO C default, made explicit for every compiler and mode)
+$(B)/lib/encodings/rope_ggml.o $(B)/pic/lib/encodings/rope_ggml.o $(S)/lib/encodings/rope_ggml.o: ALL_CFLAGS += -ffp-contract=off
+# lib/core/kern.c, lib/core/kern_x86.c: the dispatched kernels (AVX2, AVX-512 by target
+# attributes, picked at run time by lib/core/cpu.c) give the portable path's bits only with every
+# product and sum rounded on its own
+$(B)/lib/core/kern.o $(B)/pic/lib/core/kern.o $(S)/lib/core/kern.o $(B)/lib/core/kern_x86.o $(B)/pic/lib/core/kern_x86.o $(S)/lib/core/kern_x86.o: ALL_CFLAGS += -ffp-contract=off
 
 $(B)/libposenc.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -87,10 +89,10 @@ $(B)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # ---- the verdict corpus' mutation check ----
-# posenc with the verdict's bound scaled by 0.5 and by 2 (lib/verify.c PE_BOUND_SCALE), built
-# from the same objects but lib/verify.c: tests/cli/t_verdict_corpus.sh must catch both.
-MUT_OBJ := $(filter-out $(B)/lib/verify.o,$(LIB_OBJ)) $(CMD_OBJ)
-$(B)/mut-%/verify.o: lib/verify.c
+# posenc with the verdict's bound scaled by 0.5 and by 2 (lib/verify/verify.c PE_BOUND_SCALE),
+# built from the same objects but lib/verify/verify.c: tests/cli/t_verdict_corpus.sh must catch both.
+MUT_OBJ := $(filter-out $(B)/lib/verify/verify.o,$(LIB_OBJ)) $(CMD_OBJ)
+$(B)/mut-%/verify.o: lib/verify/verify.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DPE_BOUND_SCALE=$* -c -o $@ $<
 $(B)/mut-%/posenc: $(B)/mut-%/verify.o $(MUT_OBJ)
@@ -162,10 +164,10 @@ $(S)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c tests/fuzz/fuzzutil.h $(S)/
 # A harness passes its own libFuzzer options (say, a larger -max_len for a format whose inputs
 # need the room) in a line "/* fuzz-options: ... */" of its source; make fuzz reads it.
 FUZZ_CC   ?= clang
-FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Ilib -Iformats $(PKG_CFLAGS)
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -I. $(PKG_CFLAGS)
 $(B)/fuzz/fuzz_opts: tests/fuzz/fuzz_opts.c $(FUZZ_CMD_SRC) $(LIB_SRC)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -Icmd -o $@ $< $(FUZZ_CMD_SRC) $(LIB_SRC) $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CMD_SRC) $(LIB_SRC) $(LDLIBS)
 
 $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzzutil.h $(LIB_SRC)
 	@mkdir -p $(@D)

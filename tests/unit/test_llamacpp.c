@@ -1,4 +1,4 @@
-/* test_llamacpp.c: llama.cpp's view of RoPE (lib/llamacpp.c, lib/llamacpp_check.c).
+/* test_llamacpp.c: llama.cpp's view of RoPE (lib/runtimes/llamacpp.c, lib/runtimes/llamacpp_check.c).
  *
  * posenc_ggml_rope_from_gguf on hand-made key sets, against closed forms read from
  * ggml-org/llama.cpp: the defaults of load_hparams (src/llama-model.cpp: freq_base 10000, n_rot

@@ -13,7 +13,7 @@
 
 #include "testutil.h"
 #include "posenc/io.h"
-#include "zip.h"
+#include "formats/files/zip.h"
 
 static int count_entries(const char *dir, const char *s)
 {

@@ -1,26 +1,26 @@
-/* test_rope_types.c: the rope-type table (lib/rope_types.def) and the runtime-profile table
- * (lib/profiles.def), row by row.
+/* test_rope_types.c: the rope-type table (lib/encodings/rope_types.def) and the runtime-profile
+ * table (lib/encodings/profiles.def), row by row.
  *
  * Every row must be complete (names, functions, sources) and agree with the code that reads it:
  * a name round-trips through the parsers, a config built from a row's key columns validates and
  * fails when one of the keys it claims is taken away, the .seq column says whether the sequence
- * length changes inv_freq, the .vllm column is the class lib/rope_vllm.c picks and .gguf the
- * scaling type lib/llamacpp.c writes, and config.json rope_types resolve to the row of that
- * name; a profile's cos/sin are the rotation's (closed form cos(p * inv_freq) within float32
- * rounding) and its position bound is the one posenc_rope_table enforces. A new row without
- * these fails here. */
+ * length changes inv_freq, the .vllm column is the class lib/runtimes/rope_vllm.c picks and
+ * .gguf the scaling type lib/runtimes/llamacpp.c writes, and config.json rope_types resolve to
+ * the row of that name; a profile's cos/sin are the rotation's (closed form cos(p * inv_freq)
+ * within float32 rounding) and its position bound is the one posenc_rope_table enforces. A new
+ * row without these fails here. */
 #include <stdint.h>
 #include <string.h>
 
 #include "testutil.h"
+#include "lib/encodings/profile.h"
+#include "lib/encodings/rope_type.h"
 #include "posenc/config.h"
 #include "posenc/llamacpp.h"
 #include "posenc/model.h"
 #include "posenc/rope.h"
 #include "posenc/verify.h"
 #include "posenc/vllm.h"
-#include "profile.h"
-#include "rope_type.h"
 
 /* A valid config of row t, from the row's own columns: the keys it claims and nothing else. */
 static posenc_rope_config config_of(const pe_rope_type *t)
@@ -134,7 +134,7 @@ static void test_rope_type_rows(void **state)
         if (t->width == RW_HEAD)
             assert_true(p0.inv_hi[0] > 0 && p0.inv_hi[p0.n_freq - 1] == 0.0);
 
-        /* .vllm: the class get_rope builds (lib/rope_vllm.c) */
+        /* .vllm: the class get_rope builds (lib/runtimes/rope_vllm.c) */
         assert_non_null(t->vllm);
         posenc_vllm_info vi;
         posenc_error err = { 0 };
@@ -179,7 +179,7 @@ static void test_rope_type_configs(void **state)
             posenc_model_rope(m, NULL, &c, &err) != POSENC_OK)
             fail_msg("%s: %s", pe_rope_types[i].name, err.msg);
         assert_int_equal(c.type, pe_rope_types[i].type);
-        /* .gguf: the scaling type lib/llamacpp.c writes as llama.cpp's converter does */
+        /* .gguf: the scaling type lib/runtimes/llamacpp.c writes as llama.cpp's converter does */
         posenc_gguf_rope g;
         if (posenc_gguf_rope_from_model(m, NULL, &g, &err) != POSENC_OK)
             fail_msg("%s: gguf: %s", pe_rope_types[i].name, err.msg);
