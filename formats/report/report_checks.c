@@ -471,13 +471,32 @@ posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_m
              (st = posenc_gguf_read_rope(path, have, err)) == POSENC_OK &&
              (st = posenc_gguf_compare(want, have, original_max_position, chk, err)) ==
                  POSENC_OK) {
-        cJSON_AddStringToObject(inputs, "gguf", path);
-        cJSON_AddStringToObject(inputs, "gguf_architecture", have->arch);
+        if (!cJSON_GetObjectItemCaseSensitive(inputs, "gguf")) {
+            cJSON_AddStringToObject(inputs, "gguf", path);
+            cJSON_AddStringToObject(inputs, "gguf_architecture", have->arch);
+        }
         for (int i = 0; i < chk->n; i++) {
-            char summary[800];
+            char summary[800], name[POSENC_NAME_MAX + 64];
             cJSON *d = pe_report_gguf_details(&chk->f[i], summary, sizeof summary);
-            pe_report_add_check(report, chk->f[i].key, chk->f[i].ok, 0, NAN, NAN, NAN, summary,
-                                d);
+            /* called once per layer type (a multi-layer dump): a key another layer type
+             * checked the same way is not repeated; checked otherwise, it is named KEY@TYPE */
+            int dup = 0;
+            const cJSON *c;
+            snprintf(name, sizeof name, "%s", chk->f[i].key);
+            cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(report, "checks")) {
+                const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "name"));
+                const char *su = cJSON_GetStringValue(
+                    cJSON_GetObjectItemCaseSensitive(c, "summary"));
+                if (n && strcmp(n, chk->f[i].key) == 0)
+                    dup = su && strcmp(su, summary) == 0 ? 2 : 1;
+            }
+            if (dup == 2) {
+                cJSON_Delete(d);
+                continue;
+            }
+            if (dup && layer_type)
+                snprintf(name, sizeof name, "%s@%s", chk->f[i].key, layer_type);
+            pe_report_add_check(report, name, chk->f[i].ok, 0, NAN, NAN, NAN, summary, d);
             ++*n_checks;
             *failed += !chk->f[i].ok;
         }
