@@ -205,6 +205,7 @@ posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_g
                                            int64_t n_ctx, posenc_error *err);
 /* The same for the layers of type layer_type (posenc_ggml_rope_from_gguf_layer: Gemma 3's
  * sliding layers run rope.freq_base_swa with scale 1; NULL: the global layers, as above). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_params_ggml_gguf_layer(posenc_rope_params *p,
                                                  const posenc_gguf_rope *g, int64_t n_ctx,
                                                  const char *layer_type, posenc_error *err);
