@@ -6,6 +6,8 @@
 
 #include "lib/describe/describe.h"
 #include "posenc/bias.h"
+#include "lib/encodings/profile.h"
+#include "lib/encodings/rope_type.h"
 #include "lib/encodings/tables.h"
 
 static const pe_dfield_def fields[PE_DF_COUNT] = {
@@ -286,11 +288,13 @@ void pe_describe_rope(pe_desc *d, const posenc_rope_config *c, const posenc_rope
     pe_describe_int(d, PE_DF_MAX_POSITION_EMBEDDINGS, c->max_position_embeddings);
     pe_describe_int(d, PE_DF_ORIGINAL_MAX_POSITION_EMBEDDINGS, c->original_max_position_embeddings);
     pe_describe_num(d, PE_DF_FACTOR, c->factor, NULL);
-    if (c->type == POSENC_ROPE_LLAMA3) {
+    const pe_rope_type *rt = pe_rope_type_get(c->type);
+    unsigned keys = rt ? rt->keys : 0;
+    if (keys & RK_LOWHIGH) {
         pe_describe_num(d, PE_DF_LOW_FREQ_FACTOR, c->low_freq_factor, NULL);
         pe_describe_num(d, PE_DF_HIGH_FREQ_FACTOR, c->high_freq_factor, NULL);
     }
-    if (c->type == POSENC_ROPE_YARN) {
+    if (keys & RK_YARN) {
         pe_describe_num(d, PE_DF_BETA_FAST, c->beta_fast, NULL);
         pe_describe_num(d, PE_DF_BETA_SLOW, c->beta_slow, NULL);
         pe_describe_bool(d, PE_DF_TRUNCATE, c->truncate);
@@ -299,7 +303,7 @@ void pe_describe_rope(pe_desc *d, const posenc_rope_config *c, const posenc_rope
     }
     if (c->has_attention_factor)
         pe_describe_num(d, PE_DF_ATTENTION_FACTOR, c->attention_factor, NULL);
-    if (c->type == POSENC_ROPE_LONGROPE) {
+    if (keys & RK_SHORTLONG) {
         pe_describe_nums(d, PE_DF_SHORT_FACTOR, c->short_factor, (size_t)c->n_short_factor, NULL);
         pe_describe_nums(d, PE_DF_LONG_FACTOR, c->long_factor, (size_t)c->n_long_factor, NULL);
         if (p) {
@@ -319,8 +323,10 @@ void pe_describe_rope(pe_desc *d, const posenc_rope_config *c, const posenc_rope
     if (!p)
         return;
     /* the values of the precision: info prints float32 values with 9 digits, exact with 17 */
-    const char *ifmt = prec != POSENC_PREC_EXACT ? "%.9g" : "%.17g";
-    int ggml = prec == POSENC_PREC_GGML && p->has_ggml;
+    const pe_profile *prof = pe_profile_get(prec);
+    unsigned pf = prof ? prof->flags : PF_F32; /* not a precision: as the float32 ones */
+    const char *ifmt = pf & PF_F32 ? "%.9g" : "%.17g";
+    int ggml = (pf & PF_GGML) && p->has_ggml;
     int n = p->n_freq < 0 ? 0 : p->n_freq > POSENC_MAX_FREQ ? POSENC_MAX_FREQ : p->n_freq;
     double inv[POSENC_MAX_FREQ], att;
     if (ggml) {
@@ -329,9 +335,9 @@ void pe_describe_rope(pe_desc *d, const posenc_rope_config *c, const posenc_rope
         att = posenc_ggml_rope_mscale(&p->ggml);
     } else {
         for (int i = 0; i < n; i++)
-            inv[i] = prec != POSENC_PREC_EXACT ? (double)p->inv_freq_f32[i]
-                                               : p->inv_hi[i] + p->inv_lo[i];
-        att = prec != POSENC_PREC_EXACT ? (double)p->attention_scaling_f32 : p->attention_scaling;
+            inv[i] = pf & PF_F32 ? (double)p->inv_freq_f32[i]
+                                 : p->inv_hi[i] + p->inv_lo[i];
+        att = pf & PF_F32 ? (double)p->attention_scaling_f32 : p->attention_scaling;
     }
     pe_describe_num(d, PE_DF_ATTENTION_SCALING, att, NULL);
     pe_describe_info_fmt(d, PE_DF_ATTENTION_SCALING, ifmt);
@@ -351,19 +357,21 @@ void pe_describe_rope_notes(pe_desc *d, const posenc_rope_config *c, const posen
                             const char *extra)
 {
     char t[256] = "";
+    const pe_rope_type *rt = pe_rope_type_get(c->type);
+    int seq = rt ? rt->seq : SEQ_NONE; /* what the sequence length changes, said in a note */
     if (prec == POSENC_PREC_VLLM && vi) {
-        if (c->type == POSENC_ROPE_LONGROPE)
+        if (seq == SEQ_FACTORS)
             snprintf(t, sizeof t, "vllm: %s factors for every position (max_model_len %lld"
                      " %s original_max_position_embeddings %lld)",
                      vi->long_factors ? "long" : "short", (long long)vi->max_model_len,
                      vi->long_factors ? ">" : "<=", (long long)c->original_max_position_embeddings);
-        else if (c->type == POSENC_ROPE_DYNAMIC)
+        else if (seq == SEQ_BASE)
             snprintf(t, sizeof t, "vllm: dynamic NTK base fixed at load: %.17g", vi->base);
-    } else if (c->type == POSENC_ROPE_DYNAMIC) {
+    } else if (seq == SEQ_BASE) {
         snprintf(t, sizeof t, "dynamic: base for seq_len %lld (scaled only past "
                  "max_position_embeddings %lld)", (long long)seq_len,
                  (long long)c->max_position_embeddings);
-    } else if (c->type == POSENC_ROPE_LONGROPE) {
+    } else if (seq == SEQ_FACTORS) {
         snprintf(t, sizeof t, "longrope: %s factors for seq_len %lld (long only past "
                  "original_max_position_embeddings %lld)", p->long_factors ? "long" : "short",
                  (long long)seq_len, (long long)c->original_max_position_embeddings);
@@ -374,30 +382,12 @@ void pe_describe_rope_notes(pe_desc *d, const posenc_rope_config *c, const posen
         pe_describe_strs_add(d, PE_DF_NOTES, vi->note);
     if (extra)
         pe_describe_strs_add(d, PE_DF_NOTES, extra);
-    switch (prec) {
-    case POSENC_PREC_EXACT:
-        pe_describe_strs_add(d, PE_DF_NOTES, "exact: correctly rounded values of the real-number "
-                             "formula; transformers' float32 tables drift from them by up to "
-                             "~1e-2 at large positions");
-        break;
-    case POSENC_PREC_VLLM:
-        pe_describe_strs_add(d, PE_DF_NOTES, "vllm: the float32 cos_sin_cache vLLM's class builds "
-                             "at load, with correctly rounded pow/cos/sin where torch's are "
-                             "faithful; cast to the model dtype with --dtype");
-        break;
-    case POSENC_PREC_GGML:
+    const pe_profile *prof = pe_profile_get(prec);
+    if (!prof) /* not a precision: hf's note, as before the table */
+        prof = pe_profile_get(POSENC_PREC_HF);
+    if (prof->flags & PF_GGML)
         pe_describe_strs_add(d, PE_DF_NOTES, pe_describe_ggml_note(p));
-        pe_describe_strs_add(d, PE_DF_NOTES, "ggml: inv_freq holds ggml's float32 angle at "
-                             "position 1 (ggml accumulates each angle from the position, so the "
-                             "angle at p is not p times it)");
-        break;
-    default:
-        pe_describe_strs_add(d, PE_DF_NOTES, "hf: transformers' float32 pipeline step by step "
-                             "with correctly rounded pow/cos/sin; torch's vectorised pow can "
-                             "differ by 1 ulp of inv_freq, moving cos/sin by up to position * "
-                             "ulp(inv_freq)");
-        break;
-    }
+    pe_describe_strs_add(d, PE_DF_NOTES, prof->note);
 }
 
 /* ---- the other encodings ---- */

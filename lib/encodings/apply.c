@@ -8,6 +8,8 @@
 #include "posenc/apply.h"
 #include "lib/core/cpu_internal.h"
 #include "lib/core/half.h"
+#include "lib/encodings/profile.h"
+#include "lib/encodings/rope_type.h"
 
 struct posenc_apply {
     posenc_apply_opts o;
@@ -247,7 +249,9 @@ posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_o
                              POSENC_MAX_FREQ);
     if (seq < 0 || pos->rows < 1 || (pos->naxes != 1 && pos->naxes != 3))
         return posenc_seterr(err, POSENC_EINVAL, "invalid positions");
-    if (opts->precision == POSENC_PREC_GGML && !p->has_ggml)
+    const pe_profile *prof = pe_profile_get(opts->precision);
+    unsigned pf = prof ? prof->flags : 0;
+    if ((pf & PF_GGML) && !p->has_ggml)
         return posenc_seterr(err, POSENC_EINVAL,
                              "the ggml precision needs llama.cpp's RoPE arguments for the model");
     if (pos->naxes == 3 && !p->mrope)
@@ -266,7 +270,8 @@ posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_o
     }
 
     int head_dim = p->head_dim, half = p->n_freq, nf = p->n_freq;
-    if (p->type == POSENC_ROPE_PROPORTIONAL) {
+    const pe_rope_type *rt = pe_rope_type_get(p->type);
+    if (rt && rt->width == RW_HEAD) {
         /* the table spans the whole head; trailing zero frequencies are identity pairs */
         int width = posenc_rope_table_width(p, POSENC_LAYOUT_HF);
         if (width >= 2 * nf)
@@ -293,11 +298,11 @@ posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_o
     a->nf = nf;
     a->seq = seq;
     a->rows = pos->rows;
-    a->narrow = (opts->precision == POSENC_PREC_HF || opts->precision == POSENC_PREC_VLLM) &&
+    a->narrow = (pf & PF_NARROW) &&
                 (opts->dtype == POSENC_DT_BF16 || opts->dtype == POSENC_DT_F16);
     uint64_t nrows = (uint64_t)pos->rows * (uint64_t)seq;
     /* ggml rotates in float32 whatever the dump (ops.cpp rotate_pairs converts f16 to f32) */
-    size_t es = opts->dtype == POSENC_DT_F64 && opts->precision != POSENC_PREC_GGML ? 8 : 4;
+    size_t es = opts->dtype == POSENC_DT_F64 && !(pf & PF_GGML) ? 8 : 4;
     if (nrows > (uint64_t)SIZE_MAX / (2 * (size_t)nf * es) - 1) {
         free(a);
         return posenc_seterr(err, POSENC_ERANGE, "position table too large");

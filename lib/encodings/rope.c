@@ -26,10 +26,13 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/core/mathx.h"
+#include "lib/encodings/profile.h"
+#include "lib/encodings/rope_type.h"
 #include "posenc/rope.h"
 
 /* Every float expression must round each operation on its own, as torch does: GCC in ISO C mode
@@ -49,45 +52,31 @@ static const pe_dd TWO_PI_DD = { 0x1.921fb54442d18p+2, 0x1.1a62633145c07p-52 };
 
 const char *posenc_rope_type_name(posenc_rope_type t)
 {
-    switch (t) {
-    case POSENC_ROPE_DEFAULT: return "default";
-    case POSENC_ROPE_LINEAR: return "linear";
-    case POSENC_ROPE_DYNAMIC: return "dynamic";
-    case POSENC_ROPE_YARN: return "yarn";
-    case POSENC_ROPE_LONGROPE: return "longrope";
-    case POSENC_ROPE_LLAMA3: return "llama3";
-    case POSENC_ROPE_PROPORTIONAL: return "proportional";
-    }
-    return "unknown";
+    const pe_rope_type *rt = pe_rope_type_get(t);
+    return rt ? rt->name : "unknown";
 }
 
 const char *posenc_precision_name(posenc_precision p)
 {
-    switch (p) {
-    case POSENC_PREC_EXACT: return "exact";
-    case POSENC_PREC_HF: return "hf";
-    case POSENC_PREC_VLLM: return "vllm";
-    case POSENC_PREC_GGML: return "ggml";
-    }
-    return "?";
+    const pe_profile *r = pe_profile_get(p);
+    return r ? r->name : "?";
 }
 
 posenc_status posenc_precision_parse(const char *s, posenc_precision *out, posenc_error *err)
 {
-    if (s && strcmp(s, "exact") == 0) {
-        *out = POSENC_PREC_EXACT;
-    } else if (s && (strcmp(s, "hf") == 0 || strcmp(s, "transformers") == 0)) {
-        *out = POSENC_PREC_HF;
-    } else if (s && strcmp(s, "vllm") == 0) {
-        *out = POSENC_PREC_VLLM;
-    } else if (s && (strcmp(s, "ggml") == 0 || strcmp(s, "llama.cpp") == 0)) {
-        *out = POSENC_PREC_GGML;
-    } else {
-        return posenc_seterr(err, POSENC_EINVAL,
-                             "unknown precision '%s' (expected exact, hf, vllm or ggml)",
-                             s ? s : "");
+    char names[80] = "";
+    for (size_t i = 0; i < pe_n_profiles; i++) {
+        const pe_profile *r = &pe_profiles[i];
+        if (s && (strcmp(s, r->name) == 0 || (r->alias && strcmp(s, r->alias) == 0))) {
+            *out = r->prec;
+            return POSENC_OK;
+        }
+        size_t l = strlen(names);
+        snprintf(names + l, sizeof names - l, "%s%s", i == 0 ? "" : i + 1 < pe_n_profiles ? ", "
+                 : " or ", r->name);
     }
-    return POSENC_OK;
+    return posenc_seterr(err, POSENC_EINVAL, "unknown precision '%s' (expected %s)", s ? s : "",
+                         names);
 }
 
 const char *posenc_layout_name(posenc_layout l)
@@ -257,8 +246,10 @@ static pe_dd yarn_cd_exact(double r, int d, double M0, pe_dd ln_theta)
  *   ramp_j = clamp(f32(f32(f32(j) - f32(low)) / f32(high - low)), 0, 1) for j < d/2
  *   w = f32(1 - ramp); inv = f32(f32(interp * f32(1 - w)) + f32(extrap * w))
  * exact: the same blend with real arithmetic (cd and the ramp in double-double). */
-static void compute_yarn(const posenc_rope_config *c, posenc_rope_params *p, int D)
+static void compute_yarn(const posenc_rope_config *c, int64_t seq_len, posenc_rope_params *p,
+                         int D)
 {
+    (void)seq_len;
     int d = c->rotary_dim;
     double factor = c->factor, M0 = (double)c->original_max_position_embeddings;
     double beta_fast = c->beta_fast != 0.0 ? c->beta_fast : 32.0; /* `get(...) or 32` */
@@ -353,8 +344,10 @@ static void compute_longrope(const posenc_rope_config *c, int64_t seq_len, posen
  * When high == low (Llama-4 Scout: 1.0 / 1.0) s is inf or nan; HF masks it out except at the
  * single point wl == M0 / low, where we take s = 0 (vLLM's rule) instead of a NaN.
  * exact: wl = 2 pi / inv and s = (M0 inv / (2 pi) - low) / (high - low) in real arithmetic. */
-static void compute_llama3(const posenc_rope_config *c, posenc_rope_params *p, int D)
+static void compute_llama3(const posenc_rope_config *c, int64_t seq_len, posenc_rope_params *p,
+                           int D)
 {
+    (void)seq_len;
     double lowf = c->low_freq_factor, highf = c->high_freq_factor, factor = c->factor;
     double M0 = (double)c->original_max_position_embeddings;
     float lo_wl_f = (float)(M0 / lowf), hi_wl_f = (float)(M0 / highf);
@@ -435,14 +428,162 @@ static posenc_status compute_mrope(const posenc_rope_config *c, posenc_rope_para
     return POSENC_OK;
 }
 
+/* The rope types' own checks (rope_types.def, .check), each in the order the messages take. */
+
+static posenc_status check_factor(const posenc_rope_config *c, const char *tn, posenc_error *err)
+{
+    if (!finite_pos(c->factor))
+        return posenc_seterr(err, POSENC_ECONFIG, "%s: factor must be positive, not %g", tn,
+                             c->factor);
+    return POSENC_OK;
+}
+
+static posenc_status check_m0(const posenc_rope_config *c, const char *tn, posenc_error *err)
+{
+    if (c->original_max_position_embeddings <= 0)
+        return posenc_seterr(err, POSENC_ECONFIG,
+                             "%s: original_max_position_embeddings must be positive", tn);
+    return POSENC_OK;
+}
+
+static posenc_status check_longrope(const posenc_rope_config *c, const char *tn,
+                                    posenc_error *err)
+{
+    if (check_m0(c, tn, err) != POSENC_OK)
+        return POSENC_ECONFIG;
+    if (!(c->factor >= 0.0) || isinf(c->factor))
+        return posenc_seterr(err, POSENC_ECONFIG, "%s: factor must be positive, not %g", tn,
+                             c->factor);
+    if (c->factor <= 0.0 && c->max_position_embeddings <= 0)
+        return posenc_seterr(err, POSENC_ECONFIG,
+                             "%s: no factor and no max_position_embeddings", tn);
+    if (c->n_short_factor != c->rotary_dim / 2 || c->n_long_factor != c->rotary_dim / 2)
+        return posenc_seterr(err, POSENC_ECONFIG,
+                             "%s: short_factor and long_factor need %d entries, not %d and %d",
+                             tn, c->rotary_dim / 2, c->n_short_factor, c->n_long_factor);
+    for (int i = 0; i < c->rotary_dim / 2; i++)
+        if (!finite_pos(c->short_factor[i]) || !finite_pos(c->long_factor[i]))
+            return posenc_seterr(err, POSENC_ECONFIG,
+                                 "%s: short_factor[%d] and long_factor[%d] must be positive",
+                                 tn, i, i);
+    return POSENC_OK;
+}
+
+static posenc_status check_dynamic(const posenc_rope_config *c, const char *tn,
+                                   posenc_error *err)
+{
+    if (check_factor(c, tn, err) != POSENC_OK)
+        return POSENC_ECONFIG;
+    if (c->max_position_embeddings <= 0)
+        return posenc_seterr(err, POSENC_ECONFIG, "%s: max_position_embeddings must be positive",
+                             tn);
+    if (c->rotary_dim <= 2)
+        return posenc_seterr(err, POSENC_ECONFIG,
+                             "%s: rotary dimension must exceed 2 (base ** (d / (d - 2)))", tn);
+    return POSENC_OK;
+}
+
+static posenc_status check_yarn(const posenc_rope_config *c, const char *tn, posenc_error *err)
+{
+    if (check_factor(c, tn, err) != POSENC_OK || check_m0(c, tn, err) != POSENC_OK)
+        return POSENC_ECONFIG;
+    if (!(c->beta_fast >= 0.0) || !(c->beta_slow >= 0.0) || isinf(c->beta_fast) ||
+        isinf(c->beta_slow))
+        return posenc_seterr(err, POSENC_ECONFIG, "%s: beta_fast and beta_slow must be positive",
+                             tn);
+    if (c->theta == 1.0)
+        return posenc_seterr(err, POSENC_ECONFIG, "%s: rope_theta 1 has no correction range", tn);
+    if (!isfinite(c->mscale) || !isfinite(c->mscale_all_dim))
+        return posenc_seterr(err, POSENC_ECONFIG, "%s: mscale must be a number", tn);
+    return POSENC_OK;
+}
+
+static posenc_status check_llama3(const posenc_rope_config *c, const char *tn, posenc_error *err)
+{
+    if (check_factor(c, tn, err) != POSENC_OK || check_m0(c, tn, err) != POSENC_OK)
+        return POSENC_ECONFIG;
+    if (!finite_pos(c->low_freq_factor) || !finite_pos(c->high_freq_factor))
+        return posenc_seterr(err, POSENC_ECONFIG,
+                             "%s: low_freq_factor and high_freq_factor must be positive", tn);
+    return POSENC_OK;
+}
+
+/* The types whose factor divides inv_freq, and default; D and the live pairs as the row's
+ * width says (proportional: int(prf * head_dim // 2) live frequencies, then zeros up to
+ * rotary_dim / 2). */
+static void compute_default(const posenc_rope_config *c, int64_t seq_len, posenc_rope_params *p,
+                            int D)
+{
+    (void)seq_len;
+    compute_plain(c, p, D, p->n_freq, 1.0);
+}
+
+static void compute_linear(const posenc_rope_config *c, int64_t seq_len, posenc_rope_params *p,
+                           int D)
+{
+    (void)seq_len;
+    compute_plain(c, p, D, p->n_freq, c->factor);
+}
+
+static void compute_proportional(const posenc_rope_config *c, int64_t seq_len,
+                                 posenc_rope_params *p, int D)
+{
+    (void)seq_len;
+    double live = floor(c->partial_rotary_factor * c->head_dim / 2.0);
+    int n_live = live > p->n_freq ? p->n_freq : (int)live;
+    compute_plain(c, p, D, n_live, c->factor);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * the rope types (rope_types.def) */
+
+const pe_rope_type pe_rope_types[] = {
+#define ROPE_TYPE(id, nm, ...) [id] = { .type = id, .name = nm, __VA_ARGS__ },
+#include "lib/encodings/rope_types.def"
+#undef ROPE_TYPE
+};
+const size_t pe_n_rope_types = sizeof pe_rope_types / sizeof pe_rope_types[0];
+
+const pe_rope_type *pe_rope_type_get(posenc_rope_type t)
+{
+    if ((unsigned)t >= pe_n_rope_types || !pe_rope_types[t].name)
+        return NULL;
+    return &pe_rope_types[t];
+}
+
+const pe_rope_type *pe_rope_type_find(const char *name)
+{
+    for (size_t i = 0; name && i < pe_n_rope_types; i++)
+        if (pe_rope_types[i].name && strcmp(name, pe_rope_types[i].name) == 0)
+            return &pe_rope_types[i];
+    return NULL;
+}
+
+char *pe_rope_type_names(char *buf, size_t size)
+{
+    size_t l = 0;
+    if (size)
+        buf[0] = '\0';
+    for (size_t i = 0; i < pe_n_rope_types && l < size; i++) {
+        if (!pe_rope_types[i].name)
+            continue;
+        int n = snprintf(buf + l, size - l, "%s%s", l ? ", " : "", pe_rope_types[i].name);
+        if (n < 0)
+            break;
+        l += (size_t)n;
+    }
+    return buf;
+}
+
 /* ---------------------------------------------------------------------------------------------
  * parameters */
 
 static posenc_status check_config(const posenc_rope_config *c, int64_t seq_len, posenc_error *err)
 {
-    if ((unsigned)c->type > POSENC_ROPE_PROPORTIONAL)
+    const pe_rope_type *rt = pe_rope_type_get(c->type);
+    if (!rt)
         return posenc_seterr(err, POSENC_EINVAL, "unknown rope_type %d", (int)c->type);
-    const char *tn = posenc_rope_type_name(c->type);
+    const char *tn = rt->name;
     if (c->rotary_dim <= 0 || c->rotary_dim % 2 != 0 || c->rotary_dim > 2 * POSENC_MAX_FREQ)
         return posenc_seterr(err, POSENC_ECONFIG,
                              "rotary dimension %d is not an even number in 2..%d", c->rotary_dim,
@@ -461,66 +602,13 @@ static posenc_status check_config(const posenc_rope_config *c, int64_t seq_len, 
                              (long long)seq_len);
     if (c->style != POSENC_STYLE_NEOX && c->style != POSENC_STYLE_GPTJ)
         return posenc_seterr(err, POSENC_EINVAL, "unknown rotary style %d", (int)c->style);
-    switch (c->type) {
-    case POSENC_ROPE_DEFAULT:
-        break;
-    case POSENC_ROPE_LONGROPE:
-        if (c->original_max_position_embeddings <= 0)
-            return posenc_seterr(err, POSENC_ECONFIG,
-                                 "%s: original_max_position_embeddings must be positive", tn);
-        if (!(c->factor >= 0.0) || isinf(c->factor))
-            return posenc_seterr(err, POSENC_ECONFIG, "%s: factor must be positive, not %g", tn,
-                                 c->factor);
-        if (c->factor <= 0.0 && c->max_position_embeddings <= 0)
-            return posenc_seterr(err, POSENC_ECONFIG,
-                                 "%s: no factor and no max_position_embeddings", tn);
-        if (c->n_short_factor != c->rotary_dim / 2 || c->n_long_factor != c->rotary_dim / 2)
-            return posenc_seterr(err, POSENC_ECONFIG,
-                                 "%s: short_factor and long_factor need %d entries, not %d and %d",
-                                 tn, c->rotary_dim / 2, c->n_short_factor, c->n_long_factor);
-        for (int i = 0; i < c->rotary_dim / 2; i++)
-            if (!finite_pos(c->short_factor[i]) || !finite_pos(c->long_factor[i]))
-                return posenc_seterr(err, POSENC_ECONFIG,
-                                     "%s: short_factor[%d] and long_factor[%d] must be positive",
-                                     tn, i, i);
-        break;
-    default:
-        if (!finite_pos(c->factor))
-            return posenc_seterr(err, POSENC_ECONFIG, "%s: factor must be positive, not %g", tn,
-                                 c->factor);
-        break;
-    }
-    if (c->type == POSENC_ROPE_DYNAMIC) {
-        if (c->max_position_embeddings <= 0)
-            return posenc_seterr(err, POSENC_ECONFIG, "%s: max_position_embeddings must be positive",
-                                 tn);
-        if (c->rotary_dim <= 2)
-            return posenc_seterr(err, POSENC_ECONFIG,
-                                 "%s: rotary dimension must exceed 2 (base ** (d / (d - 2)))", tn);
-    }
-    if (c->type == POSENC_ROPE_YARN || c->type == POSENC_ROPE_LLAMA3) {
-        if (c->original_max_position_embeddings <= 0)
-            return posenc_seterr(err, POSENC_ECONFIG,
-                                 "%s: original_max_position_embeddings must be positive", tn);
-    }
-    if (c->type == POSENC_ROPE_YARN) {
-        if (!(c->beta_fast >= 0.0) || !(c->beta_slow >= 0.0) || isinf(c->beta_fast) ||
-            isinf(c->beta_slow))
-            return posenc_seterr(err, POSENC_ECONFIG, "%s: beta_fast and beta_slow must be positive",
-                                 tn);
-        if (c->theta == 1.0)
-            return posenc_seterr(err, POSENC_ECONFIG, "%s: rope_theta 1 has no correction range", tn);
-        if (!isfinite(c->mscale) || !isfinite(c->mscale_all_dim))
-            return posenc_seterr(err, POSENC_ECONFIG, "%s: mscale must be a number", tn);
-    }
-    if (c->type == POSENC_ROPE_LLAMA3 &&
-        (!finite_pos(c->low_freq_factor) || !finite_pos(c->high_freq_factor)))
-        return posenc_seterr(err, POSENC_ECONFIG,
-                             "%s: low_freq_factor and high_freq_factor must be positive", tn);
+    posenc_status st = rt->check ? rt->check(c, tn, err) : POSENC_OK;
+    if (st != POSENC_OK)
+        return st;
     if (c->has_attention_factor && !finite_pos(c->attention_factor))
         return posenc_seterr(err, POSENC_ECONFIG, "attention_factor must be positive, not %g",
                              c->attention_factor);
-    if (c->type == POSENC_ROPE_PROPORTIONAL &&
+    if ((rt->keys & RK_PRF) &&
         !(c->partial_rotary_factor > 0.0 && c->partial_rotary_factor <= 1.0))
         return posenc_seterr(err, POSENC_ECONFIG,
                              "%s: partial_rotary_factor must be in (0, 1], not %g", tn,
@@ -548,36 +636,11 @@ posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t 
     p->theta_used = cfg->theta;
     p->attention_scaling = 1.0;
     /* D: the exponent's denominator (theta^(-2i/D)). */
+    const pe_rope_type *rt = pe_rope_type_get(cfg->type);
     int D = cfg->exponent_dim > 0 ? cfg->exponent_dim
-            : cfg->type == POSENC_ROPE_PROPORTIONAL ? cfg->head_dim
-                                                    : cfg->rotary_dim;
-    switch (cfg->type) {
-    case POSENC_ROPE_DEFAULT:
-        compute_plain(cfg, p, D, p->n_freq, 1.0);
-        break;
-    case POSENC_ROPE_LINEAR:
-        compute_plain(cfg, p, D, p->n_freq, cfg->factor);
-        break;
-    case POSENC_ROPE_PROPORTIONAL: {
-        /* n = int(prf * head_dim // 2) live frequencies, then zeros up to rotary_dim / 2 */
-        double live = floor(cfg->partial_rotary_factor * cfg->head_dim / 2.0);
-        int n_live = live > p->n_freq ? p->n_freq : (int)live;
-        compute_plain(cfg, p, D, n_live, cfg->factor);
-        break;
-    }
-    case POSENC_ROPE_DYNAMIC:
-        compute_dynamic(cfg, seq_len, p, D);
-        break;
-    case POSENC_ROPE_YARN:
-        compute_yarn(cfg, p, D);
-        break;
-    case POSENC_ROPE_LONGROPE:
-        compute_longrope(cfg, seq_len, p, D);
-        break;
-    case POSENC_ROPE_LLAMA3:
-        compute_llama3(cfg, p, D);
-        break;
-    }
+            : rt->width == RW_HEAD ? cfg->head_dim
+                                   : cfg->rotary_dim;
+    rt->compute(cfg, seq_len, p, D);
     p->attention_scaling_f32 = (float)p->attention_scaling;
     p->softmax_scale = 1.0;
     if (cfg->softmax_mscale) {
@@ -700,24 +763,49 @@ static void cossin_ggml(const posenc_rope_params *p, const int64_t pos3[3], doub
         c[i] = s[i] = NAN;
 }
 
+/* the profiles' cos/sin of one position (pos3[0]; mrope is posenc_rope_cossin3's) */
+static void cossin_hf3(const posenc_rope_params *p, const int64_t pos3[3], double *c, double *s)
+{
+    cossin_hf(p, pos3[0], c, s);
+}
+
+static void cossin_exact3(const posenc_rope_params *p, const int64_t pos3[3], double *c,
+                          double *s)
+{
+    cossin_exact(p, pos3[0], c, s);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * the runtime profiles (profiles.def) */
+
+const pe_profile pe_profiles[] = {
+#define PROFILE(id, build, nm, ...) [id] = { .prec = id, .name = nm, __VA_ARGS__ },
+#include "lib/encodings/profiles.def"
+#undef PROFILE
+};
+const size_t pe_n_profiles = sizeof pe_profiles / sizeof pe_profiles[0];
+
+const pe_profile *pe_profile_get(posenc_precision prec)
+{
+    if ((unsigned)prec >= pe_n_profiles || !pe_profiles[prec].name)
+        return NULL;
+    return &pe_profiles[prec];
+}
+
 void posenc_rope_cossin(const posenc_rope_params *p, posenc_precision prec, int64_t pos,
                         double *cos_f, double *sin_f)
 {
-    if (prec == POSENC_PREC_HF || prec == POSENC_PREC_VLLM) { /* same float32 steps */
-        cossin_hf(p, pos, cos_f, sin_f);
-    } else if (prec == POSENC_PREC_GGML) {
-        const int64_t pos3[3] = { pos, pos, pos };
-        cossin_ggml(p, pos3, cos_f, sin_f);
-    } else {
-        cossin_exact(p, pos, cos_f, sin_f);
-    }
+    const pe_profile *r = pe_profile_get(prec);
+    const int64_t pos3[3] = { pos, pos, pos };
+    (r ? r : &pe_profiles[POSENC_PREC_EXACT])->cossin(p, pos3, cos_f, sin_f);
 }
 
 void posenc_rope_cossin3(const posenc_rope_params *p, posenc_precision prec,
                          const int64_t pos3[3], double *cos_f, double *sin_f)
 {
-    if (prec == POSENC_PREC_GGML) { /* ggml's sections choose the axis of each frequency */
-        cossin_ggml(p, pos3, cos_f, sin_f);
+    const pe_profile *r = pe_profile_get(prec);
+    if (r && (r->flags & PF_GGML)) { /* ggml's sections choose the axis of each frequency */
+        r->cossin(p, pos3, cos_f, sin_f);
         return;
     }
     if (!p->mrope || (pos3[0] == pos3[1] && pos3[0] == pos3[2])) {
@@ -801,10 +889,10 @@ posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision pr
         return posenc_seterr(err, POSENC_EINVAL, "no RoPE parameters given");
     if (p->n_freq <= 0 || p->n_freq > POSENC_MAX_FREQ || p->rotary_dim != 2 * p->n_freq)
         return posenc_seterr(err, POSENC_EINVAL, "RoPE parameters have %d frequencies", p->n_freq);
-    if (prec != POSENC_PREC_EXACT && prec != POSENC_PREC_HF && prec != POSENC_PREC_VLLM &&
-        prec != POSENC_PREC_GGML)
+    const pe_profile *prof = pe_profile_get(prec);
+    if (!prof)
         return posenc_seterr(err, POSENC_EINVAL, "unknown precision %d", (int)prec);
-    if (prec == POSENC_PREC_GGML && !p->has_ggml)
+    if ((prof->flags & PF_GGML) && !p->has_ggml)
         return posenc_seterr(err, POSENC_EINVAL,
                              "the ggml precision needs llama.cpp's RoPE arguments for the model");
     int width = posenc_rope_table_width(p, layout);
@@ -821,7 +909,7 @@ posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision pr
             return posenc_seterr(err, POSENC_EINVAL, "position %lld is out of range 0..2^53",
                                  (long long)positions[r]);
         /* llama.cpp's positions are int32 (llama_pos) */
-        if (prec == POSENC_PREC_GGML && positions[r] > INT32_MAX)
+        if (prof->max_pos > 0 && positions[r] > prof->max_pos)
             return posenc_seterr(err, POSENC_EINVAL,
                                  "position %lld is past llama.cpp's int32 positions (2^31 - 1)",
                                  (long long)positions[r]);

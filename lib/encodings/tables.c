@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/encodings/profile.h"
 #include "posenc/llamacpp.h"
 
 void pe_table_free(pe_table *t)
@@ -164,12 +165,14 @@ static posenc_status rope_fill(pe_table *t, int which, int64_t row0, int64_t n, 
         const posenc_rope_params *p = r->p;
         unsigned char *o = buf;
         size_t es = posenc_dtype_size(t->arr[which].src);
-        if (r->prec == POSENC_PREC_GGML) {
+        const pe_profile *prof = pe_profile_get(r->prec);
+        unsigned pf = prof ? prof->flags : PF_F32;
+        if (pf & PF_GGML) {
             const int64_t one[3] = { 1, 1, 1 };
             double ga[POSENC_MAX_FREQ];
             posenc_ggml_rope_angles(&p->ggml, one, ga);
             memcpy(o, ga, (size_t)p->n_freq * sizeof(double));
-        } else if (r->prec != POSENC_PREC_EXACT) {
+        } else if (pf & PF_F32) {
             memcpy(o, p->inv_freq_f32, (size_t)p->n_freq * sizeof(float));
         } else {
             for (int i = 0; i < p->n_freq; i++)
@@ -215,9 +218,11 @@ posenc_status pe_table_rope(pe_table *t, const posenc_rope_params *p, posenc_pre
         add_array(t, "cos", dtype, POSENC_DT_F64, 2, n_pos, width, 0, width);
         add_array(t, "sin", dtype, POSENC_DT_F64, 2, n_pos, width, 0, width);
     }
-    posenc_dtype isrc = prec == POSENC_PREC_GGML    ? POSENC_DT_F64
-                        : prec != POSENC_PREC_EXACT ? POSENC_DT_F32
-                                                    : dtype;
+    const pe_profile *prof = pe_profile_get(prec);
+    unsigned pf = prof ? prof->flags : PF_F32;
+    posenc_dtype isrc = pf & PF_GGML  ? POSENC_DT_F64
+                        : pf & PF_F32 ? POSENC_DT_F32
+                                      : dtype;
     r->inv = add_array(t, "inv_freq", dtype, isrc, 1, p->n_freq, 0, 0, p->n_freq);
     int64_t rows = (int64_t)(ROPE_CHUNK_ELEMS / (size_t)width);
     t->chunk_rows = rows > ROPE_CHUNK_ROWS_MAX ? ROPE_CHUNK_ROWS_MAX : rows < 1 ? 1 : rows;

@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/encodings/rope_type.h"
 #include "lib/model/model_ctx.h"
 
 /* ---- head_dim, heads, hidden size ---- */
@@ -130,17 +131,14 @@ static posenc_status parse_rope_type(ctx *c, const struct pe_ropesrc *s, posenc_
         name = "default"; /* Qwen2-VL: mrope is default RoPE with mrope_section */
         *mrope = 1;
     }
-    static const char *const names[] = { "default", "linear", "dynamic", "yarn", "longrope",
-                                         "llama3", "proportional" };
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        if (strcmp(name, names[i]) == 0) {
-            *t = (posenc_rope_type)i;
-            return POSENC_OK;
-        }
+    const pe_rope_type *rt = pe_rope_type_find(name);
+    if (rt) {
+        *t = rt->type;
+        return POSENC_OK;
     }
-    return pe_cfgerr(c, POSENC_ECONFIG,
-                     "unknown rope_type '%.60s' (known: default, linear, dynamic, yarn, longrope, "
-                     "llama3, proportional)", name);
+    char known[160];
+    return pe_cfgerr(c, POSENC_ECONFIG, "unknown rope_type '%.60s' (known: %s)", name,
+                     pe_rope_type_names(known, sizeof known));
 }
 
 static posenc_status read_factor_list(ctx *c, const struct pe_ropesrc *s, const char *key, int n,
@@ -218,7 +216,7 @@ static posenc_status check_derived(ctx *c, const struct pe_ropesrc *s,
     if (!p)
         return pe_cfgerr(c, POSENC_ENOMEM, "out of memory");
     posenc_error e = { 0 };
-    int64_t L = r->type == POSENC_ROPE_DYNAMIC || r->type == POSENC_ROPE_LONGROPE
+    int64_t L = pe_rope_type_get(r->type)->seq != SEQ_NONE
                     ? (r->max_position_embeddings > 0 ? 2 * r->max_position_embeddings : 0) : 0;
     posenc_status st = posenc_rope_params_compute(r, 0, p, &e);
     if (st == POSENC_OK && L > 0) /* the long-sequence parameters too */
@@ -245,7 +243,9 @@ static posenc_status resolve_rope(ctx *c, const struct pe_ropesrc *s, posenc_rop
     memset(r, 0, sizeof *r);
     pe_check_rope_dict(c, d, dp); /* a dict of the config, never a class default */
     TRY(parse_rope_type(c, s, &r->type, &mrope));
-    int scaled = r->type != POSENC_ROPE_DEFAULT;
+    const pe_rope_type *rt = pe_rope_type_get(r->type);
+    const char *tn = rt->name;
+    int scaled = rt->width != RW_CLASS; /* an init of ROPE_INIT_FUNCTIONS, not the class's own */
 
     /* theta: inside the dict, then the top-level key, then the class default */
     if (s->theta_fixed) {
@@ -332,7 +332,7 @@ static posenc_status resolve_rope(ctx *c, const struct pe_ropesrc *s, posenc_rop
     if (s->head_dim < 2)
         return pe_cfgerr(c, POSENC_ECONFIG, "head_dim must be >= 2, not %d", s->head_dim);
 
-    if (r->type == POSENC_ROPE_PROPORTIONAL) {
+    if (rt->width == RW_HEAD) {
         /* Gemma 4: the table is head_dim wide; int(prf*hd // 2) pairs rotate with exponents over
          * head_dim, the rest get frequency 0 */
         r->rotary_dim = s->head_dim;
@@ -374,12 +374,11 @@ static posenc_status resolve_rope(ctx *c, const struct pe_ropesrc *s, posenc_rop
     if (is_phi3 && !hm0t) {
         m0t = 4096;
         hm0t = 1;
-        if (r->type == POSENC_ROPE_LONGROPE)
+        if (r->type == POSENC_ROPE_LONGROPE) /* Phi-3's rule for its longrope */
             pe_note(c, "original_max_position_embeddings 4096 is the %s class default (a field "
                        "that overrides %soriginal_max_position_embeddings)", c->cls, dp);
     }
-    int needs_m0 = r->type == POSENC_ROPE_LLAMA3 || r->type == POSENC_ROPE_YARN ||
-                   r->type == POSENC_ROPE_LONGROPE;
+    int needs_m0 = (rt->keys & RK_M0) != 0;
     if (needs_m0 && !s->per_layer && hm0t)
         m0 = m0t;                   /* the top-level attribute overwrites the dict (Phi-3 rule) */
     else if (hm0d)
@@ -394,49 +393,46 @@ static posenc_status resolve_rope(ctx *c, const struct pe_ropesrc *s, posenc_rop
     } else if (needs_m0) {
         return pe_cfgerr(c, POSENC_ECONFIG,
                          "%soriginal_max_position_embeddings and %smax_position_embeddings are "
-                         "missing (rope_type %s needs one)", dp, tp,
-                         posenc_rope_type_name(r->type));
+                         "missing (rope_type %s needs one)", dp, tp, tn);
     }
     r->original_max_position_embeddings = m0;
 
     /* type-specific keys */
     r->factor = 1.0;
     const cJSON *fit = pe_item(d, "factor");
-    switch (r->type) {
-    case POSENC_ROPE_DEFAULT:
+    switch (rt->factor) {
+    case FAC_NONE:
         break;
-    case POSENC_ROPE_LINEAR:
-    case POSENC_ROPE_DYNAMIC:
-    case POSENC_ROPE_LLAMA3:
-    case POSENC_ROPE_YARN:
+    case FAC_REQUIRED:
+    case FAC_NULL_M:
         if (!fit)
             return pe_cfgerr(c, POSENC_ECONFIG, "%sfactor is missing (required for rope_type %s)",
-                             dp, posenc_rope_type_name(r->type));
+                             dp, tn);
         TRY(pe_get_num(c, d, dp, "factor", &v, &p));
         if (p) {
             r->factor = v;
-        } else if (r->type == POSENC_ROPE_YARN) {
+        } else if (rt->factor == FAC_NULL_M) {
             r->factor = (double)c->max_pos / (double)m0;
             pe_note(c, "%sfactor is null: using max_position_embeddings / "
                        "original_max_position_embeddings = %g", dp, r->factor);
         } else {
             return pe_cfgerr(c, POSENC_ECONFIG, "%sfactor is missing (required for rope_type %s)",
-                             dp, posenc_rope_type_name(r->type));
+                             dp, tn);
         }
         break;
-    case POSENC_ROPE_LONGROPE:
+    case FAC_OR_M:
         TRY(pe_get_num(c, d, dp, "factor", &v, &p));
         if (p) {
             r->factor = v;
         } else {
             if (c->max_pos <= 0)
                 return pe_cfgerr(c, POSENC_ECONFIG,
-                                 "%sfactor and %smax_position_embeddings are missing (longrope "
-                                 "needs one)", dp, tp);
+                                 "%sfactor and %smax_position_embeddings are missing (%s "
+                                 "needs one)", dp, tp, tn);
             r->factor = (double)c->max_pos / (double)m0;
         }
         break;
-    case POSENC_ROPE_PROPORTIONAL:
+    case FAC_OPTIONAL:
         TRY(pe_get_num(c, d, dp, "factor", &v, &p));
         if (p)
             r->factor = v;
@@ -445,28 +441,31 @@ static posenc_status resolve_rope(ctx *c, const struct pe_ropesrc *s, posenc_rop
     if (!(r->factor > 0) || !isfinite(r->factor))
         return pe_cfgerr(c, POSENC_ECONFIG, "%sfactor must be > 0", dp);
 
-    if (r->type == POSENC_ROPE_DYNAMIC) {
+    if (rt->keys & RK_MAXPOS) {
         if (c->max_pos <= 0)
             return pe_cfgerr(c, POSENC_ECONFIG,
                              "%smax_position_embeddings is missing (required for rope_type "
-                             "dynamic)", tp);
+                             "%s)", tp, tn);
+    }
+    if (rt->seq == SEQ_BASE) {
         pe_note(c, "dynamic: theta is scaled once the sequence is longer than "
                    "max_position_embeddings %lld; without --seq-len the load-time (unscaled) "
                    "frequencies are reported", (long long)c->max_pos);
     }
-    if (r->type == POSENC_ROPE_LLAMA3) {
+    if (rt->keys & RK_LOWHIGH) {
         static const char *const keys[] = { "low_freq_factor", "high_freq_factor" };
         double *dst[] = { &r->low_freq_factor, &r->high_freq_factor };
         for (int i = 0; i < 2; i++) {
             TRY(pe_get_num(c, d, dp, keys[i], dst[i], &p));
             if (!p)
                 return pe_cfgerr(c, POSENC_ECONFIG,
-                                 "%s%s is missing (required for rope_type llama3)", dp, keys[i]);
+                                 "%s%s is missing (required for rope_type %s)", dp, keys[i],
+                                 tn);
             if (!(*dst[i] > 0))
                 return pe_cfgerr(c, POSENC_ECONFIG, "%s%s must be > 0", dp, keys[i]);
         }
     }
-    if (r->type == POSENC_ROPE_YARN) {
+    if (rt->keys & RK_YARN) {
         TRY(pe_get_num(c, d, dp, "beta_fast", &v, &p));
         r->beta_fast = p && v != 0 ? v : 32.0;    /* `or 32` */
         TRY(pe_get_num(c, d, dp, "beta_slow", &v, &p));
@@ -489,7 +488,7 @@ static posenc_status resolve_rope(ctx *c, const struct pe_ropesrc *s, posenc_rop
         if (r->mscale < 0 || r->mscale_all_dim < 0)
             return pe_cfgerr(c, POSENC_ECONFIG, "%smscale and mscale_all_dim must be >= 0", dp);
     }
-    if (r->type == POSENC_ROPE_YARN || r->type == POSENC_ROPE_LONGROPE) {
+    if (rt->keys & RK_ATTN) {
         TRY(pe_get_num(c, d, dp, "attention_factor", &v, &p));
         if (p) {
             if (!(v > 0))
@@ -498,9 +497,11 @@ static posenc_status resolve_rope(ctx *c, const struct pe_ropesrc *s, posenc_rop
             r->has_attention_factor = 1;
         }
     }
-    if (r->type == POSENC_ROPE_LONGROPE) {
+    if (rt->keys & RK_SHORTLONG) {
         TRY(read_factor_list(c, s, "short_factor", nfreq, r->short_factor, &r->n_short_factor));
         TRY(read_factor_list(c, s, "long_factor", nfreq, r->long_factor, &r->n_long_factor));
+    }
+    if (rt->seq == SEQ_FACTORS) {
         pe_note(c, "longrope: long_factor applies once the sequence is longer than "
                    "original_max_position_embeddings %lld; without --seq-len the load-time "
                    "short_factor frequencies are reported (attention scaling applies to both)",

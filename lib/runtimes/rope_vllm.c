@@ -110,6 +110,16 @@ static int is_deepseek(const char *family)
     return pe_family_vllm_deepseek(family);
 }
 
+/* get_rope's class for the config (NULL: none). */
+static const struct vllm_class *find_class(const posenc_rope_config *cfg, const char *family)
+{
+    int mrope = cfg->n_mrope_section > 0, ds = cfg->type == POSENC_ROPE_YARN && is_deepseek(family);
+    for (size_t i = 0; i < sizeof CLASSES / sizeof *CLASSES; i++)
+        if (CLASSES[i].type == cfg->type && CLASSES[i].mrope == mrope && CLASSES[i].deepseek == ds)
+            return &CLASSES[i];
+    return NULL;
+}
+
 /* yarn_get_mscale(scale, mscale) of common.py / deepseek_scaling_rope.py (python float64). */
 static double get_mscale(double scale, double mscale)
 {
@@ -130,10 +140,7 @@ posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family
     posenc_vllm_info v;
     memset(&v, 0, sizeof v);
     int mrope = cfg->n_mrope_section > 0, ds = cfg->type == POSENC_ROPE_YARN && is_deepseek(family);
-    const struct vllm_class *k = NULL;
-    for (size_t i = 0; i < sizeof CLASSES / sizeof *CLASSES && !k; i++)
-        if (CLASSES[i].type == cfg->type && CLASSES[i].mrope == mrope && CLASSES[i].deepseek == ds)
-            k = &CLASSES[i];
+    const struct vllm_class *k = find_class(cfg, family);
     const char *tn = posenc_rope_type_name(cfg->type);
     if (!k)
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "vllm: no vLLM class for rope_type %s%s",
@@ -399,19 +406,20 @@ static posenc_status drift_impl(const posenc_rope_config *cfg, const char *famil
             /* transformers' definition at sequence length pos + 1, in exact math */
             st = posenc_rope_params_compute(cfg, pos + 1, &w->x, err);
         } else if (st == POSENC_OK) {
-            /* the exact math of vLLM's definition: dynamic's base is transformers' at sequence
-             * length max_position * factor; LongRoPE's factors as max_model_len chose them */
+            /* the exact math of vLLM's definition, by the class posenc_vllm_rope chose:
+             * dynamic's base is transformers' at sequence length max_position * factor;
+             * LongRoPE's factors as max_model_len chose them */
+            const struct vllm_class *k = find_class(cfg, family);
             int64_t L = 0;
-            if (cfg->type == POSENC_ROPE_DYNAMIC)
+            if (k->inv == INV_DYNAMIC_FIXED)
                 L = arange_len((double)cfg->max_position_embeddings * cfg->factor);
-            else if (cfg->type == POSENC_ROPE_LONGROPE)
+            else if (k->inv == INV_LONGROPE)
                 L = v.long_factors ? cfg->original_max_position_embeddings + 1 : 1;
             posenc_rope_config c = *cfg;
-            if (cfg->type == POSENC_ROPE_YARN)
-                c.truncate = v.truncate;
-            if (cfg->type == POSENC_ROPE_YARN && cfg->n_mrope_section > 0) /* over 4 * M0 */
+            c.truncate = v.truncate; /* the config's, but deepseek_yarn's and mrope yarn's 1 */
+            if (k->inv == INV_MROPE_YARN) /* over 4 * M0 */
                 c.original_max_position_embeddings = 4 * cfg->original_max_position_embeddings;
-            if (cfg->type == POSENC_ROPE_PROPORTIONAL) /* Gemma4RotaryEmbedding: no factor */
+            if (k->inv == INV_PROPORTIONAL) /* Gemma4RotaryEmbedding: no factor */
                 c.factor = 1.0;
             st = posenc_rope_params_compute(&c, L, &w->x, err);
             w->x.attention_scaling = v.mscale;

@@ -17,32 +17,38 @@
 #include "posenc/llamacpp.h"
 #include "posenc/verify.h"
 #include "posenc/vllm.h"
+#include "lib/encodings/profile.h"
 #include "lib/verify/verify_stats.h"
 
-/* The profiles, in the order a tie is decided. */
-static const struct {
-    posenc_precision prec;
-    const char *runtime;     /* who computes it */
-    const char *drift_cause; /* what its drift from exact math is */
-} profiles[POSENC_VERIFY_N_PROFILES] = {
-    { POSENC_PREC_EXACT, "exact math", "none: the exact values" },
-    { POSENC_PREC_HF, "transformers", "transformers' float32 pipeline" },
-    { POSENC_PREC_VLLM, "vLLM", "vLLM's float32 cos_sin_cache" },
-    { POSENC_PREC_GGML, "llama.cpp",
-      "llama.cpp's own numerics (float32 angle accumulation; YaRN's correction range always "
-      "rounded)" },
-};
+/* The parameters of one profile for the config (profiles.def's builder column). */
+typedef posenc_status (*profile_build)(const posenc_model *m, const char *layer_type,
+                                       const posenc_rope_config *cfg, posenc_precision prec,
+                                       int64_t seq_len, posenc_rope_params *p, posenc_error *err);
 
-static posenc_status params_of(const posenc_model *m, const char *layer_type,
-                               const posenc_rope_config *cfg, posenc_precision prec,
-                               int64_t seq_len, posenc_rope_params *p, posenc_error *err)
+/* llama.cpp: its arguments for the model, over transformers' parameters */
+static posenc_status build_ggml(const posenc_model *m, const char *layer_type,
+                                const posenc_rope_config *cfg, posenc_precision prec,
+                                int64_t seq_len, posenc_rope_params *p, posenc_error *err)
 {
-    if (prec == POSENC_PREC_GGML) {
-        posenc_status st = posenc_rope_params_compute(cfg, seq_len, p, err);
-        return st ? st : posenc_rope_params_ggml(p, m, layer_type, seq_len, err);
-    }
-    if (prec != POSENC_PREC_VLLM)
-        return posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len, 0, p, NULL, err);
+    (void)prec;
+    posenc_status st = posenc_rope_params_compute(cfg, seq_len, p, err);
+    return st ? st : posenc_rope_params_ggml(p, m, layer_type, seq_len, err);
+}
+
+/* exact math and transformers: the parameters at the dumps' sequence length */
+static posenc_status build_plain(const posenc_model *m, const char *layer_type,
+                                 const posenc_rope_config *cfg, posenc_precision prec,
+                                 int64_t seq_len, posenc_rope_params *p, posenc_error *err)
+{
+    (void)layer_type;
+    return posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len, 0, p, NULL, err);
+}
+
+static posenc_status build_vllm(const posenc_model *m, const char *layer_type,
+                                const posenc_rope_config *cfg, posenc_precision prec,
+                                int64_t seq_len, posenc_rope_params *p, posenc_error *err)
+{
+    (void)layer_type;
     /* vLLM served the dumps' sequence, so its max_model_len was at least seq_len (which picks
      * LongRoPE's long factors past original_max_position_embeddings); a cache shorter than the
      * sequence is a server that could not have produced the dumps */
@@ -54,6 +60,15 @@ static posenc_status params_of(const posenc_model *m, const char *layer_type,
                            "need %lld", vi.cls, (long long)vi.cache_len, (long long)seq_len);
     return st;
 }
+
+/* The profiles, in the order a tie is decided: profiles.def's order. */
+static const profile_build builders[] = {
+#define PROFILE(id, build, ...) [id] = build,
+#include "lib/encodings/profiles.def"
+#undef PROFILE
+};
+_Static_assert(sizeof builders / sizeof *builders == POSENC_VERIFY_N_PROFILES,
+               "one verify profile per row of profiles.def");
 
 posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *layer_type,
                                            const posenc_rope_config *cfg, int64_t seq_len,
@@ -73,10 +88,10 @@ posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *la
         goto done;
     for (int k = 0; k < POSENC_VERIFY_N_PROFILES; k++) {
         posenc_profile_fit *f = &out->fit[out->n++];
-        f->prec = profiles[k].prec;
-        f->runtime = profiles[k].runtime;
+        f->prec = pe_profiles[k].prec;
+        f->runtime = pe_profiles[k].runtime;
         posenc_error e2 = { 0 };
-        if (params_of(m, layer_type, cfg, f->prec, seq_len, p, &e2) != POSENC_OK ||
+        if (builders[k](m, layer_type, cfg, f->prec, seq_len, p, &e2) != POSENC_OK ||
             p->head_dim != exact->head_dim || p->n_freq != exact->n_freq) {
             snprintf(f->why, sizeof f->why, "%.199s", e2.msg[0] ? e2.msg : "not comparable");
             continue;
@@ -121,15 +136,15 @@ void posenc_verify_profiles_explain(posenc_verify_profiles_result *out, const ch
         else
             snprintf(how, sizeof how, "element for element (max rel err %.2g)", b->max_rel_err);
         int k = out->best;
-        if (b->prec == POSENC_PREC_EXACT)
+        if (b->prec == POSENC_PREC_EXACT) /* the reference itself: no drift to explain */
             snprintf(out->explanation, sizeof out->explanation, "%s matches exact math %s%s",
                      what, how, undecided);
         else
             snprintf(out->explanation, sizeof out->explanation,
                      "%s matches the %s profile (%s) %s; it drifts from exact math by %.2g at "
                      "position %lld, which is %s, not a bug%s",
-                     what, posenc_precision_name(b->prec), profiles[k].runtime, how, b->drift,
-                     (long long)b->drift_pos, profiles[k].drift_cause, undecided);
+                     what, posenc_precision_name(b->prec), pe_profiles[k].runtime, how, b->drift,
+                     (long long)b->drift_pos, pe_profiles[k].drift, undecided);
     } else {
         /* only the profiles tried; a runtime without rules for the config is said to be so */
         char tried[64] = "", none[200] = "";
