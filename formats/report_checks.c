@@ -469,7 +469,8 @@ posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_m
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     else if ((st = posenc_gguf_rope_from_model(m, layer_type, want, err)) == POSENC_OK &&
              (st = posenc_gguf_read_rope(path, have, err)) == POSENC_OK &&
-             (st = posenc_gguf_compare(want, have, original_max_position, chk, err)) ==
+             (st = posenc_gguf_compare_layer(want, have, original_max_position, layer_type, chk,
+                                             err)) ==
                  POSENC_OK) {
         cJSON_AddStringToObject(inputs, "gguf", path);
         cJSON_AddStringToObject(inputs, "gguf_architecture", have->arch);

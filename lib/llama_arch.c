@@ -248,20 +248,49 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
     if (st != POSENC_OK)
         return st;
     const pe_arch_row *row = pe_llama_arch(g->arch);
-    if (row->load == LD_GEMMA3 && layer_type) {
-        int sliding = strcmp(layer_type, "sliding_attention") == 0;
+    if ((row->swa || row->nope) && layer_type) {
+        int sliding = strcmp(layer_type, "sliding_attention") == 0 ||
+                      (row->nope == NOPE_STEP && strcmp(layer_type, "chunked_attention") == 0);
         if (!sliding && strcmp(layer_type, "full_attention") != 0)
             return posenc_seterr(err, POSENC_EINVAL,
                                  "llama.cpp's %s has sliding_attention and full_attention "
                                  "layers, not '%.60s'",
                                  g->arch, layer_type);
-        /* src/models/gemma3.cpp: the iswa graph only with a window > 0; its sliding layers
-         * take hparams.rope_freq_base_train_swa (the key, else 10000) and
-         * rope_freq_scale_train_swa (1); ext_factor, attn_factor and the betas stay the
-         * context's (llama_model::get_rope_freq_base / get_rope_freq_scale) */
-        if (sliding && (g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window > 0) {
-            r.freq_base = g->has & POSENC_GGUF_FREQ_BASE_SWA ? pe_tof(g->freq_base_swa) : 10000.0f;
-            r.freq_scale = 1.0f;
+        int window = (g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window > 0;
+        /* cohere2.cpp ropes only the sliding layers */
+        if (!sliding && row->nope == NOPE_GLOBAL)
+            return posenc_seterr(err, POSENC_EUNSUPPORTED,
+                                 "llama.cpp applies no RoPE to %s's full_attention layers "
+                                 "(src/models/%s.cpp ropes only the sliding-window layers)",
+                                 g->arch, g->arch);
+        /* lib/llama_arch.def .swa: what the sliding layers run with (llama_model::
+         * get_rope_freq_base / get_rope_freq_scale, or the graph's own arguments); ext_factor,
+         * attn_factor and the betas stay the context's unless said */
+        if (sliding) {
+            float swa_base = g->has & POSENC_GGUF_FREQ_BASE_SWA ? pe_tof(g->freq_base_swa) : 0;
+            switch (row->swa) {
+            case SWA_GEMMA3: /* gemma3.cpp: the iswa graph only with a window > 0 */
+                if (!window)
+                    break;
+                /* fall through */
+            case SWA_DEFAULT: /* hparams.rope_freq_base_train_swa 10000, scale 1 */
+                r.freq_base = swa_base ? swa_base : 10000.0f;
+                r.freq_scale = 1.0f;
+                break;
+            case SWA_TRAIN: /* the key, else rope_freq_base_train; rope_freq_scale_train */
+                if (swa_base)
+                    r.freq_base = swa_base;
+                break;
+            case SWA_OLMO2: /* olmo2.cpp: freq_base, 1.0, ext_factor 0, attn_factor 1 */
+                if (window) {
+                    r.freq_scale = 1.0f;
+                    r.ext_factor = 0.0f;
+                    r.attn_factor = 1.0f;
+                }
+                break;
+            default: /* SWA_CTX: the context's arguments */
+                break;
+            }
         }
     }
     *out = r;

@@ -199,6 +199,13 @@ static void tables(posenc_gguf_check *c, const posenc_ggml_rope *W, const posenc
 posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
                                   int64_t orig_ctx, posenc_gguf_check *out, posenc_error *err)
 {
+    return posenc_gguf_compare_layer(want, have, orig_ctx, NULL, out, err);
+}
+
+posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
+                                        int64_t orig_ctx, const char *layer_type,
+                                        posenc_gguf_check *out, posenc_error *err)
+{
     memset(out, 0, sizeof *out);
     posenc_ggml_rope W, H;
     posenc_status st = posenc_ggml_rope_from_gguf(want, 0, &W, err);
@@ -275,7 +282,7 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
          "attention drifts from the first positions on and long prompts degrade",
          (double)H.freq_base, (double)W.freq_base);
     const pe_arch_row *wrow = pe_llama_arch(want->arch);
-    if (wrow && wrow->load == LD_GEMMA3 && strcmp(want->arch, have->arch) == 0) {
+    if (wrow && wrow->swa && strcmp(want->arch, have->arch) == 0) {
         /* the sliding layers' own base (src/models/gemma3.cpp): rope.freq_base_swa when the
          * file has a sliding window, else every layer is global */
         posenc_ggml_rope WS, HS;
@@ -418,6 +425,27 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
 #undef CMPI
 #undef CMPF
     tensors(out, want, have, orig_ctx);
+    if (layer_type) {
+        /* the tables of that layer type, as llama.cpp runs it (both sides' own rules) */
+        posenc_ggml_rope WL, HL;
+        posenc_error le;
+        if (posenc_ggml_rope_from_gguf_layer(want, 0, layer_type, &WL, &le) != POSENC_OK) {
+            if (le.code == POSENC_EUNSUPPORTED) {
+                add(out, NULL, "cos/sin (ggml numerics)", "tables", "no RoPE", "not compared",
+                    NULL);
+                return POSENC_OK;
+            }
+            return posenc_seterr(err, le.code, "%s", le.msg);
+        }
+        if (posenc_ggml_rope_from_gguf_layer(have, want->context_length, layer_type, &HL, &le) !=
+            POSENC_OK) {
+            add(out, NULL, "cos/sin (ggml numerics)", "tables", "llama.cpp loads the file",
+                "refused", "%s", le.msg);
+            return POSENC_OK;
+        }
+        tables(out, &WL, &HL, want->context_length);
+        return POSENC_OK;
+    }
     tables(out, &W, &H, want->context_length);
     return POSENC_OK;
 }

@@ -194,6 +194,13 @@ typedef struct posenc_gguf_check {
  * the consequences (0: not known). */
 posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
                                   int64_t orig_ctx, posenc_gguf_check *out, posenc_error *err);
+/* The same for the layers of type layer_type (posenc_ggml_rope_from_gguf_layer; NULL: as
+ * posenc_gguf_compare): the cos/sin check compares both sides' tables with that layer type's
+ * arguments (Gemma 3's sliding layers: freq_base_swa and scale 1). A layer type llama.cpp
+ * rotates with no RoPE (Cohere 2's full_attention) compares no tables and says so. */
+posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
+                                        int64_t orig_ctx, const char *layer_type,
+                                        posenc_gguf_check *out, posenc_error *err);
 
 /* cos and sin of frequency i at position pos as ggml's CPU backend computes them (float32,
  * attn_factor applied), for i < n_dims / 2, written as doubles. Three-axis positions for

@@ -28,7 +28,11 @@ grep -q '^[0-9]* rows with a gguf_arch, 0 wrong$' archs.txt
 # correct files, and each mistake on its own file
 good="llama-3.1-8b qwen3-8b gpt-oss-20b deepseek-v3 qwen3.5-27b extra/phi-3-mini-128k
 gguf/codellama-7b gguf/ministral3-8b-text gguf/phi-2 gguf/pythia-70m gguf/stablelm-2-1_6b
-gguf/command-r families/granite-3.3-8b-instruct"
+gguf/command-r families/granite-3.3-8b-instruct
+families/gemma-2-9b-it extra/qwen2-vl-7b gguf/qwen3-vl-235b-sections glm-4.5 glm-5 minimax-m2.5
+llama-4-scout-17b-16e-instruct gguf/cohere2-shape gguf/olmo2-shape gguf/olmo3-yarn-shape"
+# architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
+swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it"
 : > list
 for c in $good; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 cat >> list <<EOF
@@ -42,9 +46,16 @@ $D/extra/phi-3-mini-128k.json m_swap.gguf swap=rope_factors_long.weight,rope_fac
 $D/extra/phi-3-mini-128k.json m_octx.gguf setu=rope.scaling.original_context_length=131072
 $D/gguf/phi-2.json m_phi2dim.gguf setu=rope.dimension_count=80
 $D/gguf/command-r.json m_crctx.gguf setu=context_length=8192
-$D/gemma-3-27b-it.json gemma-3-27b-it.gguf
 $D/gemma-3-27b-it.json m_swa.gguf set=rope.freq_base_swa=1000000
+$D/gemma-3-27b-it.json m_g3base.gguf freq_base=10000
+$D/families/qwen3-vl-235b-a22b-thinking.json q3vl-nosec.gguf
+$D/extra/qwen2-vl-7b.json m_q2vlsec.gguf unset=rope.dimension_sections
+$D/glm-4.5.json m_glmdim.gguf setu=rope.dimension_count=128
+$D/minimax-m2.5.json m_mmdim.gguf setu=rope.dimension_count=128
+$D/mimo-v2-flash.json m_mimoswa.gguf set=rope.freq_base_swa=5000000
+$D/families/gemma-2-9b-it.json m_g2swa.gguf set=rope.freq_base_swa=1000000
 EOF
+for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
 "$PY" - "$D/llama-3.1-8b.json" <<'PY'
 import itertools, json, sys
@@ -112,6 +123,14 @@ mistake m_phi2dim.gguf "$D/gguf/phi-2.json" 2 "phi2.rope.dimension_count" \
     "llama.cpp rotates 80 dims of each head instead of 32"
 mistake m_crctx.gguf "$D/gguf/command-r.json" 1 "command-r.context_length" \
     "llama.cpp's default context is 8192 tokens instead of 131072"
+mistake m_q2vlsec.gguf "$D/extra/qwen2-vl-7b.json" 1 "(load)" \
+    "llama.cpp refuses the file: qwen2vl.rope.dimension_sections is required"
+mistake m_glmdim.gguf "$D/glm-4.5.json" 2 "glm4moe.rope.dimension_count" \
+    "llama.cpp rotates 128 dims of each head instead of 64"
+mistake m_mmdim.gguf "$D/minimax-m2.5.json" 2 "minimax-m2.rope.dimension_count" \
+    "llama.cpp rotates 128 dims of each head instead of 64"
+mistake m_g2swa.gguf "$D/families/gemma-2-9b-it.json" 1 "gemma2.rope.freq_base_swa" \
+    "llama.cpp runs the sliding-window layers with theta 1e+06 and freq_scale 1 instead of 10000 and 1"
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -131,10 +150,49 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || { echo "m_swa.gguf: expected exit 1, got $rc"; cat out.stdout out.stderr; exit 1; }
-[ "$(grep -c "^FAIL" out.stdout)" -eq 1 ] || { cat out.stdout; exit 1; }
+# the sliding layers' tables are computed with the sliding layers' arguments, so they fail too
+[ "$(grep -c "^FAIL" out.stdout)" -eq 2 ] || { cat out.stdout; exit 1; }
 grep '^FAIL  gemma3.rope.freq_base_swa' out.stdout | grep -qF -- \
     "expected 10000, found 1000000: llama.cpp runs the sliding-window layers with theta 1e+06" ||
     { cat out.stdout; exit 1; }
+grep -q '^FAIL  cos/sin (ggml numerics) .*position 41, frequency 15' out.stdout || { cat out.stdout; exit 1; }
+# a wrong global freq_base leaves the sliding layers' tables alone, and fails the global ones
+for t in sliding_attention full_attention; do
+    set +e
+    "$POSENC" verify --config "$D/gemma-3-27b-it.json" --gguf m_g3base.gguf --layer-type $t > out.stdout
+    rc=$?
+    set -e
+    [ "$rc" -eq 1 ] && grep -q '^FAIL  gemma3.rope.freq_base expected 1000000, found 10000' out.stdout ||
+        { cat out.stdout; exit 1; }
+    if [ $t = sliding_attention ]; then
+        grep -q '^ok    cos/sin (ggml numerics) .*equal (0 difference)' out.stdout || { cat out.stdout; exit 1; }
+    else
+        grep -q '^FAIL  cos/sin (ggml numerics)' out.stdout || { cat out.stdout; exit 1; }
+    fi
+done
+# each layer type of the architectures with sliding layers (lib/llama_arch.def .swa): the
+# converter's file passes with that type's tables; Cohere 2's full layers have no RoPE
+for c in $swa; do
+    n=$(basename $c)
+    for t in sliding_attention full_attention; do
+        [ $n = cohere2-shape ] && [ $t = full_attention ] && continue
+        expect_ok "$POSENC" verify --config "$D/$c.json" --gguf $n.gguf --layer-type $t
+        grep -q '^ok    cos/sin (ggml numerics) .*equal (0 difference)' out.stdout || { cat out.stdout; exit 1; }
+    done
+done
+expect_fail 2 "layer type 'full_attention' carries no RoPE" \
+    "$POSENC" verify --config "$D/gguf/cohere2-shape.json" --gguf cohere2-shape.gguf --layer-type full_attention
+# MiMo-V2: a wrong freq_base_swa fails the sliding layers, named, and not the global ones
+set +e
+"$POSENC" verify --config "$D/mimo-v2-flash.json" --gguf m_mimoswa.gguf --layer-type sliding_attention > out.stdout
+rc=$?
+set -e
+[ "$rc" -eq 1 ] && grep -q '^FAIL  mimo2.rope.freq_base_swa expected 10000, found 5000000' out.stdout &&
+    grep -q '^FAIL  cos/sin (ggml numerics)' out.stdout || { cat out.stdout; exit 1; }
+# Qwen3-VL without rope_scaling: the converter writes no sections and llama.cpp refuses the
+# file; posenc says so for the file itself (never a guess)
+expect_fail 3 "llama.cpp refuses the file: qwen3vlmoe.rope.dimension_sections is required" \
+    "$POSENC" verify --config "$D/families/qwen3-vl-235b-a22b-thinking.json" --gguf q3vl-nosec.gguf
 expect_ok "$POSENC" info --gguf gemma-3-27b-it.gguf --layer-type sliding_attention
 grep -qx 'llama_cpp.freq_base: 10000' out.stdout && grep -qx 'llama_cpp.freq_scale: 1' out.stdout ||
     { cat out.stdout; exit 1; }

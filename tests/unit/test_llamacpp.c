@@ -86,6 +86,63 @@ static void test_gemma3_layers(void **state)
     free(g);
 }
 
+/* the other sliding-window rules (lib/llama_arch.def .swa, .nope), each from its graph:
+ * gemma2.cpp / llama4.cpp SWA_TRAIN, gemma3n.cpp / mimo2.cpp SWA_DEFAULT, olmo2.cpp SWA_OLMO2,
+ * cohere2.cpp SWA_CTX with no RoPE on the full layers */
+static void test_swa_rules(void **state)
+{
+    (void)state;
+    posenc_ggml_rope r;
+    posenc_error err = { 0 };
+    posenc_gguf_rope *g = base("gemma2");
+    g->has |= POSENC_GGUF_FREQ_BASE | POSENC_GGUF_SCALING_TYPE | POSENC_GGUF_SCALING_FACTOR |
+              POSENC_GGUF_SLIDING_WINDOW | POSENC_GGUF_ORIG_CTX;
+    g->freq_base = 5e5;
+    snprintf(g->scaling_type, sizeof g->scaling_type, "yarn");
+    g->scaling_factor = 4;
+    g->original_context_length = 2048;
+    g->sliding_window = 4096;
+    /* SWA_TRAIN: the file's base and scale without the key, the key's base with it */
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 5e5f && r.freq_scale == 0.25f && r.ext_factor == 1.0f);
+    g->has |= POSENC_GGUF_FREQ_BASE_SWA;
+    g->freq_base_swa = 10000;
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 10000.0f && r.freq_scale == 0.25f);
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "full_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 5e5f && r.freq_scale == 0.25f);
+    /* SWA_DEFAULT: the key, else 10000; scale 1 */
+    snprintf(g->arch, sizeof g->arch, "mimo2");
+    g->freq_base_swa = 20000;
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 20000.0f && r.freq_scale == 1.0f);
+    snprintf(g->arch, sizeof g->arch, "gemma3n");
+    g->has &= ~(unsigned)POSENC_GGUF_FREQ_BASE_SWA;
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 10000.0f && r.freq_scale == 1.0f);
+    /* SWA_OLMO2: the context's base, scale 1, no YaRN ramp, attn_factor 1 */
+    snprintf(g->arch, sizeof g->arch, "olmo2");
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 5e5f && r.freq_scale == 1.0f && r.ext_factor == 0.0f &&
+                r.attn_factor == 1.0f);
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "full_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_scale == 0.25f && r.ext_factor == 1.0f);
+    /* SWA_CTX: the sliding layers take the context's arguments even with the key; the full
+     * ones have no RoPE */
+    snprintf(g->arch, sizeof g->arch, "cohere2");
+    g->has |= POSENC_GGUF_FREQ_BASE_SWA;
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.mode == POSENC_GGML_ROPE_NORM && r.freq_base == 5e5f && r.freq_scale == 0.25f);
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "full_attention", &r, &err),
+                     POSENC_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "no RoPE to cohere2's full_attention layers"));
+    /* llama4: chunked layers named either way */
+    snprintf(g->arch, sizeof g->arch, "llama4");
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "chunked_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 20000.0f && r.freq_scale == 0.25f);
+    free(g);
+}
+
 static void test_defaults(void **state)
 {
     (void)state;
@@ -344,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_layout_style),
         cmocka_unit_test(test_gemma3_layers),
+        cmocka_unit_test(test_swa_rules),
     };
     return cmocka_run_group_tests_name("llamacpp", tests, NULL, NULL);
 }
