@@ -474,6 +474,12 @@ posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_m
                  POSENC_OK) {
         cJSON_AddStringToObject(inputs, "gguf", path);
         cJSON_AddStringToObject(inputs, "gguf_architecture", have->arch);
+        /* where llama.cpp and transformers differ for the architecture: one note */
+        posenc_ggml_rope *lr = malloc(sizeof *lr);
+        if (lr && posenc_ggml_rope_from_gguf_layer(want, 0, layer_type, lr, NULL) == POSENC_OK &&
+            lr->note)
+            pe_report_add_note(report, "%s", lr->note);
+        free(lr);
         for (int i = 0; i < chk->n; i++) {
             char summary[800];
             cJSON *d = pe_report_gguf_details(&chk->f[i], summary, sizeof summary);

@@ -267,6 +267,8 @@ void pe_describe_ggml(pe_desc *d, const posenc_rope_params *p)
     pe_describe_nums(d, PE_DF_GGML_FREQ_FACTORS, ff, (size_t)nf, "%.9g");
     pe_describe_num(d, PE_DF_GGML_KQ_SCALE, g->kq_scale, NULL);
     pe_describe_str(d, PE_DF_GGML_NOTE, pe_describe_ggml_note(p));
+    if (g->note)
+        pe_describe_str(d, PE_DF_GGML_DIFFERS, g->note);
 }
 
 void pe_describe_rope(pe_desc *d, const posenc_rope_config *c, const posenc_rope_params *p,
@@ -387,6 +389,8 @@ void pe_describe_rope_notes(pe_desc *d, const posenc_rope_config *c, const posen
         break;
     case POSENC_PREC_GGML:
         pe_describe_strs_add(d, PE_DF_NOTES, pe_describe_ggml_note(p));
+        if (p->ggml.note)
+            pe_describe_strs_add(d, PE_DF_NOTES, p->ggml.note);
         pe_describe_strs_add(d, PE_DF_NOTES, "ggml: inv_freq holds ggml's float32 angle at "
                              "position 1 (ggml accumulates each angle from the position, so the "
                              "angle at p is not p times it)");

@@ -196,6 +196,7 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
     r.attn_factor = attn;
     r.beta_fast = beta_fast;
     r.beta_slow = beta_slow;
+    r.note = row->note;
     /* llama_model::get_rope_factors: rope_freqs, else long past n_ctx_orig_yarn, else short */
     const float *ff = NULL;
     int nf = 0;
@@ -267,6 +268,8 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
          * get_rope_freq_base / get_rope_freq_scale, or the graph's own arguments); ext_factor,
          * attn_factor and the betas stay the context's unless said */
         if (sliding) {
+            if (row->note_swa)
+                r.note = row->note_swa;
             float swa_base = g->has & POSENC_GGUF_FREQ_BASE_SWA ? pe_tof(g->freq_base_swa) : 0;
             switch (row->swa) {
             case SWA_GEMMA3: /* gemma3.cpp: the iswa graph only with a window > 0 */

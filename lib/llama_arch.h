@@ -20,6 +20,8 @@ typedef struct pe_arch_row {
     int mode_sections;  /* 0: the same as mode */
     int conv, load, kq, nrot_full, sections;
     int swa, nope;
+    const char *note;   /* where llama.cpp and transformers differ (one line) */
+    const char *note_swa; /* the same, for the sliding-window layers only */
     int mscale_log_mul; /* YaRN's mscale = yarn_log_mul when it is not 1 (llama-context.cpp:
                            "special-case DEEPSEEK v2", LLM_ARCH_DEEPSEEK2 only) */
 } pe_arch_row;

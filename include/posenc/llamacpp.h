@@ -105,6 +105,9 @@ typedef struct posenc_ggml_rope {
     float freq_factors[POSENC_MAX_FREQ];
     double kq_scale;                  /* softmax scale llama.cpp uses (1/sqrt(head_dim) unless the
                                          model's graph changes it) */
+    const char *note;                 /* where llama.cpp and transformers differ for this
+                                         architecture (lib/llama_arch.def .note), NULL: nothing
+                                         known. Borrowed (static). */
 } posenc_ggml_rope;
 
 /* What convert_hf_to_gguf.py writes for the model (layer_type as posenc_model_rope).

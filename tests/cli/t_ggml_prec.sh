@@ -55,17 +55,28 @@ for k, p in enumerate(d["positions"]):
     assert abs(d["ggml"][k] - want) <= 1e-15 * want, (p, d["ggml"][k], want)  # JSON, 1 ulp
 assert 1e-5 < d["ggml"][0] < d["ggml"][1] < d["ggml"][2] < 0.2, d["ggml"]
 PY
+# Qwen2-VL: Qwen2VLModel (registered for Qwen2VLForConditionalGeneration) converts it
 expect_ok "$P" info --runtimes --config "$C/extra/qwen2-vl-7b.json" --json
 "$PY" -c "
 import json; d = json.load(open('out.stdout'))['drift']
-assert d['ggml'] == ['not reproduced'] * 3 and 'qwen2_vl' in d['ggml_note'], d"
-
-# a model llama.cpp's converter has no class for: one line, exit 3, nothing written
-expect_fail 3 "--precision ggml: model_type 'qwen2_vl'" "$P" gen --config "$C/extra/qwen2-vl-7b.json" \
-    --precision ggml --seq-len 4 -o no.npz
+assert all(isinstance(v, float) for v in d['ggml']) and 'ggml_note' not in d, d"
+# an architecture the converter writes whose rules posenc has not read: one line naming it
+expect_ok "$P" info --runtimes --config "$C/falcon-7b.json" --json
+"$PY" -c "
+import json; d = json.load(open('out.stdout'))['drift']
+assert d['ggml'] == ['not reproduced'] * 3, d
+assert d['ggml_note'].startswith('llama.cpp: posenc has no rules for architecture falcon'), d"
+expect_fail 3 "--precision ggml: llama.cpp: posenc has no rules for architecture falcon" \
+    "$P" gen --config "$C/falcon-7b.json" --precision ggml --seq-len 4 -o no.npz
 [ "$(wc -l < out.stderr)" -eq 1 ]
 no_file no.npz
-expect_fail 3 "--precision ggml" "$P" info --config "$C/extra/qwen2-vl-7b.json" --precision ggml
+
+# a model llama.cpp's converter has no class for: one line, exit 3, nothing written
+expect_fail 3 "--precision ggml: model_type 'gptj': convert_hf_to_gguf.py has no class for it" \
+    "$P" gen --config "$C/gpt-j-6b.json" --precision ggml --seq-len 4 -o no.npz
+[ "$(wc -l < out.stderr)" -eq 1 ]
+no_file no.npz
+expect_fail 3 "--precision ggml" "$P" info --config "$C/gpt-j-6b.json" --precision ggml
 test ! -s out.stdout
 
 # llama.cpp's positions are int32

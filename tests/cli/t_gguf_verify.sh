@@ -332,3 +332,19 @@ t = [c for c in r["checks"] if c["details"]["key"].startswith("cos/sin")]
 assert len(t) == 1 and not t[0]["ok"], t
 assert "max |difference| 2 (position 41, frequency 15)" in t[0]["details"]["found"], t
 PY
+
+# coverage: the architectures with rules against the converter's registry and llama.cpp's
+# llama_model_rope_type (tests/interop/llama_coverage.py); every rule names an architecture
+# the converter registers, and every architecture this test converts above is counted
+"$PY" "$SRC/tests/interop/llama_coverage.py" "$llama" --json > cov.json || { cat cov.json; exit 1; }
+"$PY" - <<'PY'
+import json
+c = json.load(open("cov.json"))
+assert c["rules_not_registered"] == [] and c["rules"] == len(c["with_rules"]), c
+for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "cohere2", "llama4",
+          "glm4", "glm4moe", "glm-dsa", "minimax-m2", "mimo2", "olmo2", "mistral3", "phi2",
+          "gptneox", "stablelm", "command-r", "granite"):
+    assert a in c["with_rules"], a
+assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
+print("coverage %d / %d" % (c["rules"], c["mapped"]))
+PY
