@@ -166,7 +166,13 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
         r.mode = (posenc_ggml_mode)row->mode_sections;
     memcpy(r.sections, sections, sizeof sections);
     /* llama_context's cparams (src/llama-context.cpp), default context parameters */
-    uint32_t ctx = n_ctx > 0 ? (uint32_t)n_ctx : n_ctx_train;
+    if (n_ctx > (int64_t)UINT32_MAX)
+        return posenc_seterr(err, POSENC_EINVAL, "llama.cpp's n_ctx is a uint32, not %lld",
+                             (long long)n_ctx);
+    /* src/llama-context.cpp: n_ctx (0: n_ctx_train) padded to 256; with one sequence
+     * n_ctx_seq = n_ctx, which get_rope_factors compares with n_ctx_orig_yarn */
+    uint64_t ctx = n_ctx > 0 ? (uint64_t)n_ctx : n_ctx_train;
+    ctx = (ctx + 255) / 256 * 256;
     float freq_scale = freq_scale_train;
     uint32_t n_ctx_orig = n_ctx_orig_yarn != 0 ? n_ctx_orig_yarn : n_ctx_train;
     if (none)

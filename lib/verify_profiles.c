@@ -34,11 +34,12 @@ static const struct {
 
 static posenc_status params_of(const posenc_model *m, const char *layer_type,
                                const posenc_rope_config *cfg, posenc_precision prec,
-                               int64_t seq_len, posenc_rope_params *p, posenc_error *err)
+                               int64_t seq_len, int64_t n_ctx, posenc_rope_params *p,
+                               posenc_error *err)
 {
     if (prec == POSENC_PREC_GGML) {
         posenc_status st = posenc_rope_params_compute(cfg, seq_len, p, err);
-        return st ? st : posenc_rope_params_ggml(p, m, layer_type, seq_len, err);
+        return st ? st : posenc_rope_params_ggml(p, m, layer_type, n_ctx, err);
     }
     if (prec != POSENC_PREC_VLLM)
         return posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len, 0, p, NULL, err);
@@ -56,6 +57,7 @@ static posenc_status params_of(const posenc_model *m, const char *layer_type,
 
 posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *layer_type,
                                            const posenc_rope_config *cfg, int64_t seq_len,
+                                           int64_t n_ctx,
                                            posenc_verify_recipe *rec,
                                            posenc_verify_profiles_result *out,
                                            posenc_error *err)
@@ -75,7 +77,8 @@ posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *la
         f->prec = profiles[k].prec;
         f->runtime = profiles[k].runtime;
         posenc_error e2 = { 0 };
-        if (params_of(m, layer_type, cfg, f->prec, seq_len, p, &e2) != POSENC_OK ||
+        if (params_of(m, layer_type, cfg, f->prec, seq_len, n_ctx ? n_ctx : seq_len, p,
+                      &e2) != POSENC_OK ||
             p->head_dim != exact->head_dim || p->n_freq != exact->n_freq) {
             snprintf(f->why, sizeof f->why, "%.199s", e2.msg[0] ? e2.msg : "not comparable");
             continue;

@@ -77,6 +77,7 @@ def yarn_attn(factor, log_mul=0.0, deepseek=False):
 def cases(config_dir):
     phi3 = json.load(open(os.path.join(config_dir, "extra", "phi-3-mini-128k.json")))
     long_f = [f32(v) for v in phi3["rope_scaling"]["long_factor"]]
+    short_f = [f32(v) for v in phi3["rope_scaling"]["short_factor"]]
     base = dict(freq_scale=1.0, ext_factor=0.0, attn_factor=1.0, beta_fast=32.0, beta_slow=1.0,
                 sections=[0, 0, 0, 0], factors=[], permuted=False, mrope_pos=False)
     yield dict(base, name="llama-3.1-8b (norm, permuted, llama3 rope_freqs)", mode=NORM,
@@ -100,6 +101,13 @@ def cases(config_dir):
     yield dict(base, name="phi-3-mini-128k (neox, longrope long factors)", mode=NEOX, n_dims=96,
                config="extra/phi-3-mini-128k.json",
                head_dim=96, n_ctx_orig=4096, freq_base=10000.0, factors=long_f,
+               attn_factor=f32(math.sqrt(1 + math.log(32) / math.log(4096))), style="neox")
+    # llama.cpp picks LongRoPE's factors by its context, not by the positions
+    # (src/llama-model.cpp get_rope_factors: long when n_ctx_seq > n_ctx_orig_yarn): at n_ctx
+    # 4096 the short factors rotate every position, up to 2^20 (posenc's --n-ctx)
+    yield dict(base, name="phi-3-mini-128k (neox, longrope short factors, --n-ctx 4096)",
+               mode=NEOX, n_dims=96, config="extra/phi-3-mini-128k.json", head_dim=96,
+               n_ctx_orig=4096, freq_base=10000.0, factors=short_f, n_ctx=4096,
                attn_factor=f32(math.sqrt(1 + math.log(32) / math.log(4096))), style="neox")
     # the converter classes with a partial dimension count and no freq_base (10000), Cohere's
     # interleaved pairs (NORM, not permuted), Granite (LlamaModel's permutation)
@@ -294,6 +302,10 @@ def from_ggml(c, q):
     return out
 
 
+def nctx(c):
+    return ["--n-ctx", str(c["n_ctx"])] if c.get("n_ctx") else []
+
+
 def posenc_cli(posenc, c, config_dir, q):
     """cos, sin (gen --precision ggml), the rotated q (apply --precision ggml) and the exact
     cos, sin (gen --precision exact) at POSITIONS."""
@@ -303,7 +315,8 @@ def posenc_cli(posenc, c, config_dir, q):
     tabs = {}
     for prec in ("ggml", "exact"):
         out = "tab_%s.npz" % prec
-        subprocess.run([posenc, "gen", "--config", cfg, *lt, "--precision", prec, "--layout", "half",
+        subprocess.run([posenc, "gen", "--config", cfg, *lt, "--precision", prec,
+                        *(nctx(c) if prec == "ggml" else []), "--layout", "half",
                         "--positions", plist, "-o", out], check=True)
         z = np.load(out)
         tabs[prec] = (z["cos"].astype(np.float64), z["sin"].astype(np.float64))
@@ -311,7 +324,8 @@ def posenc_cli(posenc, c, config_dir, q):
     for dt in (np.float32, np.float16):
         np.save("q.npy", q.astype(dt))
         subprocess.run([posenc, "apply", "q.npy", "--config", cfg, *lt, "--precision", "ggml",
-                        "--layout", "shd", "--positions", plist, "-o", "q_rot.npy"], check=True)
+                        *nctx(c), "--layout", "shd", "--positions", plist, "-o", "q_rot.npy"],
+                       check=True)
         r = np.load("q_rot.npy")
         assert r.dtype == dt, r.dtype
         rot[dt] = r.astype(np.float64)
@@ -327,7 +341,7 @@ def verify_real(posenc, c, config_dir, q, gr):
     np.save("vq.npy", q.astype(np.float32))
     np.save("vr.npy", gr.astype(np.float32))
     base = [posenc, "verify", "--config", cfg, *lt, "--q", "vq.npy", "--k", "vq.npy", "--expect-q",
-            "vr.npy", "--expect-k", "vr.npy", "--layout", "shd", "--positions", plist]
+            "vr.npy", "--expect-k", "vr.npy", "--layout", "shd", "--positions", plist, *nctx(c)]
     for extra, want in (([], "ggml profile (llama.cpp)"), (["--precision", "ggml", "--max-ulp", "0"],
                                                            "0 ulp at most")):
         r = subprocess.run(base + extra, capture_output=True, text=True)
@@ -356,7 +370,7 @@ def ggml_layout(posenc, c, config_dir, q, run_ggml):
     else:
         np.save("lpos.npy", np.array(POSITIONS, dtype=np.int32))
     base = [posenc, "verify", "--config", cfg, *lt, "--q", "lq.npy", "--k", "lq.npy", "--layout",
-            "ggml", "--positions", "lpos.npy"]
+            "ggml", "--positions", "lpos.npy", *nctx(c)]
     bad = []
     for extra, want in (([], "ggml profile (llama.cpp)"),
                         (["--precision", "ggml", "--max-ulp", "0"], "0 ulp at most")):
@@ -368,7 +382,7 @@ def ggml_layout(posenc, c, config_dir, q, run_ggml):
                                                    r.returncode, r.stdout.strip()[-400:],
                                                    r.stderr.strip()))
     subprocess.run([posenc, "apply", "lq.npy", "--config", cfg, *lt, "--precision", "ggml",
-                    "--layout", "ggml", "--positions", "lpos.npy", "-o", "lq_rot.npy"],
+                    *nctx(c), "--layout", "ggml", "--positions", "lpos.npy", "-o", "lq_rot.npy"],
                    check=True)
     u = ulp(gr, np.load("lq_rot.npy"))
     if u != 0:

@@ -267,6 +267,17 @@ static void test_longrope_choice(void **state)
     assert_true(r.attn_factor == 1.25f && r.ext_factor == 0.0f);
     assert_int_equal(posenc_ggml_rope_from_gguf(g, 4096, &r, &err), POSENC_OK);
     assert_true(r.freq_factors[5] == 1.0f); /* n_ctx 4096 is not past 4096: short */
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 4097, &r, &err), POSENC_OK);
+    assert_true(r.freq_factors[5] == 7.0f); /* 4097, padded to 4352, is past it: long */
+    /* src/llama-context.cpp pads n_ctx to a multiple of 256 before n_ctx_seq is compared:
+     * with an original context of 4000, n_ctx 3900 and 4000 become 4096, past it */
+    g->original_context_length = 4000;
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 3900, &r, &err), POSENC_OK);
+    assert_true(r.freq_factors[5] == 7.0f);
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 3840, &r, &err), POSENC_OK);
+    assert_true(r.freq_factors[5] == 1.0f); /* 3840 is a multiple of 256, not past 4000 */
+    g->original_context_length = 4096;
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, (int64_t)1 << 32, &r, &err), POSENC_EINVAL);
     /* a factor tensor of the wrong length: llama.cpp refuses the shape */
     g->n_factors_short = 47;
     assert_int_equal(posenc_ggml_rope_from_gguf(g, 4096, &r, &err), POSENC_EFORMAT);
