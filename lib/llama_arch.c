@@ -306,6 +306,33 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
     return POSENC_OK;
 }
 
+int posenc_ggml_swa_layers(const posenc_gguf_rope *g, int n, uint8_t *sliding)
+{
+    const pe_arch_row *row = pe_llama_arch(g->arch);
+    if (!row || !row->swa || n < 0)
+        return 0;
+    memset(sliding, 0, (size_t)n);
+    int has_window = (g->has & POSENC_GGUF_SLIDING_WINDOW) != 0;
+    int window = has_window && g->sliding_window > 0;
+    /* gemma3.cpp and olmo2.cpp: no window, no sliding layers; llama4.cpp: a window of 0 */
+    if ((row->swa == SWA_GEMMA3 || row->swa == SWA_OLMO2) && !window)
+        return 1;
+    if (row->nope == NOPE_STEP && has_window && g->sliding_window == 0)
+        return 1;
+    if (row->swa_period < 0) { /* mimo2.cpp: the per-layer array */
+        for (int i = 0; i < n && i < g->n_swa_layers; i++)
+            sliding[i] = g->swa_layers[i] != 0;
+        return 1;
+    }
+    /* the uint32 key, else the default; an array is ignored (scalar get_key_or_arr) */
+    int64_t p = row->swa_period;
+    if ((g->has & POSENC_GGUF_SWA_PATTERN) && g->n_swa_layers == 0)
+        p = g->swa_period;
+    for (int il = 0; il < n; il++) /* llama_hparams::set_swa_pattern, dense_first false */
+        sliding[il] = p == 0 || il % p < p - 1;
+    return 1;
+}
+
 /* ---- llama.cpp's own dump layout ---- */
 
 const char *posenc_ggml_model_arch(const posenc_model *m)

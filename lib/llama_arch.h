@@ -20,6 +20,7 @@ typedef struct pe_arch_row {
     int mode_sections;  /* 0: the same as mode */
     int conv, load, kq, nrot_full, sections;
     int swa, nope;
+    int swa_period;     /* the loader's default sliding_window_pattern; -1: an array is required */
     const char *note;   /* where llama.cpp and transformers differ (one line) */
     const char *note_swa; /* the same, for the sliding-window layers only */
     int mscale_log_mul; /* YaRN's mscale = yarn_log_mul when it is not 1 (llama-context.cpp:

@@ -370,6 +370,44 @@ static posenc_status deepseek2_params(conv *c)
     return POSENC_OK;
 }
 
+/* attention.sliding_window_pattern as a class writes it: a bool per entry of layer_types
+ * (== "sliding_attention"), else, with every_full > 0, every every_full-th layer full; with
+ * n_extra trailing 1s as int32 instead (conversion/mimo.py MimoV2Model: hybrid_layer_pattern
+ * + [1] * _n_nextn) */
+static posenc_status swa_pattern(conv *c, const char *lt_key, int every_full, int n_extra)
+{
+    posenc_gguf_rope *g = c->g;
+    const cJSON *lt = get(c->hp, lt_key);
+    int n = 0;
+    if (cJSON_IsArray(lt)) {
+        for (const cJSON *e = lt->child; e; e = e->next, n++) {
+            if (n >= POSENC_GGUF_MAX_LAYERS - n_extra)
+                return convfail(c, "too many layers");
+            g->swa_layers[n] = n_extra ? (uint8_t)(cJSON_IsNumber(e) && e->valuedouble != 0)
+                                       : (uint8_t)(cJSON_IsString(e) &&
+                                                   strcmp(e->valuestring, "sliding_attention") == 0);
+        }
+    } else if (every_full > 0) {
+        int64_t nl;
+        if (!hp_int(get(c->hp, "num_hidden_layers"), &nl) || nl < 0 ||
+            nl > POSENC_GGUF_MAX_LAYERS)
+            return convfail(c, "KeyError: 'num_hidden_layers'");
+        for (; n < nl; n++)
+            g->swa_layers[n] = (n + 1) % every_full != 0;
+    } else {
+        char msg[64];
+        snprintf(msg, sizeof msg, "KeyError: '%s'", lt_key);
+        return convfail(c, msg);
+    }
+    for (int i = 0; i < n_extra; i++)
+        g->swa_layers[n++] = 1;
+    g->n_swa_layers = n;
+    g->swa_layers_int32 = n_extra > 0;
+    g->swa_period = 0;
+    g->has |= POSENC_GGUF_SWA_PATTERN;
+    return POSENC_OK;
+}
+
 /* The classes that write their own keys with a partial rotary dimension count and no
  * rope.freq_base (llama.cpp then uses 10000, src/llama-model.cpp load_hparams):
  *   conversion/phi.py Phi2Model: context n_positions or max_position_embeddings,
@@ -506,6 +544,9 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             g.sliding_window = v;
             g.has |= POSENC_GGUF_SLIDING_WINDOW;
         }
+        /* conversion/gemma.py Gemma3NModel: [t == "sliding_attention" for t in layer_types] */
+        if (row->conv == CV_GEMMA3N)
+            st = swa_pattern(&c, "layer_types", 0, 0);
         break;
     }
     case CV_GEMMA2: {
@@ -563,6 +604,8 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
                 break;
             }
             g.has |= POSENC_GGUF_SLIDING_WINDOW;
+            /* layer_types, else every 4th layer full ("Olmo3 defaults ...") */
+            st = swa_pattern(&c, "layer_types", 4, 0);
         }
         break;
     case CV_MINIMAXM2: {
@@ -593,6 +636,7 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
         }
         g.dimension_count = (int64_t)floor((double)hd * prf);
         g.has |= POSENC_GGUF_SLIDING_WINDOW | POSENC_GGUF_DIMENSION_COUNT;
+        st = swa_pattern(&c, "hybrid_layer_pattern", 0, 3); /* _n_nextn = 3 */
         break;
     }
     case CV_GLM4: {

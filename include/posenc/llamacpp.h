@@ -59,8 +59,12 @@ enum {
     POSENC_GGUF_FREQ_BASE_SWA = 1u << 16,
     POSENC_GGUF_SCALE_LINEAR = 1u << 17,    /* the old {arch}.rope.scale_linear */
     POSENC_GGUF_KEY_LENGTH_MLA = 1u << 18,  /* {arch}.attention.key_length_mla (DeepSeek MLA) */
-    POSENC_GGUF_SLIDING_WINDOW = 1u << 19   /* {arch}.attention.sliding_window */
+    POSENC_GGUF_SLIDING_WINDOW = 1u << 19,  /* {arch}.attention.sliding_window */
+    POSENC_GGUF_SWA_PATTERN = 1u << 20,     /* {arch}.attention.sliding_window_pattern */
+    POSENC_GGUF_BLOCK_COUNT = 1u << 21      /* {arch}.block_count */
 };
+
+#define POSENC_GGUF_MAX_LAYERS 1024
 
 #define POSENC_GGUF_ARCH_MAX 64
 
@@ -85,6 +89,12 @@ typedef struct posenc_gguf_rope {
     int64_t embedding_length;         /* {arch}.embedding_length */
     int64_t key_length_mla;           /* {arch}.attention.key_length_mla */
     int64_t sliding_window;           /* {arch}.attention.sliding_window */
+    int64_t block_count;              /* {arch}.block_count (layers, MTP layers included) */
+    int64_t swa_period;               /* attention.sliding_window_pattern as a uint32 (0 when
+                                         it is an array) */
+    int n_swa_layers;                 /* ... as an array of n_swa_layers flags, 1 = sliding */
+    int swa_layers_int32;             /* the array is int32 (MiMo-V2), else bool */
+    uint8_t swa_layers[POSENC_GGUF_MAX_LAYERS];
     int n_rope_freqs;                 /* rope_freqs.weight (llama3, Phi-3 style factors) */
     float rope_freqs[POSENC_MAX_FREQ];
     int n_factors_long;               /* rope_factors_long.weight (LongRoPE) */
@@ -138,6 +148,14 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
 posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_t n_ctx,
                                                const char *layer_type, posenc_ggml_rope *out,
                                                posenc_error *err);
+
+/* Which of the first n layers llama.cpp runs as sliding-window layers for a file holding g
+ * (hparams.is_swa(il): the uint32 attention.sliding_window_pattern p, else the architecture's
+ * default, makes the layers il % p < p - 1 sliding, src/llama-hparams.cpp set_swa_pattern; an
+ * array is read only where the loader reads one (MiMo-V2), else ignored; Gemma 3 and OLMo 3
+ * without a window have none). sliding[il] = 1 for a sliding layer. Returns 0 when the
+ * architecture has no sliding-window rule posenc has read (then nothing is written), else 1. */
+int posenc_ggml_swa_layers(const posenc_gguf_rope *g, int n, uint8_t *sliding);
 
 /* Read the RoPE keys and tensors of a GGUF file (formats/). Every key's GGUF type is checked
  * (an unsigned integer where llama.cpp reads one, float32 for floats, a string for the scaling

@@ -55,6 +55,7 @@ $D/glm-4.5.json m_glmdim.gguf setu=rope.dimension_count=128
 $D/minimax-m2.5.json m_mmdim.gguf setu=rope.dimension_count=128
 $D/mimo-v2-flash.json m_mimoswa.gguf set=rope.freq_base_swa=5000000
 $D/families/gemma-2-9b-it.json m_g2swa.gguf set=rope.freq_base_swa=1000000
+$D/gemma-3-27b-it.json m_g3pat.gguf setu=attention.sliding_window_pattern=2
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -132,6 +133,14 @@ mistake m_mmdim.gguf "$D/minimax-m2.5.json" 2 "minimax-m2.rope.dimension_count" 
     "llama.cpp rotates 128 dims of each head instead of 64"
 mistake m_g2swa.gguf "$D/families/gemma-2-9b-it.json" 1 "gemma2.rope.freq_base_swa" \
     "llama.cpp runs the sliding-window layers with theta 1e+06 and freq_scale 1 instead of 10000 and 1"
+set +e
+"$POSENC" verify --config "$D/gemma-3-27b-it.json" --gguf m_g3pat.gguf --layer-type full_attention > out.stdout
+rc=$?
+set -e
+[ "$rc" -eq 1 ] && [ "$(grep -c '^FAIL' out.stdout)" -eq 1 ] &&
+    grep '^FAIL  gemma3.attention.sliding_window_pattern' out.stdout | grep -qF -- \
+    "llama.cpp runs 21 layer(s) with the other layer type's RoPE and attention (the first: layer 1 as global)" ||
+    { cat out.stdout; exit 1; }
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -181,6 +190,14 @@ for c in $swa; do
         grep -q '^ok    cos/sin (ggml numerics) .*equal (0 difference)' out.stdout || { cat out.stdout; exit 1; }
     done
 done
+# the layers llama.cpp runs as sliding: MiMo-V2 from the file's array (51 = 48 + 3 MTP layers);
+# Gemma 3n from its default period 5 (the converter's array is ignored by the scalar read)
+expect_ok "$POSENC" verify --config "$D/mimo-v2-flash.json" --gguf mimo-v2-flash.gguf --layer-type full_attention
+grep -q '^ok    mimo2.attention.sliding_window_pattern full: 0, 5, 11, 17, 23, 29, 35, 41, 47 (of 51 layers)' \
+    out.stdout || { cat out.stdout; exit 1; }
+expect_ok "$POSENC" verify --config "$D/gguf/gemma3n-shape.json" --gguf gemma3n-shape.gguf --layer-type full_attention
+grep -q '^ok    gemma3n.attention.sliding_window_pattern full: 4 (of 5 layers)' out.stdout ||
+    { cat out.stdout; exit 1; }
 expect_fail 2 "layer type 'full_attention' carries no RoPE" \
     "$POSENC" verify --config "$D/gguf/cohere2-shape.json" --gguf cohere2-shape.gguf --layer-type full_attention
 # MiMo-V2: a wrong freq_base_swa fails the sliding layers, named, and not the global ones

@@ -136,6 +136,33 @@ static void test_swa_rules(void **state)
     assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "full_attention", &r, &err),
                      POSENC_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "no RoPE to cohere2's full_attention layers"));
+    /* which layers are sliding (llama_hparams::set_swa_pattern: il % p < p - 1) */
+    uint8_t s[12];
+    snprintf(g->arch, sizeof g->arch, "cohere2"); /* default period 4 */
+    assert_int_equal(posenc_ggml_swa_layers(g, 8, s), 1);
+    assert_true(s[0] && s[1] && s[2] && !s[3] && s[4] && !s[7]);
+    g->has |= POSENC_GGUF_SWA_PATTERN;
+    g->swa_period = 2;
+    assert_int_equal(posenc_ggml_swa_layers(g, 8, s), 1);
+    assert_true(s[0] && !s[1] && s[2] && !s[3]);
+    /* an array is ignored where the loader reads a scalar, read where it reads an array */
+    g->swa_period = 0;
+    g->n_swa_layers = 3;
+    g->swa_layers[0] = 0;
+    g->swa_layers[1] = g->swa_layers[2] = 1;
+    assert_int_equal(posenc_ggml_swa_layers(g, 4, s), 1);
+    assert_true(s[0] && s[1] && s[2] && !s[3]);
+    snprintf(g->arch, sizeof g->arch, "mimo2");
+    assert_int_equal(posenc_ggml_swa_layers(g, 4, s), 1);
+    assert_true(!s[0] && s[1] && s[2] && !s[3]);
+    /* olmo2 and gemma3 without a window: none */
+    snprintf(g->arch, sizeof g->arch, "olmo2");
+    g->sliding_window = 0;
+    assert_int_equal(posenc_ggml_swa_layers(g, 4, s), 1);
+    assert_true(!s[0] && !s[1] && !s[2]);
+    g->sliding_window = 4096;
+    snprintf(g->arch, sizeof g->arch, "qwen3");
+    assert_int_equal(posenc_ggml_swa_layers(g, 4, s), 0);
     /* llama4: chunked layers named either way */
     snprintf(g->arch, sizeof g->arch, "llama4");
     assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "chunked_attention", &r, &err), POSENC_OK);
