@@ -333,6 +333,24 @@ int posenc_ggml_swa_layers(const posenc_gguf_rope *g, int n, uint8_t *sliding)
     return 1;
 }
 
+int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope)
+{
+    const pe_arch_row *row = pe_llama_arch(g->arch);
+    if (!row || !row->nope || n < 0)
+        return 0;
+    if (row->nope == NOPE_GLOBAL) { /* cohere2.cpp: RoPE only `if (is_swa)` */
+        posenc_ggml_swa_layers(g, n, nope);
+        for (int i = 0; i < n; i++)
+            nope[i] = !nope[i];
+        return 1;
+    }
+    /* llama4.cpp: n_no_rope_layer_step 4 (src/llama-hparams.h), n_layer when the window is 0 */
+    int every = (g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window == 0 ? 0 : 4;
+    for (int i = 0; i < n; i++)
+        nope[i] = every && (i + 1) % every == 0;
+    return 1;
+}
+
 /* ---- llama.cpp's own dump layout ---- */
 
 const char *posenc_ggml_model_arch(const posenc_model *m)

@@ -157,6 +157,12 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
  * architecture has no sliding-window rule posenc has read (then nothing is written), else 1. */
 int posenc_ggml_swa_layers(const posenc_gguf_rope *g, int n, uint8_t *sliding);
 
+/* Which of the first n layers llama.cpp rotates with no RoPE for a file holding g: Cohere 2's
+ * non-sliding layers (src/models/cohere2.cpp), Llama 4's every 4th ((il + 1) % 4 == 0;
+ * none when attention.sliding_window is 0, src/models/llama4.cpp). nope[il] = 1 for such a
+ * layer. Returns 0 (nothing written) for an architecture without such a rule. */
+int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope);
+
 /* Read the RoPE keys and tensors of a GGUF file (formats/). Every key's GGUF type is checked
  * (an unsigned integer where llama.cpp reads one, float32 for floats, a string for the scaling
  * type, an int32 array of at most 4 for the sections); a wrong type is POSENC_EFORMAT naming the

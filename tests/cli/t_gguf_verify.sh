@@ -198,6 +198,25 @@ grep -q '^ok    mimo2.attention.sliding_window_pattern full: 0, 5, 11, 17, 23, 2
 expect_ok "$POSENC" verify --config "$D/gguf/gemma3n-shape.json" --gguf gemma3n-shape.gguf --layer-type full_attention
 grep -q '^ok    gemma3n.attention.sliding_window_pattern full: 4 (of 5 layers)' out.stdout ||
     { cat out.stdout; exit 1; }
+# the config's layers against llama.cpp's: Llama 4's NoPE layers are every 4th in llama.cpp
+# whatever no_rope_layers says, Cohere 2's sliding layers its default period: one note each
+# where they differ, none where they agree
+"$PY" -c "
+import json
+c = json.load(open('$D/llama-4-scout-17b-16e-instruct.json')); t = c.get('text_config', c)
+t['no_rope_layers'] = [0 if i == 0 else 1 for i in range(t['num_hidden_layers'])]
+json.dump(c, open('l4-norope.json', 'w'))
+c = json.load(open('$D/gguf/cohere2-shape.json')); c['layer_types'][0] = 'full_attention'
+json.dump(c, open('c2-types.json', 'w'))"
+expect_ok "$POSENC" verify --config "$D/llama-4-scout-17b-16e-instruct.json" --gguf llama-4-scout-17b-16e-instruct.gguf
+! grep -q '^note: llama.cpp: its layers without RoPE' out.stdout || { cat out.stdout; exit 1; }
+grep -q '^note: llama.cpp skips RoPE on every 4th layer' out.stdout || { cat out.stdout; exit 1; }
+expect_ok "$POSENC" verify --config l4-norope.json --gguf llama-4-scout-17b-16e-instruct.gguf
+grep -qF 'note: llama.cpp: its layers without RoPE are not the config'"'"'s: 12 get none where the config rotates them (3, 7, 11,' out.stdout &&
+    grep -qF '1 are rotated where the config has none (0)' out.stdout || { cat out.stdout; exit 1; }
+expect_ok "$POSENC" verify --config c2-types.json --gguf cohere2-shape.gguf --layer-type sliding_attention
+grep -qF "note: llama.cpp: the file's sliding-window layers are not the config's layer_types: 1 run as sliding where the config says full (0)" \
+    out.stdout || { cat out.stdout; exit 1; }
 expect_fail 2 "layer type 'full_attention' carries no RoPE" \
     "$POSENC" verify --config "$D/gguf/cohere2-shape.json" --gguf cohere2-shape.gguf --layer-type full_attention
 # MiMo-V2: a wrong freq_base_swa fails the sliding layers, named, and not the global ones
