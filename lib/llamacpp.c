@@ -549,6 +549,7 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             st = swa_pattern(&c, "layer_types", 0, 0);
         break;
     }
+    case CV_GEMMA:
     case CV_GEMMA2: {
         /* conversion/gemma.py Gemma2Model.set_gguf_parameters: its own keys, hparams[k]
          * (KeyError when absent), no TextModel call, so no rope.freq_base */
@@ -561,7 +562,9 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
         };
         int64_t *dst[] = { &g.context_length, &g.embedding_length, &g.head_count, &g.key_length,
                            &g.sliding_window };
-        for (size_t i = 0; i < sizeof req / sizeof *req && st == POSENC_OK; i++) {
+        /* GemmaModel: the same keys without sliding_window */
+        size_t nreq = sizeof req / sizeof *req - (row->conv == CV_GEMMA);
+        for (size_t i = 0; i < nreq && st == POSENC_OK; i++) {
             if (!hp_int(get(c.hp, req[i].k), dst[i])) {
                 char msg[64];
                 snprintf(msg, sizeof msg, "KeyError: '%s'", req[i].k);

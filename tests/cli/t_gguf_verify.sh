@@ -31,7 +31,8 @@ gguf/codellama-7b gguf/ministral3-8b-text gguf/phi-2 gguf/pythia-70m gguf/stable
 gguf/command-r families/granite-3.3-8b-instruct
 families/gemma-2-9b-it extra/qwen2-vl-7b gguf/qwen3-vl-235b-sections glm-4.5 glm-5 minimax-m2.5
 llama-4-scout-17b-16e-instruct gguf/cohere2-shape gguf/olmo2-shape gguf/olmo3-yarn-shape
-gguf/mistral3-small-shape gguf/seed-oss-shape gguf/olmoe-shape gguf/starcoder2-shape"
+gguf/mistral3-small-shape gguf/seed-oss-shape gguf/olmoe-shape gguf/starcoder2-shape
+gguf/gemma-shape gguf/ernie4_5-shape"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
 swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it"
 : > list
