@@ -352,11 +352,18 @@ static void test_from_model(void **state)
     assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "model_type 'gptj': convert_hf_to_gguf.py has no class for it"));
     posenc_model_free(m);
-    const char *ge = "{\"model_type\":\"gemma\",\"hidden_size\":2048,\"num_attention_heads\":8,"
-                     "\"head_dim\":256}";
+    const char *ge = "{\"model_type\":\"falcon\",\"hidden_size\":4544,\"num_attention_heads\":71}";
     assert_int_equal(posenc_config_parse(ge, strlen(ge), "g.json", NULL, &m, &err), POSENC_OK);
     assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_EUNSUPPORTED);
-    assert_non_null(strstr(err.msg, "writes architecture 'gemma', whose RoPE rules posenc has not read"));
+    assert_non_null(strstr(err.msg, "writes architecture 'falcon', whose RoPE rules posenc has not read"));
+    posenc_model_free(m);
+    /* Gemma: GemmaModel's own keys, hparams[k] (KeyError when absent), no freq_base */
+    const char *gm = "{\"model_type\":\"gemma\",\"hidden_size\":2048,\"num_attention_heads\":8,"
+                     "\"head_dim\":256,\"max_position_embeddings\":8192,\"rope_theta\":10000}";
+    assert_int_equal(posenc_config_parse(gm, strlen(gm), "g.json", NULL, &m, &err), POSENC_OK);
+    assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_OK);
+    assert_true(!(g.has & POSENC_GGUF_FREQ_BASE) && g.key_length == 256 && g.context_length == 8192 &&
+                !(g.has & POSENC_GGUF_SLIDING_WINDOW));
     posenc_model_free(m);
 }
 
