@@ -1,7 +1,8 @@
 # posenc: one non-recursive Makefile. Objects in $(B)/, sanitizer objects in $(S)/.
 #   make            build ./posenc, $(B)/libposenc.a and $(B)/libposenc.so
 #   make demo       install missing packages, build, run gen + info on the bundled example
-#   make test       install missing packages, build, run every unit and CLI test
+#   make test       install missing packages, build, run every unit test (in one run, then each
+#                   alone) and every CLI script (CLI_JOBS at a time)
 #   make check      the same tests under ASan+UBSan, plus a replay of the fuzz corpora
 #   make fuzz       run each libFuzzer harness for FUZZ_SECONDS (clang)
 #   make bench      posenc against the PyTorch/NumPy code users would write, the kernels
@@ -32,13 +33,17 @@ PKGS      := libcjson zlib hdf5
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+# tests/unit/testutil.c wraps cmocka's group runner: PE_TEST_LIST / PE_TEST_ONLY (tests/unit/alone.sh)
+TEST_WRAP := -Wl,--wrap=_cmocka_run_group_tests
 WARN      := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT       ?= -O2
 CFLAGS    ?= $(OPT) -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude -Ilib -Iformats -Icmd $(PKG_CFLAGS) -MMD -MP
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude -I. $(PKG_CFLAGS) -MMD -MP
 LDLIBS    := $(PKG_LIBS) -lpthread -lm
 
-LIB_SRC   := $(sort $(wildcard lib/*.c formats/*.c))
+# lib/ and formats/ are folders by concern (lib/core, lib/model, ..., formats/files, ...): every
+# .c file one level down is part of the library
+LIB_SRC   := $(sort $(wildcard lib/*/*.c formats/*/*.c))
 CMD_SRC   := $(sort $(wildcard cmd/*.c))
 UNIT_SRC  := $(sort $(wildcard tests/unit/test_*.c))
 FUZZ_SRC  := $(sort $(wildcard tests/fuzz/fuzz_*.c))
@@ -67,13 +72,13 @@ all: $(BIN) $(B)/libposenc.a $(B)/$(SO_REAL)
 $(BIN): $(CMD_OBJ) $(B)/libposenc.a
 	$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJ) $(B)/libposenc.a $(LDLIBS)
 
-# lib/rope_ggml.c reproduces ggml's portable CPU build, which has no FMA: never fuse a * b + c
-# there (GCC's ISO C default, made explicit for every compiler and mode)
-$(B)/lib/rope_ggml.o $(B)/pic/lib/rope_ggml.o $(S)/lib/rope_ggml.o: ALL_CFLAGS += -ffp-contract=off
-# lib/kern.c, lib/kern_x86.c: the dispatched kernels (AVX2, AVX-512 by target attributes, picked
-# at run time by lib/cpu.c) give the portable path's bits only with every product and sum
-# rounded on its own
-$(B)/lib/kern.o $(B)/pic/lib/kern.o $(S)/lib/kern.o $(B)/lib/kern_x86.o $(B)/pic/lib/kern_x86.o $(S)/lib/kern_x86.o: ALL_CFLAGS += -ffp-contract=off
+# lib/encodings/rope_ggml.c reproduces ggml's portable CPU build, which has no FMA: never fuse
+# a * b + c there (GCC's ISO C default, made explicit for every compiler and mode)
+$(B)/lib/encodings/rope_ggml.o $(B)/pic/lib/encodings/rope_ggml.o $(S)/lib/encodings/rope_ggml.o: ALL_CFLAGS += -ffp-contract=off
+# lib/core/kern.c, lib/core/kern_x86.c: the dispatched kernels (AVX2, AVX-512 by target
+# attributes, picked at run time by lib/core/cpu.c) give the portable path's bits only with every
+# product and sum rounded on its own
+$(B)/lib/core/kern.o $(B)/pic/lib/core/kern.o $(S)/lib/core/kern.o $(B)/lib/core/kern_x86.o $(B)/pic/lib/core/kern_x86.o $(S)/lib/core/kern_x86.o: ALL_CFLAGS += -ffp-contract=off
 
 $(B)/libposenc.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
@@ -84,10 +89,10 @@ $(B)/%.o: %.c
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 # ---- the verdict corpus' mutation check ----
-# posenc with the verdict's bound scaled by 0.5 and by 2 (lib/verify.c PE_BOUND_SCALE), built
-# from the same objects but lib/verify.c: tests/cli/t_verdict_corpus.sh must catch both.
-MUT_OBJ := $(filter-out $(B)/lib/verify.o,$(LIB_OBJ)) $(CMD_OBJ)
-$(B)/mut-%/verify.o: lib/verify.c
+# posenc with the verdict's bound scaled by 0.5 and by 2 (lib/verify/verify.c PE_BOUND_SCALE),
+# built from the same objects but lib/verify/verify.c: tests/cli/t_verdict_corpus.sh must catch both.
+MUT_OBJ := $(filter-out $(B)/lib/verify/verify.o,$(LIB_OBJ)) $(CMD_OBJ)
+$(B)/mut-%/verify.o: lib/verify/verify.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DPE_BOUND_SCALE=$* -c -o $@ $<
 $(B)/mut-%/posenc: $(B)/mut-%/verify.o $(MUT_OBJ)
@@ -124,7 +129,7 @@ $(B)/tests/testutil.o: tests/unit/testutil.c tests/unit/testutil.h
 
 $(B)/tests/%: tests/unit/%.c $(B)/tests/testutil.o $(B)/libposenc.a tests/unit/testutil.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/tests/testutil.o $(B)/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) -Itests/unit -o $@ $< $(B)/tests/testutil.o $(B)/libposenc.a $(TEST_WRAP) $(CMOCKA_LIBS) $(LDLIBS)
 
 # ---- sanitizers ----
 $(S)/%.o: %.c
@@ -143,7 +148,7 @@ $(S)/tests/testutil.o: tests/unit/testutil.c tests/unit/testutil.h
 
 $(S)/tests/%: tests/unit/%.c $(S)/tests/testutil.o $(S)/libposenc.a tests/unit/testutil.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< $(S)/tests/testutil.o $(S)/libposenc.a $(CMOCKA_LIBS) $(LDLIBS)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit -o $@ $< $(S)/tests/testutil.o $(S)/libposenc.a $(TEST_WRAP) $(CMOCKA_LIBS) $(LDLIBS)
 
 # the option parser's harness links the commands' tables (every cmd/ file but main's)
 FUZZ_CMD_SRC := $(filter-out cmd/posenc.c,$(CMD_SRC))
@@ -159,10 +164,10 @@ $(S)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c tests/fuzz/fuzzutil.h $(S)/
 # A harness passes its own libFuzzer options (say, a larger -max_len for a format whose inputs
 # need the room) in a line "/* fuzz-options: ... */" of its source; make fuzz reads it.
 FUZZ_CC   ?= clang
-FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -Ilib -Iformats $(PKG_CFLAGS)
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -I. $(PKG_CFLAGS)
 $(B)/fuzz/fuzz_opts: tests/fuzz/fuzz_opts.c $(FUZZ_CMD_SRC) $(LIB_SRC)
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(FUZZ_FLAGS) -Icmd -o $@ $< $(FUZZ_CMD_SRC) $(LIB_SRC) $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CMD_SRC) $(LIB_SRC) $(LDLIBS)
 
 $(B)/fuzz/%: tests/fuzz/%.c tests/fuzz/fuzzutil.h $(LIB_SRC)
 	@mkdir -p $(@D)
@@ -184,6 +189,7 @@ cli: $(BIN)
 test: test-deps
 	@$(MAKE) --no-print-directory all $(UNIT_BIN) mutants
 	@fail=0; for t in $(UNIT_BIN); do $$t || fail=1; done; \
+	sh tests/unit/alone.sh $(UNIT_BIN) || fail=1; \
 	sh tests/cli/run.sh ./$(BIN) || fail=1; exit $$fail
 
 check: test-deps
@@ -236,7 +242,7 @@ $(B)/posenc.pc: FORCE
 
 install: all $(B)/posenc.pc
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCDIR)/posenc \
-	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PCDIR)
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man3 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(PCDIR)
 	install -m 755 $(BIN) $(DESTDIR)$(BINDIR)/posenc
 	install -m 644 $(B)/libposenc.a $(DESTDIR)$(LIBDIR)/libposenc.a
 	install -m 755 $(B)/$(SO_REAL) $(DESTDIR)$(LIBDIR)/$(SO_REAL)
@@ -244,6 +250,7 @@ install: all $(B)/posenc.pc
 	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libposenc.so
 	install -m 644 include/posenc/*.h $(DESTDIR)$(INCDIR)/posenc/
 	install -m 644 man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 man/*.3 $(DESTDIR)$(MANDIR)/man3/
 	install -m 644 man/*.5 $(DESTDIR)$(MANDIR)/man5/
 	install -m 644 $(B)/posenc.pc $(DESTDIR)$(PCDIR)/posenc.pc
 
@@ -252,6 +259,7 @@ uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/libposenc.so $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/$(SO_REAL)
 	rm -rf $(DESTDIR)$(INCDIR)/posenc
 	for m in man/*.1; do rm -f $(DESTDIR)$(MANDIR)/man1/$$(basename $$m); done
+	for m in man/*.3; do rm -f $(DESTDIR)$(MANDIR)/man3/$$(basename $$m); done
 	for m in man/*.5; do rm -f $(DESTDIR)$(MANDIR)/man5/$$(basename $$m); done
 
 clean:

@@ -9,7 +9,7 @@
  * the program was built without ggml's headers (no HAVE_GGML), the ggml column says
  * "skipped". Times are the median of RUNS runs (default 7) after one warm-up; each line
  * prints ns/element and the ratios to memcpy and to ggml. posenc rotates in place (as
- * formats/applyset.c does); ggml writes a new tensor, as its graph does. Model: plain RoPE,
+ * formats/engines/applyset.c does); ggml writes a new tensor, as its graph does. Model: plain RoPE,
  * theta 10000, neox pairing, head_dim 128, 32 heads, default precision (exact) and hf. */
 #include <dlfcn.h>
 #include <pthread.h>

@@ -68,7 +68,7 @@ int main(int argc, char **argv)
     return 0;
 }
 EOF
-cc -std=c11 -D_GNU_SOURCE -O2 -I"$SRC/include" -I"$SRC/lib" -o "$drv" "$drv.c" "$lib" \
+cc -std=c11 -D_GNU_SOURCE -O2 -I"$SRC/include" -o "$drv" "$drv.c" "$lib" \
     $(pkg-config --libs libcjson zlib hdf5 2>/dev/null) -lpthread -lm
 "$drv" "$BENCH_RUNS"
 

@@ -1,19 +1,19 @@
 /* cmd/apply.c: posenc apply: rotate Q/K dumps by RoPE exactly as the model does, streaming.
  *
- * Options and glue over formats/applyset.c, the engine of one run (one dump, a Q/K pair, or
- * every q/k pair of a multi-layer container, formats/pairs.c), which streams the inputs through
- * formats/applyrun.c (chunks of whole head vectors rotated by lib/apply.c) into the writers the
- * output pipeline opened (formats/out.c: size limit, temporary file + rename on commit, the
- * cleanup of a failure); positions are resolved by formats/rows.c.
+ * Options and glue over formats/engines/applyset.c, the engine of one run (one dump, a Q/K pair, or
+ * every q/k pair of a multi-layer container, formats/engines/pairs.c), which streams the inputs through
+ * formats/engines/applyrun.c (chunks of whole head vectors rotated by lib/encodings/apply.c) into the writers the
+ * output pipeline opened (formats/io/out.c: size limit, temporary file + rename on commit, the
+ * cleanup of a failure); positions are resolved by formats/engines/rows.c.
  * This file parses the options, prints the messages and picks the exit status. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "opts.h"
-#include "applyset.h"
-#include "pairs.h"
-#include "rows.h"
+#include "cmd/common.h"
+#include "cmd/opts.h"
+#include "formats/engines/applyset.h"
+#include "formats/engines/pairs.h"
+#include "formats/engines/rows.h"
 #include "posenc/apply.h"
 
 #define CMD "apply"

@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "common.h"
+#include "cmd/common.h"
 
 /* "posenc CMD: message\n" on stderr, after clearing a progress line. */
 static void vmsg(const char *cmd, const char *fmt, va_list ap)

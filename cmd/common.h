@@ -7,9 +7,9 @@
 #include <stdio.h>
 
 #include "posenc/posenc.h"
-#include "positions.h"
-#include "util_progress.h"
-#include "strbuf.h"
+#include "formats/engines/positions.h"
+#include "cmd/util_progress.h"
+#include "formats/io/strbuf.h"
 
 /* Exit status of every subcommand (posenc(1) EXIT STATUS). */
 enum {
@@ -74,7 +74,7 @@ int cmd_parse_i64(const char *cmd, const char *opt, const char *s, int64_t min, 
 int cmd_parse_double(const char *cmd, const char *opt, const char *s, double *out);
 
 /* --positions SPEC: a list like 0,1,8-15 or, when SPEC names a file, an integer array read from
- * it (formats/positions.h), every position in [0, end) and at most max_count of them (a file:
+ * it (formats/engines/positions.h), every position in [0, end) and at most max_count of them (a file:
  * at most PE_POSITIONS_FILE_MAX), counted before anything is allocated. Returns 0 with *out set
  * (caller frees with pe_positions_free), or prints the error line and returns the exit status:
  * 2 for a bad list (a usage error), 3 for a file that cannot be read or holds bad values. */

@@ -1,6 +1,6 @@
 /* cmd/convert.c: `posenc convert IN OUT`: copy every array of IN (or the one named by
  * IN:MEMBER) to OUT in any writable format, optionally changing the float dtype. The arrays
- * are a table source (formats/out.c pe_out_container_table) streamed in 4 MiB chunks through
+ * are a table source (formats/io/out.c pe_out_container_table) streamed in 4 MiB chunks through
  * gen's output pipeline, so memory stays small whatever their size; metadata is carried over;
  * OUT appears only when complete. */
 #include <inttypes.h>
@@ -10,9 +10,9 @@
 
 #include <cjson/cJSON.h>
 
-#include "common.h"
-#include "opts.h"
-#include "out.h"
+#include "cmd/common.h"
+#include "cmd/opts.h"
+#include "formats/io/out.h"
 
 #define CMD "convert"
 /* Carry the container's metadata (a JSON object) over to the writer, key by key. */

@@ -1,15 +1,15 @@
 /* cmd/diff.c: posenc diff A[:member] B[:member]: compare two arrays element by element.
  *
- * Options and printing over lib/diff.c (the statistics) and the streaming readers of formats/:
+ * Options and printing over lib/verify/diff.c (the statistics) and the streaming readers of formats/:
  * both inputs are read in chunks of CHUNK_ELEMS elements, so memory stays bounded. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "opts.h"
-#include "diffreport.h"
+#include "cmd/common.h"
+#include "cmd/opts.h"
+#include "formats/report/diffreport.h"
 #include "posenc/apply.h"
 
 #define CMD "diff"

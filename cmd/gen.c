@@ -1,13 +1,13 @@
 /* cmd/gen.c: posenc gen: the option table, the option loop and glue. What a table holds is
- * built by gen's engine (formats/gentables.h: every encoding's parameters, rows, weights and
- * metadata) and written by the output pipeline (formats/out.h). */
+ * built by gen's engine (formats/engines/gentables.h: every encoding's parameters, rows, weights and
+ * metadata) and written by the output pipeline (formats/io/out.h). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "gentables.h"
-#include "opts.h"
+#include "cmd/common.h"
+#include "formats/engines/gentables.h"
+#include "cmd/opts.h"
 
 #define CMD "gen"
 #define POS_MAX CMD_POS_MAX /* largest position / --seq-len accepted */
@@ -210,7 +210,7 @@ static int gen_write(const pe_gen_args *a, const struct gen_cli *c)
     return rc;
 }
 
-/* The option of the first parameter in mask (lib/tableparams.c's table). */
+/* The option of the first parameter in mask (lib/model/tableparams.c's table). */
 static const char *first_given(unsigned mask)
 {
     for (int p = 0; p < PE_TP_COUNT; p++)
@@ -220,7 +220,7 @@ static const char *first_given(unsigned mask)
 }
 
 /* RoPE's options given for another encoding and the others' for RoPE (which encoding takes
- * which: lib/tableparams.c); forced: the encoding is --encoding's, not the config's. */
+ * which: lib/model/tableparams.c); forced: the encoding is --encoding's, not the config's. */
 static int refuse_params(const pe_gen_args *a, int forced)
 {
     unsigned given = a->p.given, rope_only = pe_table_rope_only();
@@ -236,7 +236,7 @@ static int refuse_params(const pe_gen_args *a, int forced)
     return CMD_EXIT_OK;
 }
 
-/* Options that set a parameter of lib/tableparams.c's table, and which. */
+/* Options that set a parameter of lib/model/tableparams.c's table, and which. */
 static const struct {
     int opt;
     pe_table_param p;

@@ -9,11 +9,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "common.h"
-#include "describe_out.h"
-#include "info_out.h"
-#include "opts.h"
-#include "gguf_rope.h"
+#include "cmd/common.h"
+#include "formats/report/describe_out.h"
+#include "formats/report/info_out.h"
+#include "cmd/opts.h"
+#include "formats/files/gguf_rope.h"
 #include "posenc/llamacpp.h"
 #include "posenc/vllm.h"
 
@@ -34,7 +34,7 @@ struct info_opts {
     const char *gguf;
 };
 
-/* ---- the description of the config (lib/describe.c; formats/describe_out.c renders it) ---- */
+/* ---- the description of the config (lib/describe/describe.c; formats/report/describe_out.c renders it) ---- */
 
 /* Print d as text (indented) or add it to j. 0, or -1 when out of memory. */
 static int emit(const pe_desc *d, cJSON *j, const char *indent)
@@ -217,7 +217,7 @@ static int runtimes_report(const struct info_opts *o, const posenc_model *m)
                                                                    j, &b));
 }
 
-/* --gguf: the file's RoPE (formats/gguf_rope.c describes it) as JSON or one line per key */
+/* --gguf: the file's RoPE (formats/files/gguf_rope.c describes it) as JSON or one line per key */
 static int gguf_report(const struct info_opts *o)
 {
     posenc_error err = { 0 };

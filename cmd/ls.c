@@ -8,8 +8,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "common.h"
-#include "opts.h"
+#include "cmd/common.h"
+#include "cmd/opts.h"
 
 #define CMD "ls"
 

@@ -1,7 +1,7 @@
 /* cmd/opts.c: the shared option table and the one parser of every subcommand (cmd/opts.h). */
 #include <string.h>
 
-#include "opts.h"
+#include "cmd/opts.h"
 
 /* The options several commands take, each with one meaning, one value type and one range.
  * The help text is the default wording; a command may show its own (what the option does

@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "common.h"
+#include "cmd/common.h"
 #include "posenc/apply.h"
 
 /* Value types. */
@@ -45,7 +45,7 @@ enum {
 /* Every command takes positions, offsets and sequence lengths in [0, 2^48): the range the
  * parameter engines compute exactly (an int64 position, a double angle m * inv_freq) and gen's
  * tables can index. A command whose engine holds less (apply's positions below 2^31, as
- * lib/apply.c requires) checks that after parsing. */
+ * lib/encodings/apply.c requires) checks that after parsing. */
 #define CMD_POS_MAX ((int64_t)1 << 48)
 
 /* One entry of a command's table. A group header has id 0 and its text in help. A shared

@@ -5,10 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common.h"
-#include "opts.h"
-#include "iowatch.h"
-#include "util_progress.h"
+#include "cmd/common.h"
+#include "cmd/opts.h"
+#include "formats/io/iowatch.h"
+#include "cmd/util_progress.h"
 
 static const struct cmd {
     const char *name;

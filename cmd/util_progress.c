@@ -1,6 +1,6 @@
 /* cmd/util_progress.c: one progress line on standard error while a long run streams data.
  *
- * The counters are atomics so that the io layer's observer (formats/iowatch.h) can be called from
+ * The counters are atomics so that the io layer's observer (formats/io/iowatch.h) can be called from
  * apply's and gen's streaming threads; one thread at a time draws (an atomic flag), and only
  * when the redraw interval has passed, so a run pays one clock read per streamed chunk. */
 #include <inttypes.h>
@@ -12,8 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "iowatch.h"
-#include "util_progress.h"
+#include "formats/io/iowatch.h"
+#include "cmd/util_progress.h"
 
 #define NS 1000000000LL
 

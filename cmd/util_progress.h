@@ -26,7 +26,7 @@ void cmd_progress_signal(void);
 /* -q: no progress line for the rest of the run. */
 void cmd_progress_quiet(void);
 /* Start counting what the io layer streams (PE_WATCH_WRITES or PE_WATCH_READS of
- * formats/iowatch.h): the bytes of the arrays writers declare or readers open are the total. */
+ * formats/io/iowatch.h): the bytes of the arrays writers declare or readers open are the total. */
 void cmd_progress_watch(const char *cmd, int what);
 
 #endif

@@ -1,16 +1,16 @@
 /* cmd/verify.c: posenc verify: prove relative invariance from a config, check a runtime's Q/K
  * dumps against posenc's rotation, diagnose the likely mistake, write reports for CI.
  *
- * Options and glue over formats/verifyrun.h, which runs the checks into the report tree; this
+ * Options and glue over formats/engines/verifyrun.h, which runs the checks into the report tree; this
  * file checks that the options fit together, prints the summary and picks the exit status. */
 #include <cJSON.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common.h"
-#include "opts.h"
-#include "report.h"
-#include "verifyrun.h"
+#include "cmd/common.h"
+#include "cmd/opts.h"
+#include "formats/report/report.h"
+#include "formats/engines/verifyrun.h"
 
 #define CMD "verify"
 #define MAX_REPORTS 8

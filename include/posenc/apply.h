@@ -4,7 +4,7 @@
  * positions, direction) for one dump dtype, computed once: in a [batch, heads, seq, head_dim] dump
  * the same row serves every head and, with shared positions, every batch entry. posenc_apply_rows
  * then rotates any run of head vectors of a dump, in place or into another dtype. Pure
- * computation: callers stream the dump through it in chunks (see formats/applyset.c).
+ * computation: callers stream the dump through it in chunks (see formats/engines/applyset.c).
  *
  * Arithmetic. f16, bf16 and f32 dumps are computed in float32, f64 dumps in float64.
  *  - POSENC_PREC_EXACT: cos/sin are the exact values rounded once to float32 (float64 for f64);

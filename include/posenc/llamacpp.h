@@ -11,7 +11,8 @@
  *                                 src/llama-context.cpp's cparams), posenc_ggml_rope_from_gguf;
  *   posenc_ggml_rope -> cos/sin   ggml's CPU numerics (ggml/src/ggml-cpu/ops.cpp
  *                                 ggml_rope_cache_init, rope_yarn; ggml/src/ggml.c
- *                                 ggml_rope_yarn_corr_dims), posenc_ggml_rope_cossin.
+ *                                 ggml_rope_yarn_corr_dims), posenc_ggml_rope_cossin
+ *                                 (posenc/ggml.h).
  * All in ggml-org/llama.cpp. */
 #ifndef POSENC_LLAMACPP_H
 #define POSENC_LLAMACPP_H
@@ -20,23 +21,14 @@
 #include <stdint.h>
 
 #include "posenc/error.h"
+#include "posenc/ggml.h"
 #include "posenc/io.h"
 #include "posenc/model.h"
+#include "posenc/rope.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ggml's rope modes (ggml.h GGML_ROPE_TYPE_*); -1 when llama.cpp applies no RoPE. */
-typedef enum posenc_ggml_mode {
-    POSENC_GGML_ROPE_NONE = -1,
-    POSENC_GGML_ROPE_NORM = 0,
-    POSENC_GGML_ROPE_NEOX = 2,
-    POSENC_GGML_ROPE_MROPE = 8,
-    POSENC_GGML_ROPE_VISION = 24,
-    POSENC_GGML_ROPE_IMROPE = 40
-} posenc_ggml_mode;
-const char *posenc_ggml_mode_name(posenc_ggml_mode m); /* "norm", "neox", ... */
 
 /* Which keys of posenc_gguf_rope are present (bits of .has). */
 enum {
@@ -103,23 +95,6 @@ typedef struct posenc_gguf_rope {
     float factors_short[POSENC_MAX_FREQ];
 } posenc_gguf_rope;
 
-/* The arguments of ggml_rope_ext for one model and context (value type). */
-typedef struct posenc_ggml_rope {
-    posenc_ggml_mode mode;
-    int n_dims;                       /* rotated dims (n_rot) */
-    int head_dim;                     /* n_embd_head_k */
-    int n_ctx_orig;                   /* n_ctx_orig_yarn */
-    float freq_base, freq_scale, ext_factor, attn_factor, beta_fast, beta_slow;
-    int sections[4];                  /* mrope/imrope/vision */
-    int n_freq_factors;               /* 0, or n_dims / 2 factors dividing theta (rope_freqs) */
-    float freq_factors[POSENC_MAX_FREQ];
-    double kq_scale;                  /* softmax scale llama.cpp uses (1/sqrt(head_dim) unless the
-                                         model's graph changes it) */
-    const char *note;                 /* where llama.cpp and transformers differ for this
-                                         architecture (lib/llama_arch.def .note), NULL: nothing
-                                         known. Borrowed (static). */
-} posenc_ggml_rope;
-
 /* What convert_hf_to_gguf.py writes for the model (layer_type as posenc_model_rope).
  * POSENC_EUNSUPPORTED with a one-line reason when the converter has no rule for the model. */
 posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *layer_type,
@@ -130,7 +105,7 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
  * the type gguf-py's GGUFWriter gives it (uint32 lengths, float32 frequencies and factors, the
  * string scaling type, int32 dimension sections), and the F32 tensors rope_freqs.weight,
  * rope_factors_long.weight and rope_factors_short.weight of g's n_* factors, stored after the
- * declared arrays (formats/gguf_write.c). POSENC_EINVAL for a writer of another format, a second
+ * declared arrays (formats/files/gguf_write.c). POSENC_EINVAL for a writer of another format, a second
  * call, or a value that does not fit its GGUF type. */
 posenc_status posenc_gguf_writer_rope(posenc_writer *w, const posenc_gguf_rope *g,
                                       posenc_error *err);
@@ -169,7 +144,7 @@ int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope);
  * key. Tensors must be F32 vectors of at most POSENC_MAX_FREQ values. */
 posenc_status posenc_gguf_read_rope(const char *path, posenc_gguf_rope *out, posenc_error *err);
 
-/* The llama.cpp facts of one architecture (lib/llama_arch.def). known = 0: llama.cpp has no
+/* The llama.cpp facts of one architecture (lib/model/llama_arch.def). known = 0: llama.cpp has no
  * such architecture (mode POSENC_GGML_ROPE_NONE then means nothing). converter = 0: posenc has
  * not read the converter's RoPE rules for it; kq_known = 0: nor the graph's softmax scale. */
 typedef struct posenc_ggml_arch {
@@ -180,7 +155,7 @@ typedef struct posenc_ggml_arch {
 } posenc_ggml_arch;
 void posenc_ggml_arch_info(const char *arch, posenc_ggml_arch *out);
 
-/* The llama.cpp architecture convert_hf_to_gguf.py writes for m (lib/families.def gguf_arch),
+/* The llama.cpp architecture convert_hf_to_gguf.py writes for m (lib/model/families.def gguf_arch),
  * NULL when the registry names none. Borrowed (static). */
 const char *posenc_ggml_model_arch(const posenc_model *m);
 
@@ -229,21 +204,29 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
                                         int64_t orig_ctx, const char *layer_type,
                                         posenc_gguf_check *out, posenc_error *err);
 
-/* cos and sin of frequency i at position pos as ggml's CPU backend computes them (float32,
- * attn_factor applied), for i < n_dims / 2, written as doubles. Three-axis positions for
- * mrope/imrope in pos3 (pos3[0] for the others; the fourth M-RoPE position is 0, as llama.cpp
- * sets it for text tokens). The vision mode and POSENC_GGML_ROPE_NONE are not computed: every
- * value is NaN. Portable (no FMA) build's semantics; see lib/rope_ggml.c. */
-void posenc_ggml_rope_cossin(const posenc_ggml_rope *r, const int64_t pos3[3], double *cos_f,
-                             double *sin_f);
-/* The float32 angles ggml takes cos and sin of (same positions and rule), as doubles; at
- * position 1 they are ggml's per-token angle steps, its counterpart of inv_freq (ggml
- * accumulates each angle from the position itself, so p times them is not ggml's angle at p). */
-void posenc_ggml_rope_angles(const posenc_ggml_rope *r, const int64_t pos3[3], double *angle);
-/* The magnitude ggml multiplies cos and sin by: attn_factor, times 1 + 0.1 ln(1 / freq_scale)
- * when ext_factor is not 0 (ops.cpp rope_yarn), in float32. */
-double posenc_ggml_rope_mscale(const posenc_ggml_rope *r);
+/* The ggml precision's parameters (lib/runtimes/rope_llamacpp.c): posenc_rope_params_set_ggml
+ * (posenc/rope.h) from the model, what convert_hf_to_gguf.py writes for it
+ * (posenc_gguf_rope_from_model), read as llama.cpp reads it with context n_ctx
+ * (posenc_ggml_rope_from_gguf; 0: the file's context_length), attached to p (computed for the
+ * same layer type). The converter's or loader's refusal is returned as they give it. */
+posenc_status posenc_rope_params_ggml(posenc_rope_params *p, const posenc_model *m,
+                                      const char *layer_type, int64_t n_ctx, posenc_error *err);
+/* The same from a GGUF file's keys g (posenc_gguf_read_rope): what llama.cpp computes with that
+ * file, whatever the config says. */
+posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_gguf_rope *g,
+                                           int64_t n_ctx, posenc_error *err);
 
+/* ggml's drift from exact math at position pos: max |cos, sin (ggml) - exact| over the
+ * frequencies, with the parameters and context of pos + 1 (as posenc gen --positions pos), the
+ * exact values of llama.cpp's definition (YaRN's correction range always rounded, as
+ * ggml_rope_yarn_corr_dims does, whatever the config's truncate says). The refusals of
+ * posenc_rope_params_ggml, as it gives them. */
+posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_type, int64_t pos,
+                                     double *drift, posenc_error *err);
+/* The same, against transformers' definition (the config's truncate as it is): where llama.cpp
+ * defines RoPE differently (gpt-oss: truncate false ignored) the gap is that difference. */
+posenc_status posenc_ggml_rope_gap(const posenc_model *m, const char *layer_type, int64_t pos,
+                                   double *gap, posenc_error *err);
 
 #ifdef __cplusplus
 }

@@ -2,7 +2,7 @@
  *
  * A posenc_model is a config.json resolved the way transformers v5 does (key precedence,
  * per-model defaults, text_config nesting, per-layer-type dicts), driven by the model-family
- * registry (lib/families.def: one row per model_type). It answers which encoding the model uses,
+ * registry (lib/model/families.def: one row per model_type). It answers which encoding the model uses,
  * with which parameters, and which layers carry none. Build one with posenc_config_load or
  * posenc_config_parse (posenc/config.h). */
 #ifndef POSENC_MODEL_H
@@ -203,7 +203,7 @@ const posenc_bias_config *posenc_model_bias(const posenc_model *m);
 size_t posenc_model_note_count(const posenc_model *m);
 const char *posenc_model_note(const posenc_model *m, size_t i);
 
-/* ---- the model-family registry (lib/families.def) ---- */
+/* ---- the model-family registry (lib/model/families.def) ---- */
 
 /* One registry row as text, for listings. Every pointer is borrowed from static storage. */
 typedef struct posenc_family_info {
@@ -219,7 +219,7 @@ typedef struct posenc_family_info {
                                (src/transformers/models/...) or "REPO: FILE" for remote code */
     const char *gguf_arch;  /* "" or the llama.cpp architecture convert_hf_to_gguf.py writes */
     int llama_rules;        /* 1: posenc has read the converter's RoPE rules for gguf_arch
-                               (lib/llama_arch.def .conv), so --precision ggml, verify --gguf and
+                               (lib/model/llama_arch.def .conv), so --precision ggml, verify --gguf and
                                --layout ggml know what llama.cpp computes */
 } posenc_family_info;
 

@@ -7,6 +7,7 @@
 #include "posenc/error.h"
 #include "posenc/dtype.h"
 #include "posenc/model.h"
+#include "posenc/ggml.h"
 #include "posenc/rope.h"
 #include "posenc/vllm.h"
 #include "posenc/io.h"

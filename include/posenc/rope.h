@@ -9,7 +9,7 @@
  * (posenc/vllm.h posenc_vllm_rope: its inv_freq, base and mscale).
  * POSENC_PREC_GGML reproduces llama.cpp's CPU backend (ggml's portable build, no FMA): the
  * arguments llama.cpp passes to ggml_rope_ext, held in posenc_rope_params.ggml
- * (posenc/llamacpp.h), through ggml's float32 steps (lib/rope_ggml.c). */
+ * (posenc/ggml.h; posenc/llamacpp.h builds them for a model or a GGUF file), through ggml's float32 steps (lib/encodings/rope_ggml.c). */
 #ifndef POSENC_ROPE_H
 #define POSENC_ROPE_H
 
@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "posenc/error.h"
-#include "posenc/llamacpp.h"
+#include "posenc/ggml.h"
 #include "posenc/model.h"
 
 #ifdef __cplusplus
@@ -87,29 +87,6 @@ posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t 
  * not cover the frequencies, or values that are not finite and positive where ggml needs them. */
 posenc_status posenc_rope_params_set_ggml(posenc_rope_params *p, const posenc_ggml_rope *g,
                                           posenc_error *err);
-/* The same from the model: what convert_hf_to_gguf.py writes for it
- * (posenc_gguf_rope_from_model), read as llama.cpp reads it with context n_ctx
- * (posenc_ggml_rope_from_gguf; 0: the file's context_length), attached to p (computed for the
- * same layer type). The converter's or loader's refusal is returned as they give it. */
-posenc_status posenc_rope_params_ggml(posenc_rope_params *p, const posenc_model *m,
-                                      const char *layer_type, int64_t n_ctx, posenc_error *err);
-/* The same from a GGUF file's keys g (posenc_gguf_read_rope): what llama.cpp computes with that
- * file, whatever the config says. */
-posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_gguf_rope *g,
-                                           int64_t n_ctx, posenc_error *err);
-
-/* ggml's drift from exact math at position pos: max |cos, sin (ggml) - exact| over the
- * frequencies, with the parameters and context of pos + 1 (as posenc gen --positions pos), the
- * exact values of llama.cpp's definition (YaRN's correction range always rounded, as
- * ggml_rope_yarn_corr_dims does, whatever the config's truncate says). The refusals of
- * posenc_rope_params_ggml, as it gives them. */
-posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_type, int64_t pos,
-                                     double *drift, posenc_error *err);
-/* The same, against transformers' definition (the config's truncate as it is): where llama.cpp
- * defines RoPE differently (gpt-oss: truncate false ignored) the gap is that difference. */
-posenc_status posenc_ggml_rope_gap(const posenc_model *m, const char *layer_type, int64_t pos,
-                                   double *gap, posenc_error *err);
-
 /* Width of one table row in a layout. */
 int posenc_rope_table_width(const posenc_rope_params *p, posenc_layout layout);
 

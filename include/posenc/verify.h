@@ -2,7 +2,7 @@
  * runtime's rotated dumps with posenc's rotation, and the diagnosis of the usual mistakes.
  *
  * Pure computation: no file I/O, no printing. cmd/verify.c reads the dumps, streams their rows
- * through these functions and writes the reports (formats/report.c).
+ * through these functions and writes the reports (formats/report/report.c).
  *
  * Score normalisation used throughout: a score difference |s - s0| is divided by
  * |q| |k| / sqrt(head_dim), which equals sqrt(head_dim) for unit-normal q and k, so the numbers
@@ -258,7 +258,7 @@ typedef struct posenc_diagnosis {
  * the runtime profile whose numerics the rest of the dump follows (llama.cpp's, say): its
  * per-frequency drift from exact math at each row's position is allowed on top of the bound, so
  * a mistake is named at long positions under that runtime's arithmetic too. A candidate
- * explains the rows only within that bound (ratio <= 1). Candidates (lib/verify_diagnose.c's
+ * explains the rows only within that bound (ratio <= 1). Candidates (lib/verify/verify_diagnose.c's
  * table, tried in this order, the earlier named on equal fit): not rotated at all; pairing
  * swapped; full head rotated although partial (mrope configs included), the exponent over
  * head_dim, partial although full; theta as estimated from the dumps and common values; a

@@ -23,7 +23,6 @@ import sys
 
 import h5py
 import numpy as np
-import torch
 
 HD = 16
 LAYERS = 4
@@ -75,6 +74,7 @@ def rotate64(x, theta, factor, pos):
 def rotate_hf(x, theta, factor, pos):
     """transformers' float32 path: inv_freq in float32, the outer product, cos and sin, then
     q * cos + rotate_half(q) * sin (models/llama/modeling_llama.py apply_rotary_pos_emb)"""
+    import torch  # here only: the other modes need numpy and h5py, and torch takes a second
     inv = 1.0 / (theta ** (torch.arange(0, HD, 2, dtype=torch.int64).float() / HD)) / factor
     p = torch.tensor(pos, dtype=torch.float32)
     freqs = p[:, None] * inv[None]

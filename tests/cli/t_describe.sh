@@ -1,4 +1,4 @@
-# One description of a model (lib/describe.def): the metadata keys gen writes are info --json's
+# One description of a model (lib/describe/describe.def): the metadata keys gen writes are info --json's
 # keys, with the same values, for RoPE (default, llama3, yarn, longrope, dynamic, mrope, at every
 # precision), ALiBi (each variant and convention), T5 (encoder and decoder), Shaw and sinusoidal
 # configs, in NPZ and safetensors. The keys only a written table has (its layout, dtype,

@@ -4,7 +4,7 @@
 # the llama.cpp source tests/interop/fetch.sh brings. Correct files pass; files with exactly one
 # mistake fail with one check naming the key and the consequence. llama3's rope_freqs are compared
 # bit for bit with the converter's for 20 configs. The .gguf_arch registry column and
-# lib/llama_arch.def are checked against the converter and loader sources. Skipped (one line
+# lib/model/llama_arch.def are checked against the converter and loader sources. Skipped (one line
 # "skipped: ...") without npm or the network.
 . "$SRC/tests/cli/lib.sh"
 
@@ -21,7 +21,7 @@ conv() { "$PY" "$SRC/tests/interop/gguf_convert.py" "$llama" "$@"; }
 D=$DATA/configs
 
 # the registry column and the architecture table, against llama.cpp's own source
-conv archs "$SRC/lib/families.def" > archs.txt || { cat archs.txt; exit 1; }
+conv archs "$SRC/lib/model/families.def" > archs.txt || { cat archs.txt; exit 1; }
 grep -q '^[0-9]* rows with a gguf_arch, 0 wrong$' archs.txt
 "$PY" "$SRC/tests/golden/llama_arch.py" "$llama" > arch.txt || { cat arch.txt; exit 1; }
 
@@ -181,7 +181,7 @@ for t in sliding_attention full_attention; do
         grep -q '^FAIL  cos/sin (ggml numerics)' out.stdout || { cat out.stdout; exit 1; }
     fi
 done
-# each layer type of the architectures with sliding layers (lib/llama_arch.def .swa): the
+# each layer type of the architectures with sliding layers (lib/model/llama_arch.def .swa): the
 # converter's file passes with that type's tables; Cohere 2's full layers have no RoPE
 for c in $swa; do
     n=$(basename $c)

@@ -13,8 +13,10 @@
 top=$(pwd)
 cc=${CC:-cc}
 # A make of our own: MAKEFLAGS of a calling make would name a jobserver this shell does not have.
+# CFLAGS=-O0: what is installed is tested here, not its speed, and the build is half the test's time.
 mk() {
-    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j2 -C "$SRC" B="$top/build" S="$top/build-san" "$@" \
+    env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -j2 -C "$SRC" B="$top/build" S="$top/build-san" \
+        CFLAGS=-O0 "$@" \
         >> make.log 2>&1 || { echo "make $* failed"; tail -n 30 make.log; return 1; }
 }
 # Every file and symlink under a tree, as "TYPE PATH" relative to it (links with their target).
@@ -27,7 +29,7 @@ tree() {
 mk install PREFIX="$top/p"
 lib=$top/p/lib
 for f in bin/posenc lib/libposenc.a lib/libposenc.so.0.1.0 lib/pkgconfig/posenc.pc \
-         include/posenc/posenc.h share/man/man1/posenc.1 share/man/man5/posenc-formats.5; do
+         include/posenc/posenc.h share/man/man1/posenc.1 share/man/man3/posenc.3 share/man/man5/posenc-formats.5; do
     [ -f "p/$f" ] && [ ! -L "p/$f" ] || { echo "not installed: $f"; exit 1; }
 done
 [ "$(readlink "$lib/libposenc.so.0")" = libposenc.so.0.1.0 ] || { ls -l "$lib"; exit 1; }
@@ -62,46 +64,10 @@ cat > small.json <<'EOF'
 {"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4, "head_dim": 8,
  "num_hidden_layers": 2, "rope_theta": 10000.0, "max_position_embeddings": 128}
 EOF
-cat > prog.c <<'EOF'
-#include <stdio.h>
-#include <stdlib.h>
-#include <posenc/posenc.h>
-
-int main(int argc, char **argv)
-{
-    static const int64_t pos[] = { 0, 1, 7, 1000, 65536 };
-    const size_t n = sizeof pos / sizeof pos[0];
-    posenc_error err = { 0 };
-    posenc_model *m = NULL;
-    posenc_rope_config cfg;
-    posenc_rope_params p;
-    if (argc != 2) return 2;
-    if (posenc_config_load(argv[1], NULL, &m, &err) != POSENC_OK ||
-        posenc_model_rope(m, NULL, &cfg, &err) != POSENC_OK ||
-        posenc_rope_params_compute(&cfg, 0, &p, &err) != POSENC_OK) {
-        fprintf(stderr, "prog: %s\n", err.msg);
-        return 3;
-    }
-    int w = posenc_rope_table_width(&p, POSENC_LAYOUT_HALF);
-    double *c = malloc(n * (size_t)w * sizeof *c), *s = malloc(n * (size_t)w * sizeof *s);
-    if (!c || !s) return 3;
-    if (posenc_rope_table(&p, POSENC_PREC_EXACT, POSENC_LAYOUT_HALF, pos, n, c, s, 2, &err)
-        != POSENC_OK) {
-        fprintf(stderr, "prog: %s\n", err.msg);
-        return 3;
-    }
-    printf("%s %s %d %d %.17g\n", posenc_version(), posenc_rope_type_name(cfg.type), cfg.head_dim,
-           w, p.attention_scaling);
-    for (size_t k = 0; k < n; k++)
-        for (int i = 0; i < w; i++)
-            printf("%lld %d %.17g %.17g\n", (long long)pos[k], i, c[k * (size_t)w + (size_t)i],
-                   s[k * (size_t)w + (size_t)i]);
-    free(c);
-    free(s);
-    posenc_model_free(m);
-    return 0;
-}
-EOF
+# the program is posenc(3)'s EXAMPLE, taken from the installed page: the worked example a user
+# copies is the one tested here
+sed -n '/^\.EX$/,/^\.EE$/p' "$top/p/share/man/man3/posenc.3" | sed '1d;$d' | sed 's/\\e/\\/g' > prog.c
+grep -q 'posenc_apply_rows' prog.c || { echo "no EXAMPLE in the installed posenc.3"; exit 1; }
 
 # check OUTPUT MODEL: the program's numbers against float64 closed forms (|error| <= 1e-9; the
 # angles reach 65536 rad, where float64 holds about 1e-11).
@@ -127,8 +93,18 @@ else:
     inv = np.where(medium, smoothed, llama)
 assert (version, rtype, int(head_dim), int(width), float(scaling)) == \
     ("0.1.0", want_type, d, d // 2, 1.0), lines[0]
-rows = [l.split() for l in lines[1:] if l]
+rows = [l.split() for l in lines[1:] if l and not l.startswith("rot ")]
 assert len(rows) == 5 * (d // 2), len(rows)
+# the rotated vectors: x_j = j + 1 at each position, neox pairs (i, i + d/2), float32 arithmetic
+rot = [l.split()[1:] for l in lines[1:] if l.startswith("rot ")]
+assert len(rot) == 5 * d, len(rot)
+for p_, j, y in rot:
+    j = int(j)
+    i = j % (d // 2)
+    a = int(p_) * inv[i]
+    x1, x2 = i + 1.0, i + 1.0 + d // 2
+    want = x1 * math.cos(a) - x2 * math.sin(a) if j < d // 2 else x2 * math.cos(a) + x1 * math.sin(a)
+    assert abs(float(y) - want) <= 1e-5 * (abs(x1) + abs(x2)), (p_, j, y, want)
 worst = 0.0
 for pos, i, c, s in rows:
     a = int(pos) * inv[int(i)]

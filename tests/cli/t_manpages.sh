@@ -44,7 +44,7 @@ done
 # every page renders without a groff warning (a string escape such as \*a is "macro 'a' not
 # defined" and drops the text), and posenc-gen(1)'s ALiBi formulas render with their products
 command -v groff > /dev/null || { echo "groff is needed (.ci/deps.sh test installs groff-base)"; exit 1; }
-for page in "$SRC"/man/*.1 "$SRC"/man/*.5; do
+for page in "$SRC"/man/*.1 "$SRC"/man/*.3 "$SRC"/man/*.5; do
     groff -man -Tutf8 -ww -z "$page" 2> groff.err
     [ ! -s groff.err ] || { echo "groff warns on $page:"; cat groff.err; exit 1; }
 done

@@ -14,9 +14,10 @@ fi
 "$PY" "$V/check_corpus.py" corpus
 "$PY" "$V/judge.py" commands corpus > cases.tsv
 tab=$(printf '\t')
-# run BINARY DIR: every case through BINARY, reports in DIR, "ID EXIT" lines in DIR.txt
+# run BINARY DIR [CASES]: every case of CASES (default cases.tsv) through BINARY, reports in
+# DIR, "ID EXIT" lines in DIR.txt
 run() {
-    bin=$1 dir=$2
+    bin=$1 dir=$2 list=${3:-cases.tsv}
     mkdir "$dir"
     : > "$dir.txt"
     set -f
@@ -32,7 +33,7 @@ run() {
         rc=$?
         set -e
         echo "$id $rc" >> "$dir.txt"
-    done < cases.tsv
+    done < "$list"
     set +f
 }
 run "$POSENC" corpus/r
@@ -40,10 +41,14 @@ run "$POSENC" corpus/r
 [ -n "${VERDICT_EXPECT_MISTAKES:-}" ] && exit 0
 # The mutation check: the bound weakened and tightened by 2 (make mutants) must each give a
 # false verdict on this corpus, or the corpus could not tell a wrong bound from the right one.
+# The probes are the cases made for it (an element at 0.75 and at 1.5 times its bound), so the
+# mutants run those only; judge.py leaves the other cases out of a mutant's matrix.
+grep -- '-probe' cases.tsv > probes.tsv
+[ -s probes.tsv ] || { echo "mutation check: the corpus has no probes"; exit 1; }
 for m in 0.5 2; do
     bin=$SRC/build/mut-$m/posenc
     [ -x "$bin" ] || { echo "mutation check: $bin is missing (make mutants)"; exit 1; }
-    run "$bin" "corpus/m$m"
+    run "$bin" "corpus/m$m" probes.tsv
     echo "mutant: the bound scaled by $m"
     set +e
     VERDICT_EXPECT_MISTAKES=1 "$PY" "$V/judge.py" judge corpus "corpus/m$m.txt" "corpus/m$m" \

@@ -1,22 +1,39 @@
 # verify names the runtime whose numerics a dump holds: exact math, transformers (hf), vLLM or
-# llama.cpp (ggml). Dumps made by posenc apply in each precision (each proven against its runtime
-# elsewhere: t_interop_ggml against real ggml, t_apply_vllm against the vLLM port); a correct
-# llama.cpp dump at position 131072 passes although it is 1.6e-2 from transformers' rotation,
-# a wrong theta matches no profile and fails, --precision holds the dump to one profile.
+# llama.cpp (ggml). The dumps come from outside posenc: the upstream formulas in numpy/torch of
+# tests/verdict/make_corpus.py (float64 exact math; transformers' float32 forward; vLLM's
+# cos_sin_cache in float32; ggml-cpu's theta accumulation with convert_hf_to_gguf.py's llama3
+# rope_freqs). A correct llama.cpp dump at position 131072 passes although it is 1.6e-2 from
+# transformers' rotation, a wrong theta matches no profile and fails, --precision holds the dump
+# to one profile.
 . "$SRC/tests/cli/lib.sh"
 C="$DATA/configs"
-"$PY" -c "
-import json, numpy as np
-rng = np.random.default_rng(7)
-np.save('q.npy', rng.standard_normal((1, 4, 48, 128)).astype('f4'))
-np.save('k.npy', rng.standard_normal((1, 2, 48, 128)).astype('f4'))
-c = json.load(open('$C/llama-3.1-8b.json')); c['rope_theta'] = 10000
-json.dump(c, open('bad-theta.json', 'w'))"
 L="$C/llama-3.1-8b.json"
-for p in exact hf vllm ggml; do
-    expect_ok "$POSENC" apply q.npy k.npy --config "$L" --precision $p --offset 131024 -o $p.npz
-done
-expect_ok "$POSENC" apply q.npy k.npy --config bad-theta.json --precision ggml --offset 131024 -o bad.npz
+"$PY" - "$SRC" <<'PY'
+import sys
+import numpy as np
+import torch
+sys.path.insert(0, sys.argv[1] + "/tests/verdict")
+import make_corpus as mc
+rng = np.random.default_rng(7)
+q = rng.standard_normal((1, 4, 48, 128)).astype("f4")
+k = rng.standard_normal((1, 2, 48, 128)).astype("f4")
+np.save("q.npy", q)
+np.save("k.npy", k)
+r = mc.Rope("llama-3.1-8b.json")
+pos = list(range(131024, 131024 + 48))
+def dump(name, c, s, dt=torch.float32):
+    rot = {t: mc.rotate(torch.from_numpy(x).to(dt), c, s, r.pairing, r.rotary_dim).float().numpy()
+           for t, x in (("q", q), ("k", k))}
+    np.savez(name + ".npz", **rot)
+# exact: float64 tables and rotation, rounded to float32 once
+c, s = mc.tables_f64(mc.inv_freq_exact(r, 131072), pos, 1.0)
+dump("exact", torch.from_numpy(c), torch.from_numpy(s), torch.float64)
+dump("hf", *mc.tables_hf32(mc.inv_freq_hf(r, 131072), pos, 1.0))
+dump("vllm", *mc.tables_vllm(r, pos, torch.float32))
+dump("ggml", *[torch.from_numpy(t) for t in mc.tables_ggml(r, pos)])
+r.theta = 10000.0  # the mistake: Llama 2's theta in a Llama 3.1 runtime
+dump("bad", *[torch.from_numpy(t) for t in mc.tables_ggml(r, pos)])
+PY
 
 run() { # run DUMP EXIT [options]: verify q/k of DUMP.npz, the report in DUMP.json
     d=$1 want=$2
@@ -69,14 +86,20 @@ for name, want, also in (("ggml", "ggml", set()), ("hf", "hf", {"vllm"}), ("vllm
             assert d["runtime_match"] == want and m == {want} | also, (name, d["runtime_match"], m)
 PY
 
-# --max-ulp: the bit-exact verdict against posenc apply's rotation under --precision. The ggml
-# dump is 0 ulp from it; one element moved by one ulp fails --max-ulp 0 and passes --max-ulp 1,
-# and the histogram counts every element.
-run ggml 0 --precision ggml --max-ulp 0
-grep -q "^ok    expect_q .*0 ulp at most from posenc's ggml rotation, within --max-ulp 0" ggml.out || { cat ggml.out; exit 1; }
+# --max-ulp: the bit-exact verdict against posenc apply's own rotation under --precision (that
+# this rotation is llama.cpp's to the bit is t_interop_ggml's proof, against the real ggml). The
+# numpy emulation of ggml above is not bit-exact (it matches the profile to its rounding, up to
+# 128 ulp from ggml), so this part takes posenc apply's dump: 0 ulp from it passes --max-ulp 0; one
+# element moved by one ulp fails --max-ulp 0 and passes --max-ulp 1, and the histogram counts
+# every element.
+expect_ok "$POSENC" apply q.npy k.npy --config "$L" --precision ggml --offset 131024 -o ggmlp.npz
+run ggml 1 --precision ggml --max-ulp 0
+grep -q "^FAIL  expect_q .* ulp at most from posenc's ggml rotation, over --max-ulp 0" ggml.out || { cat ggml.out; exit 1; }
+run ggmlp 0 --precision ggml --max-ulp 0
+grep -q "^ok    expect_q .*0 ulp at most from posenc's ggml rotation, within --max-ulp 0" ggmlp.out || { cat ggmlp.out; exit 1; }
 "$PY" -c "
 import numpy as np
-d = {n: np.load('ggml.npz')[n] for n in ('q', 'k')}; q = d['q'].copy()
+d = {n: np.load('ggmlp.npz')[n] for n in ('q', 'k')}; q = d['q'].copy()
 q[0, 2, 40, 5] = np.nextafter(q[0, 2, 40, 5], np.float32(np.inf))
 d['q'] = q; np.savez('ulp1.npz', **d)"
 run ulp1 1 --precision ggml --max-ulp 0

@@ -1,4 +1,4 @@
-/* fuzz_diff.c: bytes -> lib/diff.c, the engine of posenc diff, on arbitrary bit patterns (NaN
+/* fuzz_diff.c: bytes -> lib/verify/diff.c, the engine of posenc diff, on arbitrary bit patterns (NaN
  * payloads, infinities, subnormals, -0) of every float dtype.
  * Input: byte 0 = a_dt (bits 0-1), b_dt (2-3), ulp dtype (4-5), equal_nan (6), max_ulp set (7);
  * byte 1 = top_k (bits 0-3), bucket width (4-7, 0 = powers of two); byte 2 = max_ulp; then n

@@ -1,4 +1,4 @@
-/* fuzz_dir.c: bytes -> the directory format (formats/dir.c): NAME.npy files plus meta.json.
+/* fuzz_dir.c: bytes -> the directory format (formats/files/dir.c): NAME.npy files plus meta.json.
  * The input is split at its first NUL byte: meta.json before it (nothing before it: no
  * meta.json at all), then NPY files a.npy, b.npy, c.npy, d.npy, each starting where the NPY
  * magic "\x93NUMPY" starts again (no NUL: meta.json alone, no arrays). The directory is opened

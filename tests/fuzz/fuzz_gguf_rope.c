@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "fuzzutil.h"
-#include "gguf_rope.h"
+#include "formats/files/gguf_rope.h"
 #include "posenc/llamacpp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

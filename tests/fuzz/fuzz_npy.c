@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "posenc/io.h"
-#include "npyfmt.h"
+#include "formats/files/npyfmt.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "posenc/io.h"
-#include "zip.h"
+#include "formats/files/zip.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "opts.h"
+#include "cmd/opts.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

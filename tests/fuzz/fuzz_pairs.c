@@ -1,4 +1,4 @@
-/* fuzz_pairs.c: bytes -> the q/k pairing of multi-layer dumps (formats/pairs.c). The input is
+/* fuzz_pairs.c: bytes -> the q/k pairing of multi-layer dumps (formats/engines/pairs.c). The input is
  * lines: the first is a --pairs glob (an empty first line: no glob), the others member names
  * (duplicates dropped, as a container's names are unique; each cut to POSENC_NAME_MAX - 1
  * bytes). Checked against the documented rules: on success every pair is a query and a key of
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pairs.h"
+#include "formats/engines/pairs.h"
 #include "posenc/config.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -1,4 +1,4 @@
-/* fuzz_positions.c: bytes -> --positions (formats/positions.c), two ways.
+/* fuzz_positions.c: bytes -> --positions (formats/engines/positions.c), two ways.
  *   1. The bytes as a list ("0,1,8-15"), parsed under several ranges [0, end) and count limits
  *      and checked against a reference written here with 128-bit arithmetic: the same verdict
  *      (ok, malformed, a value out of range, too many), the same count, and on success the
@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "fuzzutil.h"
-#include "positions.h"
+#include "formats/engines/positions.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-/* fuzz_raw.c: bytes -> the raw format (formats/raw.c): OUT.bin described by the JSON sidecar
+/* fuzz_raw.c: bytes -> the raw format (formats/files/raw.c): OUT.bin described by the JSON sidecar
  * OUT.json. The input is split at its first NUL byte: the sidecar before it, the .bin after it
  * (no NUL: all sidecar, an empty .bin). Both are written to a scratch directory and opened
  * through the public API, by the .bin and by the .json name in turn: index the arrays, check

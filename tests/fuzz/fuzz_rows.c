@@ -1,4 +1,4 @@
-/* fuzz_rows.c: bytes -> a dump (formats/rows.c), as NPY, or NPZ when they start like a zip
+/* fuzz_rows.c: bytes -> a dump (formats/engines/rows.c), as NPY, or NPZ when they start like a zip
  * (read whole and as member "q").
  *   1. pe_rows_open in every layout, with and without the bf16 assumption: a refusal carries a
  *      one-line message and leaves *out alone; an open dump has total = batch * heads * seq
@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fuzzutil.h"
-#include "rows.h"
+#include "formats/engines/rows.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

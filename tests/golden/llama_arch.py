@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""llama_arch.py LLAMA_CPP_SRC [DEF]: check lib/llama_arch.def against llama.cpp's own source.
+"""llama_arch.py LLAMA_CPP_SRC [DEF]: check lib/model/llama_arch.def against llama.cpp's own source.
 
 Reads LLM_ARCH_NAMES (src/llama-arch.cpp: enum -> architecture name) and the switch of
 llama_model_rope_type (src/llama-model.cpp: enum -> LLAMA_ROPE_TYPE_*; for the cases that return
 "cond ? A : B" the mode taken when the file has rope sections, and the other), and compares them
-with every ARCH(...) row of DEF (default: lib/llama_arch.def beside this repository's tests/).
+with every ARCH(...) row of DEF (default: lib/model/llama_arch.def beside this repository's tests/).
 With --print it prints the rows it would expect instead. Exit 0 when all agree, 1 otherwise.
 """
 import os
@@ -74,7 +74,7 @@ def main():
             print('ARCH("%s", %s%s)' % (name, mode, ", .mode_sections = %s" % alt if alt else ""))
         return 0
     here = os.path.dirname(os.path.abspath(__file__))
-    path = args[1] if len(args) > 1 else os.path.join(here, "..", "..", "lib", "llama_arch.def")
+    path = args[1] if len(args) > 1 else os.path.join(here, "..", "..", "lib", "model", "llama_arch.def")
     have = def_table(path)
     bad = 0
     for name in sorted(set(want) | set(have)):

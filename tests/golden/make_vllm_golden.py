@@ -27,7 +27,7 @@ rotary_embedding/, each file at the commit it was read at:
     gemma4.py @ 001cabc1be16a59a70d720ed61a13b678c060a18 passes global_head_dim and the
     full_attention rope_parameters)
 yarn_scaling_rope.py @ 0cd5784 passes self.truncate to yarn_find_correction_range, which at
-002d181 has no such argument; the port floors/ceils only when truncate (see lib/rope_vllm.c).
+002d181 has no such argument; the port floors/ceils only when truncate (see lib/runtimes/rope_vllm.c).
 
 Every torch operation is torch's own (arange, division, the ramp and blend, einsum, the mscale
 multiplication, cat, .to(dtype)); only pow, cos and sin, which torch's CPU kernels compute

@@ -18,6 +18,14 @@ what=${1:?usage: fetch.sh src|libs}
 
 skip() { echo "skipped: $*"; exit 77; }
 
+# lock DIR: hold an exclusive lock on DIR/.lock until the script exits, so that tests run in
+# parallel (tests/cli/run.sh) fetch once and never see a half-moved tree
+lock() {
+    mkdir -p "$1"
+    exec 9> "$1/.lock"
+    if command -v flock > /dev/null 2>&1; then flock 9; fi
+}
+
 # pack PIN DIR: npm pack PIN into the fresh directory DIR
 pack() {
     command -v npm > /dev/null 2>&1 || skip "npm is not installed (.ci/deps.sh test installs it)"
@@ -29,6 +37,7 @@ pack() {
 case $what in
 src)
     cache=${GGUF_CACHE:-$root/build/gguf-cache}
+    lock "$cache"
     if [ ! -f "$cache/llama.cpp/gguf-py/gguf/gguf_writer.py" ]; then
         command -v git > /dev/null 2>&1 || skip "git is not installed"
         mkdir -p "$cache"
@@ -46,6 +55,7 @@ src)
     ;;
 libs)
     cache=${GGML_CACHE:-$root/build/ggml-cache}
+    lock "$cache"
     if [ ! -f "$cache/linux-x64/libggml-base.so" ]; then
         [ "$(uname -m)" = x86_64 ] || skip "the prebuilt ggml libraries are for x86_64 only"
         mkdir -p "$cache"

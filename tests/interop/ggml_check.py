@@ -135,8 +135,9 @@ def cases(config_dir):
     yield dict(base, name="gemma-3-27b global layers (neox, linear 8)", mode=NEOX, n_dims=128,
                head_dim=128, config="gemma-3-27b-it.json", layer_type="full_attention",
                n_ctx_orig=131072, freq_base=1000000.0, freq_scale=f32(1 / 8), style="neox")
-    # the architectures lib/llama_arch.def gained rules for; every argument from the converter
-    # class (conversion/MODEL.py) and the graph (src/models/ARCH.cpp) as lib/llama_arch.def cites
+    # the architectures lib/model/llama_arch.def gained rules for; every argument from the
+    # converter class (conversion/MODEL.py) and the graph (src/models/ARCH.cpp) as
+    # lib/model/llama_arch.def cites
     # Gemma 2: Gemma2Model writes no freq_base, so llama.cpp's default 10000 (the config's too)
     yield dict(base, name="gemma-2-9b (neox, no freq_base key)", mode=NEOX, n_dims=256,
                head_dim=256, config="families/gemma-2-9b-it.json", n_ctx_orig=8192,

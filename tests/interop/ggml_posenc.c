@@ -107,7 +107,7 @@ int main(int argc, char **argv)
         putchar('\n');
     }
 
-    /* the rotation through lib/apply.c, on parameters that only say how many dims rotate */
+    /* the rotation through lib/encodings/apply.c, on parameters that only say how many dims rotate */
     static posenc_rope_params p;
     p.type = POSENC_ROPE_DEFAULT;
     p.style = strcmp(argv[1], "gptj") == 0 ? POSENC_STYLE_GPTJ : POSENC_STYLE_NEOX;

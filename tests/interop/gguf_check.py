@@ -37,7 +37,7 @@ import sys
 
 import numpy as np
 
-# the metadata keys gen writes as int64 in GGUF (the integer rows of lib/describe.def)
+# the metadata keys gen writes as int64 in GGUF (the integer rows of lib/describe/describe.def)
 INT_KEYS = {
     "broadcast_query", "d_model", "exponent_dim", "first_position", "head_dim", "heads", "k_len",
     "last_position", "max_model_len", "num_layers", "vllm_cache_len", "vllm_cache_offset",

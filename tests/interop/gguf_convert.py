@@ -19,7 +19,7 @@ Usage:
   gguf_convert.py LLAMA_CPP_SRC batch LIST
       convert for each line "CONFIG OUT.gguf [MISTAKE]" of LIST, in one process
   gguf_convert.py LLAMA_CPP_SRC archs FAMILIES_DEF
-      Check every .gguf_arch / .gguf_hf pair of lib/families.def against the converter's
+      Check every .gguf_arch / .gguf_hf pair of lib/model/families.def against the converter's
       @ModelBase.register table: the class registered for .gguf_hf writes .gguf_arch.
 
 The converter imports transformers only for AutoConfig, whose failure it handles by reading

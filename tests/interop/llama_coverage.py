@@ -8,14 +8,14 @@ Reads, from the llama.cpp source tree (tests/interop/fetch.sh src):
   - llama_model_rope_type (src/llama-model.cpp, read by tests/golden/llama_arch.py): the
     architectures llama.cpp rotates (every mode but NONE);
 and, from this repository:
-  - lib/families.def: the architectures the registry maps (a row's .gguf_arch);
-  - lib/llama_arch.def: the architectures posenc has converter rules for (.conv).
+  - lib/model/families.def: the architectures the registry maps (a row's .gguf_arch);
+  - lib/model/llama_arch.def: the architectures posenc has converter rules for (.conv).
 
 Prints one line per registered RoPE architecture the registry maps (rules or not, and the
 registry rows that map to it), then the summary line
     rules / registered RoPE architectures the registry maps: N / M
 and the count of registered RoPE architectures no registry row maps. With --json, one object.
-Exit 0; 1 when a row of lib/llama_arch.def with rules names an architecture the converter
+Exit 0; 1 when a row of lib/model/llama_arch.def with rules names an architecture the converter
 does not register (a rule nothing can exercise) or the numbers cannot be computed.
 """
 import json
@@ -50,8 +50,8 @@ def registered_archs():
 
 
 def registry_rows():
-    """architecture -> model_types of lib/families.def that map to it"""
-    text = open(os.path.join(root, "lib", "families.def"), encoding="utf-8").read()
+    """architecture -> model_types of lib/model/families.def that map to it"""
+    text = open(os.path.join(root, "lib", "model", "families.def"), encoding="utf-8").read()
     out = {}
     for m in re.finditer(r'^FAMILY\("([^"]+)",(.*?)\.src = ', text, re.M | re.S):
         a = re.search(r'\.gguf_arch = "([^"]+)"', m.group(2))
@@ -61,7 +61,7 @@ def registry_rows():
 
 
 def rule_archs():
-    text = open(os.path.join(root, "lib", "llama_arch.def"), encoding="utf-8").read()
+    text = open(os.path.join(root, "lib", "model", "llama_arch.def"), encoding="utf-8").read()
     return {m.group(1) for m in re.finditer(r'^ARCH\("([^"]+)",[^\n]*\.conv = CV_\w+', text, re.M)}
 
 

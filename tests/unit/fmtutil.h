@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "testutil.h"
-#include "backend.h"
+#include "formats/io/backend.h"
 #include "posenc/io.h"
 
 static inline posenc_array_info fmt_info(const char *name, posenc_dtype dt, int ndim, ...)

@@ -210,7 +210,7 @@ static void test_dtype_change(void **state)
             }
 }
 
-/* Pass-through elements convert exactly (the fast f16/bf16 paths against lib/dtype.c). */
+/* Pass-through elements convert exactly (the fast f16/bf16 paths against lib/core/dtype.c). */
 static void test_conversions(void **state)
 {
     (void)state;
@@ -283,7 +283,7 @@ static void test_conversions(void **state)
 }
 
 /* hf precision on bf16/f16 dumps: tables cast to the dump dtype, every op rounded to it. The
- * reference evaluates torch's expression with lib/dtype.c's conversions. */
+ * reference evaluates torch's expression with lib/core/dtype.c's conversions. */
 static float rnd_dt(float v, posenc_dtype dt)
 {
     return dt == POSENC_DT_BF16 ? posenc_bf16_to_f32(posenc_f32_to_bf16(v))

@@ -1,4 +1,4 @@
-/* test_applyset.c: the engine of posenc apply (formats/applyset.c): output naming, a Q/K pair and
+/* test_applyset.c: the engine of posenc apply (formats/engines/applyset.c): output naming, a Q/K pair and
  * every q/k pair of a multi-layer dump (HDF5 and NPZ fixtures written through the public API)
  * rotated per layer type, a NoPE layer copied bit for bit, the metadata each output carries, the
  * output pipeline's size limit over every output, and how failures are classed. Rotated values are checked against RoPE's closed form in long double
@@ -9,7 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "testutil.h"
-#include "applyset.h"
+#include "formats/engines/applyset.h"
 #include "posenc/config.h"
 
 enum { H = 2, D = 16 };
@@ -341,7 +341,7 @@ static void test_inputs(void **state)
     posenc_model_free(m);
 }
 
-/* The size limit of the output pipeline (formats/out.c), over every output together: a Q/K
+/* The size limit of the output pipeline (formats/io/out.c), over every output together: a Q/K
  * pair written to two files (2 x 1280 bytes of f64) is refused one byte under its size and
  * leaves neither file; at its size, or with force, both are written. */
 static void test_limit(void **state)

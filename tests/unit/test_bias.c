@@ -1,5 +1,5 @@
 /* test_bias.c: ALiBi slopes and rows, T5 buckets, Shaw indices, sinusoidal tables.
- * References: closed forms in long double written out here independently of lib/bias.c, and
+ * References: closed forms in long double written out here independently of lib/encodings/bias.c, and
  * golden files made by tests/golden/make_bias_golden.py (numpy/torch running the models' code). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* test_describe.c: the field table (lib/describe.def), the values lib/describe.c fills in, and
- * their renderings (formats/describe_out.c). Values are checked against closed forms in long
+/* test_describe.c: the field table (lib/describe/describe.def), the values lib/describe/describe.c fills in, and
+ * their renderings (formats/report/describe_out.c). Values are checked against closed forms in long
  * double, from huggingface/transformers src/transformers/modeling_rope_utils.py:
  * _compute_llama3_parameters (smoothed inv_freq), _compute_yarn_parameters get_mscale and
  * _compute_longrope_parameters (attention factor, short/long factors by seq_len); ALiBi's slopes
@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "describe_out.h"
-#include "tables.h"
+#include "formats/report/describe_out.h"
+#include "lib/encodings/tables.h"
 #include "posenc/config.h"
 #include "posenc/io.h"
 #include "posenc/vllm.h"

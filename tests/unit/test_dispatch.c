@@ -13,8 +13,9 @@
 #include "posenc/config.h"
 #include "posenc/cpu.h"
 #include "posenc/dtype.h"
+#include "posenc/llamacpp.h"
 #include "posenc/rope.h"
-#include "cpu_internal.h"
+#include "lib/core/cpu_internal.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
 static uint32_t rnd32(void)

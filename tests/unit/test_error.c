@@ -1,4 +1,4 @@
-/* test_error.c: the error record (lib/error.c): messages are formatted, prefixed and always one
+/* test_error.c: the error record (lib/core/error.c): messages are formatted, prefixed and always one
  * line, whatever a file name or a file's contents put into them. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* test_families.c: one small config per registry row (lib/families.def), resolved and checked.
+/* test_families.c: one small config per registry row (lib/model/families.def), resolved and checked.
  *
  * Each case is written from the row's source in huggingface/transformers (the
  * configuration_*.py defaults and the modeling_*.py rotary code, or the model's remote code),

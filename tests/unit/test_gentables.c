@@ -1,5 +1,5 @@
-/* test_gentables.c: gen's engine (formats/gentables.c, genrope.c) and the parameter table it
- * reads (lib/tableparams.c). The defaults against the configs and the model code's own
+/* test_gentables.c: gen's engine (formats/engines/gentables.c, genrope.c) and the parameter table it
+ * reads (lib/model/tableparams.c). The defaults against the configs and the model code's own
  * defaults (T5Config's 32 buckets / 128 distance, MPT's alibi_bias_max 8, FSMT's pad 1); the
  * tables the engine builds against closed forms (BLOOM's slopes 2^(-8(h+1)/n) and m * key,
  * transformers' T5 _relative_position_bucket in double, the RoPE cos in long double, fairseq's
@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "gentables.h"
+#include "formats/engines/gentables.h"
 #include "posenc/bias.h"
 
 static const char BLOOM[] = "{\"model_type\": \"bloom\", \"n_head\": 16, \"hidden_size\": 1024}";

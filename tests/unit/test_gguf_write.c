@@ -1,4 +1,4 @@
-/* test_gguf_write.c: the GGUF writer (formats/gguf_write.c): round trips of every tensor dtype and
+/* test_gguf_write.c: the GGUF writer (formats/files/gguf_write.c): round trips of every tensor dtype and
  * metadata type through posenc's own GGUF reader, llama.cpp's keys and factor tensors from a
  * hand-filled posenc_gguf_rope, the byte layout (magic, version, counts, alignment), and every
  * limit and bad value refused with one message and no file left. ggml's and gguf-py's readers

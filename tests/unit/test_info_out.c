@@ -1,4 +1,4 @@
-/* test_info_out.c: info's registry and runtimes reports (formats/info_out.c): one row per
+/* test_info_out.c: info's registry and runtimes reports (formats/report/info_out.c): one row per
  * registry entry and per runtime difference, the drift positions, the engine's drift value
  * passed through (hf at position 4095: above 0, below 1e-2), a position past vLLM's cache said
  * so. */
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "info_out.h"
+#include "formats/report/info_out.h"
 #include "posenc/config.h"
 #include "posenc/llamacpp.h"
 #include "posenc/vllm.h"

@@ -1,11 +1,11 @@
-/* test_jsondup.c: repeated JSON keys (formats/jsondup.c): the last value wins at every level, as
+/* test_jsondup.c: repeated JSON keys (formats/io/jsondup.c): the last value wins at every level, as
  * Python's json reads them, in small objects and in large ones (the hashed path). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
-#include "jsondup.h"
+#include "formats/io/jsondup.h"
 
 static void test_last_wins(void **state)
 {

@@ -1,4 +1,4 @@
-/* test_llamacpp.c: llama.cpp's view of RoPE (lib/llamacpp.c, lib/llamacpp_check.c).
+/* test_llamacpp.c: llama.cpp's view of RoPE (lib/runtimes/llamacpp.c, lib/runtimes/llamacpp_check.c).
  *
  * posenc_ggml_rope_from_gguf on hand-made key sets, against closed forms read from
  * ggml-org/llama.cpp: the defaults of load_hparams (src/llama-model.cpp: freq_base 10000, n_rot
@@ -86,7 +86,7 @@ static void test_gemma3_layers(void **state)
     free(g);
 }
 
-/* the other sliding-window rules (lib/llama_arch.def .swa, .nope), each from its graph:
+/* the other sliding-window rules (lib/model/llama_arch.def .swa, .nope), each from its graph:
  * gemma2.cpp / llama4.cpp SWA_TRAIN, gemma3n.cpp / mimo2.cpp SWA_DEFAULT, olmo2.cpp SWA_OLMO2,
  * cohere2.cpp SWA_CTX with no RoPE on the full layers */
 static void test_swa_rules(void **state)

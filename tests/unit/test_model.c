@@ -1,4 +1,4 @@
-/* test_model.c: config.json resolution (lib/model.c, formats/config.c).
+/* test_model.c: config.json resolution (lib/model/model.c, formats/io/config.c).
  *
  * Every expected value is derived by hand from transformers' own code (modeling_rope_utils.py:
  * convert_rope_params_to_dict, standardize_rope_params and the init functions; each model's
@@ -1052,7 +1052,7 @@ static void test_non_rope_rules(void **state)
     posenc_model_free(m);
 }
 
-/* ---- the reader (formats/config.c) ---- */
+/* ---- the reader (formats/io/config.c) ---- */
 
 static void test_reader(void **state)
 {

@@ -1,4 +1,4 @@
-/* test_out.c: the output pipeline of formats/out.c: the size plan and limit, a committed file
+/* test_out.c: the output pipeline of formats/io/out.c: the size plan and limit, a committed file
  * that holds every row the source filled (converted once to the output dtype) and the
  * metadata, one array out of several, a failing source or metadata step that leaves no file
  * and no temporary, the stages open/commit/abort of a caller that writes its own values
@@ -10,8 +10,8 @@
 #include "testutil.h"
 #include "posenc/bias.h"
 #include "posenc/io.h"
-#include "out.h"
-#include "weights.h"
+#include "formats/io/out.h"
+#include "formats/engines/weights.h"
 
 static posenc_sinusoidal *sin16;
 

@@ -1,4 +1,4 @@
-/* test_pairs.c: the q/k pairing of multi-layer dumps (formats/pairs.c): member roles, layer
+/* test_pairs.c: the q/k pairing of multi-layer dumps (formats/engines/pairs.c): member roles, layer
  * indices read from group paths, pairing and its refusals (a query without its key, two pairs in
  * one group, no pair, a --pairs glob that matches nothing), glob selection, the order of the
  * pairs, and the layer type / NoPE flag each pair gets from a config. */
@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "pairs.h"
+#include "formats/engines/pairs.h"
 #include "posenc/config.h"
 
 static void test_role(void **state)

@@ -1,4 +1,4 @@
-/* test_positions.c: the --positions parser (formats/positions.c): lists and ranges in order,
+/* test_positions.c: the --positions parser (formats/engines/positions.c): lists and ranges in order,
  * exact integer arithmetic at every edge (no overflow, values and counts past their limits
  * refused), huge ranges counted without being expanded, malformed lists, and positions files
  * (dtypes, shapes, bad values, members, the count limit checked from the declared shape). */
@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "fmtutil.h"
-#include "positions.h"
+#include "formats/engines/positions.h"
 
 #define P48 ((int64_t)1 << 48)
 

@@ -1,4 +1,4 @@
-/* test_report.c: formats/report.c: kind by extension, escaping in Markdown and HTML, the SVG
+/* test_report.c: formats/report/report.c: kind by extension, escaping in Markdown and HTML, the SVG
  * plots, and writing through a temporary file (no partial file on failure). */
 #include <dirent.h>
 #include <math.h>
@@ -9,7 +9,7 @@
 
 #include "testutil.h"
 
-#include "report.h"
+#include "formats/report/report.h"
 
 static cJSON *sample_report(void)
 {

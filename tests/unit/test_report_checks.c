@@ -1,4 +1,4 @@
-/* test_report_checks.c: the checks of a verify run as formats/report_checks.c puts them into
+/* test_report_checks.c: the checks of a verify run as formats/report/report_checks.c puts them into
  * the report tree: pe_report_bias_checks (ALiBi, T5, sinusoidal, an encoding with nothing
  * relative; config.bias; counters that grow; errors), pe_report_gguf_checks (a GGUF file written
  * here with the keys convert_hf_to_gguf.py writes for a Llama config, the same with a wrong
@@ -12,7 +12,7 @@
 #include "testutil.h"
 #include "posenc/config.h"
 #include "posenc/llamacpp.h"
-#include "report.h"
+#include "formats/report/report.h"
 
 /* o[key], failing the test when absent */
 static cJSON *at(const cJSON *o, const char *key)

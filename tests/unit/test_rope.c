@@ -8,7 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "testutil.h"
-#include "mathx.h"
+#include "lib/core/mathx.h"
 #include "posenc/rope.h"
 
 /* ---------------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-/* test_rope_ggml.c: lib/rope_ggml.c, llama.cpp's CPU RoPE numerics, against closed forms in long
+/* test_rope_ggml.c: lib/encodings/rope_ggml.c, llama.cpp's CPU RoPE numerics, against closed forms in long
  * double and against the rules of ggml-org/llama.cpp ggml/src/ggml-cpu/ops.cpp and ggml/src/ggml.c.
  * The bit-for-bit comparison with the real ggml is tests/cli/t_interop_ggml.sh. */
 #include <math.h>

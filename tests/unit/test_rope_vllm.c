@@ -1,4 +1,4 @@
-/* test_rope_vllm.c: lib/rope_vllm.c against closed forms. The class get_rope picks, the cache
+/* test_rope_vllm.c: lib/runtimes/rope_vllm.c against closed forms. The class get_rope picks, the cache
  * length, base and mscale of vLLM's rotary classes (vllm-project/vllm,
  * vllm/model_executor/layers/rotary_embedding/) for published configs, evaluated here in long
  * double from the formulas in those files; the float32 cache rows themselves are checked bit for

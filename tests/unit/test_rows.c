@@ -1,4 +1,4 @@
-/* test_rows.c: the dump reader (formats/rows.c): every layout's coordinates against the C-order
+/* test_rows.c: the dump reader (formats/engines/rows.c): every layout's coordinates against the C-order
  * index, values across chunk boundaries (partial reads), FILE:MEMBER, the bf16 assumption, bad
  * dumps refused with one message; and the positions of a dump (--offset, lists, files of every
  * accepted shape, 3-axis positions, and the class of each mistake). Fixtures are written
@@ -9,7 +9,7 @@
 
 #include "testutil.h"
 #include "posenc/io.h"
-#include "rows.h"
+#include "formats/engines/rows.h"
 
 static void expect_open_fail(const char *spec, posenc_apply_layout l, int bf16, const char *want)
 {

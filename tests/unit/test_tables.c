@@ -1,4 +1,4 @@
-/* test_tables.c: the table sources of lib/tables.c. Values against closed forms in long double
+/* test_tables.c: the table sources of lib/encodings/tables.c. Values against closed forms in long double
  * (RoPE cos/sin and inv_freq, ALiBi key-index bias, Shaw's clipped index, the Vaswani
  * sinusoids) or lib's own row kernels (T5 buckets, Falcon's rounding), and every source filled
  * in odd chunks at odd row0 equal to the same source filled at once. */
@@ -8,7 +8,7 @@
 #include "testutil.h"
 #include "posenc/bias.h"
 #include "posenc/vllm.h"
-#include "tables.h"
+#include "lib/encodings/tables.h"
 
 /* Fill array `which` whole, as `chunk` rows per call (0: one call). Caller frees. */
 static void *fill_all(pe_table *t, int which, int64_t chunk)

@@ -1,4 +1,4 @@
-/* test_verify.c: lib/verify.c and lib/verify_diagnose.c against closed forms: the PRNG, the
+/* test_verify.c: lib/verify/verify.c and lib/verify/verify_diagnose.c against closed forms: the PRNG, the
  * rotation kernels, scores and their invariance, the row comparison with its angle allowance,
  * angle/theta estimation, the diagnosis of deliberately wrong rotations, and the
  * ALiBi/T5/sinusoidal checks. */

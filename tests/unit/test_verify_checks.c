@@ -1,14 +1,14 @@
 /* test_verify_checks.c: the table of checks for models that do not rotate
- * (lib/verify_checks.c): which checks each encoding runs, in which order and with which words,
+ * (lib/verify/verify_checks.c): which checks each encoding runs, in which order and with which words,
  * the parameters and defaults they run with (T5 32 buckets / 128 distance, the position limit
  * from --max-position, the config or 2048), each result equal to a direct call of the check
- * (lib/verify.c), ALiBi without heads refused, nothing to run for an absolute encoding. */
+ * (lib/verify/verify.c), ALiBi without heads refused, nothing to run for an absolute encoding. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "testutil.h"
 #include "posenc/config.h"
-#include "verify_checks.h"
+#include "lib/verify/verify_checks.h"
 
 static posenc_model *load(const char *name, const char *json)
 {

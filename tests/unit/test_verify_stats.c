@@ -1,4 +1,4 @@
-/* test_verify_stats.c: the statistics of a verify pass (lib/verify_stats.c): position ranges,
+/* test_verify_stats.c: the statistics of a verify pass (lib/verify/verify_stats.c): position ranges,
  * the sample plan (by hand), a comparison's worst errors overall, per head and per position
  * range and its worst row against rows rotated in long double (posenc_verify_cossin_ld, the
  * independent reference) with two known perturbations, the rotated-only mode (one content per
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "verify_stats.h"
+#include "lib/verify/verify_stats.h"
 
 #define B 2
 #define H 3

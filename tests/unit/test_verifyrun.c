@@ -1,4 +1,4 @@
-/* test_verifyrun.c: the engine of posenc verify (formats/verifyrun.c) driven directly: the
+/* test_verifyrun.c: the engine of posenc verify (formats/engines/verifyrun.c) driven directly: the
  * checks of a config alone (one parameter set, several layer types), of Q/K dumps against
  * their rotation (a correct runtime passes, one that pairs dims GPT-J style where the config
  * says NeoX fails with a diagnosis), the fault each failure reads as, and which dump arguments
@@ -12,7 +12,7 @@
 #include "posenc/apply.h"
 #include "posenc/config.h"
 #include "posenc/model.h"
-#include "verifyrun.h"
+#include "formats/engines/verifyrun.h"
 
 /* Llama-style: head_dim 64 / 4 = 16, theta 1e4, 64 positions */
 #define LLAMA                                                                              \

@@ -1,5 +1,5 @@
 /* test_verifyset.c: verify's iteration over the pairs of a multi-layer dump
- * (formats/verifyset.c): the member specs of each pair and of the same group's expected pair,
+ * (formats/engines/verifyset.c): the member specs of each pair and of the same group's expected pair,
  * the layer type each pair is rotated with, and the refusal of an expect container that lacks a
  * group. Fixtures are NPZ files written through the public writer API. */
 #include <stdio.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "testutil.h"
-#include "verifyset.h"
+#include "formats/engines/verifyset.h"
 #include "posenc/config.h"
 
 static void write_npz(const char *file, const char *const *names, int n)

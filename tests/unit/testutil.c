@@ -193,3 +193,39 @@ posenc_model *tu_model(const char *json)
     assert_int_equal(st, POSENC_OK);
     return m;
 }
+
+/* Every test binary's cmocka_run_group_tests comes here first (the link wraps
+ * _cmocka_run_group_tests, Makefile): PE_TEST_LIST=1 prints the binary's test names, one per
+ * line, and runs none; PE_TEST_ONLY=NAME runs that test alone (with the group's setup and
+ * teardown). tests/unit/alone.sh runs every test so, each in a scratch directory of its own, to
+ * prove that no test needs what an earlier one left behind. */
+int __real__cmocka_run_group_tests(const char *group_name, const struct CMUnitTest *const tests,
+                                   const size_t num_tests, CMFixtureFunction group_setup,
+                                   CMFixtureFunction group_teardown);
+int __wrap__cmocka_run_group_tests(const char *group_name, const struct CMUnitTest *const tests,
+                                   const size_t num_tests, CMFixtureFunction group_setup,
+                                   CMFixtureFunction group_teardown);
+int __wrap__cmocka_run_group_tests(const char *group_name, const struct CMUnitTest *const tests,
+                                   const size_t num_tests, CMFixtureFunction group_setup,
+                                   CMFixtureFunction group_teardown)
+{
+    const char *list = getenv("PE_TEST_LIST"), *only = getenv("PE_TEST_ONLY");
+    if (list && *list) {
+        for (size_t i = 0; i < num_tests; i++)
+            printf("%s\n", tests[i].name);
+        return 0;
+    }
+    if (only && *only) {
+        size_t i = 0;
+        while (i < num_tests && strcmp(tests[i].name, only) != 0)
+            i++;
+        if (i == num_tests) {
+            fprintf(stderr, "no test '%s' in group '%s'\n", only, group_name);
+            return 1;
+        }
+        return __real__cmocka_run_group_tests(group_name, &tests[i], 1, group_setup,
+                                              group_teardown);
+    }
+    return __real__cmocka_run_group_tests(group_name, tests, num_tests, group_setup,
+                                          group_teardown);
+}

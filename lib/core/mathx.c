@@ -1,0 +1,332 @@
+/* mathx.c: double-double exp/log, correctly rounded float32 pow/cos/sin, and the fast exact
+ * sin/cos row kernel used by the RoPE tables (see mathx.h). No file I/O, no globals other than
+ * the test switch for the SIMD path. */
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "posenc/cpu.h"
+#include "lib/core/mathx.h"
+
+/* Every float expression must round each operation on its own, as torch does: GCC in ISO C mode
+ * does not contract a * b + c into an fma (-ffp-contract=off); clang would unless told. */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+
+/* ln 2 and pi/2 as sums of three doubles (computed with mpmath at 400 bits). */
+#define LN2_1 0x1.62e42fefa39efp-1
+#define LN2_2 0x1.abc9e3b39803fp-56
+#define LN2_3 0x1.7b57a079a1934p-111
+#define PIO2_1 0x1.921fb54442d18p+0
+#define PIO2_2 0x1.1a62633145c07p-54
+#define PIO2_3 (-0x1.f1976b7ed8fbcp-110)
+#define TWO_OVER_PI 0x1.45f306dc9c883p-1
+/* x + 1.5*2^52 - 1.5*2^52 rounds x to the nearest integer (ties to even) for |x| < 2^51, and the
+ * low mantissa bits of the intermediate hold that integer modulo 2^51 (two's complement). */
+#define RND_MAGIC 0x1.8p52
+/* Angles below this take the fast path; see the reduction comment in sincos_one. */
+#define FAST_LIMIT 0x1p49
+
+/* ---------------------------------------------------------------------------------------------
+ * exp / log in double-double */
+
+pe_dd pe_mathx_dd_exp(pe_dd x)
+{
+    if (isnan(x.hi))
+        return x;
+    if (x.hi > 709.0)
+        return dd_from_d(INFINITY);
+    if (x.hi < -745.0)
+        return dd_from_d(0.0);
+    /* x = k ln2 + r, |r| <= ln2/2; k ln2 subtracted with a three-part ln2 (two_prod is exact). */
+    double k = nearbyint(x.hi / LN2_1);
+    pe_dd r = dd_sub(x, dd_two_prod(k, LN2_1));
+    r = dd_sub(r, dd_two_prod(k, LN2_2));
+    r = dd_sub(r, dd_from_d(k * LN2_3));
+    /* r / 2^10 (exact), so |r| < 3.4e-4 and nine Taylor terms leave < 2^-130. */
+    r.hi *= 0x1p-10;
+    r.lo *= 0x1p-10;
+    /* expm1(r) = r (1 + r/2 (1 + r/3 (1 + ... (1 + r/9)))) */
+    pe_dd t = dd_from_d(1.0);
+    for (int n = 9; n >= 2; n--)
+        t = dd_add(dd_from_d(1.0), dd_div_d(dd_mul(t, r), (double)n));
+    pe_dd m = dd_mul(r, t);
+    /* (1 + m)^2 - 1 = m (m + 2), ten times: keeps the small quantity instead of 1 + m. */
+    for (int i = 0; i < 10; i++)
+        m = dd_mul(m, dd_add(m, dd_from_d(2.0)));
+    pe_dd e = dd_add(dd_from_d(1.0), m);
+    e.hi = ldexp(e.hi, (int)k);
+    e.lo = ldexp(e.lo, (int)k);
+    return e;
+}
+
+pe_dd pe_mathx_dd_log(pe_dd x)
+{
+    if (!(x.hi > 0.0) || isinf(x.hi))
+        return dd_from_d(x.hi == 0.0 ? -INFINITY : isinf(x.hi) ? INFINITY : NAN);
+    /* Start from the long double log (64 bits on x86, 53 elsewhere) and take two Newton steps
+     * y += x e^-y - 1; each squares the relative error. */
+    pe_dd y = dd_from_ld(logl((long double)x.hi) + (long double)x.lo / (long double)x.hi);
+    for (int i = 0; i < 2; i++) {
+        pe_dd d = dd_sub(dd_mul(x, pe_mathx_dd_exp(dd_neg(y))), dd_from_d(1.0));
+        y = dd_add(y, d);
+    }
+    return y;
+}
+
+float pe_mathx_dd_to_f32(pe_dd a)
+{
+    float f = (float)a.hi;
+    double fd = (double)f;
+    if (fd == a.hi || a.lo == 0.0 || isinf(f) || isnan(f))
+        return f;
+    /* hi rounds to f; hi + lo can round elsewhere only when hi is exactly halfway between f and
+     * its neighbour g (|lo| <= ulp(hi)/2 cannot carry the sum across any other midpoint). */
+    float g = nextafterf(f, a.hi > fd ? INFINITY : -INFINITY);
+    if (a.hi - fd != (double)g - a.hi)
+        return f;
+    if ((a.lo > 0.0) == ((double)g > fd))
+        return g;
+    return f;
+}
+
+float pe_mathx_powf_cr(float x, float y)
+{
+    if (y == 0.0f || x == 1.0f)
+        return 1.0f;
+    if (!(x > 0.0f))
+        return powf(x, y); /* not used by RoPE; keep libm's special cases */
+    pe_dd l = pe_mathx_dd_log(dd_from_d((double)x));
+    return pe_mathx_dd_to_f32(pe_mathx_dd_exp(dd_mul_d(l, (double)y)));
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * sin/cos kernel
+ *
+ * fdlibm/FreeBSD __kernel_sin and __kernel_cos: minimax polynomials on [-pi/4, pi/4] with
+ * |error| < 2^-58 for the polynomial part; the tail argument y (the low word of the reduced
+ * argument) is folded in to first order. The result is within ~0.6 ulp of double. */
+#define S1 -1.66666666666666324348e-01
+#define S2 8.33333333332248946124e-03
+#define S3 -1.98412698298579493134e-04
+#define S4 2.75573137070700676789e-06
+#define S5 -2.50507602534068634195e-08
+#define S6 1.58969099521155010221e-10
+#define C1 4.16666666666666019037e-02
+#define C2 -1.38888888888741095749e-03
+#define C3 2.48015872894767294178e-05
+#define C4 -2.75573143513906633035e-07
+#define C5 2.08757232129817482790e-09
+#define C6 -1.13596475577881948265e-11
+
+/* Angles of 2^49 rad and more (no position below 2^48 reaches them unless inv_freq > 2): the
+ * angle as the exact double ah = p*hi plus b = fma error + p*lo in long double, and
+ * cos(ah + b) = cos(ah) cos(b) - sin(ah) sin(b) with glibc's cosl/sinl (exact Payne-Hanek
+ * reduction of an argument that is exact here). Error ~2^-62 with a 64-bit long double. */
+static void sincos_slow(double p, double hi, double lo, double *co, double *si)
+{
+    double ah = p * hi;
+    long double b = (long double)fma(p, hi, -ah) + (long double)p * lo;
+    long double ca = cosl((long double)ah), sa = sinl((long double)ah);
+    long double cb = cosl(b), sb = sinl(b);
+    *co = (double)(ca * cb - sa * sb);
+    *si = (double)(sa * cb + ca * sb);
+}
+
+/* One element of the row kernel. The SIMD version below performs the same operations in the
+ * same order, so both paths give bitwise identical results.
+ *
+ * Angle: A = p * (hi + lo) = ah + e + bh + bl, every part exact: ah = p*hi rounded, e its error
+ * (fma), bh = p*lo rounded, bl its error (fma). The only error left is inv_freq's own (hi + lo
+ * is ~2^-106 relative: below 2^-57 absolute for A < 2^49).
+ *
+ * Reduction (Cody-Waite with an FMA first step): k = the integer nearest to (ah + m) * 2/pi,
+ * m = e + bh (one fma rounds the product to an integer: k is within 0.53 of A * 2/pi below 2^49,
+ * so |r| < pi/4 + 0.05), and r = A - k*pi/2 with pi/2 = PIO2_1 + PIO2_2 + PIO2_3 (~160 bits).
+ *   t1 = fma(-k, PIO2_1, ah) is exact: for ah >= 1, ah and k*PIO2_1 are multiples of 2^-52 and
+ *   |t1| <= |r| + |m| + k*|PIO2_1 - pi/2| < 1 for ah < 2^49 (k < 2^49 * 2/pi, |m| < 2^-3), so t1
+ *   fits in 52 bits (for ah < 1, k is 0 or 1 and the same holds with 2^-53).
+ *   k*PIO2_2 is split exactly by fma; k*PIO2_3 (< 2^-60) needs no split. The parts of similar size
+ *   (t1, k*PIO2_2, e, bh) are added with two_sums, the small rest (below 2^-50) in plain doubles,
+ *   and r is left as rh + rl: ~2^-100 absolute, at every angle below 2^49.
+ * Quadrant: q = k mod 4 from the rounding trick's low bits, branch-free (swap, sign flips). */
+static inline void sincos_one(double p, double hi, double lo, double *co, double *si)
+{
+    double ah = p * hi;
+    if (!(fabs(ah) < FAST_LIMIT)) {
+        sincos_slow(p, hi, lo, co, si);
+        return;
+    }
+    double e = fma(p, hi, -ah), bh = p * lo, bl = fma(p, lo, -bh);
+    double m = e + bh, bm = m - e, em = (e - (m - bm)) + (bh - bm);
+    double kb = fma(ah + m, TWO_OVER_PI, RND_MAGIC);
+    double k = kb - RND_MAGIC;
+    uint64_t q;
+    memcpy(&q, &kb, sizeof q);
+    q &= 3;
+    double t1 = fma(-k, PIO2_1, ah);
+    double ph = k * PIO2_2, pl = fma(k, PIO2_2, -ph);
+    double s1 = t1 - ph, b1 = s1 - t1, e1 = (t1 - (s1 - b1)) + (-ph - b1);
+    double u = s1 + m, bu = u - s1, eu = (s1 - (u - bu)) + (m - bu);
+    double tail = ((eu + e1) + (em + bl)) - pl - k * PIO2_3;
+    double rh = u + tail, b2 = rh - u, rl = (u - (rh - b2)) + (tail - b2);
+
+    double z = rh * rh, w = z * z;
+    double r = S2 + z * (S3 + z * S4) + z * w * (S5 + z * S6);
+    double v = z * rh;
+    double sn = rh - ((z * (0.5 * rl - v * r) - rl) - v * S1);
+    double rc = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6));
+    double hz = 0.5 * z, wc = 1.0 - hz;
+    double cs = wc + (((1.0 - wc) - hz) + (z * rc - rh * rl));
+
+    double sv = (q & 1) ? cs : sn, cv = (q & 1) ? sn : cs;
+    uint64_t sb, cb;
+    memcpy(&sb, &sv, sizeof sb);
+    memcpy(&cb, &cv, sizeof cb);
+    sb ^= (q & 2) << 62;       /* sin is negative in quadrants 2 and 3 */
+    cb ^= ((q + 1) & 2) << 62; /* cos is negative in quadrants 1 and 2 */
+    memcpy(si, &sb, sizeof sb);
+    memcpy(co, &cb, sizeof cb);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_AVX2_KERNEL 1
+#include <immintrin.h>
+
+__attribute__((target("avx2,fma"))) static void sincos_row_avx2(const double *hi,
+                                                                 const double *lo, size_t n,
+                                                                 double p, double *c, double *s)
+{
+    const __m256d vp = _mm256_set1_pd(p), absmask = _mm256_castsi256_pd(
+                                                   _mm256_set1_epi64x(0x7fffffffffffffffLL));
+    const __m256d limit = _mm256_set1_pd(FAST_LIMIT), magic = _mm256_set1_pd(RND_MAGIC);
+    const __m256d twoopi = _mm256_set1_pd(TWO_OVER_PI), p1 = _mm256_set1_pd(PIO2_1),
+                  p2 = _mm256_set1_pd(PIO2_2), p3 = _mm256_set1_pd(PIO2_3);
+    const __m256d half = _mm256_set1_pd(0.5), one = _mm256_set1_pd(1.0);
+    const __m256i i1 = _mm256_set1_epi64x(1), i2 = _mm256_set1_epi64x(2),
+                  i3 = _mm256_set1_epi64x(3);
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        __m256d h = _mm256_loadu_pd(hi + i), l = _mm256_loadu_pd(lo + i);
+        __m256d ah = vp * h;
+        __m256d ok = _mm256_cmp_pd(_mm256_and_pd(ah, absmask), limit, _CMP_LT_OQ);
+        if (_mm256_movemask_pd(ok) != 0xf) {
+            for (size_t j = i; j < i + 4; j++)
+                sincos_one(p, hi[j], lo[j], c + j, s + j);
+            continue;
+        }
+        __m256d e = _mm256_fmsub_pd(vp, h, ah), bh = vp * l, bl = _mm256_fmsub_pd(vp, l, bh);
+        __m256d m = e + bh, bm = m - e, em = (e - (m - bm)) + (bh - bm);
+        __m256d kb = _mm256_fmadd_pd(ah + m, twoopi, magic);
+        __m256d k = kb - magic;
+        __m256i q = _mm256_and_si256(_mm256_castpd_si256(kb), i3);
+        __m256d t1 = _mm256_fnmadd_pd(k, p1, ah);
+        __m256d ph = k * p2, pl = _mm256_fmsub_pd(k, p2, ph);
+        __m256d s1 = t1 - ph, b1 = s1 - t1, e1 = (t1 - (s1 - b1)) + (-ph - b1);
+        __m256d u = s1 + m, bu = u - s1, eu = (s1 - (u - bu)) + (m - bu);
+        __m256d tail = ((eu + e1) + (em + bl)) - pl - k * p3;
+        __m256d rh = u + tail, b2 = rh - u, rl = (u - (rh - b2)) + (tail - b2);
+
+        __m256d z = rh * rh, w = z * z;
+        __m256d r = _mm256_set1_pd(S2) +
+                    z * (_mm256_set1_pd(S3) + z * _mm256_set1_pd(S4)) +
+                    z * w * (_mm256_set1_pd(S5) + z * _mm256_set1_pd(S6));
+        __m256d v = z * rh;
+        __m256d sn = rh - ((z * (half * rl - v * r) - rl) - v * _mm256_set1_pd(S1));
+        __m256d rc = z * (_mm256_set1_pd(C1) +
+                          z * (_mm256_set1_pd(C2) + z * _mm256_set1_pd(C3))) +
+                     w * w * (_mm256_set1_pd(C4) +
+                              z * (_mm256_set1_pd(C5) + z * _mm256_set1_pd(C6)));
+        __m256d hz = half * z, wc = one - hz;
+        __m256d cs = wc + (((one - wc) - hz) + (z * rc - rh * rl));
+
+        __m256d odd = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(q, i1), i1));
+        __m256d sv = _mm256_blendv_pd(sn, cs, odd), cv = _mm256_blendv_pd(cs, sn, odd);
+        __m256d ssign = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_and_si256(q, i2), 62));
+        __m256d csign = _mm256_castsi256_pd(
+            _mm256_slli_epi64(_mm256_and_si256(_mm256_add_epi64(q, i1), i2), 62));
+        _mm256_storeu_pd(s + i, _mm256_xor_pd(sv, ssign));
+        _mm256_storeu_pd(c + i, _mm256_xor_pd(cv, csign));
+    }
+    for (; i < n; i++)
+        sincos_one(p, hi[i], lo[i], c + i, s + i);
+}
+#endif
+
+static int simd_mode = -1;
+
+/* the AVX2 row kernel runs on the avx2 and avx512 paths (lib/core/cpu.c, POSENC_CPU) */
+static int simd_available(void)
+{
+#ifdef HAVE_AVX2_KERNEL
+    return posenc_cpu_active() >= POSENC_CPU_AVX2;
+#else
+    return 0;
+#endif
+}
+
+int pe_mathx_simd(int mode)
+{
+    simd_mode = mode;
+    return mode != 0 && simd_available();
+}
+
+void pe_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p, double *c,
+                             double *s)
+{
+#ifdef HAVE_AVX2_KERNEL
+    if (simd_mode != 0 && simd_available()) {
+        sincos_row_avx2(hi, lo, n, p, c, s);
+        return;
+    }
+#endif
+    for (size_t i = 0; i < n; i++)
+        sincos_one(p, hi[i], lo[i], c + i, s + i);
+}
+
+/* ---------------------------------------------------------------------------------------------
+ * Correctly rounded float32 cos/sin.
+ *
+ * Argument: a float x is a double, so the row kernel gets A = x exactly (p = 1, lo = 0), and for
+ * |x| < 2^49 its result y is within ~1 ulp of double of cos(x) (the reduction is good to ~2^-100
+ * absolute here, the polynomial to 2^-58, plus the final rounding); larger x take its long double
+ * path, cosl/sinl of x itself. Rounding y to float gives
+ * the correctly rounded result unless the exact value and y lie on different sides of a
+ * float rounding midpoint; a midpoint is a double whose 29 bits below the float mantissa are
+ * 1000...0, so when y's low 29 bits are within 16 units (16 ulps of double, far above the error)
+ * of that pattern we recompute with cosl/sinl (64-bit mantissa, glibc's exact reduction) and
+ * round that instead. Results below 2^-126 (float subnormals) also take the long double path.
+ * The long double value could itself be ambiguous only if cos(x) were within ~2^-62 relative of
+ * a midpoint; binary32 inputs are too few for that to happen (hardest known cases are ~2^-55).
+ * tests/unit/test_rope.c compares against (float)cosl(x) exhaustively on whole binades. */
+static float round_f32(double y, float x, int is_cos)
+{
+    if (fabs(y) >= 0x1p-126) {
+        uint64_t b;
+        memcpy(&b, &y, sizeof b);
+        int64_t d = (int64_t)(b & 0x1fffffffu) - 0x10000000;
+        if (d > 16 || d < -16)
+            return (float)y;
+    } else if (y == 0.0) {
+        return is_cos ? (float)y : x; /* sin(+-0) = +-0: the only float with a zero sine */
+    }
+    return (float)(is_cos ? cosl((long double)x) : sinl((long double)x));
+}
+
+void pe_mathx_cossin_f32_row(const float *x, size_t n, float *c, float *s)
+{
+    static const double zeros[64];
+    double xd[64], cd[64], sd[64];
+    for (size_t off = 0; off < n; off += 64) {
+        size_t m = n - off < 64 ? n - off : 64;
+        for (size_t j = 0; j < m; j++)
+            xd[j] = (double)x[off + j];
+        pe_mathx_sincos_row(xd, zeros, m, 1.0, cd, sd);
+        for (size_t j = 0; j < m; j++) {
+            c[off + j] = round_f32(cd[j], x[off + j], 1);
+            s[off + j] = round_f32(sd[j], x[off + j], 0);
+        }
+    }
+}
