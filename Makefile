@@ -223,6 +223,26 @@ bench: all
 	@$(MAKE) --no-print-directory $(B)/bench/b_kernels
 	@B_KERNELS=$(CURDIR)/$(B)/bench/b_kernels sh bench/run.sh ./$(BIN)
 
+# examples/capture_llama.c: llama.cpp's q/k before and after RoPE, for posenc verify; not part
+# of posenc. LLAMA_DIR is a llama.cpp tree (include/llama.h, ggml/include/); LLAMA_LIBDIR holds
+# its libllama and libggml* (a CMake build's build/bin by default). The pieces
+# tests/interop/fetch.sh takes from npm: LLAMA_DIR=$$(sh tests/interop/fetch.sh src)
+# LLAMA_LIBDIR=$$(sh tests/interop/fetch.sh libs) (libllama.v0.4.0.so there: found by the wildcard).
+LLAMA_DIR    ?=
+LLAMA_LIBDIR ?= $(LLAMA_DIR)/build/bin
+LLAMA_SO      = $(firstword $(wildcard $(LLAMA_LIBDIR)/libllama.so $(LLAMA_LIBDIR)/libllama.v*.so))
+GGML_SO       = $(firstword $(wildcard $(LLAMA_LIBDIR)/libggml.so $(LLAMA_LIBDIR)/libggml.v*.so))
+capture-llama: $(B)/capture-llama
+$(B)/capture-llama: examples/capture_llama.c FORCE
+	@test -n "$(LLAMA_DIR)" -a -f "$(LLAMA_DIR)/include/llama.h" || \
+	  { echo "make capture-llama: give LLAMA_DIR=<llama.cpp tree with include/llama.h>" >&2; exit 2; }
+	@test -n "$(LLAMA_SO)" -a -n "$(GGML_SO)" || \
+	  { echo "make capture-llama: no libllama/libggml in '$(LLAMA_LIBDIR)': give LLAMA_LIBDIR" >&2; exit 2; }
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -isystem $(LLAMA_DIR)/include \
+	  -isystem $(LLAMA_DIR)/ggml/include -o $@ $< $(LLAMA_SO) $(GGML_SO) \
+	  $(LLAMA_LIBDIR)/libggml-base.so -Wl,-rpath,$(abspath $(LLAMA_LIBDIR))
+
 demo: deps
 	@$(MAKE) --no-print-directory all
 	./$(BIN) gen --config examples/qwen3.5-27b.json -o qwen3.5-rope.npz
@@ -265,7 +285,7 @@ uninstall:
 clean:
 	rm -rf build build-san posenc posenc.pc
 
-.PHONY: all deps test-deps unit cli test check fuzz bench demo install uninstall clean FORCE
+.PHONY: all deps test-deps unit cli test check fuzz bench demo install uninstall clean capture-llama FORCE
 FORCE:
 .SECONDARY:
 

@@ -5,7 +5,7 @@ want=""
 for group in "$@"; do
     case $group in
     build) want="$want gcc make pkg-config libcjson-dev zlib1g-dev libhdf5-dev" ;;
-    test)  want="$want libcmocka-dev python3-numpy python3-h5py python3-torch python3-mpmath chromium git groff-base g++"
+    test)  want="$want libcmocka-dev python3-numpy python3-h5py python3-torch python3-mpmath python3-yaml chromium git groff-base g++"
            # npm fetches llama.cpp's gguf-py for the GGUF interop test; a nodejs that brings its
            # own npm (NodeSource's) must not get Debian's npm package on top
            command -v npm > /dev/null 2>&1 || want="$want nodejs npm" ;;

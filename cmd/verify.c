@@ -243,11 +243,26 @@ int cmd_verify(int argc, char **argv)
         return cmd_usage_error(CMD, "--config is required");
     /* --q naming a container of several arrays: every q/k pair in it */
     posenc_container *pc = NULL;
-    char qpath[4096];
+    char qpath[4096], side_positions[4096 + 16];
     if (r->q && (!r->k || cmd_same_file(r->k, r->q))) {
         int prc = open_pairs(&o, r->q, &pc, &r->qpairs, qpath, sizeof qpath);
         if (prc)
             return pairs_done(pc, NULL, prc);
+        /* one file with both sides (examples/capture_llama.c): pre.* is --q, rope.* --expect-q,
+         * and its "positions" member the positions unless told otherwise */
+        if (r->qpairs && pe_pairs_take_side(r->qpairs, 1)) {
+            if (r->rotated)
+                return pairs_done(pc, r->qpairs, cmd_usage_error(CMD, "'%s' holds the dumps "
+                                  "before and after RoPE: --rotated does not apply", qpath));
+            if (!r->eq)
+                r->eq = r->q;
+            for (size_t i = 0; i < posenc_container_count(pc) && !r->positions && !r->offset;
+                 i++)
+                if (strcmp(posenc_container_array(pc, i)->name, "positions") == 0) {
+                    snprintf(side_positions, sizeof side_positions, "%s:positions", qpath);
+                    r->positions = side_positions;
+                }
+        }
     }
     /* llama.cpp ran at n_ctx: that is the sequence length its LongRoPE choice follows, and
      * --seq-len's documented meaning for llama.cpp (the reference picks the same factors) */

@@ -330,6 +330,44 @@ posenc_status pe_pairs_open(const char *spec, const char *glob, int must,
     return POSENC_OK;
 }
 
+/* The side a group is on in a file holding both (pe_pairs_take_side): 1 "pre", 2 "rope" as its
+ * first path component, 0 neither; *rest: the group after that component (its separator
+ * dropped, an HDF5 group's leading '/' kept). */
+static int side_of(const char *group, const char **rest)
+{
+    const char *g = group + (*group == '/');
+    static const char *const names[] = { "pre", "rope" };
+    for (int s = 0; s < 2; s++) {
+        size_t n = strlen(names[s]);
+        if (strncmp(g, names[s], n) == 0 && (g[n] == '.' || g[n] == '/')) {
+            *rest = g + n + (*group == '/' ? 0 : 1);
+            return s + 1;
+        }
+    }
+    return 0;
+}
+
+int pe_pairs_take_side(pe_pairs *p, int side)
+{
+    int seen[3] = { 0, 0, 0 };
+    const char *rest;
+    for (size_t i = 0; i < p->n; i++)
+        seen[side_of(p->v[i].group, &rest)]++;
+    if (seen[0] || !seen[1] || !seen[2])
+        return 0;
+    size_t n = 0;
+    for (size_t i = 0; i < p->n; i++) {
+        if (side_of(p->v[i].group, &rest) != side)
+            continue;
+        pe_pair pr = p->v[i];
+        memmove(pr.group, rest, strlen(rest) + 1);
+        pr.layer = pe_pairs_layer_index(pr.group);
+        p->v[n++] = pr;
+    }
+    p->n = n;
+    return 1;
+}
+
 const pe_pair *pe_pairs_get(const pe_pairs *p, const char *group)
 {
     for (size_t i = 0; i < p->n; i++)

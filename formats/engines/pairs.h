@@ -69,6 +69,13 @@ posenc_status pe_pairs_find_names(const char *const *names, size_t n, const char
 posenc_status pe_pairs_find(const posenc_container *c, const char *path, const char *glob,
                             pe_pairs **out, posenc_error *err);
 
+/* A file holding the runtime's dumps before and after RoPE side by side (a capture program's
+ * one output): every pair's group starts with "pre" or "rope" (pre.layers.0.q and
+ * rope.layers.0.q; /pre/layer0/q and /rope/layer0/q in HDF5), and both occur. Keeps the pairs of
+ * side (1 pre, 2 rope), their groups without that component, and returns 1; returns 0 and
+ * leaves p as it is when p is no such file. */
+int pe_pairs_take_side(pe_pairs *p, int side);
+
 /* The container a dump argument names when a run is to take every pair in it: spec names a
  * file or directory without a member ("-" never does) holding several arrays, or any number of
  * them when glob or must is set. *out = that open container (caller closes it), or NULL when spec

@@ -198,9 +198,11 @@ static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
 /* llama.cpp's positions tensor as its graph holds it (inp_pos): n_tokens values, or for M-RoPE
  * n_pos_per_embd (4) rows of n_tokens, section-major (src/llama-batch.cpp
  * llama_batch_allocr::split_reorder: udata->pos[j*n_tokens + i], a text token's position
- * repeated in every row). A file of 4 * seq values, or shaped [4, seq] or [3, seq] for a dump of
- * one batch entry, becomes [seq] when its rows are equal (text tokens), else [3, seq] (t, h, w)
- * where 3-axis positions are allowed and a fourth row repeats the first. Returns 0 when pp is
+ * repeated in every row; the graph's inp_pos, ROPE's src[1], has a fourth row of 0 instead). A
+ * file of 4 * seq values, or shaped [4, seq] or [3, seq] for a dump of one batch entry, becomes
+ * [seq] when its first three rows are equal and the fourth equals them or is 0 (text tokens),
+ * else [3, seq] (t, h, w) where 3-axis positions are allowed and a fourth row repeats the first
+ * or is 0. Returns 0 when pp is
  * not of that form, 1 when rewritten, -1 with err set when it cannot be read so. */
 static int llama_positions(pe_positions *pp, const pe_dump_positions_req *q, posenc_error *err)
 {
@@ -215,12 +217,16 @@ static int llama_positions(pe_positions *pp, const pe_dump_positions_req *q, pos
     else
         return 0;
     const int64_t *v = pp->values;
-    int same = 1, fourth = 1;
+    /* the graph's own tensor, which ROPE reads (src/llama-graph.cpp llm_graph_input_pos::
+     * set_input), has a fourth row of 0 for text tokens: no section rotates with it */
+    int same = 1, fourth = 1, zero4 = rows == 4;
+    for (int64_t i = 0; zero4 && i < S; i++)
+        zero4 = v[3 * S + i] == 0;
     for (int64_t j = 1; j < rows; j++)
         for (int64_t i = 0; i < S; i++) {
-            if (v[j * S + i] != v[i])
+            if (v[j * S + i] != v[i] && !(j == 3 && zero4))
                 same = 0;
-            if (j == 3 && v[j * S + i] != v[i])
+            if (j == 3 && v[j * S + i] != v[i] && !zero4)
                 fourth = 0;
         }
     if (same) {

@@ -323,7 +323,8 @@ static posenc_status file_profile(pe_vrun *v, const pe_vrun_req *rq,
     if (st != POSENC_OK)
         return st;
     f->available = 0;
-    if (posenc_rope_params_ggml_gguf(p, v->file, seq_len, &e2) != POSENC_OK) {
+    if (posenc_rope_params_ggml_gguf_layer(p, v->file, seq_len, rq->layer_type, &e2) !=
+        POSENC_OK) {
         snprintf(f->why, sizeof f->why, "'%.60s': %.130s", rq->gguf, e2.msg);
         return POSENC_OK;
     }
@@ -383,8 +384,9 @@ static posenc_status check_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc
         goto out;
     }
     if (prec == POSENC_PREC_GGML &&
-        (st = v->file ? posenc_rope_params_ggml_gguf(&params, v->file, rq->n_ctx ? rq->n_ctx
-                                                                                  : seq_len, err)
+        (st = v->file ? posenc_rope_params_ggml_gguf_layer(&params, v->file,
+                                                           rq->n_ctx ? rq->n_ctx : seq_len,
+                                                           rq->layer_type, err)
                       : posenc_rope_params_ggml(&params, m, rq->layer_type,
                                                 rq->n_ctx ? rq->n_ctx : seq_len, err)) !=
             POSENC_OK) {
@@ -583,7 +585,9 @@ static posenc_status check_pairs(pe_vrun *v, const pe_vrun_req *rq, const posenc
                                 sizeof epath, &is_usage, err);
         if (st != POSENC_OK)
             fault(v, is_usage ? PE_VRUN_FAULT_USAGE : PE_VRUN_FAULT_ERROR, st);
-        else if (!pe)
+        else if (pe)
+            pe_pairs_take_side(pe, 2); /* a file with both sides: its rotated ones */
+        else
             st = fault(v, PE_VRUN_FAULT_USAGE_ARG,
                        posenc_seterr(err, POSENC_EINVAL, "'%s': --q names a container of q/k "
                                      "pairs, so --expect-q needs one too (not a member)",
@@ -674,15 +678,22 @@ static posenc_status gguf_and_dumps(pe_vrun *v, const pe_vrun_req *rq, const pos
 {
     posenc_rope_config cfg;
     posenc_status st;
-    if ((st = rope_cfg(v, rq, m, rq->layer_type, 0, &cfg, err)) != POSENC_OK)
-        return st;
     if (!(v->file = malloc(sizeof *v->file)))
         return oom(err);
     if ((st = posenc_gguf_read_rope(rq->gguf, v->file, err)) != POSENC_OK)
         return st;
-    return pe_report_gguf_checks(v->root, inputs, m, rq->layer_type, rq->gguf,
-                                 cfg.original_max_position_embeddings, &v->n_checks, &v->failed,
-                                 err);
+    /* a multi-layer dump of a config with several layer types (Gemma 3): the file is checked
+     * for each, as its pairs are */
+    size_t nt = rq->qpairs && !rq->layer_type ? posenc_model_layer_type_count(m) : 0;
+    for (size_t i = 0; i < (nt > 1 ? nt : 1); i++) {
+        const char *lt = nt > 1 ? posenc_model_layer_type_name(m, i) : rq->layer_type;
+        if ((st = rope_cfg(v, rq, m, lt, 0, &cfg, err)) != POSENC_OK ||
+            (st = pe_report_gguf_checks(v->root, inputs, m, lt, rq->gguf,
+                                        cfg.original_max_position_embeddings, &v->n_checks,
+                                        &v->failed, err)) != POSENC_OK)
+            return st;
+    }
+    return POSENC_OK;
 }
 
 /* The RoPE checks rq asks for. */

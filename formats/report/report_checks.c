@@ -474,6 +474,18 @@ static int layer_diff(char *buf, size_t n, const uint8_t *a, const uint8_t *b, i
     return k;
 }
 
+/* whether the report already holds the note text */
+static int has_note(const cJSON *report, const char *text)
+{
+    const cJSON *n;
+    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(report, "notes")) {
+        const char *t = cJSON_GetStringValue(n);
+        if (t && strcmp(t, text) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 static void layers_note(cJSON *report, const posenc_model *m, const posenc_gguf_rope *have)
 {
     int64_t nl = posenc_model_layer_count(m);
@@ -532,22 +544,42 @@ posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_m
              (st = posenc_gguf_compare_layer(want, have, original_max_position, layer_type, chk,
                                              err)) ==
                  POSENC_OK) {
-        cJSON_AddStringToObject(inputs, "gguf", path);
-        cJSON_AddStringToObject(inputs, "gguf_architecture", have->arch);
-        /* the layers as llama.cpp assigns them (the file's pattern, its NoPE rule) against
-         * the config's layer_types and NoPE layers: a note where they differ */
-        layers_note(report, m, have);
-        /* where llama.cpp and transformers differ for the architecture: one note */
+        if (!cJSON_GetObjectItemCaseSensitive(inputs, "gguf")) {
+            cJSON_AddStringToObject(inputs, "gguf", path);
+            cJSON_AddStringToObject(inputs, "gguf_architecture", have->arch);
+            /* the layers as llama.cpp assigns them (the file's pattern, its NoPE rule) against
+             * the config's layer_types and NoPE layers: a note where they differ */
+            layers_note(report, m, have);
+        }
+        /* where llama.cpp and transformers differ for the architecture (or for this layer
+         * type): one note, not repeated for another layer type with the same one */
         posenc_ggml_rope *lr = malloc(sizeof *lr);
         if (lr && posenc_ggml_rope_from_gguf_layer(want, 0, layer_type, lr, NULL) == POSENC_OK &&
-            lr->note)
+            lr->note && !has_note(report, lr->note))
             pe_report_add_note(report, "%s", lr->note);
         free(lr);
         for (int i = 0; i < chk->n; i++) {
-            char summary[800];
+            char summary[800], name[POSENC_NAME_MAX + 64];
             cJSON *d = pe_report_gguf_details(&chk->f[i], summary, sizeof summary);
-            pe_report_add_check(report, chk->f[i].key, chk->f[i].ok, 0, NAN, NAN, NAN, summary,
-                                d);
+            /* called once per layer type (a multi-layer dump): a key another layer type
+             * checked the same way is not repeated; checked otherwise, it is named KEY@TYPE */
+            int dup = 0;
+            const cJSON *c;
+            snprintf(name, sizeof name, "%s", chk->f[i].key);
+            cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(report, "checks")) {
+                const char *n = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "name"));
+                const char *su = cJSON_GetStringValue(
+                    cJSON_GetObjectItemCaseSensitive(c, "summary"));
+                if (n && strcmp(n, chk->f[i].key) == 0)
+                    dup = su && strcmp(su, summary) == 0 ? 2 : 1;
+            }
+            if (dup == 2) {
+                cJSON_Delete(d);
+                continue;
+            }
+            if (dup && layer_type)
+                snprintf(name, sizeof name, "%s@%s", chk->f[i].key, layer_type);
+            pe_report_add_check(report, name, chk->f[i].ok, 0, NAN, NAN, NAN, summary, d);
             ++*n_checks;
             *failed += !chk->f[i].ok;
         }

@@ -215,6 +215,11 @@ posenc_status posenc_rope_params_ggml(posenc_rope_params *p, const posenc_model 
  * file, whatever the config says. */
 posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_gguf_rope *g,
                                            int64_t n_ctx, posenc_error *err);
+/* The same for the layers of type layer_type (posenc_ggml_rope_from_gguf_layer: Gemma 3's
+ * sliding layers run rope.freq_base_swa with scale 1; NULL: the global layers, as above). */
+posenc_status posenc_rope_params_ggml_gguf_layer(posenc_rope_params *p,
+                                                 const posenc_gguf_rope *g, int64_t n_ctx,
+                                                 const char *layer_type, posenc_error *err);
 
 /* ggml's drift from exact math at position pos: max |cos, sin (ggml) - exact| over the
  * frequencies, with the parameters and context of pos + 1 (as posenc gen --positions pos), the

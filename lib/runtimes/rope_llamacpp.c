@@ -34,10 +34,17 @@ out:
 posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_gguf_rope *g,
                                            int64_t n_ctx, posenc_error *err)
 {
+    return posenc_rope_params_ggml_gguf_layer(p, g, n_ctx, NULL, err);
+}
+
+posenc_status posenc_rope_params_ggml_gguf_layer(posenc_rope_params *p,
+                                                 const posenc_gguf_rope *g, int64_t n_ctx,
+                                                 const char *layer_type, posenc_error *err)
+{
     posenc_ggml_rope *r = malloc(sizeof *r);
     if (!r)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-    posenc_status st = posenc_ggml_rope_from_gguf(g, n_ctx, r, err);
+    posenc_status st = posenc_ggml_rope_from_gguf_layer(g, n_ctx, layer_type, r, err);
     if (st == POSENC_OK)
         st = posenc_rope_params_set_ggml(p, r, err);
     free(r);

@@ -66,6 +66,10 @@ def make(d):
     np.save("pos4.npy", np.stack([POS] * 4).astype(np.int32))      # llama.cpp's M-RoPE rows
     np.save("pos4flat.npy", np.concatenate([POS] * 4).astype(np.int32))
     np.save("pos4img.npy", np.stack([POS, POS - 1, POS, POS]).astype(np.int32))
+    # the graph's inp_pos, ROPE's src[1]: a text token's fourth row is 0
+    # (llama.cpp src/llama-graph.cpp llm_graph_input_pos::set_input)
+    np.save("pos4zero.npy", np.stack([POS, POS, POS, 0 * POS]).astype(np.int32))
+    np.save("pos4imgzero.npy", np.stack([POS, POS - 1, POS, 0 * POS]).astype(np.int32))
 
 
 def load(spec):

@@ -51,6 +51,11 @@ expect_ok "$POSENC" verify --config llama.json --q q.npy --k k.npy --positions p
 expect_fail 3 "'pos4img.npy': llama.cpp's 4 position rows differ (image tokens)" \
     "$POSENC" verify --config llama.json --q q.npy --k k.npy --positions pos4img.npy \
     --layout ggml --expect-q q_rot.npy --expect-k k_rot.npy
+expect_ok "$POSENC" verify --config llama.json --q q.npy --k k.npy --positions pos4zero.npy \
+    --layout ggml --expect-q q_rot.npy --expect-k k_rot.npy
+expect_fail 3 "'pos4imgzero.npy': llama.cpp's 4 position rows differ (image tokens)" \
+    "$POSENC" verify --config llama.json --q q.npy --k k.npy --positions pos4imgzero.npy \
+    --layout ggml --expect-q q_rot.npy --expect-k k_rot.npy
 expect_ok "$POSENC" apply q.npy --config llama.json --layout ggml --positions pos4.npy -o r4.npy
 $PY "$REF" close r4.npy q_rot.npy 1e-6
 
@@ -80,3 +85,78 @@ rc=$?
 set -e
 [ "$rc" -eq 1 ]
 grep -q '^FAIL  expect_q .*differs from the ggml profile' thp.txt || { cat thp.txt; exit 1; }
+
+# One capture file (pre.* before RoPE, rope.* after, positions: what examples/capture_llama.c
+# writes) of a Gemma 3 model, checked with --gguf in one command: each layer is held to its own
+# type's llama.cpp arguments (sliding layer 0: freq_base_swa 10000, scale 1; full layer 5: 1e6,
+# linear 8), and the file is checked for each layer type
+cp "$DATA/configs/gemma-3-27b-it.json" g3.json
+expect_ok "$POSENC" gen --config g3.json -o g3.gguf --seq-len 4096 --layer-type full_attention
+$PY - << 'EOF'
+import json, struct
+import numpy as np
+
+def save(path, arrays):
+    header, blobs, off = {}, [], 0
+    for name, a in arrays.items():
+        raw = a.tobytes()
+        header[name] = {"dtype": {"float32": "F32", "int32": "I32"}[a.dtype.name],
+                        "shape": list(a.shape), "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+rng = np.random.default_rng(5)
+a = {}
+for layer in (0, 5):
+    a[f"layers.{layer}.q"] = rng.standard_normal((8, 32, 128)).astype(np.float32)
+    a[f"layers.{layer}.k"] = rng.standard_normal((8, 16, 128)).astype(np.float32)
+save("g3pre.safetensors", a)
+np.save("g3pos.npy", np.array([0, 1, 2, 3, 40000, 40001, 40002, 40003], np.int32))
+EOF
+expect_ok "$POSENC" apply g3pre.safetensors --config g3.json --layout ggml --precision ggml \
+    --positions g3pos.npy --seq-len 40192 -o g3rot.safetensors
+# apply --gguf rotates each layer as llama.cpp does with the file, as apply from the config does
+expect_ok "$POSENC" apply g3pre.safetensors --config g3.json --gguf g3.gguf --layout ggml \
+    --precision ggml --positions g3pos.npy --seq-len 40192 -o g3rot_gguf.safetensors
+for m in layers.0.q layers.0.k layers.5.q layers.5.k; do
+    expect_ok "$POSENC" diff --max-ulp 0 g3rot.safetensors:$m g3rot_gguf.safetensors:$m
+done
+$PY - << 'EOF'
+import json, struct
+import numpy as np
+
+def load(path):
+    b = open(path, "rb").read()
+    n = struct.unpack("<Q", b[:8])[0]
+    h = json.loads(b[8:8 + n])
+    return {k: (v, b[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]])
+            for k, v in h.items() if k != "__metadata__"}
+
+out, off, blobs = {}, 0, []
+for side, path in (("pre", "g3pre.safetensors"), ("rope", "g3rot.safetensors")):
+    for k, (v, raw) in load(path).items():
+        out[f"{side}.{k}"] = {"dtype": v["dtype"], "shape": v["shape"],
+                              "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+raw = np.load("g3pos.npy").tobytes()
+out["positions"] = {"dtype": "I32", "shape": [8], "data_offsets": [off, off + len(raw)]}
+blobs.append(raw)
+h = json.dumps(out).encode()
+h += b" " * ((8 - len(h) % 8) % 8)
+open("g3cap.safetensors", "wb").write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+EOF
+expect_ok "$POSENC" verify --config g3.json --gguf g3.gguf --q g3cap.safetensors --layout ggml \
+    --seq-len 40192 --precision ggml --max-ulp 0
+grep -q '^ok    gemma3.rope.freq_base_swa 10000' out.stdout || { cat out.stdout; exit 1; }
+grep -q '^ok    pair layers.0 .*sliding_attention' out.stdout || { cat out.stdout; exit 1; }
+grep -q '^ok    pair layers.5 .*full_attention' out.stdout || { cat out.stdout; exit 1; }
+[ "$(grep -c '0 ulp at most from posenc.s ggml rotation, within --max-ulp 0' out.stdout)" -eq 4 ] ||
+    { cat out.stdout; exit 1; }
+grep -q '^result: PASS' out.stdout
+# --rotated makes no sense for such a file
+expect_fail 2 "holds the dumps before and after RoPE: --rotated does not apply" \
+    "$POSENC" verify --config g3.json --q g3cap.safetensors --layout ggml --rotated

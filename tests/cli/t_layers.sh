@@ -64,6 +64,11 @@ fi
 bindir=$(cd "$(dirname "$POSENC")" && pwd)
 if [ -f "$bindir/libposenc.a" ]; then objdir=$bindir; else objdir=$bindir/build; fi
 objs=$(cd "$objdir" 2> /dev/null && find lib formats cmd -name '*.o' 2> /dev/null | sort || true)
+# only the objects of sources that exist: a build directory older than a move of files keeps the
+# old objects beside the new ones
+live=""
+for o in $objs; do [ -f "$SRC/${o%.o}.c" ] && live="$live $o"; done
+objs=$live
 case $objs in
 *lib/*) ;;
 *)

@@ -1,7 +1,8 @@
 /* test_pairs.c: the q/k pairing of multi-layer dumps (formats/engines/pairs.c): member roles, layer
  * indices read from group paths, pairing and its refusals (a query without its key, two pairs in
  * one group, no pair, a --pairs glob that matches nothing), glob selection, the order of the
- * pairs, and the layer type / NoPE flag each pair gets from a config. */
+ * pairs, the two sides of a capture file (pre.*, rope.*), and the layer type / NoPE flag each
+ * pair gets from a config. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -272,6 +273,61 @@ static void test_layers(void **state)
 }
 
 /* Which dump arguments name a container to take every pair from (pe_pairs_open). */
+/* A capture file with both sides (pre.*, rope.*): each side alone, groups without the side,
+ * layer indices kept; files that are not such a split stay as they are. */
+static void test_take_side(void **state)
+{
+    (void)state;
+    static const char *const st[] = { "pre.layers.1.q", "pre.layers.1.k", "rope.layers.1.q",
+                                       "rope.layers.1.k", "pre.layers.0.q", "pre.layers.0.k",
+                                       "rope.layers.0.q", "rope.layers.0.k", "positions" };
+    static const char *const h5[] = { "/pre/layer0/q", "/pre/layer0/k", "/rope/layer0/q",
+                                       "/rope/layer0/k" };
+    for (int side = 1; side <= 2; side++) {
+        pe_pairs *p = NULL;
+        assert_int_equal(pe_pairs_find_names(st, 9, NULL, "c.safetensors", &p, NULL), POSENC_OK);
+        assert_int_equal(p->n, 4);
+        assert_int_equal(pe_pairs_take_side(p, side), 1);
+        assert_int_equal(p->n, 2);
+        for (size_t i = 0; i < 2; i++) {
+            char want[32];
+            snprintf(want, sizeof want, "layers.%zu", i);
+            assert_string_equal(p->v[i].group, want);
+            assert_int_equal(p->v[i].layer, (int64_t)i);
+            /* the members are the side's own */
+            assert_true(strncmp(st[p->v[i].q], side == 1 ? "pre." : "rope.",
+                                side == 1 ? 4 : 5) == 0);
+            assert_true(strcmp(st[p->v[i].k] + strlen(st[p->v[i].k]) - 1, "k") == 0);
+        }
+        pe_pairs_free(p);
+
+        assert_int_equal(pe_pairs_find_names(h5, 4, NULL, "c.h5", &p, NULL), POSENC_OK);
+        assert_int_equal(pe_pairs_take_side(p, side), 1);
+        assert_int_equal(p->n, 1);
+        assert_string_equal(p->v[0].group, "/layer0");
+        assert_int_equal(p->v[0].layer, 0);
+        pe_pairs_free(p);
+    }
+    /* one side only, or a group outside both: not a split file, left alone */
+    static const char *const pre_only[] = { "pre.layers.0.q", "pre.layers.0.k" };
+    static const char *const mixed[] = { "pre.layers.0.q", "pre.layers.0.k", "rope.layers.0.q",
+                                         "rope.layers.0.k", "layers.0.q", "layers.0.k" };
+    static const char *const prefix[] = { "prefix.layers.0.q", "prefix.layers.0.k",
+                                          "rope.layers.0.q", "rope.layers.0.k" };
+    const struct { const char *const *names; size_t n; } keep[] = {
+        { pre_only, 2 }, { mixed, 6 }, { prefix, 4 },
+    };
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        pe_pairs *p = NULL;
+        assert_int_equal(pe_pairs_find_names(keep[i].names, keep[i].n, NULL, "x", &p, NULL),
+                         POSENC_OK);
+        size_t n = p->n;
+        assert_int_equal(pe_pairs_take_side(p, 1), 0);
+        assert_int_equal(p->n, n);
+        pe_pairs_free(p);
+    }
+}
+
 static void test_open(void **state)
 {
     (void)state;
@@ -336,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_layer_index),
         cmocka_unit_test(test_find),
         cmocka_unit_test(test_layers),
+        cmocka_unit_test(test_take_side),
         cmocka_unit_test(test_open),
     };
     return cmocka_run_group_tests(tests, tu_setup, tu_teardown);

@@ -204,12 +204,57 @@ static void test_params(void **state)
     free(p);
 }
 
+/* llama.cpp's arguments from a Gemma 3 GGUF attached per layer type: sliding layers get
+ * freq_base_swa and scale 1, global ones (and NULL, as posenc_rope_params_ggml_gguf) freq_base and
+ * the linear scale */
+static void test_params_gguf_layer(void **state)
+{
+    (void)state;
+    posenc_gguf_rope *g = calloc(1, sizeof *g);
+    posenc_rope_params *p = calloc(1, sizeof *p);
+    assert_non_null(g);
+    assert_non_null(p);
+    snprintf(g->arch, sizeof g->arch, "gemma3");
+    g->context_length = 131072;
+    g->embedding_length = 1024;
+    g->head_count = 4;
+    g->key_length = 256;
+    g->freq_base = 1e6;
+    g->freq_base_swa = 1e4;
+    snprintf(g->scaling_type, sizeof g->scaling_type, "linear");
+    g->scaling_factor = 8;
+    g->sliding_window = 512;
+    g->has = POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_EMBEDDING_LENGTH | POSENC_GGUF_HEAD_COUNT |
+             POSENC_GGUF_KEY_LENGTH | POSENC_GGUF_FREQ_BASE | POSENC_GGUF_FREQ_BASE_SWA |
+             POSENC_GGUF_SCALING_TYPE | POSENC_GGUF_SCALING_FACTOR | POSENC_GGUF_SLIDING_WINDOW;
+    p->type = POSENC_ROPE_DEFAULT;
+    p->style = POSENC_STYLE_NEOX;
+    p->head_dim = p->rotary_dim = 256;
+    p->n_freq = 128;
+    p->attention_scaling = 1.0;
+    posenc_error err = { 0 };
+    assert_int_equal(posenc_rope_params_ggml_gguf_layer(p, g, 4096, "sliding_attention", &err),
+                     POSENC_OK);
+    assert_true(p->has_ggml && p->ggml.freq_base == 1e4f && p->ggml.freq_scale == 1.0f);
+    assert_int_equal(posenc_rope_params_ggml_gguf_layer(p, g, 4096, "full_attention", &err),
+                     POSENC_OK);
+    assert_true(p->ggml.freq_base == 1e6f && p->ggml.freq_scale == 0.125f);
+    p->has_ggml = 0;
+    assert_int_equal(posenc_rope_params_ggml_gguf(p, g, 4096, &err), POSENC_OK);
+    assert_true(p->has_ggml && p->ggml.freq_base == 1e6f && p->ggml.freq_scale == 0.125f);
+    assert_int_equal(posenc_rope_params_ggml_gguf_layer(p, g, 4096, "chunked", &err),
+                     POSENC_EINVAL);
+    free(g);
+    free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_closed_form), cmocka_unit_test(test_accumulation),
         cmocka_unit_test(test_freq_factors), cmocka_unit_test(test_yarn),
         cmocka_unit_test(test_mrope_axes), cmocka_unit_test(test_params),
+        cmocka_unit_test(test_params_gguf_layer),
     };
     return cmocka_run_group_tests_name("rope_ggml", tests, NULL, NULL);
 }

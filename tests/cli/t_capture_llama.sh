@@ -1,0 +1,192 @@
+# t_capture_llama.sh: llama.cpp as its users run it. Tiny random-weight models (one per row of
+# the table below, tests/interop/llama_tiny.py) are converted by llama.cpp's own
+# convert_hf_to_gguf.py, decoded by the prebuilt libllama from npm (@node-llama-cpp/linux-x64, on
+# the portable CPU backend libggml-cpu-x64.so) at positions near 0 and past 32768, and captured by
+# examples/capture_llama.c (make capture-llama) into one safetensors file per model; then
+#   posenc verify --config C --gguf F --q CAPTURE --layout ggml --seq-len N_CTX
+# passes and names llama.cpp, the same with --precision ggml --max-ulp 0 passes, and planted
+# mistakes (in the GGUF file llama.cpp then runs, or in the captured positions) fail and are named.
+# Skipped, with one line saying why, when tests/interop/fetch.sh exits 77 (no npm or network).
+. "$SRC/tests/cli/lib.sh"
+
+for what in libs src; do
+    set +e
+    sh "$SRC/tests/interop/fetch.sh" $what > fetch_$what.txt 2> fetch.err
+    rc=$?
+    set -e
+    if [ "$rc" -eq 77 ]; then cat fetch_$what.txt; exit 77; fi
+    [ "$rc" -eq 0 ] || { cat fetch.err; exit 1; }
+done
+libs=$(cat fetch_libs.txt)
+src=$(cat fetch_src.txt)
+tiny="$SRC/tests/interop/llama_tiny.py"
+
+# the capture tool, as a user builds it against the npm pieces
+make -s -C "$SRC" capture-llama B="$PWD/b" LLAMA_DIR="$src" LLAMA_LIBDIR="$libs" > make.log 2>&1 ||
+    { cat make.log; exit 1; }
+cap="$PWD/b/capture-llama"
+capture() { "$cap" --backend "$libs/libggml-cpu-x64.so" -p 0:8,40000:8 "$@"; }
+NCTX=40192 # 40008 rounded up to llama.cpp's context padding of 256, as the tool reports it
+
+# One row per architecture: the row of llama_tiny.py, the general.architecture llama.cpp reports,
+# the layers with RoPE (SmolLM3's every 4th has none; Qwen3.5's and Qwen3-Next's linear-attention
+# layers none),
+# q's heads and dims as captured (DeepSeek's q_pe: the 64 RoPE dims of a 96-dim head), and
+# whether the default verdict must also pass on the backend llama.cpp picks for this machine
+# ("best": an FMA build on most CPUs) or is only reported ("-": gpt-oss, whose YaRN has truncate
+# false while ggml always rounds the correction dims, so llama.cpp's output is far from the
+# config's and only the bit-exact ggml profile explains it, which an FMA build misses by ~1e-3).
+# Adding an architecture with llama.cpp rules is one row here and one in ROWS there.
+cat > rows.txt << 'EOF'
+llama      llama      2  2  64   best
+qwen2      qwen2      2  2  64   best
+qwen3      qwen3      2  2  64   best
+phi3       phi3       2  2  64   best
+gemma3     gemma3     6  2  64   best
+granite    granite    2  2  64   best
+smollm3    smollm3    3  2  64   best
+arcee      arcee      2  2  64   best
+stablelm   stablelm   2  2  64   best
+gptneox    gptneox    2  2  64   best
+phi2       phi2       2  2  80   best
+command-r  command-r  2  2  64   best
+deepseek2  deepseek2  2  2  64   best
+qwen3moe   qwen3moe   2  2  64   best
+qwen2moe   qwen2moe   2  2  64   best
+gpt-oss    gpt-oss    2  2  64   -
+mistral3   mistral3   2  2  64   best
+qwen35     qwen35     1  2  256  best
+qwen35moe  qwen35moe  1  2  256  best
+qwen3next  qwen3next  1  2  256  best
+EOF
+
+# Planted mistakes: name, row, the change (llama_tiny.py convert MISTAKE, or "positions+1" in the
+# capture), and what the failing line must name.
+cat > mistakes.txt << 'EOF'
+freq_base   llama  freq_base=10000                               llama.rope.freq_base expected 500000, found 10000
+rope_freqs  llama  drop=rope_freqs.weight                        rope_freqs.weight    expected 32 F32 values
+norm_neox   qwen2  arch=llama                                    general.architecture expected qwen2 (rope mode neox), found llama (rope mode norm)
+scaling     qwen3  unset=rope.scaling.type                       qwen3.rope.scaling.type expected yarn (ext_factor 1), found absent
+orig_ctx    phi3   setu=rope.scaling.original_context_length=131072  phi3.rope.scaling.original_context_length expected 4096, found 131072
+swa_base    gemma3 set=rope.freq_base_swa=1000000                gemma3.rope.freq_base_swa expected 10000, found 1000000
+positions   llama  positions+1                                   matches with positions shifted by -1
+EOF
+
+# every row llama_tiny.py can make is in the table, and only those
+$PY "$tiny" "$src" rows | tr ' ' '\n' | sort > made.txt
+awk '{print $1}' rows.txt | sort > table.txt
+cmp -s made.txt table.txt || { echo "rows of llama_tiny.py and of this table differ:"; diff made.txt table.txt; exit 1; }
+
+# make and convert everything in one Python process
+: > batch.txt
+while read -r row arch layers heads dims best; do
+    echo "make $row m_$row" >> batch.txt
+    echo "convert m_$row $row.gguf" >> batch.txt
+done < rows.txt
+while read -r name row change want; do
+    case $change in positions+1) ;; *) echo "convert m_$row bad_$name.gguf $change" >> batch.txt ;; esac
+done < mistakes.txt
+$PY "$tiny" "$src" batch batch.txt > convert.log 2>&1 || { tail -n 20 convert.log; exit 1; }
+
+n_rows=0
+while read -r row arch layers heads dims best; do
+    capture "$row.gguf" "$row.safetensors" 2> cap_$row.txt || { cat cap_$row.txt; exit 1; }
+    # the tool says what it took and the command that checks it
+    grep -q "^$((2 * layers)) ROPE nodes of $arch, 16 tokens, n_ctx $NCTX: $row.safetensors\$" cap_$row.txt ||
+        { echo "$row: capture said:"; cat cap_$row.txt; exit 1; }
+    "$POSENC" ls "$row.safetensors" > ls_$row.txt
+    grep -q "^pre.layers.[0-9]*.q  *f32  *(16, $heads, $dims) " ls_$row.txt || { cat ls_$row.txt; exit 1; }
+    # one position per token, or M-RoPE's 4 rows (the graph's inp_pos: t, h, w and a row of 0)
+    grep -Eq '^positions +i32 +\((16,|4, 16)\)' ls_$row.txt || { cat ls_$row.txt; exit 1; }
+
+    # the verdict on llama.cpp's own dumps: PASS, every pair held to llama.cpp's profile
+    set +e
+    "$POSENC" verify --config "m_$row/config.json" --gguf "$row.gguf" --q "$row.safetensors" \
+        --layout ggml --seq-len $NCTX > v_$row.txt 2>&1
+    rc=$?
+    set -e
+    [ "$rc" -eq 0 ] || { echo "$row: verify exit $rc"; grep -E 'FAIL|diagnosis|^posenc' v_$row.txt; exit 1; }
+    n=$(grep -c '^ok    expect_[qk]@layers\.[0-9]*  .*matches the ggml profile (llama.cpp) element for element' v_$row.txt || true)
+    [ "$n" -eq $((2 * layers)) ] || { echo "$row: $n of $((2 * layers)) checks name llama.cpp"; cat v_$row.txt; exit 1; }
+    grep -q "^ok    general.architecture $arch " v_$row.txt || { cat v_$row.txt; exit 1; }
+    [ "$(grep -c '^ok    pair layers\.' v_$row.txt)" -eq "$layers" ] || { cat v_$row.txt; exit 1; }
+
+    # bit for bit: llama.cpp's numerics, 0 ulp
+    set +e
+    "$POSENC" verify --config "m_$row/config.json" --gguf "$row.gguf" --q "$row.safetensors" \
+        --layout ggml --seq-len $NCTX --precision ggml --max-ulp 0 > u_$row.txt 2>&1
+    rc=$?
+    set -e
+    [ "$rc" -eq 0 ] || { echo "$row: --max-ulp 0 exit $rc"; grep -E 'FAIL|^posenc' u_$row.txt; exit 1; }
+    n=$(grep -c '0 ulp at most from posenc.s ggml rotation, within --max-ulp 0' u_$row.txt || true)
+    [ "$n" -eq $((2 * layers)) ] || { echo "$row: $n of $((2 * layers)) checks at 0 ulp"; cat u_$row.txt; exit 1; }
+    # the backend llama.cpp picks for this machine (an FMA build on most): within the bound
+    "$cap" -p 0:8,40000:8 "$row.gguf" best_$row.safetensors 2> /dev/null
+    set +e
+    "$POSENC" verify --config "m_$row/config.json" --gguf "$row.gguf" --q best_$row.safetensors \
+        --layout ggml --seq-len $NCTX > b_$row.txt 2>&1
+    rc=$?
+    set -e
+    if [ "$best" = best ] && [ "$rc" -ne 0 ]; then
+        echo "$row: verify on the machine's best backend failed"; grep -E 'FAIL' b_$row.txt; exit 1
+    fi
+    echo "ok $row: $((2 * layers)) ROPE nodes at positions 0-7 and 40000-40007, named llama.cpp," \
+        "0 ulp; the machine's best backend: $(tail -n 1 b_$row.txt)"
+    n_rows=$((n_rows + 1))
+done < rows.txt
+
+while read -r name row change want; do
+    case $change in
+    positions+1)
+        # the capture's positions one too high: the dumps no longer fit them
+        $PY - "$row.safetensors" bad_$name.safetensors << 'EOF'
+import json, struct, sys
+import numpy as np
+b = bytearray(open(sys.argv[1], "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+a, e = json.loads(b[8:8 + n])["positions"]["data_offsets"]
+p = np.frombuffer(bytes(b[8 + n + a:8 + n + e]), "<i4") + 1
+b[8 + n + a:8 + n + e] = p.astype("<i4").tobytes()
+open(sys.argv[2], "wb").write(b)
+EOF
+        gguf=$row.gguf
+        ;;
+    *)
+        gguf=bad_$name.gguf
+        capture "$gguf" bad_$name.safetensors 2> cap_bad_$name.txt || { cat cap_bad_$name.txt; exit 1; }
+        ;;
+    esac
+    set +e
+    "$POSENC" verify --config "m_$row/config.json" --gguf "$gguf" --q bad_$name.safetensors \
+        --layout ggml --seq-len $NCTX > bad_$name.txt 2>&1
+    rc=$?
+    set -e
+    [ "$rc" -eq 1 ] || { echo "$name: verify exit $rc, expected 1"; cat bad_$name.txt; exit 1; }
+    grep -E '^FAIL|diagnosis:' bad_$name.txt | grep -qF -- "$want" ||
+        { echo "$name: no failing line names '$want'"; grep -E 'FAIL|diagnosis' bad_$name.txt; exit 1; }
+    echo "ok planted $name ($change): FAIL, $want"
+done < mistakes.txt
+
+# bad input: one line, exit 2 or 3
+set +e
+"$cap" m_llama/config.json out.safetensors > /dev/null 2> bad1.txt; rc1=$? # backend found beside libllama
+"$cap" llama.gguf out.npz > /dev/null 2> bad2.txt; rc2=$?
+"$cap" -p 5 llama.gguf out.safetensors > /dev/null 2> bad3.txt; rc3=$?
+"$cap" --backend "$libs/libggml-cpu-x64.so" -c 4 llama.gguf out.safetensors > /dev/null 2> bad4.txt; rc4=$?
+set -e
+[ "$rc1" -eq 3 ] && [ "$(wc -l < bad1.txt)" -eq 1 ] &&
+    grep -q "^capture-llama: 'm_llama/config.json': llama.cpp cannot load it" bad1.txt ||
+    { echo "not a GGUF: exit $rc1"; cat bad1.txt; exit 1; }
+[ "$rc2" -eq 2 ] && grep -q "must end in .safetensors" bad2.txt || { cat bad2.txt; exit 1; }
+[ "$rc3" -eq 2 ] && grep -q "is not START:COUNT" bad3.txt || { cat bad3.txt; exit 1; }
+[ "$rc4" -eq 2 ] && grep -q "smaller than a range of 8 tokens" bad4.txt || { cat bad4.txt; exit 1; }
+[ ! -e out.safetensors ] && [ ! -e out.npz ] || { echo "an output was left"; exit 1; }
+
+# coverage: the architectures posenc has llama.cpp rules for (lib/model/llama_arch.def rows with a
+# .conv) that have no row here yet, said, not failed
+awk '/^ARCH\(/ { n = $0; sub(/^ARCH\("/, "", n); sub(/".*/, "", n); cur = n }
+     /\.conv *=/ { if (cur != "") { print cur; cur = "" } }' "$SRC/lib/model/llama_arch.def" | sort > rules.txt
+awk '{print $2}' rows.txt | sort -u > covered.txt
+missing=$(comm -23 rules.txt covered.txt | tr '\n' ' ')
+echo "rows: $n_rows of $(wc -l < rules.txt) architectures with llama.cpp rules${missing:+; no row yet: $missing}"
+[ "$n_rows" -eq "$(wc -l < rows.txt)" ]

@@ -1,0 +1,573 @@
+#!/usr/bin/python3
+"""Tiny random-weight models, converted by llama.cpp's own convert_hf_to_gguf.py, for the capture test.
+
+Usage:
+  llama_tiny.py LLAMA_CPP_SRC make ROW DIR
+      write DIR/config.json and DIR/model.safetensors: the model of row ROW (ROWS below), with
+      the RoPE hyperparameters of the published model it stands for, 2 layers, head_dim 64 and
+      random weights
+  llama_tiny.py LLAMA_CPP_SRC batch LIST
+      the lines of LIST, "make ROW DIR" or "convert DIR OUT.gguf [MISTAKE]", in one process
+  llama_tiny.py LLAMA_CPP_SRC rows
+      the rows, on one line
+  llama_tiny.py LLAMA_CPP_SRC convert DIR OUT.gguf [MISTAKE]
+      convert DIR with the class convert_hf_to_gguf.py picks for its architectures[0]
+      (conversion.get_model_class), weights included, as ModelBase.write does; MISTAKE changes
+      one thing before the file is written (as tests/interop/gguf_convert.py):
+        freq_base=V      {arch}.rope.freq_base set to V
+        drop=TENSOR      the tensor left out (rope_freqs.weight)
+        setu=KEY=V       {arch}.KEY set to uint32 V
+        set=KEY=V        {arch}.KEY set to float32 V
+        unset=KEY        {arch}.KEY left out
+        arch=NAME        written as architecture NAME (general.architecture and every {arch}.*
+                         key renamed): llama.cpp then runs NAME's graph and rope mode
+
+The vocabulary: every class's set_vocab needs transformers' AutoTokenizer or sentencepiece,
+neither installable here, so set_vocab is replaced by the converter's own _set_vocab_none
+(tokenizer.ggml.model "none", conversion/base.py) plus {arch}.vocab_size, which llama.cpp's
+loader reads for a model without vocabulary (src/llama-vocab.cpp llama_vocab::impl::load: "adding
+N dummy tokens"). The capture decodes token ids, not text, so nothing else changes. The
+transformers stub and the float8 placeholders are those of tests/interop/gguf_convert.py.
+"""
+import json
+import os
+import struct
+import sys
+import types
+from pathlib import Path
+
+import numpy as np
+
+src = sys.argv[1]
+sys.path.insert(0, os.path.join(src, "gguf-py"))
+sys.path.insert(0, src)
+
+H, NH, NKV, HD, FF, V, L = 128, 2, 1, 64, 128, 64, 2
+
+
+def llama_like(cfg, bias=False, qk_norm=False, tied=False, extra_norms=()):
+    t = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
+    if not tied:
+        t["lm_head.weight"] = (V, H)
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.q_proj.weight"] = (NH * HD, H)
+        t[p + "self_attn.k_proj.weight"] = (NKV * HD, H)
+        t[p + "self_attn.v_proj.weight"] = (NKV * HD, H)
+        t[p + "self_attn.o_proj.weight"] = (H, NH * HD)
+        if bias:
+            t[p + "self_attn.q_proj.bias"] = (NH * HD,)
+            t[p + "self_attn.k_proj.bias"] = (NKV * HD,)
+            t[p + "self_attn.v_proj.bias"] = (NKV * HD,)
+        if qk_norm:
+            t[p + "self_attn.q_norm.weight"] = (HD,)
+            t[p + "self_attn.k_norm.weight"] = (HD,)
+        t[p + "mlp.gate_proj.weight"] = (FF, H)
+        t[p + "mlp.up_proj.weight"] = (FF, H)
+        t[p + "mlp.down_proj.weight"] = (H, FF)
+        for n in ("input_layernorm", "post_attention_layernorm") + tuple(extra_norms):
+            t[p + n + ".weight"] = (H,)
+    return t
+
+
+def base(arch, model_type, **kw):
+    cfg = {"architectures": [arch], "model_type": model_type, "hidden_size": H,
+           "intermediate_size": FF, "num_attention_heads": NH, "num_key_value_heads": NKV,
+           "head_dim": HD, "num_hidden_layers": L, "vocab_size": V, "rms_norm_eps": 1e-6,
+           "hidden_act": "silu", "torch_dtype": "float32", "tie_word_embeddings": False}
+    cfg.update(kw)
+    return cfg
+
+
+def row_llama():
+    """Llama 3.1 (rope_freqs from llama3 scaling; the converter permutes q/k)"""
+    cfg = base("LlamaForCausalLM", "llama", rope_theta=500000.0, max_position_embeddings=131072,
+               rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 4.0,
+                             "original_max_position_embeddings": 8192})
+    return cfg, llama_like(cfg)
+
+
+def row_qwen2():
+    """Qwen2 (NEOX, q/k/v bias, theta 1e6)"""
+    cfg = base("Qwen2ForCausalLM", "qwen2", rope_theta=1000000.0, max_position_embeddings=32768)
+    return cfg, llama_like(cfg, bias=True)
+
+
+def row_qwen3():
+    """Qwen3 with YaRN factor 4 over 32768 (its model card's long-context setting)"""
+    cfg = base("Qwen3ForCausalLM", "qwen3", rope_theta=1000000.0, max_position_embeddings=40960,
+               rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                             "original_max_position_embeddings": 32768})
+    return cfg, llama_like(cfg, qk_norm=True)
+
+
+def row_phi3():
+    """Phi-3-mini-128k (LongRoPE short and long factors, original context 4096)"""
+    rng = np.random.default_rng(7)
+    short = [float(x) for x in np.round(1 + rng.random(HD // 2) * 0.1, 4)]
+    long = [float(x) for x in np.round(1 + np.linspace(0, 1, HD // 2) ** 2 * 40, 4)]
+    cfg = base("Phi3ForCausalLM", "phi3", rope_theta=10000.0, max_position_embeddings=131072,
+               original_max_position_embeddings=4096, sliding_window=262144,
+               rope_scaling={"type": "longrope", "short_factor": short, "long_factor": long})
+    cfg["num_key_value_heads"] = NH  # fused qkv_proj: Phi-3 has as many kv heads as heads
+    t = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.qkv_proj.weight"] = (3 * NH * HD, H)
+        t[p + "self_attn.o_proj.weight"] = (H, NH * HD)
+        t[p + "mlp.gate_up_proj.weight"] = (2 * FF, H)
+        t[p + "mlp.down_proj.weight"] = (H, FF)
+        t[p + "input_layernorm.weight"] = (H,)
+        t[p + "post_attention_layernorm.weight"] = (H,)
+    return cfg, t
+
+
+def row_gemma3():
+    """Gemma 3 text (sliding layers theta 1e4, global layers 1e6 with linear 8). Six layers:
+    llama.cpp takes the sliding layers from a period of 6, not from layer_types
+    (src/models/gemma3.cpp: swa_period 6 unless the GGUF says otherwise, and
+    conversion/gemma.py Gemma3Model writes no sliding_window_pattern), so only layer 5 is
+    global in both"""
+    cfg = base("Gemma3ForCausalLM", "gemma3_text", rope_theta=1000000.0,
+               rope_local_base_freq=10000.0, max_position_embeddings=131072,
+               rope_scaling={"rope_type": "linear", "factor": 8.0}, sliding_window=512,
+               num_hidden_layers=6, layer_types=["sliding_attention"] * 5 + ["full_attention"],
+               query_pre_attn_scalar=HD,
+               hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True)
+    return cfg, llama_like(cfg, qk_norm=True, tied=True,
+                           extra_norms=("pre_feedforward_layernorm", "post_feedforward_layernorm"))
+
+
+def row_granite():
+    """Granite 3 (llama graph with multipliers, theta 1e7)"""
+    cfg = base("GraniteForCausalLM", "granite", rope_theta=10000000.0,
+               max_position_embeddings=131072, embedding_multiplier=12.0,
+               residual_multiplier=0.22, attention_multiplier=0.015625, logits_scaling=8.0)
+    return cfg, llama_like(cfg)
+
+
+def row_smollm3():
+    """SmolLM3 (llama graph, every 4th layer without RoPE: no_rope_layers 0)"""
+    cfg = base("SmolLM3ForCausalLM", "smollm3", rope_theta=5000000.0,
+               max_position_embeddings=65536, num_hidden_layers=4, no_rope_layers=[1, 1, 1, 0],
+               no_rope_layer_interval=4)
+    return cfg, llama_like(cfg)
+
+
+def row_arcee():
+    """Arcee AFM (llama graph, ReLU^2 MLP without gate, YaRN factor 4 over 16384)"""
+    cfg = base("ArceeForCausalLM", "arcee", rope_theta=10000.0, max_position_embeddings=65536,
+               hidden_act="relu2",
+               rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                             "original_max_position_embeddings": 16384})
+    t = llama_like(cfg)
+    return cfg, {k: v for k, v in t.items() if "gate_proj" not in k}
+
+
+def layernorm(t, p):
+    t[p + ".weight"] = (H,)
+    t[p + ".bias"] = (H,)
+
+
+def row_stablelm():
+    """StableLM 2 (NEOX on 25% of head_dim, LayerNorm with bias)"""
+    cfg = base("StableLmForCausalLM", "stablelm", rope_theta=10000.0,
+               max_position_embeddings=4096, partial_rotary_factor=0.25, layer_norm_eps=1e-5,
+               use_qkv_bias=True, num_key_value_heads=NH)
+    t = {"model.embed_tokens.weight": (V, H), "lm_head.weight": (V, H)}
+    layernorm(t, "model.norm")
+    for i in range(L):
+        p = f"model.layers.{i}."
+        for n in "qkv":
+            t[p + f"self_attn.{n}_proj.weight"] = (NH * HD, H)
+            t[p + f"self_attn.{n}_proj.bias"] = (NH * HD,)
+        t[p + "self_attn.o_proj.weight"] = (H, NH * HD)
+        t[p + "mlp.gate_proj.weight"] = (FF, H)
+        t[p + "mlp.up_proj.weight"] = (FF, H)
+        t[p + "mlp.down_proj.weight"] = (H, FF)
+        layernorm(t, p + "input_layernorm")
+        layernorm(t, p + "post_attention_layernorm")
+    return cfg, t
+
+
+def row_gptneox():
+    """Pythia / GPT-NeoX (NEOX on rotary_pct 0.25 of head_dim, fused query_key_value)"""
+    cfg = base("GPTNeoXForCausalLM", "gpt_neox", rotary_emb_base=10000, rotary_pct=0.25,
+               max_position_embeddings=2048, layer_norm_eps=1e-5, use_parallel_residual=True,
+               hidden_act="gelu", num_key_value_heads=NH)
+    t = {"gpt_neox.embed_in.weight": (V, H), "embed_out.weight": (V, H)}
+    layernorm(t, "gpt_neox.final_layer_norm")
+    for i in range(L):
+        p = f"gpt_neox.layers.{i}."
+        t[p + "attention.query_key_value.weight"] = (3 * NH * HD, H)
+        t[p + "attention.query_key_value.bias"] = (3 * NH * HD,)
+        t[p + "attention.dense.weight"] = (H, NH * HD)
+        t[p + "attention.dense.bias"] = (H,)
+        t[p + "mlp.dense_h_to_4h.weight"] = (FF, H)
+        t[p + "mlp.dense_h_to_4h.bias"] = (FF,)
+        t[p + "mlp.dense_4h_to_h.weight"] = (H, FF)
+        t[p + "mlp.dense_4h_to_h.bias"] = (H,)
+        layernorm(t, p + "input_layernorm")
+        layernorm(t, p + "post_attention_layernorm")
+    return cfg, t
+
+
+def row_phi2():
+    """Phi-2 (NEOX on partial_rotary_factor 0.4 of head_dim 80: 32 dims)"""
+    h, hd, ff = 160, 80, 640  # llama.cpp's phi2 wants n_ff = 4 * n_embd
+    cfg = base("PhiForCausalLM", "phi", rope_theta=10000.0, max_position_embeddings=2048,
+               partial_rotary_factor=0.4, layer_norm_eps=1e-5, hidden_size=h, head_dim=hd,
+               num_key_value_heads=NH, hidden_act="gelu_new", intermediate_size=ff)
+    t = {"model.embed_tokens.weight": (V, h), "lm_head.weight": (V, h), "lm_head.bias": (V,),
+         "model.final_layernorm.weight": (h,), "model.final_layernorm.bias": (h,)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        for n in "qkv":
+            t[p + f"self_attn.{n}_proj.weight"] = (NH * hd, h)
+            t[p + f"self_attn.{n}_proj.bias"] = (NH * hd,)
+        t[p + "self_attn.dense.weight"] = (h, NH * hd)
+        t[p + "self_attn.dense.bias"] = (h,)
+        t[p + "mlp.fc1.weight"] = (ff, h)
+        t[p + "mlp.fc1.bias"] = (ff,)
+        t[p + "mlp.fc2.weight"] = (h, ff)
+        t[p + "mlp.fc2.bias"] = (h,)
+        t[p + "input_layernorm.weight"] = (h,)
+        t[p + "input_layernorm.bias"] = (h,)
+    return cfg, t
+
+
+def row_command_r():
+    """Command-R (NORM, q/k not permuted: interleaved pairs in the checkpoint itself)"""
+    cfg = base("CohereForCausalLM", "cohere", rope_theta=8000000.0,
+               max_position_embeddings=131072, layer_norm_eps=1e-5, logit_scale=0.0625,
+               use_qk_norm=False, tie_word_embeddings=True)
+    t = llama_like(cfg, tied=True)
+    return cfg, {k: v for k, v in t.items() if "post_attention_layernorm" not in k}
+
+
+def row_deepseek2():
+    """DeepSeek-V3 (MLA: RoPE on q_pe/k_pe, views of q and of the compressed kv; YaRN 40)"""
+    nope, rope, vd, qr, kvr = 32, 64, 32, 64, 64
+    cfg = base("DeepseekV3ForCausalLM", "deepseek_v3", rope_theta=10000.0,
+               max_position_embeddings=163840, num_key_value_heads=NH, q_lora_rank=qr,
+               kv_lora_rank=kvr, qk_nope_head_dim=nope, qk_rope_head_dim=rope, v_head_dim=vd,
+               rope_scaling={"type": "yarn", "factor": 40.0, "beta_fast": 32, "beta_slow": 1,
+                             "mscale": 1.0, "mscale_all_dim": 1.0,
+                             "original_max_position_embeddings": 4096})
+    del cfg["head_dim"]
+    t = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.q_a_proj.weight"] = (qr, H)
+        t[p + "self_attn.q_a_layernorm.weight"] = (qr,)
+        t[p + "self_attn.q_b_proj.weight"] = (NH * (nope + rope), qr)
+        t[p + "self_attn.kv_a_proj_with_mqa.weight"] = (kvr + rope, H)
+        t[p + "self_attn.kv_a_layernorm.weight"] = (kvr,)
+        t[p + "self_attn.kv_b_proj.weight"] = (NH * (nope + vd), kvr)
+        t[p + "self_attn.o_proj.weight"] = (H, NH * vd)
+        t[p + "mlp.gate_proj.weight"] = (FF, H)
+        t[p + "mlp.up_proj.weight"] = (FF, H)
+        t[p + "mlp.down_proj.weight"] = (H, FF)
+        t[p + "input_layernorm.weight"] = (H,)
+        t[p + "post_attention_layernorm.weight"] = (H,)
+    return cfg, t
+
+
+def moe(t, cfg, shared=False):
+    """replace each layer's MLP by cfg's experts (model.layers.N.mlp.experts.E.*_proj, the
+    router mlp.gate), and a shared expert with its gate (Qwen2-MoE)"""
+    e, ff = cfg["num_experts"], cfg["moe_intermediate_size"]
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}.mlp."
+        for n in ("gate_proj", "up_proj", "down_proj"):
+            del t[p + n + ".weight"]
+        t[p + "gate.weight"] = (e, H)
+        for x in range(e):
+            t[p + f"experts.{x}.gate_proj.weight"] = (ff, H)
+            t[p + f"experts.{x}.up_proj.weight"] = (ff, H)
+            t[p + f"experts.{x}.down_proj.weight"] = (H, ff)
+        if shared:
+            sf = cfg["shared_expert_intermediate_size"]
+            t[p + "shared_expert.gate_proj.weight"] = (sf, H)
+            t[p + "shared_expert.up_proj.weight"] = (sf, H)
+            t[p + "shared_expert.down_proj.weight"] = (H, sf)
+            t[p + "shared_expert_gate.weight"] = (1, H)
+    return t
+
+
+def row_qwen3moe():
+    """Qwen3-MoE (Qwen3-30B-A3B's RoPE: NEOX, theta 1e6; 4 experts, 2 per token)"""
+    cfg = base("Qwen3MoeForCausalLM", "qwen3_moe", rope_theta=1000000.0,
+               max_position_embeddings=40960, num_experts=4, num_experts_per_tok=2,
+               moe_intermediate_size=32, decoder_sparse_step=1, mlp_only_layers=[],
+               norm_topk_prob=True)
+    return cfg, moe(llama_like(cfg, qk_norm=True), cfg)
+
+
+def row_qwen2moe():
+    """Qwen2-MoE (Qwen1.5-MoE-A2.7B's RoPE: NEOX, theta 1e6; q/k/v bias, a shared expert)"""
+    cfg = base("Qwen2MoeForCausalLM", "qwen2_moe", rope_theta=1000000.0,
+               max_position_embeddings=8192, num_experts=4, num_experts_per_tok=2,
+               moe_intermediate_size=32, shared_expert_intermediate_size=64,
+               decoder_sparse_step=1, mlp_only_layers=[], norm_topk_prob=False)
+    return cfg, moe(llama_like(cfg, bias=True), cfg, shared=True)
+
+
+def row_gpt_oss():
+    """gpt-oss (NEOX, theta 150000, YaRN 32 over 4096 with truncate false; sliding and full
+    layers alternate, both with the same RoPE; attention sinks; unquantized experts)"""
+    e, ff = 4, 32
+    cfg = base("GptOssForCausalLM", "gpt_oss", rope_theta=150000.0,
+               max_position_embeddings=131072, num_local_experts=e, num_experts_per_tok=2,
+               experts_per_token=2, intermediate_size=ff, sliding_window=128,
+               layer_types=["sliding_attention", "full_attention"], attention_bias=True,
+               swiglu_limit=7.0,
+               rope_scaling={"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0,
+                             "beta_slow": 1.0, "original_max_position_embeddings": 4096,
+                             "truncate": False})
+    t = llama_like(cfg, bias=True)
+    for i in range(L):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.o_proj.bias"] = (H,)
+        t[p + "self_attn.sinks"] = (NH,)
+        for n in ("gate_proj", "up_proj", "down_proj"):
+            del t[p + "mlp." + n + ".weight"]
+        t[p + "mlp.router.weight"] = (e, H)
+        t[p + "mlp.router.bias"] = (e,)
+        t[p + "mlp.experts.gate_up_proj"] = (e, H, 2 * ff)
+        t[p + "mlp.experts.gate_up_proj_bias"] = (e, 2 * ff)
+        t[p + "mlp.experts.down_proj"] = (e, ff, H)
+        t[p + "mlp.experts.down_proj_bias"] = (e, H)
+    return cfg, t
+
+
+def row_mistral3():
+    """Ministral 3 text (llama graph, YaRN 16 over 16384 with mscale_all_dim, theta 1e6 in
+    rope_parameters)"""
+    cfg = base("Ministral3ForCausalLM", "ministral3", max_position_embeddings=262144,
+               sliding_window=None,
+               rope_parameters={"type": "yarn", "rope_type": "yarn", "rope_theta": 1000000.0,
+                                "factor": 16.0, "original_max_position_embeddings": 16384,
+                                "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0,
+                                "mscale_all_dim": 1.0, "llama_4_scaling_beta": 0.1})
+    return cfg, llama_like(cfg)
+
+
+def row_qwen35():
+    """Qwen3.5 text (interleaved M-RoPE on 64 of 256 dims, sections [11, 11, 10], theta 1e7; a
+    gated-delta-net layer before each full-attention layer; q_proj carries the output gate)"""
+    hd, kd, vd = 256, 32, 32
+    cfg = base("Qwen3_5ForCausalLM", "qwen3_5_text", max_position_embeddings=262144,
+               head_dim=hd, attn_output_gate=True, full_attention_interval=2,
+               layer_types=["linear_attention", "full_attention"], linear_conv_kernel_dim=4,
+               linear_key_head_dim=kd, linear_num_key_heads=1, linear_num_value_heads=1,
+               linear_value_head_dim=vd, mlp_only_layers=[],
+               rope_parameters={"mrope_interleaved": True, "mrope_section": [11, 11, 10],
+                                "rope_type": "default", "rope_theta": 10000000,
+                                "partial_rotary_factor": 0.25})
+    t = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        if cfg["layer_types"][i] == "full_attention":
+            t[p + "self_attn.q_proj.weight"] = (2 * NH * hd, H)
+            t[p + "self_attn.k_proj.weight"] = (NKV * hd, H)
+            t[p + "self_attn.v_proj.weight"] = (NKV * hd, H)
+            t[p + "self_attn.o_proj.weight"] = (H, NH * hd)
+            t[p + "self_attn.q_norm.weight"] = (hd,)
+            t[p + "self_attn.k_norm.weight"] = (hd,)
+        else:
+            a = p + "linear_attn."
+            t[a + "in_proj_qkv.weight"] = (2 * kd + vd, H)
+            t[a + "in_proj_z.weight"] = (vd, H)
+            t[a + "in_proj_b.weight"] = (1, H)
+            t[a + "in_proj_a.weight"] = (1, H)
+            t[a + "conv1d.weight"] = (2 * kd + vd, 1, 4)
+            t[a + "A_log"] = (1,)
+            t[a + "dt_bias"] = (1,)
+            t[a + "norm.weight"] = (vd,)
+            t[a + "out_proj.weight"] = (H, vd)
+        t[p + "mlp.gate_proj.weight"] = (FF, H)
+        t[p + "mlp.up_proj.weight"] = (FF, H)
+        t[p + "mlp.down_proj.weight"] = (H, FF)
+        t[p + "input_layernorm.weight"] = (H,)
+        t[p + "post_attention_layernorm.weight"] = (H,)
+    return cfg, t
+
+
+def row_qwen35moe():
+    """Qwen3.5-MoE text (Qwen3.5's RoPE; 4 experts and a shared expert)"""
+    cfg, t = row_qwen35()
+    cfg.update(architectures=["Qwen3_5MoeForCausalLM"], model_type="qwen3_5_moe_text",
+               num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+               shared_expert_intermediate_size=64)
+    return cfg, moe(t, cfg, shared=True)
+
+
+def row_qwen3next():
+    """Qwen3-Next (NEOX on 64 of 256 dims, theta 1e7; a gated-delta-net layer (fused
+    in_proj_qkvz, in_proj_ba) before each full-attention layer; experts and a shared expert)"""
+    hd, kd, vd = 256, 32, 32
+    cfg = base("Qwen3NextForCausalLM", "qwen3_next", rope_theta=10000000.0,
+               max_position_embeddings=262144, head_dim=hd, partial_rotary_factor=0.25,
+               full_attention_interval=2, layer_types=["linear_attention", "full_attention"],
+               linear_conv_kernel_dim=4, linear_key_head_dim=kd, linear_num_key_heads=1,
+               linear_num_value_heads=1, linear_value_head_dim=vd, num_experts=4,
+               num_experts_per_tok=2, moe_intermediate_size=32,
+               shared_expert_intermediate_size=64, decoder_sparse_step=1, mlp_only_layers=[],
+               norm_topk_prob=True)
+    t = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        if cfg["layer_types"][i] == "full_attention":
+            t[p + "self_attn.q_proj.weight"] = (2 * NH * hd, H)
+            t[p + "self_attn.k_proj.weight"] = (NKV * hd, H)
+            t[p + "self_attn.v_proj.weight"] = (NKV * hd, H)
+            t[p + "self_attn.o_proj.weight"] = (H, NH * hd)
+            t[p + "self_attn.q_norm.weight"] = (hd,)
+            t[p + "self_attn.k_norm.weight"] = (hd,)
+        else:
+            a = p + "linear_attn."
+            t[a + "in_proj_qkvz.weight"] = (2 * kd + 2 * vd, H)
+            t[a + "in_proj_ba.weight"] = (2, H)
+            t[a + "conv1d.weight"] = (2 * kd + vd, 1, 4)
+            t[a + "A_log"] = (1,)
+            t[a + "dt_bias"] = (1,)
+            t[a + "norm.weight"] = (vd,)
+            t[a + "out_proj.weight"] = (H, vd)
+        t[p + "mlp.gate_proj.weight"] = (FF, H)
+        t[p + "mlp.up_proj.weight"] = (FF, H)
+        t[p + "mlp.down_proj.weight"] = (H, FF)
+        t[p + "input_layernorm.weight"] = (H,)
+        t[p + "post_attention_layernorm.weight"] = (H,)
+    return cfg, moe(t, cfg, shared=True)
+
+
+ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
+        "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
+        "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
+        "command-r": row_command_r, "deepseek2": row_deepseek2, "qwen3moe": row_qwen3moe,
+        "qwen2moe": row_qwen2moe, "gpt-oss": row_gpt_oss, "mistral3": row_mistral3,
+        "qwen35": row_qwen35, "qwen35moe": row_qwen35moe,
+        "qwen3next": row_qwen3next}
+
+
+def save_safetensors(path, arrays):
+    header, blobs, off = {}, [], 0
+    for name, a in arrays.items():
+        raw = np.ascontiguousarray(a, dtype="<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(a.shape),
+                        "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+    h = json.dumps(header).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h + b"".join(blobs))
+
+
+def make(row, out):
+    cfg, shapes = ROWS[row]()
+    rng = np.random.default_rng(sum(map(ord, row)))
+    arrays = {}
+    for name, shape in shapes.items():
+        if name.endswith("norm.weight") or "layernorm" in name:
+            arrays[name] = 1 + 0.1 * rng.standard_normal(shape)
+        else:
+            arrays[name] = rng.standard_normal(shape) * (0.5 if len(shape) == 1 else 1.0)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "config.json"), "w", encoding="utf-8") as f:
+        json.dump(cfg, f, indent=1)
+    save_safetensors(os.path.join(out, "model.safetensors"), arrays)
+    # a vocabulary of V entries: conversion/gemma.py Gemma3Model.modify_tensors counts
+    # tokenizer.json's tokens to trim embed_tokens (the other classes never read it here)
+    with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as f:
+        json.dump({"model": {"type": "BPE", "vocab": {f"t{i}": i for i in range(V)}},
+                   "added_tokens": []}, f)
+
+
+def convert(model_dir, out, mistake=None):
+    stub = types.ModuleType("transformers")
+
+    class AutoConfig:
+        @staticmethod
+        def from_pretrained(*a, **k):
+            raise OSError("transformers not installed (test stub): read config.json")
+
+    stub.AutoConfig = AutoConfig
+    sys.modules.setdefault("transformers", stub)
+    import logging
+    import torch
+    for n in ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "uint16", "uint32", "uint64"):
+        if not hasattr(torch, n):
+            setattr(torch, n, type("missing_dtype_" + n, (), {})())
+    logging.disable(logging.WARNING)
+    import gguf
+    import conversion
+
+    with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as f:
+        hp = json.load(f)
+    cls = conversion.get_model_class(hp["architectures"][0])
+    if getattr(cls, "supports_mtp_export", False) and not hp.get("mtp_num_hidden_layers"):
+        cls.no_mtp = True  # no MTP weights: convert_hf_to_gguf.py --no-mtp
+    model = cls(Path(model_dir), gguf.LlamaFileType.ALL_F32, Path(out), eager=True)
+    model = getattr(model, "impl", model)
+
+    def set_vocab(self):
+        self._set_vocab_none()
+        self.gguf_writer.add_vocab_size(self.hparams["vocab_size"])
+
+    model.set_vocab = types.MethodType(set_vocab, model)
+    model.prepare_tensors()
+    model.prepare_metadata(vocab_only=False)
+    w = model.gguf_writer
+    kv, tensors, arch = w.kv_data[0], w.tensors[0], w.arch
+    if mistake:
+        what, _, val = mistake.partition("=")
+        if what == "freq_base":
+            kv[f"{arch}.rope.freq_base"] = gguf.GGUFValue(float(val), gguf.GGUFValueType.FLOAT32)
+        elif what == "drop":
+            del tensors[val]
+        elif what in ("set", "setu"):
+            key, _, v = val.partition("=")
+            kv[f"{arch}.{key}"] = gguf.GGUFValue(float(v), gguf.GGUFValueType.FLOAT32) \
+                if what == "set" else gguf.GGUFValue(int(v), gguf.GGUFValueType.UINT32)
+        elif what == "unset":
+            del kv[f"{arch}.{val}"]
+        elif what == "arch":
+            renamed = {}
+            for k, v in kv.items():
+                if k == "general.architecture":
+                    v = gguf.GGUFValue(val, gguf.GGUFValueType.STRING)
+                elif k.startswith(arch + "."):
+                    k = val + k[len(arch):]
+                renamed[k] = v
+            kv.clear()
+            kv.update(renamed)
+        else:
+            raise SystemExit(f"unknown mistake {mistake!r}")
+    w.write_header_to_file(path=Path(out))
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+if __name__ == "__main__":
+    if len(sys.argv) >= 5 and sys.argv[2] == "make":
+        make(sys.argv[3], sys.argv[4])
+    elif len(sys.argv) >= 5 and sys.argv[2] == "convert":
+        convert(sys.argv[3], sys.argv[4], sys.argv[5] if len(sys.argv) > 5 else None)
+    elif len(sys.argv) == 3 and sys.argv[2] == "rows":
+        print(" ".join(ROWS))
+    elif len(sys.argv) == 4 and sys.argv[2] == "batch":
+        # one process for many: each line "make ROW DIR" or "convert DIR OUT [MISTAKE]"
+        for line in open(sys.argv[3], encoding="utf-8"):
+            w = line.split()
+            if w and w[0] == "make":
+                make(w[1], w[2])
+            elif w and w[0] == "convert":
+                convert(w[1], w[2], w[3] if len(w) > 3 else None)
+            elif w:
+                raise SystemExit(f"batch: bad line {line!r}")
+    else:
+        raise SystemExit(__doc__)
