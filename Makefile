@@ -38,7 +38,10 @@ TEST_WRAP := -Wl,--wrap=_cmocka_run_group_tests
 WARN      := -Wall -Wextra -Wpedantic -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT       ?= -O2
 CFLAGS    ?= $(OPT) -g
-ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude -I. $(PKG_CFLAGS) -MMD -MP
+# POSENC_STATIC_LINKING_ONLY: the library, the program, the tests and the bench see the
+# layout of the large structs (include/posenc/export.h); a program built elsewhere does not
+# unless it asks.
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE -DPOSENC_STATIC_LINKING_ONLY $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -Iinclude -I. $(PKG_CFLAGS) -MMD -MP
 LDLIBS    := $(PKG_LIBS) -lpthread -lm
 
 # lib/ and formats/ are folders by concern (lib/core, lib/model, ..., formats/files, ...): every
@@ -57,7 +60,6 @@ CMD_OBJ   := $(call objs,$(B),$(CMD_SRC))
 # The shared library's objects: the same sources with -fPIC, in their own directory, so that
 # libposenc.a and ./posenc are built exactly as before.
 PIC_OBJ   := $(call objs,$(B)/pic,$(LIB_SRC))
-PUB_HDR   := $(sort $(wildcard include/posenc/*.h))
 UNIT_BIN  := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRC))
 SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 SAN_LIB_OBJ := $(call objs,$(S),$(LIB_SRC))
@@ -100,26 +102,18 @@ $(B)/mut-%/posenc: $(B)/mut-%/verify.o $(MUT_OBJ)
 mutants: $(B)/mut-0.5/posenc $(B)/mut-2/posenc
 
 # ---- shared library ----
-# -fno-semantic-interposition lets calls inside a file be inlined as in the static build; the
-# version script exports only the functions include/posenc/*.h declares (the internal
-# pe_npy_*, pe_mathx_*, pe_tmp_*, ... that cmd/ and the tests take from
-# libposenc.a stay local). -z defs: every dependency is on the link line, so plain
+# -fvisibility=hidden: libposenc.so exports exactly the functions the public headers mark
+# POSENC_API (include/posenc/export.h); the internal pe_* functions that cmd/ and the tests
+# take from libposenc.a stay local. No version script: visibility decides alone, and the
+# soname is the ABI's version. -fno-semantic-interposition lets calls inside a file be
+# inlined as in the static build. -z defs: every dependency is on the link line, so plain
 # `pkg-config --libs posenc` suffices.
 $(B)/pic/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -fPIC -fno-semantic-interposition -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -fno-semantic-interposition -c -o $@ $<
 
-# The export list is read off the preprocessed public headers: every posenc_ name followed by
-# "(" is a function declaration (the headers declare no variables and define no inline code).
-$(B)/libposenc.map: $(PUB_HDR)
-	@mkdir -p $(@D)
-	{ echo '{ global:'; printf '#include "%s"\n' $(PUB_HDR) | \
-	  $(CC) -E -P -Iinclude -x c - | grep -o 'posenc_[A-Za-z0-9_]*[[:space:]]*(' | \
-	  sed 's/[[:space:]]*($$/;/' | sort -u; echo 'local: *; };'; } > $@.tmp && mv $@.tmp $@
-
-$(B)/$(SO_REAL): $(PIC_OBJ) $(B)/libposenc.map
-	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,--version-script,$(B)/libposenc.map \
-	  -Wl,-z,defs -o $@ $(PIC_OBJ) $(LDLIBS)
+$(B)/$(SO_REAL): $(PIC_OBJ)
+	$(CC) $(ALL_CFLAGS) -shared -Wl,-soname,$(SONAME) -Wl,-z,defs -o $@ $(PIC_OBJ) $(LDLIBS)
 	ln -sf $(SO_REAL) $(B)/$(SONAME) && ln -sf $(SONAME) $(B)/libposenc.so
 
 # every unit test links tests/unit/testutil.c (scratch directory, files, Python snippets)
@@ -164,7 +158,7 @@ $(S)/fuzz/%: tests/fuzz/%.c tests/fuzz/replay_main.c tests/fuzz/fuzzutil.h $(S)/
 # A harness passes its own libFuzzer options (say, a larger -max_len for a format whose inputs
 # need the room) in a line "/* fuzz-options: ... */" of its source; make fuzz reads it.
 FUZZ_CC   ?= clang
-FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -I. $(PKG_CFLAGS)
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -DPOSENC_STATIC_LINKING_ONLY -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Iinclude -I. $(PKG_CFLAGS)
 $(B)/fuzz/fuzz_opts: tests/fuzz/fuzz_opts.c $(FUZZ_CMD_SRC) $(LIB_SRC)
 	@mkdir -p $(@D)
 	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $< $(FUZZ_CMD_SRC) $(LIB_SRC) $(LDLIBS)

@@ -10,6 +10,7 @@ lib=$(dirname "$POSENC")/libposenc.a
 [ -f "$lib" ] || lib=$SRC/build/libposenc.a
 drv=$BENCH_DIR/b_table
 cat > "$drv.c" <<'EOF'
+#define POSENC_STATIC_LINKING_ONLY /* a posenc_rope_config filled here; libposenc.a */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,8 +55,11 @@ int main(int argc, char **argv)
             double best = 1e9, cpu = 1e9;
             for (int r = 0; r < runs; r++) {
                 double t0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-                posenc_rope_table(&p, (posenc_precision)prec, POSENC_LAYOUT_HALF, pos, n, co, si,
-                                  th, NULL);
+                if (posenc_rope_table(&p, (posenc_precision)prec, POSENC_LAYOUT_HALF, pos, n, co,
+                                      si, th, &err) != POSENC_OK) {
+                    fprintf(stderr, "%s\n", err.msg);
+                    return 1;
+                }
                 double t = now(CLOCK_MONOTONIC) - t0, u = now(CLOCK_PROCESS_CPUTIME_ID) - c0;
                 best = t < best ? t : best;
                 cpu = u < cpu ? u : cpu;

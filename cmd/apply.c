@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cmd/common.h"
+#include "formats/io/inputs.h"
 #include "cmd/opts.h"
 #include "formats/engines/applyset.h"
 #include "formats/engines/pairs.h"
@@ -140,7 +141,7 @@ int cmd_apply(int argc, char **argv)
         case CMD_O_ASSUME_BF16: ropts.assume_bf16 = 1; break;
         case CMD_O_FORCE:
             force = 1;
-            posenc_outputs_force(1);
+            pe_outputs_force(1);
             break;
         case CMD_O_QUIET: cmd_progress_quiet(); break;
         case CMD_O_PAIRS: glob = p.arg; break;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cmd/common.h"
+#include "formats/io/inputs.h"
 
 /* "posenc CMD: message\n" on stderr, after clearing a progress line. */
 static void vmsg(const char *cmd, const char *fmt, va_list ap)
@@ -84,13 +85,13 @@ int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
         if (!ins[i])
             continue;
         if (strcmp(ins[i], "-") == 0) {
-            posenc_input_add_fd(0, "-");
+            pe_input_add_fd(0, "-");
             continue;
         }
-        posenc_input_add(ins[i]);
+        pe_input_add(ins[i]);
         if (posenc_spec_split(ins[i], path, sizeof path, member, sizeof member, NULL) ==
             POSENC_OK)
-            posenc_input_add(path);
+            pe_input_add(path);
     }
     for (size_t i = 0; i < nout; i++) {
         posenc_error err = { 0 };
@@ -99,7 +100,7 @@ int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
             return cmd_usage_error(cmd, "'-': standard output is a terminal and NPY is binary; "
                                            "redirect it (> FILE.npy or | PROGRAM) or name a "
                                            "file");
-        if (outs[i] && posenc_output_check(outs[i], &err) != POSENC_OK) {
+        if (outs[i] && pe_output_check(outs[i], &err) != POSENC_OK) {
             cmd_msg(cmd, "%s", err.msg);
             return CMD_EXIT_USAGE;
         }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd/common.h"
+#include "formats/io/inputs.h"
 #include "formats/engines/gentables.h"
 #include "cmd/opts.h"
 
@@ -311,7 +312,7 @@ int cmd_gen(int argc, char **argv)
         case CMD_O_COMPRESS: c.wopts.compress = 1; break;
         case CMD_O_FORCE:
             c.force = 1;
-            posenc_outputs_force(1);
+            pe_outputs_force(1);
             break;
         case CMD_O_QUIET: cmd_progress_quiet(); break;
         case OPT_ENCODING:

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cmd/common.h"
+#include "formats/io/inputs.h"
 #include "cmd/opts.h"
 #include "formats/io/iowatch.h"
 #include "cmd/util_progress.h"
@@ -168,7 +169,7 @@ int main(int argc, char **argv)
         return CMD_EXIT_USAGE;
     }
     install_signals();
-    posenc_inputs_guard(1); /* no output of a run may replace one of its inputs */
+    pe_inputs_guard(1); /* no output of a run may replace one of its inputs */
     int rc = cmd_env_check(c->name);
     if (rc)
         return rc;

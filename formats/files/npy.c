@@ -11,6 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "formats/io/backend.h"
+#include "formats/io/inputs.h"
 #include "formats/files/npyfmt.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -517,7 +518,7 @@ posenc_status pe_npy_open_file(const char *path, int assume_bf16, pe_npy_header 
     int is_stdin = strcmp(path, "-") == 0;
     FILE *f = stdin;
     if (is_stdin) {
-        posenc_input_add_fd(fileno(stdin), "-"); /* a regular file on stdin is an input too */
+        pe_input_add_fd(fileno(stdin), "-"); /* a regular file on stdin is an input too */
     } else {
         posenc_status ost = pe_open_input(path, 0, &f, err);
         if (ost != POSENC_OK)
@@ -727,7 +728,7 @@ static posenc_status npy_w_start(posenc_writer *w, posenc_error *err)
     posenc_status st;
     if (strcmp(w->path, "-") == 0) {
         /* inputs opened since the command's own check (a model directory's config) count too */
-        if ((st = posenc_output_check_fd(fileno(stdout), err))) {
+        if ((st = pe_output_check_fd(fileno(stdout), err))) {
             npy_w_free(w, 0);
             return st;
         }

@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "formats/io/backend.h"
+#include "formats/io/inputs.h"
 #include "formats/io/jsondup.h"
 
 #define RAW_ALIGN 64
@@ -164,7 +165,7 @@ static posenc_status raw_open(posenc_container *c, posenc_error *err)
 
     if ((st = pe_raw_paths(c->path, &bin, &json, err)) != POSENC_OK)
         return st;
-    posenc_input_add(bin); /* opened later by the reader; never an output of this run */
+    pe_input_add(bin); /* opened later by the reader; never an output of this run */
     posenc_error oe = { 0 };
     if (pe_open_input(json, 1, &fp, &oe) != POSENC_OK) {
         /* "cannot open 'x.json': ..." reads better naming the sidecar */

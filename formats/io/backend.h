@@ -99,7 +99,7 @@ posenc_status pe_raw_paths(const char *path, char **bin, char **json, posenc_err
  * device) before open(2) could block on it: the files a reader opens by a derived name (a raw
  * sidecar and data file, meta.json, a directory member). A path the user named may be a FIFO. A
  * directory is refused either way. The file is recorded as an input of the run
- * (posenc_input_add), so no output can replace it. */
+ * (pe_input_add), so no output can replace it. */
 posenc_status pe_open_input(const char *path, int regular_only, FILE **fp, posenc_error *err);
 
 /* Create a temporary file beside final_path (".posenc-tmp-XXXXXX-<basename>") for writing.

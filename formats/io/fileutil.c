@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "formats/io/backend.h"
+#include "formats/io/inputs.h"
 #include "formats/io/strbuf.h"
 
 /* ---- the temporaries of this run ----
@@ -144,7 +145,7 @@ static int inputs_guarded; /* off in the library by default; the posenc program 
 static int outputs_forced; /* --force: replace read-only files and other users' files too */
 static pthread_mutex_t input_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void posenc_inputs_guard(int on)
+void pe_inputs_guard(int on)
 {
     pthread_mutex_lock(&input_lock);
     inputs_guarded = on;
@@ -153,7 +154,7 @@ void posenc_inputs_guard(int on)
     pthread_mutex_unlock(&input_lock);
 }
 
-void posenc_outputs_force(int on)
+void pe_outputs_force(int on)
 {
     pthread_mutex_lock(&input_lock);
     outputs_forced = on;
@@ -188,7 +189,7 @@ static char *link_target(const char *path)
 }
 
 /* POSENC_EOVERWRITE when path is a regular file that is read-only or another user's: posenc
- * replaces it only with --force (posenc_outputs_force), as cp -f would be needed. */
+ * replaces it only with --force (pe_outputs_force), as cp -f would be needed. */
 static posenc_status check_replace(const char *path, posenc_error *err)
 {
     struct stat sb;
@@ -227,7 +228,7 @@ static void input_add_stat(const struct stat *sb, const char *name)
     pthread_mutex_unlock(&input_lock);
 }
 
-void posenc_input_add(const char *path)
+void pe_input_add(const char *path)
 {
     struct stat sb;
     if (path && strcmp(path, "-") != 0 && stat(path, &sb) == 0 &&
@@ -235,7 +236,7 @@ void posenc_input_add(const char *path)
         input_add_stat(&sb, path);
 }
 
-void posenc_input_add_fd(int fd, const char *name)
+void pe_input_add_fd(int fd, const char *name)
 {
     struct stat sb;
     if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode))
@@ -279,7 +280,7 @@ static int input_of_fd(int fd, char *name, size_t cap)
     return fstat(fd, &sb) == 0 && input_of_stat(&sb, name, cap);
 }
 
-posenc_status posenc_output_check_fd(int fd, posenc_error *err)
+posenc_status pe_output_check_fd(int fd, posenc_error *err)
 {
     char in[256];
     /* "-" is standard output: a shell redirection (>> q.npy, 1<> q.npy) can make it an input */
@@ -288,13 +289,13 @@ posenc_status posenc_output_check_fd(int fd, posenc_error *err)
     return POSENC_OK;
 }
 
-posenc_status posenc_output_check(const char *path, posenc_error *err)
+posenc_status pe_output_check(const char *path, posenc_error *err)
 {
     char in[256];
     if (!path)
         return POSENC_OK;
     if (strcmp(path, "-") == 0)
-        return posenc_output_check_fd(STDOUT_FILENO, err);
+        return pe_output_check_fd(STDOUT_FILENO, err);
     if (input_of(path, in, sizeof in))
         return refuse_input(path, in, err);
     /* the files a writer derives from the name: the raw pair, a directory's meta.json */

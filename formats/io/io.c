@@ -9,6 +9,7 @@
 #include <cjson/cJSON.h>
 
 #include "formats/io/backend.h"
+#include "formats/io/inputs.h"
 #include "formats/io/iowatch.h"
 
 /* The progress observer (iowatch.h). */
@@ -65,7 +66,7 @@ posenc_status posenc_container_open(const char *path, const posenc_read_opts *op
         free(c);
         return st;
     }
-    posenc_input_add(path); /* HDF5 and directories too: no output of this run may replace it */
+    pe_input_add(path); /* HDF5 and directories too: no output of this run may replace it */
     *out = c;
     return POSENC_OK;
 }

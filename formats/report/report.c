@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "formats/io/backend.h"
+#include "formats/io/inputs.h"
 #include "formats/report/report.h"
 #include "formats/io/strbuf.h"
 
@@ -826,7 +827,7 @@ posenc_status pe_report_write(const cJSON *report, const char *path, posenc_erro
     if (strcmp(path, "-") == 0) { /* the JSON report is the command's data on stdout */
         size_t n = strlen(text);
         errno = 0;
-        if ((st = posenc_output_check_fd(fileno(stdout), err)) != POSENC_OK)
+        if ((st = pe_output_check_fd(fileno(stdout), err)) != POSENC_OK)
             ;
         else if (fwrite(text, 1, n, stdout) != n || fflush(stdout) != 0)
             st = posenc_seterr(err, POSENC_EIO, "cannot write the report to stdout: %s",

@@ -48,15 +48,19 @@ typedef enum posenc_apply_layout {
 } posenc_apply_layout;
 
 /* "bhsd", "bshd", "shd", "hsd", "sd", "bsf", "sf", "ggml"; static, never NULL. */
+POSENC_API
 const char *posenc_apply_layout_name(posenc_apply_layout l);
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_apply_layout_parse(const char *s, posenc_apply_layout *out,
                                         posenc_error *err);
 
 /* The axis that holds token positions in layout l (bhsd 2, bshd 1, shd 0, hsd 1, sd 0, bsf 1,
  * sf 0, ggml 0); -1 for an invalid l. */
+POSENC_API
 int posenc_apply_layout_seq_axis(posenc_apply_layout l);
 
 /* 1 for the flat layouts (bsf, sf): the last axis holds every head, heads * head_dim. */
+POSENC_API
 int posenc_apply_layout_flat(posenc_apply_layout l);
 
 /* A dump's shape read through a layout (absent axes are 1). */
@@ -69,6 +73,7 @@ typedef struct posenc_apply_shape {
  * ("expected 4 dims [batch, heads, seq, head_dim] for layout bhsd, got (2, 3)"); a zero dim is
  * allowed (nothing to rotate). A flat layout needs the head split: POSENC_EINVAL here, use
  * posenc_apply_shape_split. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_apply_shape_of(posenc_apply_layout layout, int ndim, const int64_t *shape,
                                     posenc_apply_shape *out, posenc_error *err);
 
@@ -78,11 +83,13 @@ posenc_status posenc_apply_shape_of(posenc_apply_layout layout, int ndim, const 
  * bshd, sf: shd), so posenc_apply_rows and every reader of the shape need nothing else.
  * POSENC_EMISMATCH when F does not split ("last axis 4000 is not a multiple of head_dim 128"),
  * POSENC_EINVAL when neither heads nor head_dim is given. Other layouts ignore both. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_apply_shape_split(posenc_apply_layout layout, int ndim, const int64_t *shape,
                                        int64_t heads, int64_t head_dim, posenc_apply_shape *out,
                                        posenc_error *err);
 
 /* Number of head vectors (batch * heads * seq). */
+POSENC_API
 uint64_t posenc_apply_shape_vectors(const posenc_apply_shape *s);
 
 /* Token positions. values == NULL: token s of every batch entry is at offset + s. Otherwise
@@ -110,16 +117,20 @@ typedef struct posenc_apply posenc_apply;
  * half the table width. Runs on nthreads threads (<= 1: one). Errors: odd or zero rotary dim,
  * positions out of range, 3-axis positions without mrope (EINVAL). Caller frees with
  * posenc_apply_free. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_opts *opts,
                                const posenc_apply_positions *pos, int64_t seq, int nthreads,
                                posenc_apply **out, posenc_error *err);
+POSENC_API
 void posenc_apply_free(posenc_apply *a);
 
 /* head_dim the rows expect of a dump (p->head_dim, or the table width for proportional). */
+POSENC_API
 int posenc_apply_head_dim(const posenc_apply *a);
 
 /* Check that a dump of shape s can be rotated by a: head_dim matches, seq matches, batch matches
  * the positions' rows (when per batch entry). POSENC_EMISMATCH with a message (no file name). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_apply_check(const posenc_apply *a, const posenc_apply_shape *s,
                                  posenc_error *err);
 
@@ -127,6 +138,7 @@ posenc_status posenc_apply_check(const posenc_apply *a, const posenc_apply_shape
  * head_dim elements in C order). in holds n * head_dim elements of in_dt (the dtype a was made
  * for); out receives them in out_dt (any float dtype). in and out may be the same buffer when
  * the element sizes are equal. Thread-safe: several threads may rotate disjoint runs at once. */
+POSENC_API
 void posenc_apply_rows(const posenc_apply *a, const posenc_apply_shape *s, uint64_t first,
                        uint64_t n, const void *in, posenc_dtype in_dt, void *out,
                        posenc_dtype out_dt);

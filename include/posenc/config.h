@@ -22,10 +22,12 @@ typedef struct posenc_load_opts {
  * config has explicit RoPE keys (posenc_model_warning then says so) and is POSENC_EUNSUPPORTED
  * otherwise; so is a relative scheme posenc does not generate (DeBERTa, XLNet). Caller frees
  * *out with posenc_model_free. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_config_load(const char *path, const posenc_load_opts *opts,
                                  posenc_model **out, posenc_error *err);
 
 /* The same for a JSON text already in memory (len bytes, need not be NUL-terminated). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_config_parse(const char *text, size_t len, const char *source,
                                   const posenc_load_opts *opts, posenc_model **out,
                                   posenc_error *err);

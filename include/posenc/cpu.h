@@ -27,17 +27,22 @@ typedef enum posenc_cpu_path {
 } posenc_cpu_path;
 
 /* "baseline", "avx2", "avx512"; static, never NULL ("?" for an invalid path). */
+POSENC_API
 const char *posenc_cpu_name(posenc_cpu_path p);
 /* 1 when this build and this CPU can run path p (baseline always). */
+POSENC_API
 int posenc_cpu_supported(posenc_cpu_path p);
 /* The path in use (chosen at the first call: POSENC_CPU, else the best supported one). */
+POSENC_API
 posenc_cpu_path posenc_cpu_active(void);
 /* Force path p, for tests and benchmarks (not thread-safe: call before any kernel runs).
  * POSENC_EUNSUPPORTED, and no change, when the CPU or the build cannot run it. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_cpu_set(posenc_cpu_path p, posenc_error *err);
 /* POSENC_OK when POSENC_CPU is unset or names a path that runs here; otherwise POSENC_EINVAL
  * with "POSENC_CPU=avx9: unknown path (expected baseline, avx2 or avx512)", or
  * POSENC_EUNSUPPORTED with "POSENC_CPU=avx512: this CPU or build cannot run it; using avx2". */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_cpu_env_check(posenc_error *err);
 
 #ifdef __cplusplus

@@ -38,17 +38,21 @@ extern "C" {
 
 /* Ordered-integer image of x rounded once to dt (f16, bf16, f32 or f64); 0 for NaN (check
  * isnan first). -0 and +0 give 0. */
+POSENC_API
 int64_t posenc_diff_ulp_order(posenc_dtype dt, double x);
 /* Distance in ulps of dt between a and b, each rounded once to dt; POSENC_DIFF_NO_ULP when
  * either is NaN. The largest, -inf to +inf in f64, is 2^64 - 2^53: it always fits. */
+POSENC_API
 uint64_t posenc_diff_ulp(posenc_dtype dt, double a, double b);
 /* The histogram bin of an ulp distance: 0 for 0, k for [2^(k-1), 2^k - 1]. */
+POSENC_API
 int posenc_diff_hist_bin(uint64_t ulp);
 
 /* torch.testing.assert_close's default rtol and atol for comparing dtypes a and b (the larger
  * of each pair's, as torch takes for mixed dtypes): f16 1e-3/1e-5, bf16 1.6e-2/1e-5,
  * f32 1.3e-6/1e-5, f64 1e-7/1e-7, integers 0/0 (pytorch/pytorch torch/testing/_comparison.py
  * _DTYPE_PRECISIONS and default_tolerances). */
+POSENC_API
 void posenc_diff_default_tol(posenc_dtype a, posenc_dtype b, double *rtol, double *atol);
 
 typedef struct posenc_diff_opts {
@@ -107,15 +111,19 @@ typedef struct posenc_diff posenc_diff;
  * difference is outside (an exact comparison; NaN as equal_nan says). EINVAL for bad options (a seq_axis outside
  * the shape, a non-float ulp dtype, top_k out of range); ERANGE when the buckets would exceed
  * POSENC_DIFF_MAX_BUCKETS. Caller frees with posenc_diff_free. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_diff_new(const posenc_diff_opts *opts, int ndim, const int64_t *shape,
                               posenc_diff **out, posenc_error *err);
 /* Compare the next n elements: a holds n elements of a_dt, b n of b_dt (native order). More
  * elements than the shape holds is EINVAL. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_diff_feed(posenc_diff *d, const void *a, posenc_dtype a_dt, const void *b,
                                posenc_dtype b_dt, size_t n, posenc_error *err);
 /* The statistics so far; the pointers in *out are borrowed from d and valid until the next
  * feed or free. */
+POSENC_API
 void posenc_diff_result_get(posenc_diff *d, posenc_diff_result *out);
+POSENC_API
 void posenc_diff_free(posenc_diff *d);
 
 #ifdef __cplusplus

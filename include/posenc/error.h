@@ -4,6 +4,8 @@
 #ifndef POSENC_ERROR_H
 #define POSENC_ERROR_H
 
+#include "posenc/export.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -34,7 +36,10 @@ typedef struct posenc_error {
 } posenc_error;
 
 /* Record code and message in *err (err may be NULL) and return code, so callers can write
- * `return posenc_seterr(err, POSENC_EFORMAT, "'%s': not an NPY file", path);` */
+ * `return posenc_seterr(err, POSENC_EFORMAT, "'%s': not an NPY file", path);`. It cannot fail,
+ * so it carries no POSENC_NODISCARD (nor does posenc_error_prefix): a caller may record an
+ * error and go on to its cleanup without using the code it gets back. */
+POSENC_API
 posenc_status posenc_seterr(posenc_error *err, posenc_status code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -43,6 +48,7 @@ posenc_status posenc_seterr(posenc_error *err, posenc_status code, const char *f
 
 /* Prefix an existing message: "'%s': " + old message. Used when a lower layer did not know the
  * file name. Returns err->code (or code when err is NULL). */
+POSENC_API
 posenc_status posenc_error_prefix(posenc_error *err, posenc_status code, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -50,6 +56,7 @@ posenc_status posenc_error_prefix(posenc_error *err, posenc_status code, const c
     ;
 
 /* Static name of a status ("format error"); never NULL. */
+POSENC_API
 const char *posenc_status_str(posenc_status code);
 
 #ifdef __cplusplus

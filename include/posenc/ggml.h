@@ -19,10 +19,13 @@ typedef enum posenc_ggml_mode {
     POSENC_GGML_ROPE_VISION = 24,
     POSENC_GGML_ROPE_IMROPE = 40
 } posenc_ggml_mode;
+POSENC_API
 const char *posenc_ggml_mode_name(posenc_ggml_mode m); /* "norm", "neox", ... */
 
 /* The arguments of ggml_rope_ext for one model and context (value type). */
-typedef struct posenc_ggml_rope {
+typedef struct posenc_ggml_rope posenc_ggml_rope;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_ggml_rope {
     posenc_ggml_mode mode;
     int n_dims;                       /* rotated dims (n_rot) */
     int head_dim;                     /* n_embd_head_k */
@@ -36,21 +39,25 @@ typedef struct posenc_ggml_rope {
     const char *note;                 /* where llama.cpp and transformers differ for this
                                          architecture (lib/model/llama_arch.def .note), NULL:
                                          nothing known. Borrowed (static). */
-} posenc_ggml_rope;
+};
+#endif
 
 /* cos and sin of frequency i at position pos as ggml's CPU backend computes them (float32,
  * attn_factor applied), for i < n_dims / 2, written as doubles. Three-axis positions for
  * mrope/imrope in pos3 (pos3[0] for the others; the fourth M-RoPE position is 0, as llama.cpp
  * sets it for text tokens). The vision mode and POSENC_GGML_ROPE_NONE are not computed: every
  * value is NaN. Portable (no FMA) build's semantics; see lib/encodings/rope_ggml.c. */
+POSENC_API
 void posenc_ggml_rope_cossin(const posenc_ggml_rope *r, const int64_t pos3[3], double *cos_f,
                              double *sin_f);
 /* The float32 angles ggml takes cos and sin of (same positions and rule), as doubles; at
  * position 1 they are ggml's per-token angle steps, its counterpart of inv_freq (ggml
  * accumulates each angle from the position itself, so p times them is not ggml's angle at p). */
+POSENC_API
 void posenc_ggml_rope_angles(const posenc_ggml_rope *r, const int64_t pos3[3], double *angle);
 /* The magnitude ggml multiplies cos and sin by: attn_factor, times 1 + 0.1 ln(1 / freq_scale)
  * when ext_factor is not 0 (ops.cpp rope_yarn), in float32. */
+POSENC_API
 double posenc_ggml_rope_mscale(const posenc_ggml_rope *r);
 
 #ifdef __cplusplus

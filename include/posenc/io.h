@@ -30,22 +30,29 @@ typedef enum posenc_format {
 } posenc_format;
 
 /* "npy", "npz", "dir", "hdf5"/"h5", "safetensors", "header"/"h", "raw"/"bin", "gguf". */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_format_parse(const char *s, posenc_format *out, posenc_error *err);
+POSENC_API
 const char *posenc_format_name(posenc_format f);
 /* By extension of path (.npy .npz .h5 .hdf5 .safetensors .h .bin
  * .gguf); "-" is NPY; an existing
  * directory or a path ending in '/' is DIR. POSENC_FMT_AUTO when nothing matches. */
+POSENC_API
 posenc_format posenc_format_guess(const char *path);
 /* 1 when format f's library may be called beside other threads (0 for HDF5). */
+POSENC_API
 int posenc_format_thread_safe(posenc_format f);
 /* 1 when a file of format f holds exactly one array (NPY). */
+POSENC_API
 int posenc_format_one_array(posenc_format f);
 /* 1 when "-" (standard input or output, one array) can be format f (NPY only). */
+POSENC_API
 int posenc_format_to_stdout(posenc_format f);
 
 /* Split "file.npz:q" / "file.h5:/a/b" / "file.safetensors:name" into path and member. The member
  * part is recognised only after a known container extension, so "C:\x" or "a:b.npy" stay whole.
  * path and member are written NUL-terminated (member "" when absent). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_spec_split(const char *spec, char *path, size_t path_len, char *member,
                                 size_t member_len, posenc_error *err);
 
@@ -59,26 +66,34 @@ typedef struct posenc_container posenc_container;
 
 /* Open any readable file (or "-" for NPY on stdin) and index its arrays without reading data.
  * Caller frees with posenc_container_close. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_container_open(const char *path, const posenc_read_opts *opts,
                                     posenc_container **out, posenc_error *err);
+POSENC_API
 posenc_format posenc_container_format(const posenc_container *c);
+POSENC_API
 size_t posenc_container_count(const posenc_container *c);
 /* Borrowed; valid until the container is closed. */
+POSENC_API
 const posenc_array_info *posenc_container_array(const posenc_container *c, size_t i);
 /* Metadata as a JSON object text (NPZ/dir meta.json, safetensors __metadata__, HDF5 attributes,
  * raw sidecar "metadata", GGUF key-value pairs); borrowed; NULL when the file carries none. */
+POSENC_API
 const char *posenc_container_meta(const posenc_container *c);
 /* The type of each metadata key, for formats whose metadata is typed (GGUF): a JSON object
  * {"key": "uint32", "k2": "array[string]", ...} in the file's order, naming the same keys as
  * posenc_container_meta; borrowed; NULL for other formats. */
+POSENC_API
 const char *posenc_container_meta_types(const posenc_container *c);
 /* The format's own element type of array i, for formats that have their own names (GGUF: "F32",
  * "BF16", "Q8_0"); borrowed; NULL for other formats or a bad i. *nbytes (may be NULL) gets the
  * array's size in the file and *readable (may be NULL) 0 when posenc cannot read its data: a
  * quantized GGUF tensor is listed with its logical shape and dtype u8 as a placeholder, and
  * opening a reader on it fails with POSENC_EUNSUPPORTED. */
+POSENC_API
 const char *posenc_container_array_type(const posenc_container *c, size_t i, uint64_t *nbytes,
                                         int *readable);
+POSENC_API
 void posenc_container_close(posenc_container *c);
 
 /* ---- readers: stream one array ---- */
@@ -87,22 +102,29 @@ typedef struct posenc_reader posenc_reader;
 /* Open one array by spec ("q.npy", "dump.npz:q", "x.h5:/layer0/q", "m.safetensors:wpe.weight",
  * "-" for NPY on stdin). A container with exactly one array needs no member name.
  * Caller frees with posenc_reader_close. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_reader_open(const char *spec, const posenc_read_opts *opts,
                                  posenc_reader **out, posenc_error *err);
 /* Open array i of an open container (the container must outlive the reader). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_reader_open_index(posenc_container *c, size_t i, posenc_reader **out,
                                        posenc_error *err);
 /* Borrowed; valid until the reader is closed. */
+POSENC_API
 const posenc_array_info *posenc_reader_info(const posenc_reader *r);
 /* The format of the file the reader reads (detected from its bytes when it was opened). */
+POSENC_API
 posenc_format posenc_reader_format(const posenc_reader *r);
 /* Read the next nelem elements in C order, native byte order, in the array's own dtype.
  * Reading past the end, or a file shorter than its header says, is POSENC_EFORMAT. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_reader_read(posenc_reader *r, void *buf, uint64_t nelem, posenc_error *err);
+POSENC_API
 void posenc_reader_close(posenc_reader *r);
 
 /* Read a whole (small) array converted to dtype `as`; caller frees *data with free(). Refuses
  * arrays larger than max_bytes after conversion. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_read_all(const char *spec, const posenc_read_opts *opts, posenc_dtype as,
                               uint64_t max_bytes, posenc_array_info *info, void **data,
                               posenc_error *err);
@@ -115,12 +137,16 @@ typedef struct posenc_write_opts {
     int compress;           /* NPZ: deflate members; HDF5: chunked gzip + shuffle (level 4) */
 } posenc_write_opts;
 
-/* Start writing path ("-" = one array as NPY on stdout). Nothing appears at path until commit.
- * Caller ends with posenc_writer_commit or posenc_writer_abort (both free the writer). */
+/* Start writing path ("-" = one array as NPY on stdout). Nothing appears at path until commit;
+ * the commit replaces a file already there (posenc(1) refuses to replace one of its run's
+ * inputs: that rule is the program's, not the library's). Caller ends with
+ * posenc_writer_commit or posenc_writer_abort (both free the writer). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_open(const char *path, const posenc_write_opts *opts,
                                  posenc_writer **out, posenc_error *err);
 /* Attach metadata: key and a JSON value text ("1e7", "\"neox\"", "[1,2]"). Call before the first
  * write. Formats store it as they can (see posenc-formats(5)); NPY alone drops it. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_meta(posenc_writer *w, const char *key, const char *json_value,
                                  posenc_error *err);
 /* The GGUF type a metadata value gets (posenc-formats(5)); the other formats keep the JSON text
@@ -144,42 +170,27 @@ typedef enum posenc_meta_type {
 } posenc_meta_type;
 /* posenc_writer_meta with a type: POSENC_EINVAL when the value is not of that type (an integer
  * out of the type's range, a float32 beyond FLT_MAX, a string for a number...). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_meta_typed(posenc_writer *w, const char *key, posenc_meta_type type,
                                        const char *json_value, posenc_error *err);
 /* Declare every array before writing any data; arrays are then written in declaration order. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_declare(posenc_writer *w, const posenc_array_info *a,
                                     posenc_error *err);
 /* Append nelem elements (declared dtype, native order) to the current array; moves on to the
  * next declared array when one is complete. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_write(posenc_writer *w, const void *data, uint64_t nelem,
                                   posenc_error *err);
 /* Finish: every declared array must be complete. Flushes, renames into place, frees w. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_writer_commit(posenc_writer *w, posenc_error *err);
 /* Remove the temporary file and free w. NULL is fine. */
+POSENC_API
 void posenc_writer_abort(posenc_writer *w);
 /* The format the writer writes. */
+POSENC_API
 posenc_format posenc_writer_format(const posenc_writer *w);
-
-/* ---- inputs are never overwritten ----
- * Every file a run reads is recorded by device and inode (the readers do it; a program adds
- * what it reads by other means, such as a regular file on standard input). A writer refuses,
- * with POSENC_EOVERWRITE, to create a file that is one of them, through a symlink or a second
- * name included, and so does posenc_output_check for the files an output path implies. */
-/* The rule is off by default (a program may rewrite what it read); posenc_inputs_guard(1) turns it
- * on for the rest of the process, posenc_inputs_guard(0) turns it off and forgets the inputs. */
-void posenc_inputs_guard(int on);
-/* While the guard is on, a writer also refuses (POSENC_EOVERWRITE) to replace a regular file
- * that is read-only or owned by another user; posenc_outputs_force(1) (--force) allows it. */
-void posenc_outputs_force(int on);
-void posenc_input_add(const char *path);
-void posenc_input_add_fd(int fd, const char *name);
-/* POSENC_EOVERWRITE when writing path would replace an input: path itself, and the files a
- * writer derives from it (a raw sidecar X.json, a directory's meta.json). */
-posenc_status posenc_output_check(const char *path, posenc_error *err);
-/* POSENC_EOVERWRITE when the open file fd (standard output, for "-") is an input: a shell
- * redirection such as '>> q.npy' or '1<> q.npy' makes it one. posenc_output_check("-") checks
- * STDOUT_FILENO. */
-posenc_status posenc_output_check_fd(int fd, posenc_error *err);
 
 /* ---- temporaries ----
  * Every writer writes to a temporary beside its target (".posenc-tmp-PID-XXXXXX-NAME") that is
@@ -187,6 +198,7 @@ posenc_status posenc_output_check_fd(int fd, posenc_error *err);
 
 /* Remove every temporary of this run that is still open. Async-signal-safe: a program's
  * SIGINT/SIGTERM/SIGHUP/SIGPIPE handler calls it before re-raising the signal. */
+POSENC_API
 void posenc_tmp_remove_all(void);
 
 /* What a program's signal handler does with sig (async-signal-safe):
@@ -196,11 +208,13 @@ void posenc_tmp_remove_all(void);
  *   POSENC_TMP_SIGNAL_DONE  the run's outputs are committed: the old files are gone, so the
  *                           run ends with the status it had decided, not of the signal */
 enum { POSENC_TMP_SIGNAL_DIE = 0, POSENC_TMP_SIGNAL_HELD = 1, POSENC_TMP_SIGNAL_DONE = 2 };
+POSENC_API
 int posenc_tmp_signal(int sig);
 
 /* Temporaries left by interrupted runs (their process is gone, or older than a day) are removed
  * when a writer first creates one in the same directory. The number removed since the last call,
  * and the first directory (into dir[cap]); resets the count. */
+POSENC_API
 size_t posenc_tmp_stale_removed(char *dir, size_t cap);
 
 #ifdef __cplusplus

@@ -61,8 +61,12 @@ enum {
 #define POSENC_GGUF_ARCH_MAX 64
 
 /* The RoPE-relevant contents of a GGUF file (value type). Keys are {arch}.rope.* unless noted;
- * a field is meaningful when its bit is set in .has; tensors are present when n_* > 0. */
-typedef struct posenc_gguf_rope {
+ * a field is meaningful when its bit is set in .has; tensors are present when n_* > 0. This
+ * struct, posenc_ggml_rope and posenc_gguf_check are defined only under
+ * POSENC_STATIC_LINKING_ONLY (posenc/export.h): their layout may change in any release. */
+typedef struct posenc_gguf_rope posenc_gguf_rope;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_gguf_rope {
     char arch[POSENC_GGUF_ARCH_MAX];  /* general.architecture */
     unsigned has;
     double freq_base;                 /* rope.freq_base (f32 in the file) */
@@ -93,10 +97,12 @@ typedef struct posenc_gguf_rope {
     float factors_long[POSENC_MAX_FREQ];
     int n_factors_short;              /* rope_factors_short.weight */
     float factors_short[POSENC_MAX_FREQ];
-} posenc_gguf_rope;
+};
+#endif
 
 /* What convert_hf_to_gguf.py writes for the model (layer_type as posenc_model_rope).
  * POSENC_EUNSUPPORTED with a one-line reason when the converter has no rule for the model. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *layer_type,
                                           posenc_gguf_rope *out, posenc_error *err);
 
@@ -107,11 +113,13 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
  * rope_factors_long.weight and rope_factors_short.weight of g's n_* factors, stored after the
  * declared arrays (formats/files/gguf_write.c). POSENC_EINVAL for a writer of another format, a second
  * call, or a value that does not fit its GGUF type. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_gguf_writer_rope(posenc_writer *w, const posenc_gguf_rope *g,
                                       posenc_error *err);
 
 /* What llama.cpp passes to ggml_rope_ext for a file holding g, with context n_ctx (0: the
  * file's context_length). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ctx,
                                          posenc_ggml_rope *out, posenc_error *err);
 
@@ -120,6 +128,7 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
  * RoPE (Gemma 3: rope.freq_base_swa and freq_scale 1 when the file has a sliding window), a
  * sliding layer gets those; an architecture without such a rule runs every layer alike. Another
  * name is POSENC_EINVAL for an architecture with the rule. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_t n_ctx,
                                                const char *layer_type, posenc_ggml_rope *out,
                                                posenc_error *err);
@@ -142,6 +151,7 @@ int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope);
  * (an unsigned integer where llama.cpp reads one, float32 for floats, a string for the scaling
  * type, an int32 array of at most 4 for the sections); a wrong type is POSENC_EFORMAT naming the
  * key. Tensors must be F32 vectors of at most POSENC_MAX_FREQ values. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_gguf_read_rope(const char *path, posenc_gguf_rope *out, posenc_error *err);
 
 /* The llama.cpp facts of one architecture (lib/model/llama_arch.def). known = 0: llama.cpp has no
@@ -153,10 +163,12 @@ typedef struct posenc_ggml_arch {
     posenc_ggml_mode mode_sections;   /* with sections[0], [1] > 0 */
     int converter, kq_known, reads_sections;
 } posenc_ggml_arch;
+POSENC_API
 void posenc_ggml_arch_info(const char *arch, posenc_ggml_arch *out);
 
 /* The llama.cpp architecture convert_hf_to_gguf.py writes for m (lib/model/families.def gguf_arch),
  * NULL when the registry names none. Borrowed (static). */
+POSENC_API
 const char *posenc_ggml_model_arch(const posenc_model *m);
 
 /* The pair order of Q/K in llama.cpp's own tensors (the dump layout POSENC_APPLY_GGML) for
@@ -167,6 +179,7 @@ const char *posenc_ggml_model_arch(const posenc_model *m);
  * element order. POSENC_EUNSUPPORTED "llama.cpp: posenc has no rules for architecture X" for an
  * architecture llama.cpp does not have (or NULL), and for one without RoPE or a gptj config
  * under a halves mode. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_ggml_layout_style(const char *arch, int has_sections, posenc_style style,
                                        posenc_style *out, int *permuted, posenc_error *err);
 
@@ -184,16 +197,20 @@ typedef struct posenc_gguf_finding {
     char consequence[320];     /* "" when ok */
 } posenc_gguf_finding;
 
-typedef struct posenc_gguf_check {
+typedef struct posenc_gguf_check posenc_gguf_check;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_gguf_check {
     int n, n_failed;
     posenc_gguf_finding f[POSENC_GGUF_MAX_FINDINGS];
-} posenc_gguf_check;
+};
+#endif
 
 /* Compare the file's keys (have) with the converter's (want, from posenc_gguf_rope_from_model)
  * as llama.cpp reads them: each ggml_rope_ext argument both derive (posenc_ggml_rope_from_gguf
  * at want's context length), the LongRoPE factors of both halves, the softmax scale and the
  * architecture. orig_ctx names the context past which llama3 / LongRoPE scaling matters in
  * the consequences (0: not known). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
                                   int64_t orig_ctx, posenc_gguf_check *out, posenc_error *err);
 /* The same for the layers of type layer_type (posenc_ggml_rope_from_gguf_layer; NULL: as
@@ -209,14 +226,17 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
  * (posenc_gguf_rope_from_model), read as llama.cpp reads it with context n_ctx
  * (posenc_ggml_rope_from_gguf; 0: the file's context_length), attached to p (computed for the
  * same layer type). The converter's or loader's refusal is returned as they give it. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_params_ggml(posenc_rope_params *p, const posenc_model *m,
                                       const char *layer_type, int64_t n_ctx, posenc_error *err);
 /* The same from a GGUF file's keys g (posenc_gguf_read_rope): what llama.cpp computes with that
  * file, whatever the config says. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_params_ggml_gguf(posenc_rope_params *p, const posenc_gguf_rope *g,
                                            int64_t n_ctx, posenc_error *err);
 /* The same for the layers of type layer_type (posenc_ggml_rope_from_gguf_layer: Gemma 3's
  * sliding layers run rope.freq_base_swa with scale 1; NULL: the global layers, as above). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_params_ggml_gguf_layer(posenc_rope_params *p,
                                                  const posenc_gguf_rope *g, int64_t n_ctx,
                                                  const char *layer_type, posenc_error *err);
@@ -226,10 +246,12 @@ posenc_status posenc_rope_params_ggml_gguf_layer(posenc_rope_params *p,
  * exact values of llama.cpp's definition (YaRN's correction range always rounded, as
  * ggml_rope_yarn_corr_dims does, whatever the config's truncate says). The refusals of
  * posenc_rope_params_ggml, as it gives them. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_ggml_rope_drift(const posenc_model *m, const char *layer_type, int64_t pos,
                                      double *drift, posenc_error *err);
 /* The same, against transformers' definition (the config's truncate as it is): where llama.cpp
  * defines RoPE differently (gpt-oss: truncate false ignored) the gap is that difference. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_ggml_rope_gap(const posenc_model *m, const char *layer_type, int64_t pos,
                                    double *gap, posenc_error *err);
 

@@ -29,7 +29,9 @@ typedef enum posenc_encoding {
 } posenc_encoding;
 
 /* "none", "rope", "alibi", "t5", "learned", "sinusoidal", "shaw". */
+POSENC_API
 const char *posenc_encoding_name(posenc_encoding e);
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_encoding_parse(const char *s, posenc_encoding *out, posenc_error *err);
 
 typedef enum posenc_rope_type {
@@ -42,11 +44,14 @@ typedef enum posenc_rope_type {
     POSENC_ROPE_PROPORTIONAL
 } posenc_rope_type;
 
+POSENC_API
 const char *posenc_rope_type_name(posenc_rope_type t);
 
 /* Which elements form a rotated pair: neox = (i, i + d/2) (rotate_half), gptj = (2i, 2i + 1). */
 typedef enum posenc_style { POSENC_STYLE_NEOX = 0, POSENC_STYLE_GPTJ = 1 } posenc_style;
+POSENC_API
 const char *posenc_style_name(posenc_style s);
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_style_parse(const char *s, posenc_style *out, posenc_error *err);
 
 /* How the model forms and applies its pairs (the style above says which elements pair):
@@ -61,13 +66,18 @@ typedef enum posenc_pairing {
     POSENC_PAIR_GLM_INTERLEAVE,
     POSENC_PAIR_DEINTERLEAVE
 } posenc_pairing;
+POSENC_API
 const char *posenc_pairing_name(posenc_pairing p);
 
 #define POSENC_MAX_FREQ 512 /* rotary_dim / 2 at most; head_dim up to 1024 */
 
 /* The resolved RoPE parameters of one layer type: every key transformers reads, after
- * precedence and defaults. A plain value type (no pointers), so it can be copied freely. */
-typedef struct posenc_rope_config {
+ * precedence and defaults. A plain value type (no pointers), so it can be copied freely. Its
+ * layout (8 KB) is visible only under POSENC_STATIC_LINKING_ONLY (posenc/export.h); without
+ * it, posenc_rope_config_new gives one to hold by pointer. */
+typedef struct posenc_rope_config posenc_rope_config;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_rope_config {
     posenc_rope_type type;
     double theta;
     char theta_source[64];          /* "rope_parameters.rope_theta", "rope_theta", "default", ... */
@@ -93,7 +103,8 @@ typedef struct posenc_rope_config {
     int mrope_section[4];
     int mrope_interleaved;          /* Qwen3-VL/Qwen3.5: THWTHW... instead of TTT..HHH..WWW */
     int softmax_mscale;             /* DeepSeek-V3: softmax scale *= g(factor, mscale_all_dim)^2 */
-} posenc_rope_config;
+};
+#endif
 
 /* Fixed sinusoidal tables (posenc/bias.h computes them). */
 typedef enum posenc_sinusoidal_variant {
@@ -141,29 +152,38 @@ typedef struct posenc_bias_config {
 
 typedef struct posenc_model posenc_model;
 
+POSENC_API
 void posenc_model_free(posenc_model *m);
 
+POSENC_API
 posenc_encoding posenc_model_encoding(const posenc_model *m);
 /* The model_type that decided the resolution (text_config's when nested); borrowed. "" when
  * the config has none. */
+POSENC_API
 const char *posenc_model_type(const posenc_model *m);
 /* The registry row that resolved the model ("llama", "gpt_neox", ...), or "generic" when the
  * model_type is not in the registry and the generic RoPE rules were used; borrowed. */
+POSENC_API
 const char *posenc_model_family(const posenc_model *m);
 /* 1 when resolved with the generic rules (an unknown model_type with explicit RoPE keys). */
+POSENC_API
 int posenc_model_is_generic(const posenc_model *m);
 /* One line that a command must show the user (an unknown model_type resolved with the generic
  * rules), without the file name; NULL when there is none. Borrowed. */
+POSENC_API
 const char *posenc_model_warning(const posenc_model *m);
 /* The i-th such line (0 is posenc_model_warning's), NULL past the last: also a key that no
  * rope type defines, a key a small edit from a RoPE key (rope_scalling), a duplicate key.
  * Borrowed. */
+POSENC_API
 const char *posenc_model_warning_at(const posenc_model *m, size_t i);
+POSENC_API
 int64_t posenc_model_max_positions(const posenc_model *m);
 
 /* Layers. num_hidden_layers (0 when the config does not say) and the indices of the layers that
  * carry no RoPE in a RoPE model (NoPE layers: SmolLM3 no_rope_layers, Llama 4 every 4th layer,
  * EXAONE-4 global layers, linear-attention and convolution layers of hybrids); *idx borrowed. */
+POSENC_API
 int64_t posenc_model_layer_count(const posenc_model *m);
 
 /* The attention head counts of layer_type (NULL: the model's) as the config gives them: *q
@@ -171,36 +191,55 @@ int64_t posenc_model_layer_count(const posenc_model *m);
  * n_head_kv; 1 with multi_query; else *q), and for a layer type that is not sliding_attention
  * of a config with attention_k_eq_v, num_global_key_value_heads when set (Gemma 4). 0 when the
  * config does not say. Used to split and check flat Q/K dumps (posenc/apply.h). */
+POSENC_API
 void posenc_model_heads(const posenc_model *m, const char *layer_type, int64_t *q, int64_t *kv);
+POSENC_API
 size_t posenc_model_nope_layers(const posenc_model *m, const int64_t **idx);
 /* Every distinct name in the config's layer_types (RoPE or not), with its encoding. */
+POSENC_API
 size_t posenc_model_layer_name_count(const posenc_model *m);
+POSENC_API
 const char *posenc_model_layer_name(const posenc_model *m, size_t i);
+POSENC_API
 posenc_encoding posenc_model_layer_name_encoding(const posenc_model *m, size_t i);
 /* Layer `layer` (0-based) as the config describes it: *type gets its name in layer_types
  * (borrowed; NULL when the config has no layer_types or they end before this layer) and *nope
  * 1 when it is one of posenc_model_nope_layers (either may be NULL). POSENC_ERANGE when layer
  * is negative or not below num_hidden_layers (or the length of layer_types when the config
  * gives no num_hidden_layers); a config that gives neither accepts any layer >= 0. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_model_layer(const posenc_model *m, int64_t layer, const char **type,
                                  int *nope, posenc_error *err);
 
 /* Layer types with their own RoPE parameters (Gemma 3/4 full/sliding, MiMo full/swa). 0 for
  * configs with one set of parameters. Names borrowed. */
+POSENC_API
 size_t posenc_model_layer_type_count(const posenc_model *m);
+POSENC_API
 const char *posenc_model_layer_type_name(const posenc_model *m, size_t i);
 
 /* RoPE parameters for layer_type (NULL: the only set; an error naming the choices when the
  * config has several). POSENC_EINVAL when the model does not use RoPE. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_model_rope(const posenc_model *m, const char *layer_type,
                                 posenc_rope_config *out, posenc_error *err);
+/* The same into a posenc_rope_config the library allocates, for a program that does not see its
+ * layout. Caller frees with posenc_rope_config_free. */
+POSENC_API POSENC_NODISCARD
+posenc_status posenc_rope_config_new(const posenc_model *m, const char *layer_type,
+                                     posenc_rope_config **out, posenc_error *err);
+POSENC_API
+void posenc_rope_config_free(posenc_rope_config *c);
 
 /* Non-rotary parameters; borrowed, valid for any encoding (fields 0 when unknown). */
+POSENC_API
 const posenc_bias_config *posenc_model_bias(const posenc_model *m);
 
 /* Human notes: where posenc followed the model's code over transformers, defaults it filled,
  * what changes past original_max_position_embeddings. Borrowed. */
+POSENC_API
 size_t posenc_model_note_count(const posenc_model *m);
+POSENC_API
 const char *posenc_model_note(const posenc_model *m, size_t i);
 
 /* ---- the model-family registry (lib/model/families.def) ---- */
@@ -223,10 +262,13 @@ typedef struct posenc_family_info {
                                --layout ggml know what llama.cpp computes */
 } posenc_family_info;
 
+POSENC_API
 size_t posenc_family_count(void);
 /* Row i (0 <= i < posenc_family_count()); POSENC_EINVAL past the end. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_family_get(size_t i, posenc_family_info *out, posenc_error *err);
 /* The row named name (a model_type or an alias); POSENC_ENOTFOUND when there is none. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_family_find(const char *name, posenc_family_info *out, posenc_error *err);
 
 #ifdef __cplusplus

@@ -24,6 +24,7 @@ extern "C" {
 #endif
 
 /* Static version string, e.g. "0.1.0". */
+POSENC_API
 const char *posenc_version(void);
 
 #ifdef __cplusplus

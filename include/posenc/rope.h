@@ -30,7 +30,9 @@ typedef enum posenc_precision {
     POSENC_PREC_VLLM = 2,
     POSENC_PREC_GGML = 3 /* needs posenc_rope_params.has_ggml */
 } posenc_precision;
+POSENC_API
 const char *posenc_precision_name(posenc_precision p);
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_precision_parse(const char *s, posenc_precision *out, posenc_error *err);
 
 /* Table layouts: hf = cat(freqs, freqs) (width rotary_dim); half = one copy (width rotary_dim/2,
@@ -43,11 +45,17 @@ typedef enum posenc_layout {
     POSENC_LAYOUT_INTERLEAVED = 2,
     POSENC_LAYOUT_VLLM = 3
 } posenc_layout;
+POSENC_API
 const char *posenc_layout_name(posenc_layout l);
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_layout_parse(const char *s, posenc_layout *out, posenc_error *err);
 
-/* Computed RoPE parameters (value type). */
-typedef struct posenc_rope_params {
+/* Computed RoPE parameters (value type). Its layout (13 KB) is visible only under
+ * POSENC_STATIC_LINKING_ONLY (posenc/export.h); without it, posenc_rope_params_new gives one to
+ * hold by pointer and the accessors below read it. */
+typedef struct posenc_rope_params posenc_rope_params;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_rope_params {
     posenc_rope_type type;
     posenc_style style;
     int head_dim;
@@ -71,13 +79,34 @@ typedef struct posenc_rope_params {
     int has_ggml;                         /* 1 when ggml holds llama.cpp's arguments for this
                                              model (posenc_rope_params_set_ggml) */
     posenc_ggml_rope ggml;                /* what the ggml precision computes from */
-} posenc_rope_params;
+};
+#endif
 
 /* Compute inv_freq (both precisions), attention scaling and softmax factor for cfg at sequence
  * length seq_len (0 = what transformers computes at load time; dynamic and longrope change past
  * max_position_embeddings / original_max_position_embeddings). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t seq_len,
                                          posenc_rope_params *out, posenc_error *err);
+/* The same into posenc_rope_params the library allocates, for a program that does not see
+ * their layout. Caller frees with posenc_rope_params_free. */
+POSENC_API POSENC_NODISCARD
+posenc_status posenc_rope_params_new(const posenc_rope_config *cfg, int64_t seq_len,
+                                     posenc_rope_params **out, posenc_error *err);
+POSENC_API
+void posenc_rope_params_free(posenc_rope_params *p);
+/* The fields p->type, style, head_dim, rotary_dim and attention_scaling, for the same
+ * programs. */
+POSENC_API
+posenc_rope_type posenc_rope_params_type(const posenc_rope_params *p);
+POSENC_API
+posenc_style posenc_rope_params_style(const posenc_rope_params *p);
+POSENC_API
+int posenc_rope_params_head_dim(const posenc_rope_params *p);
+POSENC_API
+int posenc_rope_params_rotary_dim(const posenc_rope_params *p);
+POSENC_API
+double posenc_rope_params_attention_scaling(const posenc_rope_params *p);
 
 /* Attach llama.cpp's arguments g to p for the ggml precision (p->ggml, p->has_ggml).
  * POSENC_EUNSUPPORTED when g cannot stand for p: no RoPE or the vision mode, n_dims not
@@ -85,25 +114,30 @@ posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t 
  * on the converter's permuted Q/K for a neox config, which needs the whole head rotated; the
  * half modes need a neox config), a frequency-factor count other than 0 or n_dims / 2, M-RoPE sections that do
  * not cover the frequencies, or values that are not finite and positive where ggml needs them. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_params_set_ggml(posenc_rope_params *p, const posenc_ggml_rope *g,
                                           posenc_error *err);
 /* Width of one table row in a layout. */
+POSENC_API
 int posenc_rope_table_width(const posenc_rope_params *p, posenc_layout layout);
 
 /* Per-frequency cos and sin (n_freq values each, attention_scaling applied) at position pos.
  * exact: accurate doubles; hf and vllm: the float32 values of that pipeline, as doubles; ggml:
  * the float32 values llama.cpp's CPU backend computes (attn_factor applied), as doubles, or NaN
  * when p->has_ggml is 0. */
+POSENC_API
 void posenc_rope_cossin(const posenc_rope_params *p, posenc_precision prec, int64_t pos,
                         double *cos_f, double *sin_f);
 /* Same for 3-axis (t, h, w) multimodal positions; equals posenc_rope_cossin when p->mrope is 0
  * (uses pos3[0]). ggml: ggml's own sections (p->ggml.sections) pick the axis. */
+POSENC_API
 void posenc_rope_cossin3(const posenc_rope_params *p, posenc_precision prec,
                          const int64_t pos3[3], double *cos_f, double *sin_f);
 
 /* Rows of the cos and sin tables for n positions, each row posenc_rope_table_width() wide,
  * written to cos_out and sin_out (n * width doubles each). Runs on nthreads threads (<=1: one).
  * POSENC_EINVAL for the ggml precision without p->has_ggml. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision prec,
                                 posenc_layout layout, const int64_t *positions, size_t n,
                                 double *cos_out, double *sin_out, int nthreads,

@@ -30,11 +30,15 @@ typedef struct posenc_verify_rng {
     int has_spare;
 } posenc_verify_rng;
 
+POSENC_API
 void posenc_verify_rng_seed(posenc_verify_rng *r, uint64_t seed);
+POSENC_API
 uint64_t posenc_verify_rng_next(posenc_verify_rng *r);
 /* Uniform in (0, 1), never 0. */
+POSENC_API
 double posenc_verify_rng_uniform(posenc_verify_rng *r);
 /* Standard normal. */
+POSENC_API
 double posenc_verify_rng_normal(posenc_verify_rng *r);
 
 /* ---- rotation kernels ---- */
@@ -42,21 +46,25 @@ double posenc_verify_rng_normal(posenc_verify_rng *r);
 /* out = R(pos) x for one head vector of head_dim values: n = rotary_dim / 2 frequencies with
  * cos_f[i], sin_f[i]; pairs (i, i + n) for neox, (2i, 2i + 1) for gptj; dims >= 2n pass through.
  * inverse != 0 applies R(-pos) (sin negated). x and out may be the same array. */
+POSENC_API
 void posenc_verify_rotate(posenc_style style, int head_dim, int rotary_dim, const double *cos_f,
                           const double *sin_f, int inverse, const double *x, double *out);
 /* The same as a float32 runtime computes it: x, cos and sin rounded to float, each product and
  * the sum rounded to float (no fused multiply-add); results returned as doubles. */
+POSENC_API
 void posenc_verify_rotate_f32(posenc_style style, int head_dim, int rotary_dim,
                               const double *cos_f, const double *sin_f, const double *x,
                               double *out);
 /* Index of the partner of element j of a rotated pair, and the frequency of j; -1 for a
  * pass-through dim. */
+POSENC_API
 int posenc_verify_pair_freq(posenc_style style, int rotary_dim, int j);
 
 /* cos and sin in long double straight from the exact inverse frequencies
  * (inv_hi + inv_lo) and attention_scaling: the independent reference for the tables. The angle
  * is reduced in revolutions with exact products, so the values are good to ~1e-18 at every
  * position below 2^48 (~1e-16 where long double is double). */
+POSENC_API
 void posenc_verify_cossin_ld(const posenc_rope_params *p, int64_t pos, long double *cos_f,
                              long double *sin_f);
 
@@ -79,8 +87,13 @@ typedef struct posenc_invariance_input {
     int64_t max_position;
 } posenc_invariance_input;
 
-/* One precision mode: how far scores drift from their offset-0 value. */
-typedef struct posenc_invariance_mode {
+/* One precision mode: how far scores drift from their offset-0 value. This struct,
+ * posenc_invariance_result, posenc_verify_recipe, posenc_diagnosis and
+ * posenc_verify_profiles_result are defined only under POSENC_STATIC_LINKING_ONLY
+ * (posenc/export.h): their layout may change in any release. */
+typedef struct posenc_invariance_mode posenc_invariance_mode;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_invariance_mode {
     double dev[POSENC_VERIFY_MAX_OFFSETS];     /* worst normalised |s(o) - s(0)| per offset */
     double rms[POSENC_VERIFY_MAX_OFFSETS];     /* root mean square of the same over the pairs */
     double band[POSENC_VERIFY_MAX_OFFSETS][POSENC_VERIFY_BANDS]; /* the same per frequency band */
@@ -89,9 +102,12 @@ typedef struct posenc_invariance_mode {
     double max_abs;                            /* worst unnormalised |s(o) - s(0)| */
     double max_table_err;
     double band_max[POSENC_VERIFY_BANDS];
-} posenc_invariance_mode;
+};
+#endif
 
-typedef struct posenc_invariance_result {
+typedef struct posenc_invariance_result posenc_invariance_result;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_invariance_result {
     int n_offsets;
     int64_t offset[POSENC_VERIFY_MAX_OFFSETS];
     /* exact: posenc's exact tables rounded once to float32, rotation in float32 arithmetic;
@@ -100,20 +116,24 @@ typedef struct posenc_invariance_result {
     posenc_invariance_mode exact, hf;
     double exact_table_f64_err; /* exact tables before rounding against long double */
     size_t scores;              /* score evaluations per mode */
-} posenc_invariance_result;
+};
+#endif
 
 /* The offset grid: 0, 1, 2, 4, ... < limit, and limit itself (posenc_verify_invariance uses
  * limit = max_position - 1 - (largest - earliest base position) and adds the earliest base
  * position). Returns the count (<= POSENC_VERIFY_MAX_OFFSETS). */
+POSENC_API
 int posenc_verify_offset_grid(int64_t limit, int64_t *offsets);
 
 /* Check the pairs in `in` against p. POSENC_EINVAL when head_dim disagrees with p or no offset
  * fits below max_position. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_invariance(const posenc_rope_params *p, const posenc_invariance_input *in,
                                        posenc_invariance_result *out, posenc_error *err);
 
 /* From a config alone: `samples` seeded unit-normal (q, k) pairs for each distance m - n of
  * the grid {0, 1, 7, 64, 1000, 4096, 32768} below max_position / 2, checked as above. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_rope_config(const posenc_rope_params *p, int64_t max_position,
                                         uint64_t seed, int samples,
                                         posenc_invariance_result *out, posenc_error *err);
@@ -126,7 +146,9 @@ posenc_status posenc_verify_rope_config(const posenc_rope_params *p, int64_t max
 /* ---- comparison of a runtime's rotated rows with posenc's rotation ---- */
 
 /* A rotation recipe: the parameters, the pairing and what a runtime may have done differently. */
-typedef struct posenc_verify_recipe {
+typedef struct posenc_verify_recipe posenc_verify_recipe;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_verify_recipe {
     posenc_rope_params params;
     posenc_precision prec;  /* the tables: exact, hf, vllm or ggml numerics */
     int64_t shift;          /* added to every position */
@@ -138,11 +160,14 @@ typedef struct posenc_verify_recipe {
     /* set by posenc_verify_recipe_init from params (recompute after changing inv_hi): w_i
      * (8 + |ln w_i|), the float32 angle error per position and u32 of the verdict's bound */
     double angle_w[POSENC_MAX_FREQ];
-} posenc_verify_recipe;
+};
+#endif
 
 /* Set a recipe from p: exact tables, no shift, no rounding, scale 1, rotating. */
+POSENC_API
 void posenc_verify_recipe_init(posenc_verify_recipe *r, const posenc_rope_params *p);
 /* cos and sin at position pos (before r->shift is added) as the recipe makes them. */
+POSENC_API
 void posenc_verify_recipe_cossin(const posenc_verify_recipe *r, int64_t pos, double *cos_f,
                                  double *sin_f);
 
@@ -179,6 +204,7 @@ typedef struct posenc_verify_tolerance {
 
 /* The bound of a correct implementation for a rotated dump of dtype out_dt from pre-RoPE rows
  * of dtype pre_dt: angle 1 as above, angle 0 for a runtime profile's own rounding. */
+POSENC_API
 void posenc_verify_tolerance_init(posenc_verify_tolerance *t, posenc_dtype pre_dt,
                                   posenc_dtype out_dt, int angle);
 
@@ -197,6 +223,7 @@ typedef struct posenc_verify_row_result {
 
 /* Compare the runtime's row `expected` with the recipe's rotation of `pre` at pos (cos_f/sin_f
  * from posenc_verify_recipe_cossin, or NULL to compute them) under the bound t. */
+POSENC_API
 void posenc_verify_row_check(const posenc_verify_recipe *r, const posenc_verify_tolerance *t,
                              int64_t pos, const double *cos_f, const double *sin_f,
                              const double *pre, const double *expected,
@@ -204,6 +231,7 @@ void posenc_verify_row_check(const posenc_verify_recipe *r, const posenc_verify_
 
 /* The same reduced to three numbers: *abs_err, *rel_err and *ratio of the result (scratch is
  * unused; kept for the API). */
+POSENC_API
 void posenc_verify_row_error(const posenc_verify_recipe *r, const posenc_verify_tolerance *t,
                              int64_t pos, const double *cos_f, const double *sin_f,
                              const double *pre, const double *expected, double *scratch,
@@ -212,6 +240,7 @@ void posenc_verify_row_error(const posenc_verify_recipe *r, const posenc_verify_
 /* Distance in units in the last place of dtype dt (f16, bf16, f32, f64) between a and b, both
  * representable in dt; 0 for equal values (and for -0 against +0), UINT64_MAX when exactly one
  * is NaN or their signs differ by more than the range. */
+POSENC_API
 uint64_t posenc_verify_ulp_distance(double a, double b, posenc_dtype dt);
 
 /* ---- diagnosis ---- */
@@ -234,7 +263,9 @@ typedef struct posenc_diag_candidate {
     int explains;           /* ratio <= 1: the candidate fits within the verdict's bound */
 } posenc_diag_candidate;
 
-typedef struct posenc_diagnosis {
+typedef struct posenc_diagnosis posenc_diagnosis;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_diagnosis {
     int found;              /* 1 when the best candidate explains the data */
     int best;               /* index into cand, -1 when none */
     int n_cand;
@@ -250,7 +281,8 @@ typedef struct posenc_diagnosis {
     posenc_verify_recipe recipe; /* the best candidate's rotation (valid when best >= 0), for a
                                     caller to confirm it over every row */
     double angle_acc;       /* the bound's angle_acc it was judged with (llama.cpp's numerics) */
-} posenc_diagnosis;
+};
+#endif
 
 /* Try the usual mistakes on the sampled rows of one tensor (`what` is "q" or "k" for the
  * text) and name the best explanation. cfg is the config's resolved layer; seq_len as for
@@ -266,6 +298,7 @@ typedef struct posenc_diagnosis {
  * base; attention scaling missing or a constant magnitude factor; the angle computed in bf16 or
  * f16; and, when no single one explains the rows, the compounds theta with the scaling ignored,
  * theta with a shift, and the pairing swapped with a full-head rotation. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_len,
                                      const posenc_verify_tolerance *t,
                                      const posenc_verify_recipe *numerics,
@@ -275,11 +308,13 @@ posenc_status posenc_verify_diagnose(const posenc_rope_config *cfg, int64_t seq_
 /* Per-pair angle of the rotation taking pre to expected (atan2 of the cross and dot products of
  * the pair), and the pair-norm ratio, for frequency i. Returns 0 when the pair is too small to
  * measure. */
+POSENC_API
 int posenc_verify_pair_angle(posenc_style style, int rotary_dim, int i, const double *pre,
                              const double *expected, double *angle, double *ratio);
 
 /* Least-squares theta from inverse frequencies inv[i] = theta^(-2i/exp_dim) measured for i in
  * [1, n) where ok[i] is set. 0 when fewer than two are usable. */
+POSENC_API
 double posenc_verify_fit_theta(const double *inv, const unsigned char *ok, int n, int exp_dim);
 
 /* ---- which runtime the rows came from ---- */
@@ -301,20 +336,24 @@ typedef struct posenc_profile_fit {
     int64_t drift_pos;       /* where it is largest */
 } posenc_profile_fit;
 
-typedef struct posenc_verify_profiles_result {
+typedef struct posenc_verify_profiles_result posenc_verify_profiles_result;
+#ifdef POSENC_STATIC_LINKING_ONLY
+struct posenc_verify_profiles_result {
     int n;
     posenc_profile_fit fit[POSENC_VERIFY_N_PROFILES];
     int best;                /* the matching profile with the smallest error, -1 when none */
     char explanation[600];   /* "k matches the ggml profile (llama.cpp) element for element; it
                                 drifts from exact math by 3.5e-03 at position 131072, which is
                                 llama.cpp's float32 accumulation, not a bug" */
-} posenc_verify_profiles_result;
+};
+#endif
 
 /* The runtime profiles of cfg, in the order exact, hf, vllm, ggml: rec[k] (an array of
  * POSENC_VERIFY_N_PROFILES) is profile k's recipe when out->fit[k].available, else
  * out->fit[k].why says why that runtime does not run the config. The fits' counts are zero for
  * a pass to fill. n_ctx: llama.cpp's context size for the ggml profile (LongRoPE's long or
  * short factors); 0: seq_len. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *layer_type,
                                            const posenc_rope_config *cfg, int64_t seq_len,
                                            int64_t n_ctx,
@@ -325,6 +364,7 @@ posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *la
 /* Once the fits are counted: matches, the best match (the smallest error; on a tie the earlier
  * profile) and the explanation (what: "q" or "k"). In a dump of dtype dt that several profiles
  * match, the explanation says the dtype cannot tell them apart. */
+POSENC_API
 void posenc_verify_profiles_explain(posenc_verify_profiles_result *out, const char *what,
                                     posenc_dtype dt);
 
@@ -341,6 +381,7 @@ typedef struct posenc_bias_check_result {
 
 /* ALiBi: b(i, j) - b(i, i) == -m (i - j) for j <= i, sampled rows i < max_position, every head.
  * Tolerance 4 ulp of m (i - j) in double. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_alibi(const posenc_bias_config *b, posenc_alibi_convention conv,
                                   int64_t max_position, posenc_bias_check_result *out,
                                   posenc_error *err);
@@ -348,12 +389,14 @@ posenc_status posenc_verify_alibi(const posenc_bias_config *b, posenc_alibi_conv
 /* T5: buckets are monotone in |j - i| within each direction, lie in [0, num_buckets), match an
  * independent float32 evaluation of transformers' formula, and depend only on j - i (checked
  * for shifted query positions). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_t5(int num_buckets, int max_distance, int bidirectional,
                                int64_t max_position, posenc_bias_check_result *out,
                                posenc_error *err);
 
 /* Sinusoidal: PE(p + k) == R(k) PE(p) for sampled p, k, where R(k) rotates each (sin, cos)
  * column pair by the angle PE(k) holds. Tolerance 1e-12 * (1 + k w) per element. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_sinusoidal(posenc_sinusoidal_variant v, int d_model, int padding_idx,
                                        int64_t max_position, uint64_t seed,
                                        posenc_bias_check_result *out, posenc_error *err);

@@ -43,12 +43,14 @@ typedef struct posenc_vllm_info {
  * deepseek_yarn); max_model_len <= 0 means max_position_embeddings. POSENC_EUNSUPPORTED, with one
  * message naming the class, when posenc does not reproduce the class vLLM would use (mrope
  * with yarn and attention_factor, mscale or truncate false). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_vllm_rope(const posenc_rope_config *cfg, const char *family,
                                int64_t max_model_len, posenc_rope_params *out,
                                posenc_vllm_info *info, posenc_error *err);
 
 /* Parameters for any precision: posenc_rope_params_compute for exact and hf (seq_len as there),
  * posenc_vllm_rope for vllm (info filled; it may be NULL for the other precisions). */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_params_for(const posenc_rope_config *cfg, posenc_precision prec,
                                      const char *family, int64_t seq_len, int64_t max_model_len,
                                      posenc_rope_params *out, posenc_vllm_info *info,
@@ -68,6 +70,7 @@ typedef struct posenc_runtime_diff {
  * hf: transformers' parameters at sequence length pos + 1 against the exact formula at the same
  * length; vllm: vLLM's cache row against the exact values of vLLM's definition (its base, its
  * LongRoPE factors, its mscale). POSENC_ERANGE when pos is past vLLM's cache. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_drift(const posenc_rope_config *cfg, const char *family,
                                 posenc_precision prec, int64_t max_model_len, int64_t pos,
                                 double *drift, posenc_error *err);
@@ -75,17 +78,22 @@ posenc_status posenc_rope_drift(const posenc_rope_config *cfg, const char *famil
 /* The same largest |difference|, measured against transformers' definition in exact math at
  * sequence length pos + 1 instead of the precision's own: a definition difference (vLLM's
  * LongRoPE factors, a fixed dynamic base) shows here as well as rounding drift. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_rope_gap(const posenc_rope_config *cfg, const char *family,
                               posenc_precision prec, int64_t max_model_len, int64_t pos,
                               double *gap, posenc_error *err);
 
+POSENC_API
 size_t posenc_runtime_diff_count(void);
 /* Row i (0 <= i < posenc_runtime_diff_count()); POSENC_EINVAL past the end. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_runtime_diff_get(size_t i, posenc_runtime_diff *out, posenc_error *err);
 /* 1 when row i concerns cfg (its rope type, mrope, partial rotary, DeepSeek's yarn); every row
  * applies when cfg is NULL. */
+POSENC_API
 int posenc_runtime_diff_applies(size_t i, const posenc_rope_config *cfg, const char *family);
 /* The vLLM commits posenc's vllm precision follows, one line (static storage). */
+POSENC_API
 const char *posenc_vllm_commits(void);
 
 #ifdef __cplusplus

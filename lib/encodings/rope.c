@@ -610,6 +610,35 @@ posenc_status posenc_rope_params_compute(const posenc_rope_config *cfg, int64_t 
     return st;
 }
 
+posenc_status posenc_rope_params_new(const posenc_rope_config *cfg, int64_t seq_len,
+                                     posenc_rope_params **out, posenc_error *err)
+{
+    posenc_rope_params *p = malloc(sizeof *p);
+    if (!p)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    posenc_status st = posenc_rope_params_compute(cfg, seq_len, p, err);
+    if (st != POSENC_OK) {
+        free(p);
+        return st;
+    }
+    *out = p;
+    return POSENC_OK;
+}
+
+void posenc_rope_params_free(posenc_rope_params *p)
+{
+    free(p);
+}
+
+posenc_rope_type posenc_rope_params_type(const posenc_rope_params *p) { return p->type; }
+posenc_style posenc_rope_params_style(const posenc_rope_params *p) { return p->style; }
+int posenc_rope_params_head_dim(const posenc_rope_params *p) { return p->head_dim; }
+int posenc_rope_params_rotary_dim(const posenc_rope_params *p) { return p->rotary_dim; }
+double posenc_rope_params_attention_scaling(const posenc_rope_params *p)
+{
+    return p->attention_scaling;
+}
+
 int posenc_rope_table_width(const posenc_rope_params *p, posenc_layout layout)
 {
     if (!p)

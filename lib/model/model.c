@@ -672,6 +672,26 @@ posenc_status posenc_model_rope(const posenc_model *m, const char *layer_type,
                          m->source, layer_type, names);
 }
 
+posenc_status posenc_rope_config_new(const posenc_model *m, const char *layer_type,
+                                     posenc_rope_config **out, posenc_error *err)
+{
+    posenc_rope_config *c = malloc(sizeof *c);
+    if (!c)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    posenc_status st = posenc_model_rope(m, layer_type, c, err);
+    if (st != POSENC_OK) {
+        free(c);
+        return st;
+    }
+    *out = c;
+    return POSENC_OK;
+}
+
+void posenc_rope_config_free(posenc_rope_config *c)
+{
+    free(c);
+}
+
 const posenc_bias_config *posenc_model_bias(const posenc_model *m)
 {
     return &m->bias;

@@ -1,7 +1,9 @@
 # t_install.sh: make install puts down a library users can link. From the source tree, into a
 # build directory of its own (never the caller's build/), it installs with PREFIX=DIR, checks the
 # files, the soname links and that libposenc.so exports exactly the functions include/posenc/*.h
-# declares; compiles a program calling posenc_config_load, posenc_model_rope,
+# declares (an internal pe_ function is in libposenc.a only); that a program dropping a
+# posenc_status fails to compile under -Werror and that the large structs need
+# POSENC_STATIC_LINKING_ONLY; compiles a program calling posenc_config_load, posenc_model_rope,
 # posenc_rope_params_compute and posenc_rope_table with `pkg-config --cflags --libs posenc` (shared)
 # and with `pkg-config --static` (libposenc.a; the binary must not need libposenc.so), and checks
 # its cos/sin against closed forms computed here (default RoPE, theta 10000, head_dim 8; Llama 3.1's
@@ -59,6 +61,74 @@ if ! diff declared.txt exported.txt > sym.diff; then
     echo "libposenc.so exports (>) and headers declare (<) different functions:"; cat sym.diff; exit 1
 fi
 
+export PKG_CONFIG_PATH="$lib/pkgconfig"
+# Visibility decides the exports (include/posenc/export.h: POSENC_API, the .so built with
+# -fvisibility=hidden): pe_raw_paths, an internal function the program takes from libposenc.a,
+# is in the archive and absent from the .so, so a program calling it links statically only.
+cat > internal.c <<'EOF'
+#include <stdlib.h>
+#include <posenc/posenc.h>
+posenc_status pe_raw_paths(const char *path, char **bin, char **json, posenc_error *err);
+int main(void)
+{
+    char *bin = NULL, *json = NULL;
+    posenc_status st = pe_raw_paths("a.bin", &bin, &json, NULL);
+    free(bin);
+    free(json);
+    return st != POSENC_OK;
+}
+EOF
+nm "$lib/libposenc.a" | grep -q ' T pe_raw_paths$' || { echo "libposenc.a has no pe_raw_paths"; exit 1; }
+if nm -D "$lib/libposenc.so.0.1.0" | grep -q 'pe_raw_paths'; then
+    echo "libposenc.so exports pe_raw_paths"; exit 1
+fi
+# shellcheck disable=SC2046 # pkg-config's output is a list of words
+if "$cc" -std=c11 -o internal_shared internal.c $(pkg-config --cflags --libs posenc) 2> internal.err
+then
+    echo "a program calling pe_raw_paths links against libposenc.so"; exit 1
+fi
+grep -q "undefined reference to .pe_raw_paths" internal.err || { cat internal.err; exit 1; }
+# shellcheck disable=SC2046
+"$cc" -std=c11 -o internal_static internal.c $(pkg-config --cflags posenc) "$lib/libposenc.a" \
+    $(pkg-config --static --libs posenc | sed 's/-lposenc//')
+./internal_static
+
+# POSENC_NODISCARD: with -Werror alone (-Wunused-result is on by default), a program that drops
+# a posenc_status does not compile; the same program testing it does.
+cat > drop.c <<'EOF'
+#include <posenc/posenc.h>
+int main(void)
+{
+    posenc_dtype dt = POSENC_DT_F32;
+    posenc_dtype_parse("bf16", &dt, NULL);
+    return dt == POSENC_DT_BF16 ? 0 : 1;
+}
+EOF
+# shellcheck disable=SC2046
+if "$cc" -std=c11 -Werror -c -o drop.o drop.c $(pkg-config --cflags posenc) 2> drop.err; then
+    echo "a dropped posenc_status compiles under -Werror"; exit 1
+fi
+grep -q "posenc_dtype_parse.*warn_unused_result" drop.err || { cat drop.err; exit 1; }
+sed 's/^    posenc_dtype_parse(\(.*\));$/    if (posenc_dtype_parse(\1) != POSENC_OK)\n        return 2;/' \
+    drop.c > kept.c
+grep -q 'if (posenc_dtype_parse' kept.c || { cat kept.c; exit 1; }
+# shellcheck disable=SC2046
+"$cc" -std=c11 -Wall -Wextra -Werror -o kept kept.c $(pkg-config --cflags --libs posenc)
+LD_LIBRARY_PATH=$lib ./kept
+
+# POSENC_STATIC_LINKING_ONLY: the large structs' layout only for a program that asks for it
+printf '#include <posenc/posenc.h>\nint main(void) { return sizeof(posenc_rope_params) < 1024; }\n' \
+    > layout.c
+# shellcheck disable=SC2046
+if "$cc" -std=c11 -c -o layout.o layout.c $(pkg-config --cflags posenc) 2> layout.err; then
+    echo "posenc_rope_params is complete without POSENC_STATIC_LINKING_ONLY"; exit 1
+fi
+grep -q "incomplete type" layout.err || { cat layout.err; exit 1; }
+# shellcheck disable=SC2046
+"$cc" -std=c11 -Wall -Werror -DPOSENC_STATIC_LINKING_ONLY -o layout layout.c \
+    $(pkg-config --cflags --libs posenc)
+LD_LIBRARY_PATH=$lib ./layout
+
 # A default-RoPE config whose cos/sin have a closed form: inv_freq_i = 10000^(-2i/8).
 cat > small.json <<'EOF'
 {"model_type": "llama", "hidden_size": 32, "num_attention_heads": 4, "head_dim": 8,
@@ -114,8 +184,7 @@ PYEOF
 }
 
 # Shared: plain --libs is enough; the program needs libposenc.so.0 (the soname), found through
-# LD_LIBRARY_PATH.
-export PKG_CONFIG_PATH="$lib/pkgconfig"
+# LD_LIBRARY_PATH. The program does not define POSENC_STATIC_LINKING_ONLY.
 # shellcheck disable=SC2046 # pkg-config's output is a list of words
 "$cc" -std=c11 -Wall -Wextra -Werror -o t_shared prog.c $(pkg-config --cflags --libs posenc)
 readelf -d t_shared | grep -q 'NEEDED.*\[libposenc\.so\.0\]' ||

@@ -29,8 +29,9 @@ static void compute(const posenc_rope_config *c)
     int64_t L = c->original_max_position_embeddings > c->max_position_embeddings
                     ? c->original_max_position_embeddings
                     : c->max_position_embeddings;
-    if (L > 0 && L < ((int64_t)1 << 40))
-        (void)posenc_rope_params_compute(c, L + 1, &p, &err);
+    if (L > 0 && L < ((int64_t)1 << 40) &&
+        posenc_rope_params_compute(c, L + 1, &p, &err) == POSENC_OK && p.n_freq > POSENC_MAX_FREQ)
+        __builtin_trap();
 }
 
 /* The file loader on the same bytes: the same status as the parser (st, and on success the

@@ -77,7 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* the same text as a format name and as a path to guess from (no file system access for
      * names that cannot exist: keep the guess to short names) */
     posenc_format f;
-    (void)posenc_format_parse(spec, &f, &err);
+    if (posenc_format_parse(spec, &f, &err) == POSENC_OK)
+        (void)posenc_format_name(f);
     if (len < 64 && !strchr(spec, '/'))
         (void)posenc_format_name(posenc_format_guess(spec));
 

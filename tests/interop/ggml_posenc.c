@@ -6,7 +6,9 @@
  * Prints, for each token, one line "cs" followed by the n_dims/2 cos then the n_dims/2 sin values
  * of posenc_ggml_rope_cossin, and then, for each token and head, the q row of the spec rotated by
  * posenc_apply_rows under the ggml precision with the given pairing (q in transformers' head
- * layout), every value in C's %a. Exit 0, or 3 with one line on standard error. */
+ * layout), every value in C's %a. Exit 0, or 3 with one line on standard error. It fills
+ * posenc_ggml_rope and posenc_rope_params itself and links libposenc.a: it sees their layout. */
+#define POSENC_STATIC_LINKING_ONLY
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

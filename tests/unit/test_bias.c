@@ -41,10 +41,10 @@ static void test_reference_slopes(void **state)
             assert_close(s[i], (double)ref[i], 1e-15, 0);
     }
     /* n = 8 gives 1/2 ... 1/256 exactly; n = 12 adds 2^-0.5, 2^-1.5, 2^-2.5, 2^-3.5 */
-    posenc_alibi_slopes(POSENC_ALIBI_REFERENCE, 8, 8, s, NULL);
+    assert_int_equal(posenc_alibi_slopes(POSENC_ALIBI_REFERENCE, 8, 8, s, NULL), POSENC_OK);
     for (int i = 0; i < 8; i++)
         assert_true(s[i] == ldexp(1.0, -(i + 1)));
-    posenc_alibi_slopes(POSENC_ALIBI_REFERENCE, 12, 8, s, NULL);
+    assert_int_equal(posenc_alibi_slopes(POSENC_ALIBI_REFERENCE, 12, 8, s, NULL), POSENC_OK);
     for (int i = 0; i < 4; i++)
         assert_close(s[8 + i], pow(2.0, -0.5 - i), 1e-16, 0);
 }
@@ -78,7 +78,7 @@ static void test_mpt_slopes(void **state)
     for (int h = 1; h <= 128; h++) {
         /* alibi_bias_max 8 is the reference, for every head count */
         assert_int_equal(posenc_alibi_slopes(POSENC_ALIBI_MPT, h, 8, s, NULL), POSENC_OK);
-        posenc_alibi_slopes(POSENC_ALIBI_REFERENCE, h, 8, r, NULL);
+        assert_int_equal(posenc_alibi_slopes(POSENC_ALIBI_REFERENCE, h, 8, r, NULL), POSENC_OK);
         for (int i = 0; i < h; i++)
             assert_close(s[i], r[i], 1e-15, 0);
         const double maxes[] = { 4, 12, 16, 6.5 };
@@ -140,11 +140,11 @@ static void test_slopes_golden(void **state)
         assert_true(h >= 1 && h <= 128);
         if (strcmp(kind, "mpt") == 0) {
             double bmax = atof(strtok_r(NULL, " \n", &save));
-            posenc_alibi_slopes(POSENC_ALIBI_MPT, h, bmax, s, NULL);
+            assert_int_equal(posenc_alibi_slopes(POSENC_ALIBI_MPT, h, bmax, s, NULL), POSENC_OK);
         } else {
-            posenc_alibi_slopes(strcmp(kind, "falcon") == 0 ? POSENC_ALIBI_FALCON
-                                                            : POSENC_ALIBI_REFERENCE,
-                                h, 8, s, NULL);
+            posenc_alibi_kind k = strcmp(kind, "falcon") == 0 ? POSENC_ALIBI_FALCON
+                                                              : POSENC_ALIBI_REFERENCE;
+            assert_int_equal(posenc_alibi_slopes(k, h, 8, s, NULL), POSENC_OK);
         }
         for (int i = 0; i < h; i++) {
             tok = strtok_r(NULL, " \n", &save);
@@ -220,7 +220,7 @@ static void test_falcon_rows(void **state)
 {
     (void)state;
     double s[5];
-    posenc_alibi_slopes(POSENC_ALIBI_FALCON, 5, 8, s, NULL);
+    assert_int_equal(posenc_alibi_slopes(POSENC_ALIBI_FALCON, 5, 8, s, NULL), POSENC_OK);
     double out[300];
     posenc_alibi_row_kind(POSENC_ALIBI_FALCON, s[4], POSENC_ALIBI_KEYINDEX, 0, 300, out);
     for (int j = 0; j < 300; j++) {
@@ -382,33 +382,33 @@ static void test_sinusoidal_known(void **state)
     const double zero[] = { 0, 1, 0, 1 };
     assert_memory_equal(out, zero, sizeof zero);
     /* position 1, d 4: [sin 1, cos 1, sin 0.01, cos 0.01] */
-    posenc_sinusoidal_row(POSENC_SIN_VASWANI, 4, 1, -1, out, NULL);
+    assert_int_equal(posenc_sinusoidal_row(POSENC_SIN_VASWANI, 4, 1, -1, out, NULL), POSENC_OK);
     assert_close(out[0], sin(1.0), 1e-16, 0);
     assert_close(out[1], cos(1.0), 1e-16, 0);
     assert_close(out[2], sin(0.01), 1e-16, 0);
     assert_close(out[3], cos(0.01), 1e-16, 0);
     /* t2t d 4: frequencies 1 and 1e-4 (the last is exactly 1/10000), [sin | cos] */
-    posenc_sinusoidal_row(POSENC_SIN_T2T, 4, 1, -1, out, NULL);
+    assert_int_equal(posenc_sinusoidal_row(POSENC_SIN_T2T, 4, 1, -1, out, NULL), POSENC_OK);
     assert_close(out[0], sin(1.0), 1e-16, 0);
     assert_close(out[1], (double)sinl(1.0L / 10000), 1e-16, 0);
     assert_close(out[2], cos(1.0), 1e-16, 0);
     assert_close(out[3], (double)cosl(1.0L / 10000), 1e-16, 0);
     /* marian d 5: sin columns 0..2 (exponents 0, 2/5, 4/5), cos columns 3..4 */
-    posenc_sinusoidal_row(POSENC_SIN_MARIAN, 5, 3, -1, out, NULL);
+    assert_int_equal(posenc_sinusoidal_row(POSENC_SIN_MARIAN, 5, 3, -1, out, NULL), POSENC_OK);
     assert_close(out[0], sin(3.0), 1e-15, 0);
     assert_close(out[2], sin(3.0 * pow(10000.0, -0.8)), 1e-15, 0);
     assert_close(out[3], cos(3.0), 1e-15, 0);
     assert_close(out[4], cos(3.0 * pow(10000.0, -0.4)), 1e-15, 0);
     /* fairseq: row padding_idx is zero; the first real position padding_idx+1 is sin/cos(2) */
-    posenc_sinusoidal_row(POSENC_SIN_FAIRSEQ, 6, 1, 1, out, NULL);
+    assert_int_equal(posenc_sinusoidal_row(POSENC_SIN_FAIRSEQ, 6, 1, 1, out, NULL), POSENC_OK);
     for (int j = 0; j < 6; j++)
         assert_true(out[j] == 0.0);
-    posenc_sinusoidal_row(POSENC_SIN_FAIRSEQ, 6, 2, 1, out, NULL);
+    assert_int_equal(posenc_sinusoidal_row(POSENC_SIN_FAIRSEQ, 6, 2, 1, out, NULL), POSENC_OK);
     assert_close(out[0], sin(2.0), 1e-16, 0);
     assert_close(out[3], cos(2.0), 1e-16, 0);
     assert_close(out[2], (double)sinl(2.0L / 10000), 1e-16, 0);
     /* padding only matters for fairseq */
-    posenc_sinusoidal_row(POSENC_SIN_T2T, 6, 1, 1, out, NULL);
+    assert_int_equal(posenc_sinusoidal_row(POSENC_SIN_T2T, 6, 1, 1, out, NULL), POSENC_OK);
     assert_close(out[0], sin(1.0), 1e-16, 0);
 
     posenc_error err = { 0 };

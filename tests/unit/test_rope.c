@@ -9,6 +9,7 @@
 
 #include "testutil.h"
 #include "lib/core/mathx.h"
+#include "posenc/config.h"
 #include "posenc/rope.h"
 
 /* ---------------------------------------------------------------------------------------------
@@ -917,6 +918,66 @@ static void test_errors(void **state)
     assert_int_equal(posenc_rope_params_compute(NULL, 0, &p, &err), POSENC_EINVAL);
 }
 
+/* posenc_rope_config_new and posenc_rope_params_new (for programs built without
+ * POSENC_STATIC_LINKING_ONLY) give what posenc_model_rope and posenc_rope_params_compute fill
+ * in place, and the accessors read the fields; on failure *out is left alone. A partial
+ * rotary yarn config, so that head_dim, rotary_dim and attention_scaling tell fields apart. */
+static void test_by_pointer(void **state)
+{
+    (void)state;
+    static const char json[] =
+        "{\"model_type\": \"gpt_neox\", \"hidden_size\": 512, \"num_attention_heads\": 8, "
+        "\"rotary_pct\": 0.25, \"max_position_embeddings\": 8192, \"rope_scaling\": "
+        "{\"rope_type\": \"yarn\", \"factor\": 4.0, \"original_max_position_embeddings\": 2048}}";
+    posenc_error err = { 0 };
+    posenc_model *m = NULL;
+    if (posenc_config_parse(json, strlen(json), "neox.json", NULL, &m, &err) != POSENC_OK)
+        print_error("%s\n", err.msg);
+    assert_non_null(m);
+
+    posenc_rope_config want_c, *c = NULL;
+    assert_int_equal(posenc_model_rope(m, NULL, &want_c, &err), POSENC_OK);
+    assert_int_equal(posenc_rope_config_new(m, NULL, &c, &err), POSENC_OK);
+    assert_non_null(c);
+    assert_memory_equal(c, &want_c, sizeof want_c); /* both copies of the model's own */
+
+    posenc_rope_params want, *p = NULL;
+    compute_ok(&want_c, 0, &want);
+    assert_int_equal(posenc_rope_params_new(c, 0, &p, &err), POSENC_OK);
+    assert_non_null(p);
+    assert_int_equal(posenc_rope_params_type(p), POSENC_ROPE_YARN);
+    assert_int_equal(posenc_rope_params_style(p), POSENC_STYLE_NEOX);
+    assert_int_equal(posenc_rope_params_head_dim(p), 64);
+    assert_int_equal(posenc_rope_params_rotary_dim(p), 16);
+    assert_true(posenc_rope_params_attention_scaling(p) == want.attention_scaling);
+    assert_true(want.attention_scaling > 1.1); /* 0.1 ln 4 + 1 */
+    assert_int_equal(p->n_freq, 8);
+    assert_memory_equal(p->inv_hi, want.inv_hi, sizeof want.inv_hi[0] * 8);
+    assert_memory_equal(p->inv_lo, want.inv_lo, sizeof want.inv_lo[0] * 8);
+    assert_memory_equal(p->inv_freq_f32, want.inv_freq_f32, sizeof want.inv_freq_f32[0] * 8);
+
+    /* failures leave *out alone */
+    posenc_rope_params *p2 = p;
+    assert_int_equal(posenc_rope_params_new(NULL, 0, &p2, &err), POSENC_EINVAL);
+    assert_ptr_equal(p2, p);
+    posenc_rope_config *c2 = c;
+    assert_int_equal(posenc_rope_config_new(m, "no_such_layer", &c2, &err), POSENC_ENOTFOUND);
+    assert_ptr_equal(c2, c);
+    posenc_model *g = NULL;
+    static const char gpt2[] = "{\"model_type\": \"gpt2\", \"n_embd\": 64, \"n_head\": 4}";
+    assert_int_equal(posenc_config_parse(gpt2, strlen(gpt2), "gpt2.json", NULL, &g, &err),
+                     POSENC_OK);
+    assert_int_equal(posenc_rope_config_new(g, NULL, &c2, &err), POSENC_EINVAL);
+    assert_ptr_equal(c2, c);
+
+    posenc_rope_params_free(p);
+    posenc_rope_config_free(c);
+    posenc_rope_params_free(NULL);
+    posenc_rope_config_free(NULL);
+    posenc_model_free(g);
+    posenc_model_free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -938,6 +999,7 @@ int main(void)
         cmocka_unit_test(test_mrope),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_by_pointer),
     };
     return cmocka_run_group_tests_name("rope", tests, NULL, NULL);
 }
