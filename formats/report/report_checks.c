@@ -503,7 +503,10 @@ static void layers_note(cJSON *report, const posenc_model *m, const posenc_gguf_
     for (int64_t i = 0; i < nl; i++) {
         const char *t = NULL;
         int nope = 0;
-        posenc_model_layer(m, i, &t, &nope, NULL);
+        if (posenc_model_layer(m, i, &t, &nope, NULL) != POSENC_OK) {
+            t = NULL;                 /* a layer the config does not give: no comparison */
+            nope = 0;
+        }
         if (!t)
             has_types = 0;
         cs[i] = t && (strcmp(t, "sliding_attention") == 0 || strcmp(t, "chunked_attention") == 0);

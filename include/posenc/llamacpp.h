@@ -139,12 +139,14 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
  * array is read only where the loader reads one (MiMo-V2), else ignored; Gemma 3 and OLMo 3
  * without a window have none). sliding[il] = 1 for a sliding layer. Returns 0 when the
  * architecture has no sliding-window rule posenc has read (then nothing is written), else 1. */
+POSENC_API
 int posenc_ggml_swa_layers(const posenc_gguf_rope *g, int n, uint8_t *sliding);
 
 /* Which of the first n layers llama.cpp rotates with no RoPE for a file holding g: Cohere 2's
  * non-sliding layers (src/models/cohere2.cpp), Llama 4's every 4th ((il + 1) % 4 == 0;
  * none when attention.sliding_window is 0, src/models/llama4.cpp). nope[il] = 1 for such a
  * layer. Returns 0 (nothing written) for an architecture without such a rule. */
+POSENC_API
 int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope);
 
 /* Read the RoPE keys and tensors of a GGUF file (formats/). Every key's GGUF type is checked
@@ -217,6 +219,7 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
  * posenc_gguf_compare): the cos/sin check compares both sides' tables with that layer type's
  * arguments (Gemma 3's sliding layers: freq_base_swa and scale 1). A layer type llama.cpp
  * rotates with no RoPE (Cohere 2's full_attention) compares no tables and says so. */
+POSENC_API POSENC_NODISCARD
 posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
                                         int64_t orig_ctx, const char *layer_type,
                                         posenc_gguf_check *out, posenc_error *err);
