@@ -77,10 +77,11 @@ $(BIN): $(CMD_OBJ) $(B)/libposenc.a
 # lib/encodings/rope_ggml.c reproduces ggml's portable CPU build, which has no FMA: never fuse
 # a * b + c there (GCC's ISO C default, made explicit for every compiler and mode)
 $(B)/lib/encodings/rope_ggml.o $(B)/pic/lib/encodings/rope_ggml.o $(S)/lib/encodings/rope_ggml.o: ALL_CFLAGS += -ffp-contract=off
-# lib/core/kern.c, lib/core/kern_x86.c: the dispatched kernels (AVX2, AVX-512 by target
-# attributes, picked at run time by lib/core/cpu.c) give the portable path's bits only with every
-# product and sum rounded on its own
+# lib/core/kern.c, lib/core/kern_x86.c, lib/core/kern_neon.c: the dispatched kernels (AVX2,
+# AVX-512 by target attributes, picked at run time by lib/core/cpu.c; NEON on aarch64) give the
+# portable path's bits only with every product and sum rounded on its own
 $(B)/lib/core/kern.o $(B)/pic/lib/core/kern.o $(S)/lib/core/kern.o $(B)/lib/core/kern_x86.o $(B)/pic/lib/core/kern_x86.o $(S)/lib/core/kern_x86.o: ALL_CFLAGS += -ffp-contract=off
+$(B)/lib/core/kern_neon.o $(B)/pic/lib/core/kern_neon.o $(S)/lib/core/kern_neon.o: ALL_CFLAGS += -ffp-contract=off
 
 $(B)/libposenc.a: $(LIB_OBJ)
 	@mkdir -p $(@D)

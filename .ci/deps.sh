@@ -6,6 +6,8 @@ for group in "$@"; do
     case $group in
     build) want="$want gcc make pkg-config libcjson-dev zlib1g-dev libhdf5-dev" ;;
     test)  want="$want libcmocka-dev python3-numpy python3-h5py python3-torch python3-mpmath python3-yaml chromium git groff-base g++"
+           # tests/cli/t_neon_qemu.sh: the aarch64 NEON kernels, cross-compiled, under qemu-user
+           want="$want gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
            # npm fetches llama.cpp's gguf-py for the GGUF interop test; a nodejs that brings its
            # own npm (NodeSource's) must not get Debian's npm package on top
            command -v npm > /dev/null 2>&1 || want="$want nodejs npm" ;;

@@ -129,7 +129,7 @@ int main(int argc, char **argv)
             return rc;
         printf("posenc %s\ncpu path: %s (this CPU runs:", posenc_version(),
                posenc_cpu_name(posenc_cpu_active()));
-        for (int p = POSENC_CPU_BASELINE; p <= POSENC_CPU_AVX512; p++)
+        for (int p = POSENC_CPU_BASELINE; p <= POSENC_CPU_NEON; p++)
             if (posenc_cpu_supported((posenc_cpu_path)p))
                 printf(" %s", posenc_cpu_name((posenc_cpu_path)p));
         printf(")\n");

@@ -242,6 +242,7 @@ struct dir_writer {
     FILE *fp;                   /* the file being written */
     char *vbuf;
     size_t begun;
+    pe_writeout wo;             /* of the file being written */
 };
 
 static void dir_w_free(posenc_writer *w, int remove_all)
@@ -341,6 +342,7 @@ static posenc_status open_file(posenc_writer *w, size_t i, posenc_error *err)
         return st;
     if (k->vbuf)
         setvbuf(k->fp, k->vbuf, _IOFBF, PE_IO_BUFSIZE);
+    k->wo.pending = 0;
     return POSENC_OK;
 }
 
@@ -370,9 +372,11 @@ static posenc_status dir_w_write(posenc_writer *w, const void *data, uint64_t ne
     posenc_status st = begin_upto(w, w->cur, err);
     if (st)
         return st;
-    return pe_write_exact(k->fp, data,
-                              (size_t)(nelem * posenc_dtype_size(w->arrays[w->cur].dtype)),
-                              k->f[w->cur].final, err);
+    size_t nb = (size_t)(nelem * posenc_dtype_size(w->arrays[w->cur].dtype));
+    st = pe_write_exact(k->fp, data, nb, k->f[w->cur].final, err);
+    if (st == POSENC_OK && k->f[w->cur].tmp)
+        pe_tmp_writeout(k->fp, &k->wo, nb);
+    return st;
 }
 
 static posenc_status dir_w_commit(posenc_writer *w, posenc_error *err)

@@ -704,6 +704,7 @@ struct npy_writer {
     char *tmp;
     char *vbuf;
     int to_stdout;
+    pe_writeout wo;
 };
 
 static void npy_w_free(posenc_writer *w, int discard)
@@ -757,7 +758,10 @@ static posenc_status npy_w_write(posenc_writer *w, const void *data, uint64_t ne
 {
     struct npy_writer *k = w->impl;
     size_t es = posenc_dtype_size(w->arrays[w->cur].dtype);
-    return pe_write_exact(k->fp, data, (size_t)(nelem * es), w->path, err);
+    posenc_status st = pe_write_exact(k->fp, data, (size_t)(nelem * es), w->path, err);
+    if (st == POSENC_OK && k->tmp)
+        pe_tmp_writeout(k->fp, &k->wo, nelem * es);
+    return st;
 }
 
 static posenc_status npy_w_commit(posenc_writer *w, posenc_error *err)

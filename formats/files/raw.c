@@ -303,6 +303,7 @@ typedef struct raw_writer {
     size_t cur;
     uint64_t done;
     unsigned char *swap;
+    pe_writeout wo;
 } raw_writer;
 
 static void raw_writer_free(posenc_writer *w, int remove_tmp)
@@ -410,6 +411,8 @@ static posenc_status raw_w_write(posenc_writer *w, const void *data, uint64_t ne
                 k += m;
             }
         }
+        if (rw->tmp)
+            pe_tmp_writeout(rw->fp, &rw->wo, take * es);
         rw->pos += take * es;
         p += take * es;
         nelem -= take;

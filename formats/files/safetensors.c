@@ -435,6 +435,7 @@ typedef struct st_writer {
     size_t cur;    /* our own cursor over w->arrays */
     uint64_t done; /* elements of arrays[cur] written */
     unsigned char *swap;
+    pe_writeout wo;
 } st_writer;
 
 static void st_writer_free(posenc_writer *w, int remove_tmp)
@@ -577,6 +578,8 @@ static posenc_status st_w_write(posenc_writer *w, const void *data, uint64_t nel
                 k += m;
             }
         }
+        if (sw->tmp)
+            pe_tmp_writeout(sw->fp, &sw->wo, take * es);
         p += take * es;
         nelem -= take;
         sw->done += take;

@@ -527,6 +527,7 @@ struct pe_zipw {
     int zinit;
     z_stream zs;
     unsigned char *out;
+    pe_writeout wo;           /* early write-out of the temporary (a device: a no-op) */
 };
 
 #define OUTBUF ((size_t)256 << 10)
@@ -535,8 +536,10 @@ struct pe_zipw {
 static posenc_status put(pe_zipw *zw, const void *p, size_t n, posenc_error *err)
 {
     posenc_status st = pe_write_exact(zw->fp, p, n, zw->path, err);
-    if (!st)
+    if (!st) {
         zw->off += n;
+        pe_tmp_writeout(zw->fp, &zw->wo, n);
+    }
     return st;
 }
 

@@ -123,6 +123,19 @@ void pe_tmp_group_abort(void);
 /* Close fp (may be NULL) and unlink tmp_path (may be NULL). */
 void pe_tmp_discard(FILE *fp, const char *tmp_path);
 
+/* Early write-out of a temporary being streamed: a writer calls pe_tmp_writeout after each
+ * n bytes of data it hands to fp (a temporary of pe_tmp_create), with its own pe_writeout
+ * (zeroed at the start). Every PE_WRITEOUT_BYTES it flushes fp and asks the kernel to start
+ * writing the file's dirty pages to disk without waiting for them (Linux sync_file_range), so
+ * that the disk works while the rest is computed and the fsync of pe_tmp_commit waits only
+ * for the tail. It never fails: a write error shows in the commit's fflush and fsync, which
+ * stay what makes the file durable. */
+#define PE_WRITEOUT_BYTES ((uint64_t)8 << 20)
+typedef struct pe_writeout {
+    uint64_t pending;            /* bytes handed over since the last write-out */
+} pe_writeout;
+void pe_tmp_writeout(FILE *fp, pe_writeout *wo, uint64_t n);
+
 /* Check that json_value (a JSON text) is a value of type t (posenc_meta_type) and, when out is
  * not NULL, append its GGUF encoding (uint32 type, then the value) to out and add the number of
  * values it holds (1, or 1 + the elements of an array) to *nvalues (may be NULL). A

@@ -801,6 +801,24 @@ posenc_status pe_tmp_commit(FILE *fp, const char *tmp_path, const char *final_pa
     return group_commit(err);
 }
 
+void pe_tmp_writeout(FILE *fp, pe_writeout *wo, uint64_t n)
+{
+    if (!fp)
+        return;
+    wo->pending += n;
+    if (wo->pending < PE_WRITEOUT_BYTES)
+        return;
+    wo->pending = 0;
+    if (fflush(fp) != 0)
+        return; /* ferror stays set: the commit reports it */
+#ifdef SYNC_FILE_RANGE_WRITE
+    /* the whole file (nbytes 0: to its end); pages already under write-out or clean are
+     * skipped, so each call submits what was written since the last one; git/git's wrapper.c
+     * (git_fsync, FSYNC_WRITEOUT_ONLY) issues the same call for its batched fsyncs */
+    (void)sync_file_range(fileno(fp), 0, 0, SYNC_FILE_RANGE_WRITE);
+#endif
+}
+
 void pe_tmp_discard(FILE *fp, const char *tmp_path)
 {
     if (fp)

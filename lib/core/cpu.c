@@ -8,14 +8,15 @@
 #include "posenc/cpu.h"
 #include "lib/core/cpu_internal.h"
 
-static const char *const names[] = { "baseline", "avx2", "avx512" };
+#define NPATH 4
+static const char *const names[NPATH] = { "baseline", "avx2", "avx512", "neon" };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static posenc_cpu_path active = POSENC_CPU_BASELINE;
 
 const char *posenc_cpu_name(posenc_cpu_path p)
 {
-    return (unsigned)p < 3 ? names[p] : "?";
+    return (unsigned)p < NPATH ? names[p] : "?";
 }
 
 #if PE_CPU_X86 && defined(__clang__) && __clang_major__ < 15
@@ -44,6 +45,10 @@ int posenc_cpu_supported(posenc_cpu_path p)
         return posenc_cpu_supported(POSENC_CPU_AVX2) && __builtin_cpu_supports("avx512f") &&
                __builtin_cpu_supports("avx512bw");
 #endif
+#if PE_CPU_NEON
+    case POSENC_CPU_NEON:
+        return 1; /* Advanced SIMD is part of every ARMv8-A CPU */
+#endif
     default:
         return 0;
     }
@@ -59,7 +64,7 @@ static posenc_cpu_path best_from(posenc_cpu_path p)
 /* -1 when s names no path */
 static int parse(const char *s)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < NPATH; i++)
         if (strcmp(s, names[i]) == 0)
             return i;
     return -1;
@@ -69,7 +74,7 @@ static void choose(void)
 {
     const char *e = getenv("POSENC_CPU");
     int want = e && *e ? parse(e) : -1;
-    active = best_from(want >= 0 ? (posenc_cpu_path)want : POSENC_CPU_AVX512);
+    active = best_from(want >= 0 ? (posenc_cpu_path)want : (posenc_cpu_path)(NPATH - 1));
 }
 
 posenc_cpu_path posenc_cpu_active(void)
@@ -81,7 +86,7 @@ posenc_cpu_path posenc_cpu_active(void)
 posenc_status posenc_cpu_set(posenc_cpu_path p, posenc_error *err)
 {
     pthread_once(&once, choose);
-    if ((unsigned)p >= 3)
+    if ((unsigned)p >= NPATH)
         return posenc_seterr(err, POSENC_EINVAL, "invalid CPU path %d", (int)p);
     if (!posenc_cpu_supported(p))
         return posenc_seterr(err, POSENC_EUNSUPPORTED, "this CPU or build cannot run the %s path",
@@ -99,7 +104,8 @@ posenc_status posenc_cpu_env_check(posenc_error *err)
     int want = parse(e);
     if (want < 0)
         return posenc_seterr(err, POSENC_EINVAL,
-                             "POSENC_CPU=%s: unknown path (expected baseline, avx2 or avx512)", e);
+                             "POSENC_CPU=%s: unknown path (expected baseline, avx2, avx512 or neon)",
+                             e);
     if (!posenc_cpu_supported((posenc_cpu_path)want))
         return posenc_seterr(err, POSENC_EUNSUPPORTED,
                              "POSENC_CPU=%s: this CPU or build cannot run it; using %s", e,

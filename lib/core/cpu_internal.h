@@ -1,9 +1,10 @@
 /* cpu_internal.h (internal): what the dispatched kernels share.
  *
  * PE_CPU_X86 is 1 when the compiler can emit the x86-64 AVX2/AVX-512 paths (GCC or clang
- * target attributes). pe_kern_get returns the kernel table of the active path
- * (posenc_cpu_active), borrowed from static storage. Every entry gives the same bits as the
- * portable scalar code of lib/core/half.h on every input, NaN payloads included. */
+ * target attributes); PE_CPU_NEON is 1 when it targets aarch64, whose CPUs all have NEON.
+ * pe_kern_get returns the kernel table of the active path (posenc_cpu_active), borrowed from
+ * static storage. Every entry gives the same bits as the portable scalar code of
+ * lib/core/half.h on every input, NaN payloads included. */
 #ifndef POSENC_CPU_INTERNAL_H
 #define POSENC_CPU_INTERNAL_H
 
@@ -14,6 +15,11 @@
 #define PE_CPU_X86 1
 #else
 #define PE_CPU_X86 0
+#endif
+#if defined(__aarch64__) && defined(__ARM_NEON) && (defined(__GNUC__) || defined(__clang__))
+#define PE_CPU_NEON 1
+#else
+#define PE_CPU_NEON 0
 #endif
 
 typedef struct pe_kern {
@@ -40,11 +46,14 @@ typedef struct pe_kern {
 
 const pe_kern *pe_kern_get(void);
 
-/* the tables of each path (NULL when the build has none); lib/core/kern_x86.c */
+/* the tables of each path; lib/core/kern_x86.c, lib/core/kern_neon.c */
 extern const pe_kern pe_kern_baseline;
 #if PE_CPU_X86
 extern const pe_kern pe_kern_avx2;
 extern const pe_kern pe_kern_avx512;
+#endif
+#if PE_CPU_NEON
+extern const pe_kern pe_kern_neon;
 #endif
 
 #endif

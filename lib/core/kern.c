@@ -1,5 +1,6 @@
 /* kern.c: the portable f16/bf16 kernels of posenc_apply_rows and the table of the active path
- * (lib/core/cpu_internal.h). The x86-64 paths live in lib/core/kern_x86.c. */
+ * (lib/core/cpu_internal.h). The x86-64 paths live in lib/core/kern_x86.c, the aarch64 one in
+ * lib/core/kern_neon.c. */
 #include "posenc/cpu.h"
 #include "lib/core/cpu_internal.h"
 #include "lib/core/half.h"
@@ -70,6 +71,10 @@ const pe_kern *pe_kern_get(void)
         return &pe_kern_avx512;
     case POSENC_CPU_AVX2:
         return &pe_kern_avx2;
+#endif
+#if PE_CPU_NEON
+    case POSENC_CPU_NEON:
+        return &pe_kern_neon;
 #endif
     default:
         return &pe_kern_baseline;

@@ -35,7 +35,7 @@ grep -qx 'posenc [0-9.]*' out.stdout
 grep -q '^cpu path: [a-z0-9]* (this CPU runs: baseline' out.stdout
 paths=$(sed -n 's/^cpu path: .*(this CPU runs: \(.*\))$/\1/p' out.stdout)
 POSENC_CPU=baseline "$POSENC" --version | grep -qx 'cpu path: baseline (this CPU runs: .*)'
-expect_fail 2 "posenc version: POSENC_CPU=avx9: unknown path (expected baseline, avx2 or avx512)" \
+expect_fail 2 "posenc version: POSENC_CPU=avx9: unknown path (expected baseline, avx2, avx512 or neon)" \
     env POSENC_CPU=avx9 "$POSENC" --version
 expect_fail 2 "POSENC_CPU=AVX2: unknown path" env POSENC_CPU=AVX2 "$POSENC" apply f.npy \
     --config "$C/llama-3.1-8b.json" -o never.npy

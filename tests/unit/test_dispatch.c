@@ -78,7 +78,7 @@ static void test_kernels(void **state)
         h[i] = (uint16_t)i;
     size_t nx = store_inputs(x, N - 3); /* an odd length: tails too */
     const pe_kern *base = path_kern(POSENC_CPU_BASELINE);
-    for (int p = POSENC_CPU_AVX2; p <= POSENC_CPU_AVX512; p++) {
+    for (int p = POSENC_CPU_AVX2; p <= POSENC_CPU_NEON; p++) {
         if (!posenc_cpu_supported((posenc_cpu_path)p)) {
             print_message("cpu path %s: not on this machine, skipped\n",
                           posenc_cpu_name((posenc_cpu_path)p));
@@ -214,7 +214,7 @@ static void test_apply_paths(void **state)
                         posenc_apply_positions pos = { NULL, 1000 * kind, 1, 1 };
                         fill(in, dts[a], n, kind);
                         size_t oes = posenc_dtype_size(dts[b]);
-                        for (int path = POSENC_CPU_BASELINE; path <= POSENC_CPU_AVX512; path++) {
+                        for (int path = POSENC_CPU_BASELINE; path <= POSENC_CPU_NEON; path++) {
                             if (!posenc_cpu_supported((posenc_cpu_path)path))
                                 continue;
                             assert_int_equal(posenc_cpu_set((posenc_cpu_path)path, NULL),
@@ -271,23 +271,26 @@ static void test_select(void **state)
     assert_string_equal(posenc_cpu_name(POSENC_CPU_BASELINE), "baseline");
     assert_string_equal(posenc_cpu_name(POSENC_CPU_AVX2), "avx2");
     assert_string_equal(posenc_cpu_name(POSENC_CPU_AVX512), "avx512");
+    assert_string_equal(posenc_cpu_name(POSENC_CPU_NEON), "neon");
     assert_string_equal(posenc_cpu_name((posenc_cpu_path)7), "?");
     assert_int_equal(posenc_cpu_supported(POSENC_CPU_BASELINE), 1);
     assert_int_equal(posenc_cpu_set((posenc_cpu_path)7, &err), POSENC_EINVAL);
-    for (int p = 0; p < 3; p++) {
+    for (int p = 0; p <= POSENC_CPU_NEON; p++) {
         posenc_status want = posenc_cpu_supported((posenc_cpu_path)p) ? POSENC_OK
                                                                       : POSENC_EUNSUPPORTED;
         assert_int_equal(posenc_cpu_set((posenc_cpu_path)p, &err), want);
         if (want == POSENC_OK)
             assert_int_equal(posenc_cpu_active(), p);
     }
-    /* avx512 implies avx2 */
+    /* avx512 implies avx2; neon is aarch64's, the x86 paths x86-64's */
     if (posenc_cpu_supported(POSENC_CPU_AVX512))
         assert_true(posenc_cpu_supported(POSENC_CPU_AVX2));
+    if (posenc_cpu_supported(POSENC_CPU_NEON))
+        assert_false(posenc_cpu_supported(POSENC_CPU_AVX2));
     setenv("POSENC_CPU", "avx9", 1);
     assert_int_equal(posenc_cpu_env_check(&err), POSENC_EINVAL);
     assert_string_equal(err.msg,
-                        "POSENC_CPU=avx9: unknown path (expected baseline, avx2 or avx512)");
+                        "POSENC_CPU=avx9: unknown path (expected baseline, avx2, avx512 or neon)");
     setenv("POSENC_CPU", "baseline", 1);
     assert_int_equal(posenc_cpu_env_check(&err), POSENC_OK);
     unsetenv("POSENC_CPU");

@@ -3,13 +3,16 @@
  * metadata, one array out of several, a failing source or metadata step that leaves no file
  * and no temporary, the stages open/commit/abort of a caller that writes its own values
  * (apply) with the one size-limit message, convert's container source and the learned table's
- * row readers. */
+ * row readers; the early write-out of a streamed temporary, and outputs larger than its step
+ * written whole in every format that uses it. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "testutil.h"
 #include "posenc/bias.h"
 #include "posenc/io.h"
+#include "formats/io/backend.h"
 #include "formats/io/out.h"
 #include "formats/engines/weights.h"
 
@@ -461,6 +464,114 @@ static void test_stages(void **state)
     pe_table_free(&t);
 }
 
+/* pe_tmp_writeout hands the stream's buffered bytes to the file once PE_WRITEOUT_BYTES have
+ * gone by since the last time (and not before), never fails, and the commit still makes the
+ * whole file; writers that call it (NPY, DIR, safetensors, raw, NPZ) write every byte of an
+ * output several steps long, in order, from pieces that straddle the steps. */
+static size_t on_disk(FILE *fp)
+{
+    struct stat sb;
+    assert_int_equal(fstat(fileno(fp), &sb), 0);
+    return (size_t)sb.st_size;
+}
+
+static void test_writeout(void **state)
+{
+    (void)state;
+    const size_t step = (size_t)PE_WRITEOUT_BYTES, piece = step / 4 + 3;
+    const size_t total = 3 * step + 12345;
+    unsigned char *buf = malloc(total), *vbuf = malloc(2 * step);
+    assert_non_null(buf);
+    assert_non_null(vbuf);
+    for (size_t i = 0; i < total; i++)
+        buf[i] = (unsigned char)(i * 131u + (i >> 13));
+    char *tmp = NULL;
+    FILE *fp = NULL;
+    posenc_error err = { 0 };
+    assert_int_equal(pe_tmp_create(tu_path("wo.bin"), &tmp, &fp, &err), POSENC_OK);
+    setvbuf(fp, (char *)vbuf, _IOFBF, 2 * step); /* holds everything until written out */
+    pe_writeout wo = { 0 };
+    size_t done = 0, flushed = 0;
+    while (done < total) {
+        size_t n = total - done < piece ? total - done : piece;
+        assert_int_equal(fwrite(buf + done, 1, n, fp), n);
+        done += n;
+        uint64_t before = wo.pending;
+        pe_tmp_writeout(fp, &wo, n);
+        if (before + n >= step) { /* a step went by: every byte so far is in the file */
+            assert_int_equal(wo.pending, 0);
+            flushed = done;
+        } else {
+            assert_int_equal(wo.pending, before + n);
+        }
+        assert_int_equal(on_disk(fp), flushed);
+    }
+    assert_true(flushed >= 3 * step - piece && flushed < total);
+    assert_int_equal(pe_tmp_commit(fp, tmp, tu_path("wo.bin"), &err), POSENC_OK);
+    free(tmp);
+    size_t n = 0;
+    unsigned char *back = tu_slurp(tu_path("wo.bin"), &n);
+    assert_int_equal(n, total);
+    assert_memory_equal(back, buf, total);
+    free(back);
+    assert_false(tu_tmp_left());
+
+    /* a NULL stream: nothing; one that is not a file: flushed, no error */
+    pe_writeout w2 = { 0 };
+    pe_tmp_writeout(NULL, &w2, 2 * step);
+    assert_int_equal(w2.pending, 0);
+    FILE *null = fopen("/dev/null", "wb");
+    assert_non_null(null);
+    pe_tmp_writeout(null, &w2, step);
+    assert_int_equal(ferror(null), 0);
+    fclose(null);
+
+    /* the writers: one float32 array of 2.5 steps, given in pieces that straddle them */
+    static const posenc_format fmts[] = { POSENC_FMT_NPY, POSENC_FMT_DIR,
+                                          POSENC_FMT_SAFETENSORS, POSENC_FMT_RAW,
+                                          POSENC_FMT_NPZ };
+    static const char *outs[] = { "wo.npy", "wodir", "wo.safetensors", "wo.raw.bin",
+                                  "wo.npz" };
+    static const char *specs[] = { "wo.npy", "wodir/x.npy", "wo.safetensors:x", "wo.raw.bin:x",
+                                   "wo.npz:x" };
+    const int64_t rows = (int64_t)(5 * step / 2 / (64 * 4)), cols = 64;
+    float *x = (float *)buf;
+    assert_true((size_t)(rows * cols) * 4 <= total);
+    for (int64_t i = 0; i < rows * cols; i++)
+        x[i] = (float)i * 0.5f - 7.0f;
+    for (size_t f = 0; f < sizeof fmts / sizeof *fmts; f++) {
+        posenc_writer *w = NULL;
+        posenc_write_opts wopt = { fmts[f], 0 };
+        posenc_array_info a = { .name = "x", .dtype = POSENC_DT_F32, .ndim = 2,
+                                .shape = { rows, cols } };
+        assert_int_equal(posenc_writer_open(tu_path(outs[f]), &wopt, &w, &err), POSENC_OK);
+        assert_int_equal(posenc_writer_declare(w, &a, &err), POSENC_OK);
+        uint64_t left = (uint64_t)(rows * cols), at = 0, pe = piece / 4;
+        while (left > 0) {
+            uint64_t k = left < pe ? left : pe;
+            assert_int_equal(posenc_writer_write(w, x + at, k, &err), POSENC_OK);
+            at += k;
+            left -= k;
+        }
+        assert_int_equal(posenc_writer_commit(w, &err), POSENC_OK);
+        char spec[600];
+        snprintf(spec, sizeof spec, "%s/%s", tu_dir, specs[f]);
+        posenc_array_info info;
+        void *d = NULL;
+        posenc_status st = posenc_read_all(spec, NULL, POSENC_DT_F32, (uint64_t)1 << 30, &info,
+                                           &d, &err);
+        if (st != POSENC_OK)
+            print_error("%s: %s\n", spec, err.msg);
+        assert_int_equal(st, POSENC_OK);
+        assert_int_equal(info.shape[0], rows);
+        assert_memory_equal(d, x, (size_t)(rows * cols) * 4);
+        free(d);
+    }
+    assert_false(tu_tmp_left());
+    free(buf);
+    free(vbuf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -472,6 +583,7 @@ int main(void)
         cmocka_unit_test(test_container_source),
         cmocka_unit_test(test_rows),
         cmocka_unit_test(test_weights),
+        cmocka_unit_test(test_writeout),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
