@@ -55,6 +55,7 @@ static const struct cmd_opt apply_opts[] = {
               "and rotated in it, as forward_native does) or ggml\n"
               "(llama.cpp's CPU tables and float32 rotation)" },
     { .id = CMD_O_MAX_MODEL_LEN },
+    { .id = CMD_O_N_CTX },
     { .id = CMD_O_GGUF, .help = "a llama.cpp GGUF file: --layout ggml follows its\n"
                                 "architecture, --precision ggml its RoPE keys" },
     { .id = CMD_O_LAYER_TYPE },
@@ -105,7 +106,7 @@ int cmd_apply(int argc, char **argv)
     posenc_style style = POSENC_STYLE_NEOX;
     int style_set = 0, inverse = 0, dtype_set = 0, offset_set = 0, force = 0;
     posenc_precision prec = POSENC_PREC_EXACT;
-    int64_t seq_len = 0, offset = 0, max_model_len = 0;
+    int64_t seq_len = 0, offset = 0, max_model_len = 0, n_ctx = 0;
     posenc_dtype out_dtype = POSENC_DT_F32;
     posenc_read_opts ropts = { 0, POSENC_FMT_AUTO };
     posenc_write_opts wopts = { POSENC_FMT_AUTO, 0 };
@@ -128,6 +129,7 @@ int cmd_apply(int argc, char **argv)
         case CMD_O_OFFSET: offset = p.i64; offset_set = 1; break;
         case CMD_O_POSITIONS: positions_arg = p.arg; break;
         case CMD_O_MAX_MODEL_LEN: max_model_len = p.i64; break;
+        case CMD_O_N_CTX: n_ctx = p.i64; break;
         case OPT_INVERSE: inverse = 1; break;
         case CMD_O_DTYPE:
             out_dtype = p.dtype;
@@ -152,6 +154,8 @@ int cmd_apply(int argc, char **argv)
         return cmd_usage_error(CMD, "--gguf applies only to --layout ggml and --precision ggml");
     if (max_model_len && prec != POSENC_PREC_VLLM)
         return cmd_usage_error(CMD, "--max-model-len applies only to --precision vllm");
+    if (n_ctx && prec != POSENC_PREC_GGML)
+        return cmd_usage_error(CMD, "--n-ctx applies only to --precision ggml");
     int nin = argc - p.optind;
     if (nin < 1 || nin > 2)
         return cmd_usage_error(CMD, nin < 1 ? "need Q and K dumps (or one dump X)"
@@ -186,7 +190,7 @@ int cmd_apply(int argc, char **argv)
         goto out;
     pe_apply_req rq = { model, config, layer_type, layout, style_set, style, prec, inverse,
                         dtype_set, out_dtype, seq_len, max_model_len, cmd_nthreads(),
-                        positions_arg, print_note, NULL, force, 0, gguf };
+                        positions_arg, print_note, NULL, force, 0, gguf, n_ctx };
     if (!(s = pe_apply_set_new(&rq))) {
         posenc_seterr(&err, POSENC_ENOMEM, "out of memory");
         goto fail;

@@ -44,6 +44,7 @@ static const struct cmd_opt gen_opts[] = {
                                "converter writes)" },
     { .id = CMD_O_MAX_MODEL_LEN, .help = "vllm: the runtime's max_model_len, which picks LongRoPE's\n"
                                    "factors (default: max_position_embeddings)" },
+    { .id = CMD_O_N_CTX },
     { OPT_TABLE_LAYOUT, "table-layout", 0, "L", CMD_T_STR, 0, 0,
       "hf (default: cat(freqs, freqs), rotary_dim wide), half\n"
       "(rotary_dim/2 wide), interleaved (each frequency twice)\n"
@@ -302,6 +303,7 @@ int cmd_gen(int argc, char **argv)
                 return cmd_usage_error(CMD, "--table-layout: %s", err.msg);
             break;
         case CMD_O_MAX_MODEL_LEN: a.max_model_len = p.i64; break;
+        case CMD_O_N_CTX: a.n_ctx = p.i64; break;
         case OPT_ARRAY:
             if (!*p.arg)
                 return cmd_usage_error(CMD, "--array: empty name");
@@ -338,6 +340,8 @@ int cmd_gen(int argc, char **argv)
         return cmd_usage_error(CMD, "missing --config FILE");
     if (positions_arg && a.seq_len)
         return cmd_usage_error(CMD, "--seq-len and --positions conflict; pass one of them");
+    if (a.n_ctx && a.precision != POSENC_PREC_GGML)
+        return cmd_usage_error(CMD, "--n-ctx applies only to --precision ggml");
     if (c.wopts.format == POSENC_FMT_AUTO) {
         c.wopts.format = posenc_format_guess(a.out);
         if (c.wopts.format == POSENC_FMT_AUTO)

@@ -46,6 +46,10 @@ static const struct cmd_opt shared[CMD_O_END - CMD_O_BASE] = {
     S(CMD_O_COMPRESS, "compress", 0, NULL, CMD_T_FLAG, 0, 0,
       "deflate NPZ members, gzip HDF5 datasets"),
     S(CMD_O_GGUF, "gguf", 0, "FILE", CMD_T_STR, 0, 0, "a llama.cpp GGUF file"),
+    S(CMD_O_N_CTX, "n-ctx", 0, "N", CMD_T_I64, 1, 4294967295,
+      "ggml: llama.cpp's context size n_ctx (per sequence), which\n"
+      "picks LongRoPE's long factors past original_context_length\n"
+      "(default: the sequence length)"),
     S(CMD_O_HELP, "help", 'h', NULL, CMD_T_FLAG, 0, 0, "show this help"),
 #undef S
 };

@@ -126,6 +126,9 @@ static const struct cmd_opt verify_opts[] = {
     { O_EQ, "expect-q", 0, "FILE", CMD_T_STR, 0, 0,
       "the runtime's rotated q to compare with posenc's rotation", NULL },
     { O_EK, "expect-k", 0, "FILE", CMD_T_STR, 0, 0, "the runtime's rotated k", NULL },
+    { .id = CMD_O_N_CTX, .help = "llama.cpp's context size n_ctx (per sequence), which picks\n"
+                                 "LongRoPE's long factors past original_context_length:\n"
+                                 "the ggml profile and --precision ggml (default: --seq-len)" },
     { .id = CMD_O_GGUF, .help = "check a llama.cpp GGUF file's RoPE keys and tensors against\n"
                                 "what convert_hf_to_gguf.py writes for the config; with\n"
                                 "dumps, hold them to what llama.cpp computes with it" },
@@ -202,6 +205,7 @@ int cmd_verify(int argc, char **argv)
         case CMD_O_OFFSET: r->offset = p.i64; break;
         case CMD_O_POSITIONS: r->positions = p.arg; break;
         case CMD_O_SEQ_LEN: r->seq_len = p.i64; break;
+        case CMD_O_N_CTX: r->n_ctx = p.i64; break;
         case O_ROTATED: r->rotated = 1; break;
         case O_MAXULP: r->max_ulp = (int)p.i64; break;
         case CMD_O_ASSUME_BF16: r->assume_bf16 = 1; break;
@@ -260,6 +264,10 @@ int cmd_verify(int argc, char **argv)
                 }
         }
     }
+    /* llama.cpp ran at n_ctx: that is the sequence length its LongRoPE choice follows, and
+     * --seq-len's documented meaning for llama.cpp (the reference picks the same factors) */
+    if (r->n_ctx && !r->seq_len)
+        r->seq_len = r->n_ctx;
     int rc = check_options(r);
     if (rc)
         return pairs_done(pc, r->qpairs, rc);

@@ -420,8 +420,10 @@ static posenc_status rotation_new(pe_apply_set *s, const char *lt, posenc_dtype 
     if (q->prec == POSENC_PREC_VLLM && vi.note[0] && s->nrot == 0)
         note(s, "'%s': %s", q->config, vi.note);
     if (q->prec == POSENC_PREC_GGML &&
-        (st = s->file ? posenc_rope_params_ggml_gguf_layer(&params, s->file, n_ctx, lt, err)
-                      : posenc_rope_params_ggml(&params, q->model, lt, n_ctx, err)) != POSENC_OK) {
+        (st = s->file ? posenc_rope_params_ggml_gguf_layer(&params, s->file,
+                                                           q->n_ctx ? q->n_ctx : n_ctx, lt, err)
+                      : posenc_rope_params_ggml(&params, q->model, lt, q->n_ctx ? q->n_ctx : n_ctx,
+                                                err)) != POSENC_OK) {
         if (err && !err->msg[0])
             snprintf(err->msg, sizeof err->msg, "unknown error");
         posenc_error_prefix(err, st, "'%s': --precision ggml: ", q->config);

@@ -49,6 +49,8 @@ typedef struct pe_apply_req {
     const char *gguf;            /* --gguf: the llama.cpp file whose architecture and RoPE
                                     keys the ggml layout and precision follow; NULL: the
                                     config's (lib/model/families.def gguf_arch, the converter's keys) */
+    int64_t n_ctx;               /* ggml: llama.cpp's n_ctx (LongRoPE's long/short choice);
+                                    0: the sequence length */
 } pe_apply_req;
 
 typedef struct pe_apply_set pe_apply_set;

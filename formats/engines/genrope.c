@@ -105,7 +105,8 @@ posenc_status pe_gen_rope(pe_gen *g, const pe_gen_args *a, posenc_error *err)
             warn(g, "'%s': %s%s", a->config, vi->note, "");
     }
     if (a->precision == POSENC_PREC_GGML &&
-        (st = posenc_rope_params_ggml(&g->rp, a->m, a->layer_type, seq_len, err)) != POSENC_OK)
+        (st = posenc_rope_params_ggml(&g->rp, a->m, a->layer_type, a->n_ctx ? a->n_ctx : seq_len,
+                                      err)) != POSENC_OK)
         return posenc_error_prefix(err, st, "'%s': --precision ggml: ", a->config);
     if ((st = pe_table_rope(&g->t, &g->rp, a->precision, a->layout, n_pos,
                             pe_out_positions(a->positions), a->dtype, a->nthreads, err)) !=

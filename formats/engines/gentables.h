@@ -36,6 +36,7 @@ typedef struct pe_gen_args {
     posenc_precision precision;
     posenc_layout layout;
     int64_t max_model_len;         /* 0 when not given */
+    int64_t n_ctx;                 /* ggml: llama.cpp's n_ctx, 0: the sequence length */
     int nthreads;
     /* the other encodings: --heads, --variant, ... (lib/encodings/tables.h) */
     pe_table_args p;

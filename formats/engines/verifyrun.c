@@ -384,9 +384,11 @@ static posenc_status check_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc
         goto out;
     }
     if (prec == POSENC_PREC_GGML &&
-        (st = v->file ? posenc_rope_params_ggml_gguf_layer(&params, v->file, seq_len,
+        (st = v->file ? posenc_rope_params_ggml_gguf_layer(&params, v->file,
+                                                           rq->n_ctx ? rq->n_ctx : seq_len,
                                                            rq->layer_type, err)
-                      : posenc_rope_params_ggml(&params, m, rq->layer_type, seq_len, err)) !=
+                      : posenc_rope_params_ggml(&params, m, rq->layer_type,
+                                                rq->n_ctx ? rq->n_ctx : seq_len, err)) !=
             POSENC_OK) {
         posenc_error_prefix(err, st, "'%s': --precision ggml: ", v->file ? rq->gguf : rq->config);
         goto out;
@@ -408,7 +410,7 @@ static posenc_status check_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc
         rr[0].params.n_freq = 0;
         rr[0].params.rotary_dim = 0;
         rr[0].params.attention_scaling = 1;
-    } else if ((st = posenc_verify_profiles_setup(m, rq->layer_type, cfg, seq_len, vp.rec,
+    } else if ((st = posenc_verify_profiles_setup(m, rq->layer_type, cfg, seq_len, rq->n_ctx, vp.rec,
                                                   &vp.fits, err)) != POSENC_OK ||
                (st = file_profile(v, rq, cfg, seq_len, &vp, err)) != POSENC_OK) {
         goto out;

@@ -39,6 +39,8 @@ typedef struct pe_vrun_req {
     posenc_apply_layout layout;
     int64_t offset;
     int64_t seq_len;                    /* the dumps' sequence length; 0: largest position + 1 */
+    int64_t n_ctx;                      /* llama.cpp's n_ctx for the ggml profile and precision;
+                                           0: seq_len */
     int64_t max_position;               /* largest offset checked; 0: max_position_embeddings */
     uint64_t seed;
     int samples;                        /* random (q, k) pairs per distance */

@@ -3,7 +3,8 @@
  * gguf-py/gguf/gguf_writer.py (add_context_length, add_embedding_length, add_head_count,
  * add_key_length, add_key_length_mla, add_rope_dimension_count: uint32; add_rope_freq_base,
  * add_rope_freq_base_swa, add_rope_scaling_*: float32; add_rope_scaling_type: string;
- * add_rope_dimension_sections: add_array of ints, int32) and the loader's get_key /
+ * add_rope_dimension_sections: add_array of ints, int32; add_sliding_window_pattern: uint32, or
+ * an array of Python bools (bool) or ints (int32)) and the loader's get_key /
  * get_key_or_arr in src/llama-model-loader.cpp, all in ggml-org/llama.cpp. */
 #include "formats/files/gguf_keys.h"
 #include "posenc/llamacpp.h"
@@ -31,6 +32,8 @@ const pe_gguf_key pe_gguf_rope_keys[] = {
     { "attention.key_length", PE_GK_U32, POSENC_GGUF_KEY_LENGTH, OFF(key_length) },
     { "attention.key_length_mla", PE_GK_U32, POSENC_GGUF_KEY_LENGTH_MLA, OFF(key_length_mla) },
     { "attention.sliding_window", PE_GK_U32, POSENC_GGUF_SLIDING_WINDOW, OFF(sliding_window) },
+    { "attention.sliding_window_pattern", PE_GK_PATTERN, POSENC_GGUF_SWA_PATTERN, 0 },
+    { "block_count", PE_GK_U32, POSENC_GGUF_BLOCK_COUNT, OFF(block_count) },
     { "attention.head_count", PE_GK_HEADS, POSENC_GGUF_HEAD_COUNT, OFF(head_count) },
     { "embedding_length", PE_GK_U32, POSENC_GGUF_EMBEDDING_LENGTH, OFF(embedding_length) },
 };

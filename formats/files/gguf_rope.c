@@ -71,6 +71,28 @@ static posenc_status read_key(const char *path, const cJSON *meta, const cJSON *
                                  path, key, v->valuestring);
         snprintf(g->scaling_type, sizeof g->scaling_type, "%s", v->valuestring);
         break;
+    case PE_GK_PATTERN: {
+        if (strcmp(ty, "uint32") == 0 && cJSON_IsNumber(v)) {
+            g->swa_period = (int64_t)v->valuedouble;
+            g->n_swa_layers = 0;
+            break;
+        }
+        int isint = strcmp(ty, "array[int32]") == 0;
+        if ((!isint && strcmp(ty, "array[bool]") != 0) || !cJSON_IsArray(v))
+            return bad_type(path, key, ty, "uint32 or an array of bool or int32", err);
+        int n = cJSON_GetArraySize(v), i = 0;
+        if (n > POSENC_GGUF_MAX_LAYERS)
+            return posenc_seterr(err, POSENC_EFORMAT, "'%s': key '%.80s' holds %d values "
+                                 "(posenc reads at most %d layers)", path, key, n,
+                                 POSENC_GGUF_MAX_LAYERS);
+        for (const cJSON *e = v->child; e; e = e->next)
+            g->swa_layers[i++] = (uint8_t)(cJSON_IsTrue(e) || (cJSON_IsNumber(e) &&
+                                                                e->valuedouble != 0));
+        g->n_swa_layers = n;
+        g->swa_layers_int32 = isint;
+        g->swa_period = 0;
+        break;
+    }
     case PE_GK_SECTIONS: {
         if (strcmp(ty, "array[int32]") != 0 || !cJSON_IsArray(v))
             return bad_type(path, key, ty, "an array of int32", err);

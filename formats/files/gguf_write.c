@@ -166,6 +166,26 @@ static posenc_status rope_kv(const posenc_gguf_rope *g, const char *path, pe_str
             put_str(b, f, n);
             break;
         }
+        case PE_GK_PATTERN:
+            if (g->n_swa_layers <= 0) { /* gguf-py: an int is a uint32 */
+                if (g->swa_period < 0 || g->swa_period > (int64_t)UINT32_MAX)
+                    return posenc_seterr(err, POSENC_ERANGE, "'%s': %s.%s = %" PRId64
+                                         " does not fit GGUF's uint32", path, g->arch, what,
+                                         g->swa_period);
+                put_le(b, T_U32, 4);
+                put_le(b, (uint64_t)g->swa_period, 4);
+                break;
+            }
+            if (g->n_swa_layers > POSENC_GGUF_MAX_LAYERS)
+                return posenc_seterr(err, POSENC_EINVAL, "'%s': %s.%s has %d values", path,
+                                     g->arch, what, g->n_swa_layers);
+            put_le(b, T_ARRAY, 4);
+            put_le(b, g->swa_layers_int32 ? T_I32 : T_BOOL, 4);
+            put_le(b, (uint64_t)g->n_swa_layers, 8);
+            for (int i = 0; i < g->n_swa_layers; i++)
+                put_le(b, g->swa_layers[i] ? 1u : 0u, g->swa_layers_int32 ? 4 : 1);
+            *nvalues += (uint64_t)g->n_swa_layers;
+            break;
         case PE_GK_SECTIONS:
             if (g->n_sections < 1 || g->n_sections > 4)
                 return posenc_seterr(err, POSENC_EINVAL,

@@ -457,6 +457,81 @@ void pe_report_set_config(cJSON *report, const char *path, const posenc_model *m
         pe_report_add_note(report, "%s", posenc_model_note(m, i));
 }
 
+/* "3, 7, 11" of the layers in a that are not in b (at most a line) */
+static int layer_diff(char *buf, size_t n, const uint8_t *a, const uint8_t *b, int nl)
+{
+    size_t l = 0;
+    int k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < nl; i++)
+        if (a[i] && !b[i]) {
+            if (l + 16 < n)
+                l += (size_t)snprintf(buf + l, n - l, "%s%d", k ? ", " : "", i);
+            else if (l + 5 < n && buf[l - 1] != '.')
+                l += (size_t)snprintf(buf + l, n - l, ", ...");
+            k++;
+        }
+    return k;
+}
+
+/* whether the report already holds the note text */
+static int has_note(const cJSON *report, const char *text)
+{
+    const cJSON *n;
+    cJSON_ArrayForEach(n, cJSON_GetObjectItemCaseSensitive(report, "notes")) {
+        const char *t = cJSON_GetStringValue(n);
+        if (t && strcmp(t, text) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+static void layers_note(cJSON *report, const posenc_model *m, const posenc_gguf_rope *have)
+{
+    int64_t nl = posenc_model_layer_count(m);
+    if (!(have->has & POSENC_GGUF_BLOCK_COUNT) || nl <= 0)
+        return;
+    if (nl > have->block_count)
+        nl = have->block_count;
+    if (nl > POSENC_GGUF_MAX_LAYERS)
+        nl = POSENC_GGUF_MAX_LAYERS;
+    uint8_t *ls = calloc(4, (size_t)nl);
+    if (!ls)
+        return;
+    uint8_t *lnope = ls + nl, *cs = ls + 2 * nl, *cnope = ls + 3 * nl;
+    int has_types = 1;
+    for (int64_t i = 0; i < nl; i++) {
+        const char *t = NULL;
+        int nope = 0;
+        if (posenc_model_layer(m, i, &t, &nope, NULL) != POSENC_OK) {
+            t = NULL;                 /* a layer the config does not give: no comparison */
+            nope = 0;
+        }
+        if (!t)
+            has_types = 0;
+        cs[i] = t && (strcmp(t, "sliding_attention") == 0 || strcmp(t, "chunked_attention") == 0);
+        cnope[i] = (uint8_t)nope;
+    }
+    char a[160], b[160];
+    if (has_types && posenc_ggml_swa_layers(have, (int)nl, ls)) {
+        int na = layer_diff(a, sizeof a, ls, cs, (int)nl), nb = layer_diff(b, sizeof b, cs, ls, (int)nl);
+        if (na || nb)
+            pe_report_add_note(report, "llama.cpp: the file's sliding-window layers are not the "
+                               "config's layer_types: %d run as sliding where the config says "
+                               "full (%s), %d as global where it says sliding (%s)", na,
+                               na ? a : "none", nb, nb ? b : "none");
+    }
+    if (posenc_ggml_nope_layers(have, (int)nl, lnope)) {
+        int na = layer_diff(a, sizeof a, lnope, cnope, (int)nl), nb = layer_diff(b, sizeof b, cnope, lnope, (int)nl);
+        if (na || nb)
+            pe_report_add_note(report, "llama.cpp: its layers without RoPE are not the config's: "
+                               "%d get none where the config rotates them (%s), %d are rotated "
+                               "where the config has none (%s)", na, na ? a : "none", nb,
+                               nb ? b : "none");
+    }
+    free(ls);
+}
+
 posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_model *m,
                                     const char *layer_type, const char *path,
                                     int64_t original_max_position, int *n_checks, int *failed,
@@ -469,12 +544,23 @@ posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_m
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     else if ((st = posenc_gguf_rope_from_model(m, layer_type, want, err)) == POSENC_OK &&
              (st = posenc_gguf_read_rope(path, have, err)) == POSENC_OK &&
-             (st = posenc_gguf_compare(want, have, original_max_position, chk, err)) ==
+             (st = posenc_gguf_compare_layer(want, have, original_max_position, layer_type, chk,
+                                             err)) ==
                  POSENC_OK) {
         if (!cJSON_GetObjectItemCaseSensitive(inputs, "gguf")) {
             cJSON_AddStringToObject(inputs, "gguf", path);
             cJSON_AddStringToObject(inputs, "gguf_architecture", have->arch);
+            /* the layers as llama.cpp assigns them (the file's pattern, its NoPE rule) against
+             * the config's layer_types and NoPE layers: a note where they differ */
+            layers_note(report, m, have);
         }
+        /* where llama.cpp and transformers differ for the architecture (or for this layer
+         * type): one note, not repeated for another layer type with the same one */
+        posenc_ggml_rope *lr = malloc(sizeof *lr);
+        if (lr && posenc_ggml_rope_from_gguf_layer(want, 0, layer_type, lr, NULL) == POSENC_OK &&
+            lr->note && !has_note(report, lr->note))
+            pe_report_add_note(report, "%s", lr->note);
+        free(lr);
         for (int i = 0; i < chk->n; i++) {
             char summary[800], name[POSENC_NAME_MAX + 64];
             cJSON *d = pe_report_gguf_details(&chk->f[i], summary, sizeof summary);

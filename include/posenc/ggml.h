@@ -36,6 +36,9 @@ struct posenc_ggml_rope {
     float freq_factors[POSENC_MAX_FREQ];
     double kq_scale;                  /* softmax scale llama.cpp uses (1/sqrt(head_dim) unless the
                                          model's graph changes it) */
+    const char *note;                 /* where llama.cpp and transformers differ for this
+                                         architecture (lib/model/llama_arch.def .note), NULL:
+                                         nothing known. Borrowed (static). */
 };
 #endif
 

@@ -51,8 +51,12 @@ enum {
     POSENC_GGUF_FREQ_BASE_SWA = 1u << 16,
     POSENC_GGUF_SCALE_LINEAR = 1u << 17,    /* the old {arch}.rope.scale_linear */
     POSENC_GGUF_KEY_LENGTH_MLA = 1u << 18,  /* {arch}.attention.key_length_mla (DeepSeek MLA) */
-    POSENC_GGUF_SLIDING_WINDOW = 1u << 19   /* {arch}.attention.sliding_window */
+    POSENC_GGUF_SLIDING_WINDOW = 1u << 19,  /* {arch}.attention.sliding_window */
+    POSENC_GGUF_SWA_PATTERN = 1u << 20,     /* {arch}.attention.sliding_window_pattern */
+    POSENC_GGUF_BLOCK_COUNT = 1u << 21      /* {arch}.block_count */
 };
+
+#define POSENC_GGUF_MAX_LAYERS 1024
 
 #define POSENC_GGUF_ARCH_MAX 64
 
@@ -81,6 +85,12 @@ struct posenc_gguf_rope {
     int64_t embedding_length;         /* {arch}.embedding_length */
     int64_t key_length_mla;           /* {arch}.attention.key_length_mla */
     int64_t sliding_window;           /* {arch}.attention.sliding_window */
+    int64_t block_count;              /* {arch}.block_count (layers, MTP layers included) */
+    int64_t swa_period;               /* attention.sliding_window_pattern as a uint32 (0 when
+                                         it is an array) */
+    int n_swa_layers;                 /* ... as an array of n_swa_layers flags, 1 = sliding */
+    int swa_layers_int32;             /* the array is int32 (MiMo-V2), else bool */
+    uint8_t swa_layers[POSENC_GGUF_MAX_LAYERS];
     int n_rope_freqs;                 /* rope_freqs.weight (llama3, Phi-3 style factors) */
     float rope_freqs[POSENC_MAX_FREQ];
     int n_factors_long;               /* rope_factors_long.weight (LongRoPE) */
@@ -122,6 +132,22 @@ POSENC_API POSENC_NODISCARD
 posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_t n_ctx,
                                                const char *layer_type, posenc_ggml_rope *out,
                                                posenc_error *err);
+
+/* Which of the first n layers llama.cpp runs as sliding-window layers for a file holding g
+ * (hparams.is_swa(il): the uint32 attention.sliding_window_pattern p, else the architecture's
+ * default, makes the layers il % p < p - 1 sliding, src/llama-hparams.cpp set_swa_pattern; an
+ * array is read only where the loader reads one (MiMo-V2), else ignored; Gemma 3 and OLMo 3
+ * without a window have none). sliding[il] = 1 for a sliding layer. Returns 0 when the
+ * architecture has no sliding-window rule posenc has read (then nothing is written), else 1. */
+POSENC_API
+int posenc_ggml_swa_layers(const posenc_gguf_rope *g, int n, uint8_t *sliding);
+
+/* Which of the first n layers llama.cpp rotates with no RoPE for a file holding g: Cohere 2's
+ * non-sliding layers (src/models/cohere2.cpp), Llama 4's every 4th ((il + 1) % 4 == 0;
+ * none when attention.sliding_window is 0, src/models/llama4.cpp). nope[il] = 1 for such a
+ * layer. Returns 0 (nothing written) for an architecture without such a rule. */
+POSENC_API
+int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope);
 
 /* Read the RoPE keys and tensors of a GGUF file (formats/). Every key's GGUF type is checked
  * (an unsigned integer where llama.cpp reads one, float32 for floats, a string for the scaling
@@ -189,6 +215,14 @@ struct posenc_gguf_check {
 POSENC_API POSENC_NODISCARD
 posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
                                   int64_t orig_ctx, posenc_gguf_check *out, posenc_error *err);
+/* The same for the layers of type layer_type (posenc_ggml_rope_from_gguf_layer; NULL: as
+ * posenc_gguf_compare): the cos/sin check compares both sides' tables with that layer type's
+ * arguments (Gemma 3's sliding layers: freq_base_swa and scale 1). A layer type llama.cpp
+ * rotates with no RoPE (Cohere 2's full_attention) compares no tables and says so. */
+POSENC_API POSENC_NODISCARD
+posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
+                                        int64_t orig_ctx, const char *layer_type,
+                                        posenc_gguf_check *out, posenc_error *err);
 
 /* The ggml precision's parameters (lib/runtimes/rope_llamacpp.c): posenc_rope_params_set_ggml
  * (posenc/rope.h) from the model, what convert_hf_to_gguf.py writes for it

@@ -351,10 +351,12 @@ struct posenc_verify_profiles_result {
 /* The runtime profiles of cfg, in the order exact, hf, vllm, ggml: rec[k] (an array of
  * POSENC_VERIFY_N_PROFILES) is profile k's recipe when out->fit[k].available, else
  * out->fit[k].why says why that runtime does not run the config. The fits' counts are zero for
- * a pass to fill. */
+ * a pass to fill. n_ctx: llama.cpp's context size for the ggml profile (LongRoPE's long or
+ * short factors); 0: seq_len. */
 POSENC_API POSENC_NODISCARD
 posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *layer_type,
                                            const posenc_rope_config *cfg, int64_t seq_len,
+                                           int64_t n_ctx,
                                            posenc_verify_recipe *rec,
                                            posenc_verify_profiles_result *out,
                                            posenc_error *err);

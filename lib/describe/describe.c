@@ -269,6 +269,8 @@ void pe_describe_ggml(pe_desc *d, const posenc_rope_params *p)
     pe_describe_nums(d, PE_DF_GGML_FREQ_FACTORS, ff, (size_t)nf, "%.9g");
     pe_describe_num(d, PE_DF_GGML_KQ_SCALE, g->kq_scale, NULL);
     pe_describe_str(d, PE_DF_GGML_NOTE, pe_describe_ggml_note(p));
+    if (g->note)
+        pe_describe_str(d, PE_DF_GGML_DIFFERS, g->note);
 }
 
 void pe_describe_rope(pe_desc *d, const posenc_rope_config *c, const posenc_rope_params *p,
@@ -385,8 +387,11 @@ void pe_describe_rope_notes(pe_desc *d, const posenc_rope_config *c, const posen
     const pe_profile *prof = pe_profile_get(prec);
     if (!prof) /* not a precision: hf's note, as before the table */
         prof = pe_profile_get(POSENC_PREC_HF);
-    if (prof->flags & PF_GGML)
+    if (prof->flags & PF_GGML) {
         pe_describe_strs_add(d, PE_DF_NOTES, pe_describe_ggml_note(p));
+        if (p->ggml.note) /* where llama.cpp and transformers differ (lib/model/llama_arch.def) */
+            pe_describe_strs_add(d, PE_DF_NOTES, p->ggml.note);
+    }
     pe_describe_strs_add(d, PE_DF_NOTES, prof->note);
 }
 

@@ -172,7 +172,13 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
         r.mode = (posenc_ggml_mode)row->mode_sections;
     memcpy(r.sections, sections, sizeof sections);
     /* llama_context's cparams (src/llama-context.cpp), default context parameters */
-    uint32_t ctx = n_ctx > 0 ? (uint32_t)n_ctx : n_ctx_train;
+    if (n_ctx > (int64_t)UINT32_MAX)
+        return posenc_seterr(err, POSENC_EINVAL, "llama.cpp's n_ctx is a uint32, not %lld",
+                             (long long)n_ctx);
+    /* src/llama-context.cpp: n_ctx (0: n_ctx_train) padded to 256; with one sequence
+     * n_ctx_seq = n_ctx, which get_rope_factors compares with n_ctx_orig_yarn */
+    uint64_t ctx = n_ctx > 0 ? (uint64_t)n_ctx : n_ctx_train;
+    ctx = (ctx + 255) / 256 * 256;
     float freq_scale = freq_scale_train;
     uint32_t n_ctx_orig = n_ctx_orig_yarn != 0 ? n_ctx_orig_yarn : n_ctx_train;
     if (none)
@@ -202,6 +208,7 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
     r.attn_factor = attn;
     r.beta_fast = beta_fast;
     r.beta_slow = beta_slow;
+    r.note = row->note;
     /* llama_model::get_rope_factors: rope_freqs, else long past n_ctx_orig_yarn, else short */
     const float *ff = NULL;
     int nf = 0;
@@ -254,24 +261,100 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
     if (st != POSENC_OK)
         return st;
     const pe_arch_row *row = pe_llama_arch(g->arch);
-    if (row->load == LD_GEMMA3 && layer_type) {
-        int sliding = strcmp(layer_type, "sliding_attention") == 0;
+    if ((row->swa || row->nope) && layer_type) {
+        int sliding = strcmp(layer_type, "sliding_attention") == 0 ||
+                      (row->nope == NOPE_STEP && strcmp(layer_type, "chunked_attention") == 0);
         if (!sliding && strcmp(layer_type, "full_attention") != 0)
             return posenc_seterr(err, POSENC_EINVAL,
                                  "llama.cpp's %s has sliding_attention and full_attention "
                                  "layers, not '%.60s'",
                                  g->arch, layer_type);
-        /* src/models/gemma3.cpp: the iswa graph only with a window > 0; its sliding layers
-         * take hparams.rope_freq_base_train_swa (the key, else 10000) and
-         * rope_freq_scale_train_swa (1); ext_factor, attn_factor and the betas stay the
-         * context's (llama_model::get_rope_freq_base / get_rope_freq_scale) */
-        if (sliding && (g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window > 0) {
-            r.freq_base = g->has & POSENC_GGUF_FREQ_BASE_SWA ? pe_tof(g->freq_base_swa) : 10000.0f;
-            r.freq_scale = 1.0f;
+        int window = (g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window > 0;
+        /* cohere2.cpp ropes only the sliding layers */
+        if (!sliding && row->nope == NOPE_GLOBAL)
+            return posenc_seterr(err, POSENC_EUNSUPPORTED,
+                                 "llama.cpp applies no RoPE to %s's full_attention layers "
+                                 "(src/models/%s.cpp ropes only the sliding-window layers)",
+                                 g->arch, g->arch);
+        /* lib/model/llama_arch.def .swa: what the sliding layers run with (llama_model::
+         * get_rope_freq_base / get_rope_freq_scale, or the graph's own arguments); ext_factor,
+         * attn_factor and the betas stay the context's unless said */
+        if (sliding) {
+            if (row->note_swa)
+                r.note = row->note_swa;
+            float swa_base = g->has & POSENC_GGUF_FREQ_BASE_SWA ? pe_tof(g->freq_base_swa) : 0;
+            switch (row->swa) {
+            case SWA_GEMMA3: /* gemma3.cpp: the iswa graph only with a window > 0 */
+                if (!window)
+                    break;
+                /* fall through */
+            case SWA_DEFAULT: /* hparams.rope_freq_base_train_swa 10000, scale 1 */
+                r.freq_base = swa_base ? swa_base : 10000.0f;
+                r.freq_scale = 1.0f;
+                break;
+            case SWA_TRAIN: /* the key, else rope_freq_base_train; rope_freq_scale_train */
+                if (swa_base)
+                    r.freq_base = swa_base;
+                break;
+            case SWA_OLMO2: /* olmo2.cpp: freq_base, 1.0, ext_factor 0, attn_factor 1 */
+                if (window) {
+                    r.freq_scale = 1.0f;
+                    r.ext_factor = 0.0f;
+                    r.attn_factor = 1.0f;
+                }
+                break;
+            default: /* SWA_CTX: the context's arguments */
+                break;
+            }
         }
     }
     *out = r;
     return POSENC_OK;
+}
+
+int posenc_ggml_swa_layers(const posenc_gguf_rope *g, int n, uint8_t *sliding)
+{
+    const pe_arch_row *row = pe_llama_arch(g->arch);
+    if (!row || !row->swa || n < 0)
+        return 0;
+    memset(sliding, 0, (size_t)n);
+    int has_window = (g->has & POSENC_GGUF_SLIDING_WINDOW) != 0;
+    int window = has_window && g->sliding_window > 0;
+    /* gemma3.cpp and olmo2.cpp: no window, no sliding layers; llama4.cpp: a window of 0 */
+    if ((row->swa == SWA_GEMMA3 || row->swa == SWA_OLMO2) && !window)
+        return 1;
+    if (row->nope == NOPE_STEP && has_window && g->sliding_window == 0)
+        return 1;
+    if (row->swa_period < 0) { /* mimo2.cpp: the per-layer array */
+        for (int i = 0; i < n && i < g->n_swa_layers; i++)
+            sliding[i] = g->swa_layers[i] != 0;
+        return 1;
+    }
+    /* the uint32 key, else the default; an array is ignored (scalar get_key_or_arr) */
+    int64_t p = row->swa_period;
+    if ((g->has & POSENC_GGUF_SWA_PATTERN) && g->n_swa_layers == 0)
+        p = g->swa_period;
+    for (int il = 0; il < n; il++) /* llama_hparams::set_swa_pattern, dense_first false */
+        sliding[il] = p == 0 || il % p < p - 1;
+    return 1;
+}
+
+int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope)
+{
+    const pe_arch_row *row = pe_llama_arch(g->arch);
+    if (!row || !row->nope || n < 0)
+        return 0;
+    if (row->nope == NOPE_GLOBAL) { /* cohere2.cpp: RoPE only `if (is_swa)` */
+        posenc_ggml_swa_layers(g, n, nope);
+        for (int i = 0; i < n; i++)
+            nope[i] = !nope[i];
+        return 1;
+    }
+    /* llama4.cpp: n_no_rope_layer_step 4 (src/llama-hparams.h), n_layer when the window is 0 */
+    int every = (g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window == 0 ? 0 : 4;
+    for (int i = 0; i < n; i++)
+        nope[i] = every && (i + 1) % every == 0;
+    return 1;
 }
 
 /* ---- llama.cpp's own dump layout ---- */

@@ -3,8 +3,14 @@
 #define PE_LLAMA_ARCH_H
 
 enum { CV_NONE = 0, CV_TEXT, CV_LLAMA, CV_MINISTRAL3, CV_QWEN3NEXT, CV_QWEN35, CV_PHI3,
-       CV_DEEPSEEK2, CV_PHI2, CV_GPTNEOX, CV_STABLELM, CV_COMMANDR, CV_GRANITE, CV_GEMMA3 };
-enum { LD_BASE = 0, LD_MISTRAL3, LD_DEEPSEEK2, LD_GROK, LD_GEMMA3 };
+       CV_DEEPSEEK2, CV_PHI2, CV_GPTNEOX, CV_STABLELM, CV_COMMANDR, CV_GRANITE, CV_GEMMA3,
+       CV_GEMMA2, CV_GEMMA3N, CV_COHERE2, CV_OLMO2, CV_MINIMAXM2, CV_MIMO2, CV_GLM4,
+       CV_LLAMA4, CV_GLMDSA, CV_GEMMA };
+enum { LD_BASE = 0, LD_MISTRAL3, LD_DEEPSEEK2, LD_GROK };
+/* the RoPE of the sliding-window layers (lib/model/llama_arch.def .swa) */
+enum { SWA_NONE = 0, SWA_GEMMA3, SWA_DEFAULT, SWA_TRAIN, SWA_CTX, SWA_OLMO2 };
+/* layers llama.cpp gives no RoPE (lib/model/llama_arch.def .nope) */
+enum { NOPE_NONE = 0, NOPE_GLOBAL, NOPE_STEP };
 enum { KQ_UNREAD = 0, KQ_HEAD, KQ_ROT, KQ_MLA };
 enum { SEC_NONE = 0, SEC_OPTIONAL, SEC_REQUIRED };
 
@@ -13,6 +19,10 @@ typedef struct pe_arch_row {
     int mode;           /* posenc_ggml_mode */
     int mode_sections;  /* 0: the same as mode */
     int conv, load, kq, nrot_full, sections;
+    int swa, nope;
+    int swa_period;     /* the loader's default sliding_window_pattern; -1: an array is required */
+    const char *note;   /* where llama.cpp and transformers differ (one line) */
+    const char *note_swa; /* the same, for the sliding-window layers only */
     int mscale_log_mul; /* YaRN's mscale = yarn_log_mul when it is not 1 (llama-context.cpp:
                            "special-case DEEPSEEK v2", LLM_ARCH_DEEPSEEK2 only) */
 } pe_arch_row;

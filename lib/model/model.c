@@ -312,8 +312,12 @@ const cJSON *pe_model_hparams(const posenc_model *m)
     return m->hp;
 }
 
+/* a composite's class (registered for its ConditionalGeneration name) decides the
+ * architecture when the registry names one for it (Qwen2-VL, Mistral 3); else the text row's */
 const char *pe_model_gguf_arch(const posenc_model *m)
 {
+    if (m->fam && !m->generic && m->outer && m->outer->gguf_arch)
+        return m->outer->gguf_arch;
     return m->fam && !m->generic ? m->fam->gguf_arch : NULL;
 }
 
@@ -362,6 +366,7 @@ posenc_status pe_model_from_json(const cJSON *root, const char *source, const ch
     }
     f = family_resolve(f);
 
+    const pe_family *outer_row = f && f->kind == PE_TEXT ? f : NULL;
     /* composite configs: the language model is a text sub-config (a dotted .text_key walks
      * nested dicts: thinker_config.text_config) */
     const char *tkey = f && f->kind == PE_TEXT && f->text_key ? f->text_key : "text_config";
@@ -456,6 +461,7 @@ posenc_status pe_model_from_json(const cJSON *root, const char *source, const ch
     c.f = f;
     c.cls = f->name;
     m->fam = f;
+    m->outer = outer_row;
     if ((st = pe_setup_row(&c)) != POSENC_OK)
         goto fail;
     pe_check_top_keys(&c, c.tc, c.tp);

@@ -32,6 +32,7 @@ struct posenc_model {
     char source[256];
     char model_type[NAME_LEN];
     const pe_family *fam;             /* the registry row that resolved it */
+    const pe_family *outer;           /* a composite's own row (PE_TEXT), NULL otherwise */
     int generic;                      /* resolved with the generic rules (unknown model_type) */
     char warning[320];
     int64_t max_positions;

@@ -370,6 +370,44 @@ static posenc_status deepseek2_params(conv *c)
     return POSENC_OK;
 }
 
+/* attention.sliding_window_pattern as a class writes it: a bool per entry of layer_types
+ * (== "sliding_attention"), else, with every_full > 0, every every_full-th layer full; with
+ * n_extra trailing 1s as int32 instead (conversion/mimo.py MimoV2Model: hybrid_layer_pattern
+ * + [1] * _n_nextn) */
+static posenc_status swa_pattern(conv *c, const char *lt_key, int every_full, int n_extra)
+{
+    posenc_gguf_rope *g = c->g;
+    const cJSON *lt = get(c->hp, lt_key);
+    int n = 0;
+    if (cJSON_IsArray(lt)) {
+        for (const cJSON *e = lt->child; e; e = e->next, n++) {
+            if (n >= POSENC_GGUF_MAX_LAYERS - n_extra)
+                return convfail(c, "too many layers");
+            g->swa_layers[n] = n_extra ? (uint8_t)(cJSON_IsNumber(e) && e->valuedouble != 0)
+                                       : (uint8_t)(cJSON_IsString(e) &&
+                                                   strcmp(e->valuestring, "sliding_attention") == 0);
+        }
+    } else if (every_full > 0) {
+        int64_t nl;
+        if (!hp_int(get(c->hp, "num_hidden_layers"), &nl) || nl < 0 ||
+            nl > POSENC_GGUF_MAX_LAYERS)
+            return convfail(c, "KeyError: 'num_hidden_layers'");
+        for (; n < nl; n++)
+            g->swa_layers[n] = (n + 1) % every_full != 0;
+    } else {
+        char msg[64];
+        snprintf(msg, sizeof msg, "KeyError: '%s'", lt_key);
+        return convfail(c, msg);
+    }
+    for (int i = 0; i < n_extra; i++)
+        g->swa_layers[n++] = 1;
+    g->n_swa_layers = n;
+    g->swa_layers_int32 = n_extra > 0;
+    g->swa_period = 0;
+    g->has |= POSENC_GGUF_SWA_PATTERN;
+    return POSENC_OK;
+}
+
 /* The classes that write their own keys with a partial rotary dimension count and no
  * rope.freq_base (llama.cpp then uses 10000, src/llama-model.cpp load_hparams):
  *   conversion/phi.py Phi2Model: context n_positions or max_position_embeddings,
@@ -467,7 +505,8 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
         g.has &= ~(unsigned)POSENC_GGUF_SCALING_FACTOR;
         break;
     }
-    case CV_GEMMA3: {
+    case CV_GEMMA3:
+    case CV_GEMMA3N: {
         /* conversion/gemma.py Gemma3Model.set_gguf_parameters, after TextModel's (which wrote
          * rope.freq_base_swa from the sliding rope_theta): hparams.get(k, default) */
         int64_t v;
@@ -505,11 +544,125 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             g.sliding_window = v;
             g.has |= POSENC_GGUF_SLIDING_WINDOW;
         }
+        /* conversion/gemma.py Gemma3NModel: [t == "sliding_attention" for t in layer_types] */
+        if (row->conv == CV_GEMMA3N)
+            st = swa_pattern(&c, "layer_types", 0, 0);
+        break;
+    }
+    case CV_GEMMA:
+    case CV_GEMMA2: {
+        /* conversion/gemma.py Gemma2Model.set_gguf_parameters: its own keys, hparams[k]
+         * (KeyError when absent), no TextModel call, so no rope.freq_base */
+        static const struct { const char *k; int64_t *dst; unsigned bit; } req[] = {
+            { "max_position_embeddings", NULL, POSENC_GGUF_CONTEXT_LENGTH },
+            { "hidden_size", NULL, POSENC_GGUF_EMBEDDING_LENGTH },
+            { "num_attention_heads", NULL, POSENC_GGUF_HEAD_COUNT },
+            { "head_dim", NULL, POSENC_GGUF_KEY_LENGTH },
+            { "sliding_window", NULL, POSENC_GGUF_SLIDING_WINDOW },
+        };
+        int64_t *dst[] = { &g.context_length, &g.embedding_length, &g.head_count, &g.key_length,
+                           &g.sliding_window };
+        /* GemmaModel: the same keys without sliding_window */
+        size_t nreq = sizeof req / sizeof *req - (row->conv == CV_GEMMA);
+        for (size_t i = 0; i < nreq && st == POSENC_OK; i++) {
+            if (!hp_int(get(c.hp, req[i].k), dst[i])) {
+                char msg[64];
+                snprintf(msg, sizeof msg, "KeyError: '%s'", req[i].k);
+                st = convfail(&c, msg);
+                break;
+            }
+            g.has |= req[i].bit;
+        }
+        break;
+    }
+    case CV_COHERE2: {
+        /* conversion/command_r.py Cohere2Model.set_gguf_parameters: TextModel's keys, then
+         * sliding_window, dimension_count int(rotary_pct * (hidden_size // heads)), scaling
+         * type none */
+        int64_t hs, nh;
+        double pct;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (!hp_int(get(c.hp, "sliding_window"), &g.sliding_window) ||
+            !num(get(c.hp, "rotary_pct"), &pct) || !hp_int(get(c.hp, "hidden_size"), &hs) ||
+            !hp_int(get(c.hp, "num_attention_heads"), &nh) || nh <= 0) {
+            st = convfail(&c, "Cohere2Model needs sliding_window, rotary_pct, hidden_size and "
+                              "num_attention_heads");
+            break;
+        }
+        g.dimension_count = (int64_t)floor(pct * (double)(hs / nh));
+        snprintf(g.scaling_type, sizeof g.scaling_type, "none");
+        g.has |= POSENC_GGUF_SLIDING_WINDOW | POSENC_GGUF_DIMENSION_COUNT |
+                 POSENC_GGUF_SCALING_TYPE;
+        g.has &= ~(unsigned)POSENC_GGUF_SCALING_FACTOR;
+        break;
+    }
+    case CV_OLMO2:
+        /* conversion/olmo.py Olmo2Model: sliding_window when "sliding_window" in hparams */
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (get(c.hp, "sliding_window")) {
+            if (!hp_int(get(c.hp, "sliding_window"), &g.sliding_window)) {
+                st = convfail(&c, "sliding_window is not an integer");
+                break;
+            }
+            g.has |= POSENC_GGUF_SLIDING_WINDOW;
+            /* layer_types, else every 4th layer full ("Olmo3 defaults ...") */
+            st = swa_pattern(&c, "layer_types", 4, 0);
+        }
+        break;
+    case CV_MINIMAXM2: {
+        /* conversion/minimax.py MiniMaxM2Model: find_hparam(["rotary_dim"]) (required) */
+        static const char *const k_rd[] = { "rotary_dim", NULL };
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (!hp_int(find_hparam(c.hp, k_rd), &g.dimension_count)) {
+            st = convfail(&c, "could not find any of: ['rotary_dim']");
+            break;
+        }
+        g.has |= POSENC_GGUF_DIMENSION_COUNT;
+        break;
+    }
+    case CV_MIMO2: {
+        /* conversion/mimo.py MimoV2Model: sliding_window, dimension_count
+         * int(head_dim * rope_parameters["partial_rotary_factor"]) */
+        int64_t hd;
+        double prf;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (!hp_int(get(c.hp, "sliding_window"), &g.sliding_window) ||
+            !hp_int(get(c.hp, "head_dim"), &hd) ||
+            !num(get(c.rp, "partial_rotary_factor"), &prf)) {
+            st = convfail(&c, "MimoV2Model needs sliding_window, head_dim and "
+                              "partial_rotary_factor");
+            break;
+        }
+        g.dimension_count = (int64_t)floor((double)hd * prf);
+        g.has |= POSENC_GGUF_SLIDING_WINDOW | POSENC_GGUF_DIMENSION_COUNT;
+        st = swa_pattern(&c, "hybrid_layer_pattern", 0, 3); /* _n_nextn = 3 */
+        break;
+    }
+    case CV_GLM4: {
+        /* conversion/glm.py Glm4Model / Glm4MoeModel: dimension_count int((head_dim or
+         * hidden_size // heads) * rope_parameters.get("partial_rotary_factor", 0.5)) */
+        double prf = 0.5;
+        if ((st = text_params(&c)) != POSENC_OK || (st = rope_dim(&c, &dim)) != POSENC_OK)
+            break;
+        num(val(c.rp, "partial_rotary_factor"), &prf);
+        g.dimension_count = (int64_t)floor((double)dim * prf);
+        g.has |= POSENC_GGUF_DIMENSION_COUNT;
         break;
     }
     case CV_DEEPSEEK2:
+    case CV_GLMDSA:
         if ((st = text_params(&c)) == POSENC_OK)
             st = deepseek2_params(&c);
+        if (st == POSENC_OK && row->conv == CV_GLMDSA) {
+            /* conversion/glm.py GlmMoeDsaModel.set_gguf_parameters, after DeepseekV2Model's */
+            double prf = 1.0;
+            num(val(c.rp, "partial_rotary_factor"), &prf);
+            g.dimension_count = (int64_t)floor((double)g.dimension_count * prf);
+        }
         break;
     case CV_QWEN3NEXT:
     case CV_QWEN35: {
@@ -530,6 +683,7 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
     case CV_LLAMA:
     case CV_MINISTRAL3:
     case CV_GRANITE:
+    case CV_LLAMA4:
         /* conversion/granite.py GraniteModel.set_gguf_parameters pops head_dim before
          * LlamaModel's: the dimension count is hidden_size / num_attention_heads */
         if (row->conv == CV_GRANITE)
@@ -548,6 +702,19 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             }
             g.yarn_log_multiplier = f32(ms);
             g.has |= POSENC_GGUF_YARN_LOG_MUL;
+        }
+        if (row->conv == CV_LLAMA4) {
+            /* conversion/llama.py Llama4Model: sliding_window 0 when every layer_types entry
+             * is full_attention (MobileLLM) */
+            const cJSON *lt = get(c.hp, "layer_types");
+            int all_full = cJSON_IsArray(lt) && lt->child;
+            for (const cJSON *e = all_full ? lt->child : NULL; e; e = e->next)
+                if (!cJSON_IsString(e) || strcmp(e->valuestring, "full_attention") != 0)
+                    all_full = 0;
+            if (all_full) {
+                g.sliding_window = 0;
+                g.has |= POSENC_GGUF_SLIDING_WINDOW;
+            }
         }
         {
             const cJSON *t = val(c.full, "rope_type");

@@ -136,6 +136,19 @@ static void tensors(posenc_gguf_check *c, const posenc_gguf_rope *w, const posen
     }
 }
 
+/* "full: 3, 7, 11 (of 48 layers)": the layers that are not sliding, as much as fits */
+static void layers_text(char *b, size_t n, const uint8_t *s, int nl)
+{
+    size_t l = (size_t)snprintf(b, n, "full:");
+    int k = 0;
+    for (int i = 0; i < nl && l + 24 < n; i++)
+        if (!s[i])
+            l += (size_t)snprintf(b + l, n - l, "%s %d", k++ ? "," : "", i);
+    if (l + 24 >= n)
+        l += (size_t)snprintf(b + l, n - l, ", ...");
+    snprintf(b + l, n - l, "%s (of %d layers)", k ? "" : " none", nl);
+}
+
 /* The tables themselves: cos and sin of every frequency by ggml's numerics (rope_ggml.c) from
  * both sides' arguments, at positions 0-63 and the powers of two up to the context, and its last
  * position. Any argument that changes what llama.cpp computes shows here as a number. */
@@ -200,6 +213,13 @@ static void tables(posenc_gguf_check *c, const posenc_ggml_rope *W, const posenc
 
 posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
                                   int64_t orig_ctx, posenc_gguf_check *out, posenc_error *err)
+{
+    return posenc_gguf_compare_layer(want, have, orig_ctx, NULL, out, err);
+}
+
+posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const posenc_gguf_rope *have,
+                                        int64_t orig_ctx, const char *layer_type,
+                                        posenc_gguf_check *out, posenc_error *err)
 {
     memset(out, 0, sizeof *out);
     posenc_ggml_rope W, H;
@@ -277,7 +297,7 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
          "attention drifts from the first positions on and long prompts degrade",
          (double)H.freq_base, (double)W.freq_base);
     const pe_arch_row *wrow = pe_llama_arch(want->arch);
-    if (wrow && wrow->load == LD_GEMMA3 && strcmp(want->arch, have->arch) == 0) {
+    if (wrow && wrow->swa && strcmp(want->arch, have->arch) == 0) {
         /* the sliding layers' own base (src/models/gemma3.cpp): rope.freq_base_swa when the
          * file has a sliding window, else every layer is global */
         posenc_ggml_rope WS, HS;
@@ -301,6 +321,32 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
                     (double)WS.freq_scale,
                     nowin ? ": without a sliding window every layer is global" : "");
         }
+    }
+    if (wrow && wrow->swa && strcmp(want->arch, have->arch) == 0 &&
+        (have->has & POSENC_GGUF_BLOCK_COUNT) && have->block_count > 0) {
+        /* which layers are sliding (llama_hparams::is_swa): the pattern key as the loader
+         * reads it, over the file's layers */
+        int nl = have->block_count > POSENC_GGUF_MAX_LAYERS ? POSENC_GGUF_MAX_LAYERS
+                                                            : (int)have->block_count;
+        uint8_t ws[POSENC_GGUF_MAX_LAYERS], hs[POSENC_GGUF_MAX_LAYERS];
+        posenc_ggml_swa_layers(want, nl, ws);
+        posenc_ggml_swa_layers(have, nl, hs);
+        layers_text(e, sizeof e, ws, nl);
+        layers_text(f, sizeof f, hs, nl);
+        int first = -1, nd = 0;
+        for (int i = 0; i < nl; i++)
+            if (ws[i] != hs[i]) {
+                nd++;
+                if (first < 0)
+                    first = i;
+            }
+        if (!nd)
+            add(out, A, "attention.sliding_window_pattern", "sliding layers", e, f, NULL);
+        else
+            add(out, A, "attention.sliding_window_pattern", "sliding layers", e, f,
+                "llama.cpp runs %d layer(s) with the other layer type's RoPE and attention "
+                "(the first: layer %d as %s)", nd, first,
+                hs[first] ? "sliding-window" : "global");
     }
     snprintf(e, sizeof e, "factor %.9g (freq_scale %.9g)", 1.0 / W.freq_scale, (double)W.freq_scale);
     snprintf(f, sizeof f, "factor %.9g (freq_scale %.9g)", 1.0 / H.freq_scale, (double)H.freq_scale);
@@ -420,6 +466,27 @@ posenc_status posenc_gguf_compare(const posenc_gguf_rope *want, const posenc_ggu
 #undef CMPI
 #undef CMPF
     tensors(out, want, have, orig_ctx);
+    if (layer_type) {
+        /* the tables of that layer type, as llama.cpp runs it (both sides' own rules) */
+        posenc_ggml_rope WL, HL;
+        posenc_error le;
+        if (posenc_ggml_rope_from_gguf_layer(want, 0, layer_type, &WL, &le) != POSENC_OK) {
+            if (le.code == POSENC_EUNSUPPORTED) {
+                add(out, NULL, "cos/sin (ggml numerics)", "tables", "no RoPE", "not compared",
+                    NULL);
+                return POSENC_OK;
+            }
+            return posenc_seterr(err, le.code, "%s", le.msg);
+        }
+        if (posenc_ggml_rope_from_gguf_layer(have, want->context_length, layer_type, &HL, &le) !=
+            POSENC_OK) {
+            add(out, NULL, "cos/sin (ggml numerics)", "tables", "llama.cpp loads the file",
+                "refused", "%s", le.msg);
+            return POSENC_OK;
+        }
+        tables(out, &WL, &HL, want->context_length);
+        return POSENC_OK;
+    }
     tables(out, &W, &H, want->context_length);
     return POSENC_OK;
 }

@@ -23,32 +23,38 @@
 /* The parameters of one profile for the config (profiles.def's builder column). */
 typedef posenc_status (*profile_build)(const posenc_model *m, const char *layer_type,
                                        const posenc_rope_config *cfg, posenc_precision prec,
-                                       int64_t seq_len, posenc_rope_params *p, posenc_error *err);
+                                       int64_t seq_len, int64_t n_ctx, posenc_rope_params *p,
+                                       posenc_error *err);
 
 /* llama.cpp: its arguments for the model, over transformers' parameters */
 static posenc_status build_ggml(const posenc_model *m, const char *layer_type,
                                 const posenc_rope_config *cfg, posenc_precision prec,
-                                int64_t seq_len, posenc_rope_params *p, posenc_error *err)
+                                int64_t seq_len, int64_t n_ctx, posenc_rope_params *p,
+                                posenc_error *err)
 {
     (void)prec;
     posenc_status st = posenc_rope_params_compute(cfg, seq_len, p, err);
-    return st ? st : posenc_rope_params_ggml(p, m, layer_type, seq_len, err);
+    return st ? st : posenc_rope_params_ggml(p, m, layer_type, n_ctx, err);
 }
 
 /* exact math and transformers: the parameters at the dumps' sequence length */
 static posenc_status build_plain(const posenc_model *m, const char *layer_type,
                                  const posenc_rope_config *cfg, posenc_precision prec,
-                                 int64_t seq_len, posenc_rope_params *p, posenc_error *err)
+                                 int64_t seq_len, int64_t n_ctx, posenc_rope_params *p,
+                                 posenc_error *err)
 {
     (void)layer_type;
+    (void)n_ctx; /* llama.cpp's context size matters to llama.cpp alone */
     return posenc_rope_params_for(cfg, prec, posenc_model_family(m), seq_len, 0, p, NULL, err);
 }
 
 static posenc_status build_vllm(const posenc_model *m, const char *layer_type,
                                 const posenc_rope_config *cfg, posenc_precision prec,
-                                int64_t seq_len, posenc_rope_params *p, posenc_error *err)
+                                int64_t seq_len, int64_t n_ctx, posenc_rope_params *p,
+                                posenc_error *err)
 {
     (void)layer_type;
+    (void)n_ctx;
     /* vLLM served the dumps' sequence, so its max_model_len was at least seq_len (which picks
      * LongRoPE's long factors past original_max_position_embeddings); a cache shorter than the
      * sequence is a server that could not have produced the dumps */
@@ -72,6 +78,7 @@ _Static_assert(sizeof builders / sizeof *builders == POSENC_VERIFY_N_PROFILES,
 
 posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *layer_type,
                                            const posenc_rope_config *cfg, int64_t seq_len,
+                                           int64_t n_ctx,
                                            posenc_verify_recipe *rec,
                                            posenc_verify_profiles_result *out,
                                            posenc_error *err)
@@ -91,7 +98,8 @@ posenc_status posenc_verify_profiles_setup(const posenc_model *m, const char *la
         f->prec = pe_profiles[k].prec;
         f->runtime = pe_profiles[k].runtime;
         posenc_error e2 = { 0 };
-        if (builders[k](m, layer_type, cfg, f->prec, seq_len, p, &e2) != POSENC_OK ||
+        if (builders[k](m, layer_type, cfg, f->prec, seq_len, n_ctx ? n_ctx : seq_len, p,
+                        &e2) != POSENC_OK ||
             p->head_dim != exact->head_dim || p->n_freq != exact->n_freq) {
             snprintf(f->why, sizeof f->why, "%.199s", e2.msg[0] ? e2.msg : "not comparable");
             continue;

@@ -55,17 +55,28 @@ for k, p in enumerate(d["positions"]):
     assert abs(d["ggml"][k] - want) <= 1e-15 * want, (p, d["ggml"][k], want)  # JSON, 1 ulp
 assert 1e-5 < d["ggml"][0] < d["ggml"][1] < d["ggml"][2] < 0.2, d["ggml"]
 PY
+# Qwen2-VL: Qwen2VLModel (registered for Qwen2VLForConditionalGeneration) converts it
 expect_ok "$P" info --runtimes --config "$C/extra/qwen2-vl-7b.json" --json
 "$PY" -c "
 import json; d = json.load(open('out.stdout'))['drift']
-assert d['ggml'] == ['not reproduced'] * 3 and 'qwen2_vl' in d['ggml_note'], d"
-
-# a model llama.cpp's converter has no class for: one line, exit 3, nothing written
-expect_fail 3 "--precision ggml: model_type 'qwen2_vl'" "$P" gen --config "$C/extra/qwen2-vl-7b.json" \
-    --precision ggml --seq-len 4 -o no.npz
+assert all(isinstance(v, float) for v in d['ggml']) and 'ggml_note' not in d, d"
+# an architecture the converter writes whose rules posenc has not read: one line naming it
+expect_ok "$P" info --runtimes --config "$C/falcon-7b.json" --json
+"$PY" -c "
+import json; d = json.load(open('out.stdout'))['drift']
+assert d['ggml'] == ['not reproduced'] * 3, d
+assert d['ggml_note'].startswith('llama.cpp: posenc has no rules for architecture falcon'), d"
+expect_fail 3 "--precision ggml: llama.cpp: posenc has no rules for architecture falcon" \
+    "$P" gen --config "$C/falcon-7b.json" --precision ggml --seq-len 4 -o no.npz
 [ "$(wc -l < out.stderr)" -eq 1 ]
 no_file no.npz
-expect_fail 3 "--precision ggml" "$P" info --config "$C/extra/qwen2-vl-7b.json" --precision ggml
+
+# a model llama.cpp's converter has no class for: one line, exit 3, nothing written
+expect_fail 3 "--precision ggml: model_type 'gptj': convert_hf_to_gguf.py has no class for it" \
+    "$P" gen --config "$C/gpt-j-6b.json" --precision ggml --seq-len 4 -o no.npz
+[ "$(wc -l < out.stderr)" -eq 1 ]
+no_file no.npz
+expect_fail 3 "--precision ggml" "$P" info --config "$C/gpt-j-6b.json" --precision ggml
 test ! -s out.stdout
 
 # llama.cpp's positions are int32
@@ -128,3 +139,50 @@ expect_fail 2 "--precision: unknown precision 'gguf' (expected exact, hf, vllm o
     "$P" gen --config "$C/qwen3-8b.json" --precision gguf -o t2.npz
 expect_fail 2 "--precision needs --expect-q/--expect-k" \
     "$P" verify --config "$C/qwen3-8b.json" --precision ggml
+
+# --n-ctx: llama.cpp picks LongRoPE's factors by its context, not by the positions
+# (src/llama-model.cpp get_rope_factors: long when n_ctx_seq > n_ctx_orig_yarn, 4096 for
+# Phi-3-mini-128k; src/llama-context.cpp pads n_ctx to 256)
+PHI="$C/extra/phi-3-mini-128k.json"
+expect_ok "$P" gen --config "$PHI" --precision ggml --positions 0-3,131000 --n-ctx 512 -o n512.npz
+expect_ok "$P" gen --config "$PHI" --precision ggml --positions 0-3,131000 -o nnone.npz
+expect_ok "$P" gen --config "$PHI" --precision ggml --seq-len 4096 -o s4096.npz
+expect_ok "$P" gen --config "$PHI" --precision ggml --positions 0-3,131000 --n-ctx 4097 -o n4097.npz
+"$PY" - <<'PY'
+import json, numpy as np
+a, b, s, l = (np.load(f) for f in ("n512.npz", "nnone.npz", "s4096.npz", "n4097.npz"))
+# n_ctx 512: the short factors, the same angles as a 4096-token context
+assert np.array_equal(a["cos"][:4], s["cos"][:4]) and np.array_equal(a["sin"][:4], s["sin"][:4])
+# without --n-ctx the context is the largest position + 1: long factors; 4097 is past 4096 too
+assert not np.array_equal(a["cos"][1], b["cos"][1]) and np.array_equal(b["cos"], l["cos"])
+ma, mb = json.loads(a["meta.json"]), json.loads(b["meta.json"])
+assert ma["ggml"]["freq_factors"] != mb["ggml"]["freq_factors"], (ma["ggml"], mb["ggml"])
+PY
+# dumps llama.cpp rotated at n_ctx 512 (here posenc's ggml numerics; the real ggml is
+# t_interop_ggml.sh) at positions past 131000: verify names llama.cpp with --n-ctx 512, and
+# without it (long factors, as the positions imply) they fail
+"$PY" -c "
+import numpy as np
+rng = np.random.default_rng(7)
+np.save('pq.npy', rng.standard_normal((1, 4, 8, 96)).astype(np.float32))"
+expect_ok "$P" apply pq.npy pq.npy --config "$PHI" --precision ggml --n-ctx 512 --offset 131000 -o pr.npz
+"$PY" -c "
+import numpy as np; z = np.load('pr.npz'); names = sorted(n for n in z.files if n != 'meta.json')
+assert len(names) == 2, z.files
+np.save('prq.npy', z[names[0]]); np.save('prk.npy', z[names[1]])"
+expect_ok "$P" verify --config "$PHI" --q pq.npy --k pq.npy --expect-q prq.npy --expect-k prk.npy \
+    --offset 131000 --n-ctx 512
+grep -q 'ggml profile (llama.cpp)' out.stdout || { cat out.stdout; exit 1; }
+expect_ok "$P" verify --config "$PHI" --q pq.npy --k pq.npy --expect-q prq.npy --expect-k prk.npy \
+    --offset 131000 --n-ctx 512 --precision ggml --max-ulp 0
+set +e
+"$P" verify --config "$PHI" --q pq.npy --k pq.npy --expect-q prq.npy --expect-k prk.npy \
+    --offset 131000 > out.stdout 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || { echo "without --n-ctx: exit $rc"; cat out.stdout; exit 1; }
+expect_fail 2 "--n-ctx applies only to --precision ggml" "$P" gen --config "$PHI" --n-ctx 512 \
+    --seq-len 4 -o x.npz
+expect_fail 2 "--n-ctx applies only to --precision ggml" "$P" apply pq.npy --config "$PHI" \
+    --n-ctx 512 -o x.npy
+expect_fail 2 "--n-ctx" "$P" gen --config "$PHI" --precision ggml --n-ctx 0 --seq-len 4 -o x.npz

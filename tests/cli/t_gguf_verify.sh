@@ -28,7 +28,13 @@ grep -q '^[0-9]* rows with a gguf_arch, 0 wrong$' archs.txt
 # correct files, and each mistake on its own file
 good="llama-3.1-8b qwen3-8b gpt-oss-20b deepseek-v3 qwen3.5-27b extra/phi-3-mini-128k
 gguf/codellama-7b gguf/ministral3-8b-text gguf/phi-2 gguf/pythia-70m gguf/stablelm-2-1_6b
-gguf/command-r families/granite-3.3-8b-instruct"
+gguf/command-r families/granite-3.3-8b-instruct
+families/gemma-2-9b-it extra/qwen2-vl-7b gguf/qwen3-vl-235b-sections glm-4.5 glm-5 minimax-m2.5
+llama-4-scout-17b-16e-instruct gguf/cohere2-shape gguf/olmo2-shape gguf/olmo3-yarn-shape
+gguf/mistral3-small-shape gguf/seed-oss-shape gguf/olmoe-shape gguf/starcoder2-shape
+gguf/gemma-shape gguf/ernie4_5-shape"
+# architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
+swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it"
 : > list
 for c in $good; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 cat >> list <<EOF
@@ -42,9 +48,17 @@ $D/extra/phi-3-mini-128k.json m_swap.gguf swap=rope_factors_long.weight,rope_fac
 $D/extra/phi-3-mini-128k.json m_octx.gguf setu=rope.scaling.original_context_length=131072
 $D/gguf/phi-2.json m_phi2dim.gguf setu=rope.dimension_count=80
 $D/gguf/command-r.json m_crctx.gguf setu=context_length=8192
-$D/gemma-3-27b-it.json gemma-3-27b-it.gguf
 $D/gemma-3-27b-it.json m_swa.gguf set=rope.freq_base_swa=1000000
+$D/gemma-3-27b-it.json m_g3base.gguf freq_base=10000
+$D/families/qwen3-vl-235b-a22b-thinking.json q3vl-nosec.gguf
+$D/extra/qwen2-vl-7b.json m_q2vlsec.gguf unset=rope.dimension_sections
+$D/glm-4.5.json m_glmdim.gguf setu=rope.dimension_count=128
+$D/minimax-m2.5.json m_mmdim.gguf setu=rope.dimension_count=128
+$D/mimo-v2-flash.json m_mimoswa.gguf set=rope.freq_base_swa=5000000
+$D/families/gemma-2-9b-it.json m_g2swa.gguf set=rope.freq_base_swa=1000000
+$D/gemma-3-27b-it.json m_g3pat.gguf setu=attention.sliding_window_pattern=2
 EOF
+for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
 "$PY" - "$D/llama-3.1-8b.json" <<'PY'
 import itertools, json, sys
@@ -112,6 +126,22 @@ mistake m_phi2dim.gguf "$D/gguf/phi-2.json" 2 "phi2.rope.dimension_count" \
     "llama.cpp rotates 80 dims of each head instead of 32"
 mistake m_crctx.gguf "$D/gguf/command-r.json" 1 "command-r.context_length" \
     "llama.cpp's default context is 8192 tokens instead of 131072"
+mistake m_q2vlsec.gguf "$D/extra/qwen2-vl-7b.json" 1 "(load)" \
+    "llama.cpp refuses the file: qwen2vl.rope.dimension_sections is required"
+mistake m_glmdim.gguf "$D/glm-4.5.json" 2 "glm4moe.rope.dimension_count" \
+    "llama.cpp rotates 128 dims of each head instead of 64"
+mistake m_mmdim.gguf "$D/minimax-m2.5.json" 2 "minimax-m2.rope.dimension_count" \
+    "llama.cpp rotates 128 dims of each head instead of 64"
+mistake m_g2swa.gguf "$D/families/gemma-2-9b-it.json" 1 "gemma2.rope.freq_base_swa" \
+    "llama.cpp runs the sliding-window layers with theta 1e+06 and freq_scale 1 instead of 10000 and 1"
+set +e
+"$POSENC" verify --config "$D/gemma-3-27b-it.json" --gguf m_g3pat.gguf --layer-type full_attention > out.stdout
+rc=$?
+set -e
+[ "$rc" -eq 1 ] && [ "$(grep -c '^FAIL' out.stdout)" -eq 1 ] &&
+    grep '^FAIL  gemma3.attention.sliding_window_pattern' out.stdout | grep -qF -- \
+    "llama.cpp runs 21 layer(s) with the other layer type's RoPE and attention (the first: layer 1 as global)" ||
+    { cat out.stdout; exit 1; }
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -131,10 +161,76 @@ set +e
 rc=$?
 set -e
 [ "$rc" -eq 1 ] || { echo "m_swa.gguf: expected exit 1, got $rc"; cat out.stdout out.stderr; exit 1; }
-[ "$(grep -c "^FAIL" out.stdout)" -eq 1 ] || { cat out.stdout; exit 1; }
+# the sliding layers' tables are computed with the sliding layers' arguments, so they fail too
+[ "$(grep -c "^FAIL" out.stdout)" -eq 2 ] || { cat out.stdout; exit 1; }
 grep '^FAIL  gemma3.rope.freq_base_swa' out.stdout | grep -qF -- \
     "expected 10000, found 1000000: llama.cpp runs the sliding-window layers with theta 1e+06" ||
     { cat out.stdout; exit 1; }
+grep -q '^FAIL  cos/sin (ggml numerics) .*position 41, frequency 15' out.stdout || { cat out.stdout; exit 1; }
+# a wrong global freq_base leaves the sliding layers' tables alone, and fails the global ones
+for t in sliding_attention full_attention; do
+    set +e
+    "$POSENC" verify --config "$D/gemma-3-27b-it.json" --gguf m_g3base.gguf --layer-type $t > out.stdout
+    rc=$?
+    set -e
+    [ "$rc" -eq 1 ] && grep -q '^FAIL  gemma3.rope.freq_base expected 1000000, found 10000' out.stdout ||
+        { cat out.stdout; exit 1; }
+    if [ $t = sliding_attention ]; then
+        grep -q '^ok    cos/sin (ggml numerics) .*equal (0 difference)' out.stdout || { cat out.stdout; exit 1; }
+    else
+        grep -q '^FAIL  cos/sin (ggml numerics)' out.stdout || { cat out.stdout; exit 1; }
+    fi
+done
+# each layer type of the architectures with sliding layers (lib/model/llama_arch.def .swa): the
+# converter's file passes with that type's tables; Cohere 2's full layers have no RoPE
+for c in $swa; do
+    n=$(basename $c)
+    for t in sliding_attention full_attention; do
+        [ $n = cohere2-shape ] && [ $t = full_attention ] && continue
+        expect_ok "$POSENC" verify --config "$D/$c.json" --gguf $n.gguf --layer-type $t
+        grep -q '^ok    cos/sin (ggml numerics) .*equal (0 difference)' out.stdout || { cat out.stdout; exit 1; }
+    done
+done
+# the layers llama.cpp runs as sliding: MiMo-V2 from the file's array (51 = 48 + 3 MTP layers);
+# Gemma 3n from its default period 5 (the converter's array is ignored by the scalar read)
+expect_ok "$POSENC" verify --config "$D/mimo-v2-flash.json" --gguf mimo-v2-flash.gguf --layer-type full_attention
+grep -q '^ok    mimo2.attention.sliding_window_pattern full: 0, 5, 11, 17, 23, 29, 35, 41, 47 (of 51 layers)' \
+    out.stdout || { cat out.stdout; exit 1; }
+expect_ok "$POSENC" verify --config "$D/gguf/gemma3n-shape.json" --gguf gemma3n-shape.gguf --layer-type full_attention
+grep -q '^ok    gemma3n.attention.sliding_window_pattern full: 4 (of 5 layers)' out.stdout ||
+    { cat out.stdout; exit 1; }
+# the config's layers against llama.cpp's: Llama 4's NoPE layers are every 4th in llama.cpp
+# whatever no_rope_layers says, Cohere 2's sliding layers its default period: one note each
+# where they differ, none where they agree
+"$PY" -c "
+import json
+c = json.load(open('$D/llama-4-scout-17b-16e-instruct.json')); t = c.get('text_config', c)
+t['no_rope_layers'] = [0 if i == 0 else 1 for i in range(t['num_hidden_layers'])]
+json.dump(c, open('l4-norope.json', 'w'))
+c = json.load(open('$D/gguf/cohere2-shape.json')); c['layer_types'][0] = 'full_attention'
+json.dump(c, open('c2-types.json', 'w'))"
+expect_ok "$POSENC" verify --config "$D/llama-4-scout-17b-16e-instruct.json" --gguf llama-4-scout-17b-16e-instruct.gguf
+! grep -q '^note: llama.cpp: its layers without RoPE' out.stdout || { cat out.stdout; exit 1; }
+grep -q '^note: llama.cpp skips RoPE on every 4th layer' out.stdout || { cat out.stdout; exit 1; }
+expect_ok "$POSENC" verify --config l4-norope.json --gguf llama-4-scout-17b-16e-instruct.gguf
+grep -qF 'note: llama.cpp: its layers without RoPE are not the config'"'"'s: 12 get none where the config rotates them (3, 7, 11,' out.stdout &&
+    grep -qF '1 are rotated where the config has none (0)' out.stdout || { cat out.stdout; exit 1; }
+expect_ok "$POSENC" verify --config c2-types.json --gguf cohere2-shape.gguf --layer-type sliding_attention
+grep -qF "note: llama.cpp: the file's sliding-window layers are not the config's layer_types: 1 run as sliding where the config says full (0)" \
+    out.stdout || { cat out.stdout; exit 1; }
+expect_fail 2 "layer type 'full_attention' carries no RoPE" \
+    "$POSENC" verify --config "$D/gguf/cohere2-shape.json" --gguf cohere2-shape.gguf --layer-type full_attention
+# MiMo-V2: a wrong freq_base_swa fails the sliding layers, named, and not the global ones
+set +e
+"$POSENC" verify --config "$D/mimo-v2-flash.json" --gguf m_mimoswa.gguf --layer-type sliding_attention > out.stdout
+rc=$?
+set -e
+[ "$rc" -eq 1 ] && grep -q '^FAIL  mimo2.rope.freq_base_swa expected 10000, found 5000000' out.stdout &&
+    grep -q '^FAIL  cos/sin (ggml numerics)' out.stdout || { cat out.stdout; exit 1; }
+# Qwen3-VL without rope_scaling: the converter writes no sections and llama.cpp refuses the
+# file; posenc says so for the file itself (never a guess)
+expect_fail 3 "llama.cpp refuses the file: qwen3vlmoe.rope.dimension_sections is required" \
+    "$POSENC" verify --config "$D/families/qwen3-vl-235b-a22b-thinking.json" --gguf q3vl-nosec.gguf
 expect_ok "$POSENC" info --gguf gemma-3-27b-it.gguf --layer-type sliding_attention
 grep -qx 'llama_cpp.freq_base: 10000' out.stdout && grep -qx 'llama_cpp.freq_scale: 1' out.stdout ||
     { cat out.stdout; exit 1; }
@@ -273,4 +369,20 @@ r = json.load(open("tab.json"))
 t = [c for c in r["checks"] if c["details"]["key"].startswith("cos/sin")]
 assert len(t) == 1 and not t[0]["ok"], t
 assert "max |difference| 2 (position 41, frequency 15)" in t[0]["details"]["found"], t
+PY
+
+# coverage: the architectures with rules against the converter's registry and llama.cpp's
+# llama_model_rope_type (tests/interop/llama_coverage.py); every rule names an architecture
+# the converter registers, and every architecture this test converts above is counted
+"$PY" "$SRC/tests/interop/llama_coverage.py" "$llama" --json > cov.json || { cat cov.json; exit 1; }
+"$PY" - <<'PY'
+import json
+c = json.load(open("cov.json"))
+assert c["rules_not_registered"] == [] and c["rules"] == len(c["with_rules"]), c
+for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "cohere2", "llama4",
+          "glm4", "glm4moe", "glm-dsa", "minimax-m2", "mimo2", "olmo2", "mistral3", "phi2",
+          "gptneox", "stablelm", "command-r", "granite"):
+    assert a in c["with_rules"], a
+assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
+print("coverage %d / %d" % (c["rules"], c["mapped"]))
 PY

@@ -38,10 +38,10 @@ $cc -std=c11 -O2 $san -I"$SRC/include" -o ggml_posenc "$SRC/tests/interop/ggml_p
 
 $PY "$SRC/tests/interop/ggml_check.py" ./ggml_rope "$libs/libggml-cpu-x64.so" ./ggml_posenc \
     "$DATA/configs" "$POSENC" | tee check.txt
-# 17 hand-filled cases, 13 of them also end to end through gen and apply, through verify on
+# 30 hand-filled cases, 26 of them also end to end through gen and apply, through verify on
 # ggml's own output and in llama.cpp's own layout, one through apply with 3-axis positions
-[ "$(grep -c '^ok ' check.txt)" -eq 57 ]
-[ "$(grep -c 'via posenc verify on ggml' check.txt)" -eq 13 ]
-[ "$(grep -c 'via posenc gen/apply' check.txt)" -eq 13 ]
+[ "$(grep -c '^ok ' check.txt)" -eq 109 ]
+[ "$(grep -c 'via posenc verify on ggml' check.txt)" -eq 26 ]
+[ "$(grep -c 'via posenc gen/apply' check.txt)" -eq 26 ]
 [ "$(grep -c 'via posenc apply .*\[3, seq\] positions' check.txt)" -eq 1 ]
-[ "$(grep -c 'via posenc verify/apply --layout ggml' check.txt)" -eq 13 ]
+[ "$(grep -c 'via posenc verify/apply --layout ggml' check.txt)" -eq 26 ]

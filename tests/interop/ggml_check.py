@@ -77,6 +77,7 @@ def yarn_attn(factor, log_mul=0.0, deepseek=False):
 def cases(config_dir):
     phi3 = json.load(open(os.path.join(config_dir, "extra", "phi-3-mini-128k.json")))
     long_f = [f32(v) for v in phi3["rope_scaling"]["long_factor"]]
+    short_f = [f32(v) for v in phi3["rope_scaling"]["short_factor"]]
     base = dict(freq_scale=1.0, ext_factor=0.0, attn_factor=1.0, beta_fast=32.0, beta_slow=1.0,
                 sections=[0, 0, 0, 0], factors=[], permuted=False, mrope_pos=False)
     yield dict(base, name="llama-3.1-8b (norm, permuted, llama3 rope_freqs)", mode=NORM,
@@ -100,6 +101,13 @@ def cases(config_dir):
     yield dict(base, name="phi-3-mini-128k (neox, longrope long factors)", mode=NEOX, n_dims=96,
                config="extra/phi-3-mini-128k.json",
                head_dim=96, n_ctx_orig=4096, freq_base=10000.0, factors=long_f,
+               attn_factor=f32(math.sqrt(1 + math.log(32) / math.log(4096))), style="neox")
+    # llama.cpp picks LongRoPE's factors by its context, not by the positions
+    # (src/llama-model.cpp get_rope_factors: long when n_ctx_seq > n_ctx_orig_yarn): at n_ctx
+    # 4096 the short factors rotate every position, up to 2^20 (posenc's --n-ctx)
+    yield dict(base, name="phi-3-mini-128k (neox, longrope short factors, --n-ctx 4096)",
+               mode=NEOX, n_dims=96, config="extra/phi-3-mini-128k.json", head_dim=96,
+               n_ctx_orig=4096, freq_base=10000.0, factors=short_f, n_ctx=4096,
                attn_factor=f32(math.sqrt(1 + math.log(32) / math.log(4096))), style="neox")
     # the converter classes with a partial dimension count and no freq_base (10000), Cohere's
     # interleaved pairs (NORM, not permuted), Granite (LlamaModel's permutation)
@@ -127,6 +135,66 @@ def cases(config_dir):
     yield dict(base, name="gemma-3-27b global layers (neox, linear 8)", mode=NEOX, n_dims=128,
                head_dim=128, config="gemma-3-27b-it.json", layer_type="full_attention",
                n_ctx_orig=131072, freq_base=1000000.0, freq_scale=f32(1 / 8), style="neox")
+    # the architectures lib/model/llama_arch.def gained rules for; every argument from the
+    # converter class (conversion/MODEL.py) and the graph (src/models/ARCH.cpp) as
+    # lib/model/llama_arch.def cites
+    # Gemma 2: Gemma2Model writes no freq_base, so llama.cpp's default 10000 (the config's too)
+    yield dict(base, name="gemma-2-9b (neox, no freq_base key)", mode=NEOX, n_dims=256,
+               head_dim=256, config="families/gemma-2-9b-it.json", n_ctx_orig=8192,
+               freq_base=10000.0, style="neox")
+    # GLM-4.5 and MiniMax-M2.5: partial dimension counts (head_dim 128 * 0.5; rotary_dim 64)
+    yield dict(base, name="glm-4.5 (neox, partial 64 of 128)", mode=NEOX, n_dims=64,
+               head_dim=128, config="glm-4.5.json", n_ctx_orig=131072, freq_base=1000000.0,
+               style="neox")
+    yield dict(base, name="minimax-m2.5 (neox, rotary_dim 64 of 128)", mode=NEOX, n_dims=64,
+               head_dim=128, config="minimax-m2.5.json", n_ctx_orig=196608,
+               freq_base=5000000.0, style="neox")
+    # MiMo-V2-Flash: int(192 * 0.334) = 64 dims; sliding layers rope.freq_base_swa (the
+    # config's swa_rope_theta 10000) with scale 1, full layers the file's 5e6 (mimo2.cpp)
+    yield dict(base, name="mimo-v2-flash sliding layers (neox, 64 of 192, freq_base_swa)",
+               mode=NEOX, n_dims=64, head_dim=192, config="mimo-v2-flash.json",
+               layer_type="sliding_attention", n_ctx_orig=262144, freq_base=10000.0,
+               style="neox")
+    yield dict(base, name="mimo-v2-flash full layers (neox, 64 of 192)", mode=NEOX, n_dims=64,
+               head_dim=192, config="mimo-v2-flash.json", layer_type="full_attention",
+               n_ctx_orig=262144, freq_base=5000000.0, style="neox")
+    # Llama 4 Scout: LlamaModel's llama3 rope_freqs (factor 16, low = high = 1, M0 8192);
+    # Llama4Model does not permute (undo_permute False): complex pairs are NORM's
+    yield dict(base, name="llama-4-scout (norm, not permuted, llama3 rope_freqs 16)", mode=NORM,
+               n_dims=128, head_dim=128, config="llama-4-scout-17b-16e-instruct.json",
+               n_ctx_orig=10485760, freq_base=500000.0,
+               factors=llama3_factors(500000.0, 128, 16.0, 1.0, 1.0, 8192), style="gptj")
+    # GLM-5 (glm-dsa): DeepseekV2Model's q_pe/k_pe, qk_rope_head_dim 64, no YaRN
+    yield dict(base, name="glm-5 (norm, MLA q_pe 64)", mode=NORM, n_dims=64, head_dim=64,
+               config="glm-5.json", n_ctx_orig=202752, freq_base=1000000.0, style="gptj")
+    # Cohere 2: interleaved (NORM, not permuted), rotary_pct 1, only the sliding layers rotate
+    yield dict(base, name="cohere2 sliding layers (norm, interleaved)", mode=NORM, n_dims=128,
+               head_dim=128, config="gguf/cohere2-shape.json", layer_type="sliding_attention",
+               n_ctx_orig=8192, freq_base=50000.0, style="gptj")
+    # OLMo 3 with YaRN 8: full layers YaRN (ext_factor 1, freq_scale 1/8, n_ctx_orig 8192);
+    # sliding layers freq_scale 1, ext_factor 0, attn_factor 1 (olmo2.cpp)
+    yield dict(base, name="olmo3 full layers (neox, yarn 8)", mode=NEOX, n_dims=128,
+               head_dim=128, config="gguf/olmo3-yarn-shape.json", layer_type="full_attention",
+               n_ctx_orig=8192, freq_base=500000.0, freq_scale=f32(1 / 8), ext_factor=1.0,
+               attn_factor=yarn_attn(8.0), style="neox", shift_named=False)
+    yield dict(base, name="olmo3 sliding layers (neox, unscaled)", mode=NEOX, n_dims=128,
+               head_dim=128, config="gguf/olmo3-yarn-shape.json",
+               layer_type="sliding_attention", n_ctx_orig=8192, freq_base=500000.0,
+               style="neox",
+               # llama.cpp leaves these layers unscaled where transformers v5 applies YaRN to
+               # them too: ggml is 0.26 from the config's exact tables already at positions
+               # 0-63, so a shift is not tried within that distance (fails, not named)
+               shift_named=False)
+    # Qwen2-VL and Qwen3-VL from their configs, text positions (all axes equal)
+    yield dict(base, name="qwen2-vl-7b config (mrope 16 24 24, text positions)", mode=MROPE,
+               n_dims=128, head_dim=128, config="extra/qwen2-vl-7b.json", n_ctx_orig=32768,
+               freq_base=1000000.0, sections=[16, 24, 24, 0], style="neox")
+    yield dict(base, name="qwen3-vl-235b config (imrope 24 20 20, text positions)",
+               mode=IMROPE, n_dims=128, head_dim=128, config="gguf/qwen3-vl-235b-sections.json",
+               n_ctx_orig=262144, freq_base=5000000.0, sections=[24, 20, 20, 0], style="neox",
+               # ggml's float32 drift at theta 5e6 reaches 0.4 at position 10^6: as gpt-oss,
+               # positions + 1 fails without a name
+               shift_named=False)
     yield dict(base, name="gptj pairs (norm), partial 64 of 256", mode=NORM, n_dims=64,
                head_dim=256, n_ctx_orig=2048, freq_base=10000.0, style="gptj")
     yield dict(base, name="qwen3.5-27b (imrope, partial 64 of 256)", mode=IMROPE, n_dims=64,
@@ -235,6 +303,10 @@ def from_ggml(c, q):
     return out
 
 
+def nctx(c):
+    return ["--n-ctx", str(c["n_ctx"])] if c.get("n_ctx") else []
+
+
 def posenc_cli(posenc, c, config_dir, q):
     """cos, sin (gen --precision ggml), the rotated q (apply --precision ggml) and the exact
     cos, sin (gen --precision exact) at POSITIONS."""
@@ -244,7 +316,8 @@ def posenc_cli(posenc, c, config_dir, q):
     tabs = {}
     for prec in ("ggml", "exact"):
         out = "tab_%s.npz" % prec
-        subprocess.run([posenc, "gen", "--config", cfg, *lt, "--precision", prec, "--layout", "half",
+        subprocess.run([posenc, "gen", "--config", cfg, *lt, "--precision", prec,
+                        *(nctx(c) if prec == "ggml" else []), "--layout", "half",
                         "--positions", plist, "-o", out], check=True)
         z = np.load(out)
         tabs[prec] = (z["cos"].astype(np.float64), z["sin"].astype(np.float64))
@@ -252,7 +325,8 @@ def posenc_cli(posenc, c, config_dir, q):
     for dt in (np.float32, np.float16):
         np.save("q.npy", q.astype(dt))
         subprocess.run([posenc, "apply", "q.npy", "--config", cfg, *lt, "--precision", "ggml",
-                        "--layout", "shd", "--positions", plist, "-o", "q_rot.npy"], check=True)
+                        *nctx(c), "--layout", "shd", "--positions", plist, "-o", "q_rot.npy"],
+                       check=True)
         r = np.load("q_rot.npy")
         assert r.dtype == dt, r.dtype
         rot[dt] = r.astype(np.float64)
@@ -268,7 +342,7 @@ def verify_real(posenc, c, config_dir, q, gr):
     np.save("vq.npy", q.astype(np.float32))
     np.save("vr.npy", gr.astype(np.float32))
     base = [posenc, "verify", "--config", cfg, *lt, "--q", "vq.npy", "--k", "vq.npy", "--expect-q",
-            "vr.npy", "--expect-k", "vr.npy", "--layout", "shd", "--positions", plist]
+            "vr.npy", "--expect-k", "vr.npy", "--layout", "shd", "--positions", plist, *nctx(c)]
     for extra, want in (([], "ggml profile (llama.cpp)"), (["--precision", "ggml", "--max-ulp", "0"],
                                                            "0 ulp at most")):
         r = subprocess.run(base + extra, capture_output=True, text=True)
@@ -297,7 +371,7 @@ def ggml_layout(posenc, c, config_dir, q, run_ggml):
     else:
         np.save("lpos.npy", np.array(POSITIONS, dtype=np.int32))
     base = [posenc, "verify", "--config", cfg, *lt, "--q", "lq.npy", "--k", "lq.npy", "--layout",
-            "ggml", "--positions", "lpos.npy"]
+            "ggml", "--positions", "lpos.npy", *nctx(c)]
     bad = []
     for extra, want in (([], "ggml profile (llama.cpp)"),
                         (["--precision", "ggml", "--max-ulp", "0"], "0 ulp at most")):
@@ -309,7 +383,7 @@ def ggml_layout(posenc, c, config_dir, q, run_ggml):
                                                    r.returncode, r.stdout.strip()[-400:],
                                                    r.stderr.strip()))
     subprocess.run([posenc, "apply", "lq.npy", "--config", cfg, *lt, "--precision", "ggml",
-                    "--layout", "ggml", "--positions", "lpos.npy", "-o", "lq_rot.npy"],
+                    *nctx(c), "--layout", "ggml", "--positions", "lpos.npy", "-o", "lq_rot.npy"],
                    check=True)
     u = ulp(gr, np.load("lq_rot.npy"))
     if u != 0:

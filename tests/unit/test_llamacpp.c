@@ -86,6 +86,90 @@ static void test_gemma3_layers(void **state)
     free(g);
 }
 
+/* the other sliding-window rules (lib/model/llama_arch.def .swa, .nope), each from its graph:
+ * gemma2.cpp / llama4.cpp SWA_TRAIN, gemma3n.cpp / mimo2.cpp SWA_DEFAULT, olmo2.cpp SWA_OLMO2,
+ * cohere2.cpp SWA_CTX with no RoPE on the full layers */
+static void test_swa_rules(void **state)
+{
+    (void)state;
+    posenc_ggml_rope r;
+    posenc_error err = { 0 };
+    posenc_gguf_rope *g = base("gemma2");
+    g->has |= POSENC_GGUF_FREQ_BASE | POSENC_GGUF_SCALING_TYPE | POSENC_GGUF_SCALING_FACTOR |
+              POSENC_GGUF_SLIDING_WINDOW | POSENC_GGUF_ORIG_CTX;
+    g->freq_base = 5e5;
+    snprintf(g->scaling_type, sizeof g->scaling_type, "yarn");
+    g->scaling_factor = 4;
+    g->original_context_length = 2048;
+    g->sliding_window = 4096;
+    /* SWA_TRAIN: the file's base and scale without the key, the key's base with it */
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 5e5f && r.freq_scale == 0.25f && r.ext_factor == 1.0f);
+    g->has |= POSENC_GGUF_FREQ_BASE_SWA;
+    g->freq_base_swa = 10000;
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 10000.0f && r.freq_scale == 0.25f);
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "full_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 5e5f && r.freq_scale == 0.25f);
+    /* SWA_DEFAULT: the key, else 10000; scale 1 */
+    snprintf(g->arch, sizeof g->arch, "mimo2");
+    g->freq_base_swa = 20000;
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 20000.0f && r.freq_scale == 1.0f);
+    snprintf(g->arch, sizeof g->arch, "gemma3n");
+    g->has &= ~(unsigned)POSENC_GGUF_FREQ_BASE_SWA;
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 10000.0f && r.freq_scale == 1.0f);
+    /* SWA_OLMO2: the context's base, scale 1, no YaRN ramp, attn_factor 1 */
+    snprintf(g->arch, sizeof g->arch, "olmo2");
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 5e5f && r.freq_scale == 1.0f && r.ext_factor == 0.0f &&
+                r.attn_factor == 1.0f);
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "full_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_scale == 0.25f && r.ext_factor == 1.0f);
+    /* SWA_CTX: the sliding layers take the context's arguments even with the key; the full
+     * ones have no RoPE */
+    snprintf(g->arch, sizeof g->arch, "cohere2");
+    g->has |= POSENC_GGUF_FREQ_BASE_SWA;
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
+    assert_true(r.mode == POSENC_GGML_ROPE_NORM && r.freq_base == 5e5f && r.freq_scale == 0.25f);
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "full_attention", &r, &err),
+                     POSENC_EUNSUPPORTED);
+    assert_non_null(strstr(err.msg, "no RoPE to cohere2's full_attention layers"));
+    /* which layers are sliding (llama_hparams::set_swa_pattern: il % p < p - 1) */
+    uint8_t s[12];
+    snprintf(g->arch, sizeof g->arch, "cohere2"); /* default period 4 */
+    assert_int_equal(posenc_ggml_swa_layers(g, 8, s), 1);
+    assert_true(s[0] && s[1] && s[2] && !s[3] && s[4] && !s[7]);
+    g->has |= POSENC_GGUF_SWA_PATTERN;
+    g->swa_period = 2;
+    assert_int_equal(posenc_ggml_swa_layers(g, 8, s), 1);
+    assert_true(s[0] && !s[1] && s[2] && !s[3]);
+    /* an array is ignored where the loader reads a scalar, read where it reads an array */
+    g->swa_period = 0;
+    g->n_swa_layers = 3;
+    g->swa_layers[0] = 0;
+    g->swa_layers[1] = g->swa_layers[2] = 1;
+    assert_int_equal(posenc_ggml_swa_layers(g, 4, s), 1);
+    assert_true(s[0] && s[1] && s[2] && !s[3]);
+    snprintf(g->arch, sizeof g->arch, "mimo2");
+    assert_int_equal(posenc_ggml_swa_layers(g, 4, s), 1);
+    assert_true(!s[0] && s[1] && s[2] && !s[3]);
+    /* olmo2 and gemma3 without a window: none */
+    snprintf(g->arch, sizeof g->arch, "olmo2");
+    g->sliding_window = 0;
+    assert_int_equal(posenc_ggml_swa_layers(g, 4, s), 1);
+    assert_true(!s[0] && !s[1] && !s[2]);
+    g->sliding_window = 4096;
+    snprintf(g->arch, sizeof g->arch, "qwen3");
+    assert_int_equal(posenc_ggml_swa_layers(g, 4, s), 0);
+    /* llama4: chunked layers named either way */
+    snprintf(g->arch, sizeof g->arch, "llama4");
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "chunked_attention", &r, &err), POSENC_OK);
+    assert_true(r.freq_base == 20000.0f && r.freq_scale == 0.25f);
+    free(g);
+}
+
 static void test_defaults(void **state)
 {
     (void)state;
@@ -210,6 +294,17 @@ static void test_longrope_choice(void **state)
     assert_true(r.attn_factor == 1.25f && r.ext_factor == 0.0f);
     assert_int_equal(posenc_ggml_rope_from_gguf(g, 4096, &r, &err), POSENC_OK);
     assert_true(r.freq_factors[5] == 1.0f); /* n_ctx 4096 is not past 4096: short */
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 4097, &r, &err), POSENC_OK);
+    assert_true(r.freq_factors[5] == 7.0f); /* 4097, padded to 4352, is past it: long */
+    /* src/llama-context.cpp pads n_ctx to a multiple of 256 before n_ctx_seq is compared:
+     * with an original context of 4000, n_ctx 3900 and 4000 become 4096, past it */
+    g->original_context_length = 4000;
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 3900, &r, &err), POSENC_OK);
+    assert_true(r.freq_factors[5] == 7.0f);
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, 3840, &r, &err), POSENC_OK);
+    assert_true(r.freq_factors[5] == 1.0f); /* 3840 is a multiple of 256, not past 4000 */
+    g->original_context_length = 4096;
+    assert_int_equal(posenc_ggml_rope_from_gguf(g, (int64_t)1 << 32, &r, &err), POSENC_EINVAL);
     /* a factor tensor of the wrong length: llama.cpp refuses the shape */
     g->n_factors_short = 47;
     assert_int_equal(posenc_ggml_rope_from_gguf(g, 4096, &r, &err), POSENC_EFORMAT);
@@ -257,11 +352,18 @@ static void test_from_model(void **state)
     assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "model_type 'gptj': convert_hf_to_gguf.py has no class for it"));
     posenc_model_free(m);
-    const char *ge = "{\"model_type\":\"gemma\",\"hidden_size\":2048,\"num_attention_heads\":8,"
-                     "\"head_dim\":256}";
+    const char *ge = "{\"model_type\":\"falcon\",\"hidden_size\":4544,\"num_attention_heads\":71}";
     assert_int_equal(posenc_config_parse(ge, strlen(ge), "g.json", NULL, &m, &err), POSENC_OK);
     assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_EUNSUPPORTED);
-    assert_non_null(strstr(err.msg, "writes architecture 'gemma', whose RoPE rules posenc has not read"));
+    assert_non_null(strstr(err.msg, "writes architecture 'falcon', whose RoPE rules posenc has not read"));
+    posenc_model_free(m);
+    /* Gemma: GemmaModel's own keys, hparams[k] (KeyError when absent), no freq_base */
+    const char *gm = "{\"model_type\":\"gemma\",\"hidden_size\":2048,\"num_attention_heads\":8,"
+                     "\"head_dim\":256,\"max_position_embeddings\":8192,\"rope_theta\":10000}";
+    assert_int_equal(posenc_config_parse(gm, strlen(gm), "g.json", NULL, &m, &err), POSENC_OK);
+    assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_OK);
+    assert_true(!(g.has & POSENC_GGUF_FREQ_BASE) && g.key_length == 256 && g.context_length == 8192 &&
+                !(g.has & POSENC_GGUF_SLIDING_WINDOW));
     posenc_model_free(m);
 }
 
@@ -344,6 +446,7 @@ int main(void)
         cmocka_unit_test(test_compare),
         cmocka_unit_test(test_layout_style),
         cmocka_unit_test(test_gemma3_layers),
+        cmocka_unit_test(test_swa_rules),
     };
     return cmocka_run_group_tests_name("llamacpp", tests, NULL, NULL);
 }
