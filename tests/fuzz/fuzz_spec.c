@@ -1,4 +1,4 @@
-/* fuzz_spec.c: bytes -> the FILE:MEMBER splitter (posenc_spec_split, formats/spec.c) that
+/* fuzz_spec.c: bytes -> the FILE:MEMBER splitter (posenc_spec_split, formats/io/registry.c) that
  * every reader, gen's input/output check and --positions go through. The first two bytes pick
  * the sizes of the path and member buffers (0 to 255 and 0 to 1023 bytes: exact heap blocks, so
  * ASan sees a write one past the end), the rest is the spec. On success both outputs are
