@@ -10,6 +10,13 @@ export PYTHONPATH="$SRC/tests/cli"
 [ -x /usr/bin/time ] || { echo "/usr/bin/time is missing (apt-get install time)"; exit 77; }
 
 BUDGET_KB=$((320 * 1024))
+INFO_KB=$((64 * 1024))
+# Under AddressSanitizer (make check runs this script with build-san/posenc) every allocation
+# carries redzones and freed memory waits in a quarantine: the budget is the program's, so a
+# sanitized binary is held to three times it (the refusals and exit codes are the same).
+if nm "$POSENC" 2> /dev/null | grep -q '__asan_init'; then
+    BUDGET_KB=$((BUDGET_KB * 3)) INFO_KB=$((INFO_KB * 3))
+fi
 
 "$PY" - <<'PY'
 import json, os, struct, zipfile
@@ -72,7 +79,7 @@ rss() {
     rss=$(tail -n 1 time.out)
     echo "rss $rss kB exit $rc: $*"
     if [ "$rss" -ge "$BUDGET_KB" ]; then
-        echo "over the 320 MiB budget: $rss kB: $*"; return 1
+        echo "over the budget ($BUDGET_KB kB): $rss kB: $*"; return 1
     fi
 }
 
@@ -108,7 +115,7 @@ done
 # a command that needs a few keys parses only those: info --gguf on 1.5M bools
 rss "$POSENC" info --gguf bools1m.gguf --json
 [ "$rc" -eq 0 ] || { cat out.stderr; exit 1; }
-[ "$rss" -lt $((64 * 1024)) ] || { echo "info --gguf took $rss kB"; exit 1; }
+[ "$rss" -lt "$INFO_KB" ] || { echo "info --gguf took $rss kB"; exit 1; }
 grep -q '"freq_base"' out.stdout
 
 # inputs unchanged, no file added or left behind
