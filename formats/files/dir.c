@@ -57,27 +57,8 @@ static posenc_status read_meta(posenc_container *c, posenc_error *err)
     }
     if ((st = pe_open_input(path, 1, &fp, err)) != POSENC_OK)
         goto out;
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file", path);
-        goto out;
-    }
-    if ((uint64_t)sb.st_size > PE_META_MAX) {
-        st = posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': meta.json of %llu bytes is larger "
-                           "than %zu MiB; posenc reads at most that", path,
-                           (unsigned long long)sb.st_size, PE_META_MAX >> 20);
-        goto out;
-    }
-    size_t n = (size_t)sb.st_size;
-    text = malloc(n + 1);
-    if (!text) {
-        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-        goto out;
-    }
-    if ((st = pe_read_exact(fp, text, n, path, "file", err)))
-        goto out;
-    text[n] = '\0';
-    if ((st = pe_meta_check(text, n, path, "meta.json", err)) != POSENC_OK)
+    size_t n;
+    if ((st = pe_meta_read(fp, path, "meta.json", &text, &n, err)) != POSENC_OK)
         goto out;
     cJSON *root = memchr(text, '\0', n) ? NULL : cJSON_ParseWithOpts(text, NULL, 1);
     int ok = cJSON_IsObject(root);

@@ -173,32 +173,11 @@ static posenc_status raw_open(posenc_container *c, posenc_error *err)
                                    : posenc_seterr(err, oe.code, "%s", oe.msg);
         goto out;
     }
-    struct stat sb;
-    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        st = posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file", json);
+    size_t len;
+    if ((st = pe_meta_read(fp, json, "sidecar", &text, &len, err)) != POSENC_OK)
         goto out;
-    }
-    if ((uint64_t)sb.st_size > PE_META_MAX) {
-        st = posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': sidecar of %llu bytes is larger "
-                           "than %zu MiB; posenc reads at most that", json,
-                           (unsigned long long)sb.st_size, PE_META_MAX >> 20);
-        goto out;
-    }
-    size_t len = (size_t)sb.st_size;
-    text = malloc(len + 1);
-    if (!text) {
-        st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
-        goto out;
-    }
-    if (fread(text, 1, len, fp) != len) {
-        st = posenc_seterr(err, POSENC_EIO, "'%s': read error", json);
-        goto out;
-    }
-    text[len] = '\0';
     fclose(fp);
     fp = NULL;
-    if ((st = pe_meta_check(text, len, json, "sidecar", err)) != POSENC_OK)
-        goto out;
     root = cJSON_ParseWithLength(text, len);
     if (pe_json_last_wins(root, NULL, 0) < 0) { /* a repeated key: the last, as Python's json */
         st = posenc_seterr(err, POSENC_ENOMEM, "out of memory");
@@ -232,6 +211,7 @@ static posenc_status raw_open(posenc_container *c, posenc_error *err)
             goto out;
         }
     }
+    struct stat sb;
     if (stat(bin, &sb) != 0) {
         st = posenc_seterr(err, POSENC_EIO, "cannot open '%s': %s", bin, strerror(errno));
         goto out;

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "formats/io/jsondup.h"
+#include "formats/io/backend.h"
 
 static uint64_t hash_key(const char *s)
 {
@@ -237,4 +239,32 @@ cJSON *pe_json_pick(const char *text, const char *const *keys, size_t nkeys)
             i++;
     }
     return out;
+}
+
+posenc_status pe_meta_read(FILE *fp, const char *path, const char *what, char **text,
+                           size_t *len, posenc_error *err)
+{
+    struct stat sb;
+    if (fstat(fileno(fp), &sb) != 0 || !S_ISREG(sb.st_mode))
+        return posenc_seterr(err, POSENC_EFORMAT, "'%s': not a regular file", path);
+    if ((uint64_t)sb.st_size > PE_META_MAX)
+        return posenc_seterr(err, POSENC_EUNSUPPORTED, "'%s': %s of %llu bytes is larger than "
+                             "%zu MiB; posenc reads at most that", path, what,
+                             (unsigned long long)sb.st_size, PE_META_MAX >> 20);
+    size_t n = (size_t)sb.st_size;
+    char *t = malloc(n + 1);
+    if (!t)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    posenc_status st = pe_read_exact(fp, t, n, path, "file", err);
+    if (st == POSENC_OK) {
+        t[n] = '\0';
+        st = pe_meta_check(t, n, path, what, err);
+    }
+    if (st != POSENC_OK) {
+        free(t);
+        return st;
+    }
+    *text = t;
+    *len = n;
+    return POSENC_OK;
 }

@@ -6,6 +6,7 @@
 #define POSENC_FORMATS_JSONDUP_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 
@@ -36,6 +37,12 @@ size_t pe_json_cost(const char *text, size_t len);
  * at most that", before cJSON takes the memory. */
 posenc_status pe_meta_check(const char *text, size_t len, const char *path, const char *what,
                             posenc_error *err);
+
+/* Read the whole of fp, a metadata file opened from path (what: "sidecar", "meta.json"), within
+ * the budget: a regular file of at most PE_META_MAX bytes, read, NUL-terminated and held to
+ * pe_meta_check. *text (caller frees) and *len are set only on POSENC_OK. */
+posenc_status pe_meta_read(FILE *fp, const char *path, const char *what, char **text,
+                           size_t *len, posenc_error *err);
 
 /* The members of the JSON object text whose keys are among keys[0..nkeys) (plain keys, compared
  * byte for byte with the text between the quotes; NULL entries skipped), each value parsed
