@@ -67,6 +67,40 @@ import conversion  # noqa: E402
 from conversion.base import ModelBase, ModelType  # noqa: E402
 
 
+def plant(mistake, kv, tensors, arch):
+    """Change the one thing MISTAKE names (the usage above) in a converter's writer: kv its
+    key/values, tensors a dict by tensor name, arch its architecture. tests/interop/llama_tiny.py
+    plants its mistakes with this too."""
+    what, _, val = mistake.partition("=")
+    if what == "freq_base":
+        kv[f"{arch}.rope.freq_base"] = gguf.GGUFValue(float(val), gguf.GGUFValueType.FLOAT32)
+    elif what == "drop":
+        del tensors[val]
+    elif what == "set":
+        key, _, v = val.partition("=")
+        kv[f"{arch}.{key}"] = gguf.GGUFValue(float(v), gguf.GGUFValueType.FLOAT32)
+    elif what == "setu":
+        key, _, v = val.partition("=")
+        kv[f"{arch}.{key}"] = gguf.GGUFValue(int(v), gguf.GGUFValueType.UINT32)
+    elif what == "unset":
+        del kv[f"{arch}.{val}"]
+    elif what == "arch":
+        renamed = {}
+        for k, v in kv.items():
+            if k == "general.architecture":
+                v = gguf.GGUFValue(val, gguf.GGUFValueType.STRING)
+            elif k.startswith(arch + "."):
+                k = val + k[len(arch):]
+            renamed[k] = v
+        kv.clear()
+        kv.update(renamed)
+    elif what == "swap":
+        a, b = val.split(",")
+        tensors[a], tensors[b] = tensors[b], tensors[a]
+    else:
+        raise SystemExit(f"unknown mistake {mistake!r}")
+
+
 def convert(config, out, mistake=None):
     with open(config, encoding="utf-8") as f:
         hp = json.load(f)
@@ -86,34 +120,7 @@ def convert(config, out, mistake=None):
         kv = w.kv_data[0]
         arch = w.arch
         if mistake:
-            what, _, val = mistake.partition("=")
-            if what == "freq_base":
-                kv[f"{arch}.rope.freq_base"] = gguf.GGUFValue(float(val), gguf.GGUFValueType.FLOAT32)
-            elif what == "drop":
-                del tensors[val]
-            elif what == "set":
-                key, _, v = val.partition("=")
-                kv[f"{arch}.{key}"] = gguf.GGUFValue(float(v), gguf.GGUFValueType.FLOAT32)
-            elif what == "setu":
-                key, _, v = val.partition("=")
-                kv[f"{arch}.{key}"] = gguf.GGUFValue(int(v), gguf.GGUFValueType.UINT32)
-            elif what == "unset":
-                del kv[f"{arch}.{val}"]
-            elif what == "arch":
-                renamed = {}
-                for k, v in kv.items():
-                    if k == "general.architecture":
-                        v = gguf.GGUFValue(val, gguf.GGUFValueType.STRING)
-                    elif k.startswith(arch + "."):
-                        k = val + k[len(arch):]
-                    renamed[k] = v
-                kv.clear()
-                kv.update(renamed)
-            elif what == "swap":
-                a, b = val.split(",")
-                tensors[a], tensors[b] = tensors[b], tensors[a]
-            else:
-                raise SystemExit(f"unknown mistake {mistake!r}")
+            plant(mistake, kv, tensors, arch)
         for name, data in tensors.items():
             w.add_tensor(name, data)
         w.write_header_to_file(path=Path(out))

@@ -487,24 +487,10 @@ def make(row, out):
 
 
 def convert(model_dir, out, mistake=None):
-    stub = types.ModuleType("transformers")
-
-    class AutoConfig:
-        @staticmethod
-        def from_pretrained(*a, **k):
-            raise OSError("transformers not installed (test stub): read config.json")
-
-    stub.AutoConfig = AutoConfig
-    sys.modules.setdefault("transformers", stub)
-    import logging
-    import torch
-    for n in ("float8_e4m3fn", "float8_e5m2", "float8_e8m0fnu", "uint16", "uint32", "uint64"):
-        if not hasattr(torch, n):
-            setattr(torch, n, type("missing_dtype_" + n, (), {})())
-    logging.disable(logging.WARNING)
-    import gguf
-    import conversion
-
+    # the converter's environment (transformers stub, torch dtype placeholders) and its
+    # mistakes are gguf_convert.py's, beside this script
+    import gguf_convert
+    gguf, conversion = gguf_convert.gguf, gguf_convert.conversion
     with open(os.path.join(model_dir, "config.json"), encoding="utf-8") as f:
         hp = json.load(f)
     cls = conversion.get_model_class(hp["architectures"][0])
@@ -523,29 +509,7 @@ def convert(model_dir, out, mistake=None):
     w = model.gguf_writer
     kv, tensors, arch = w.kv_data[0], w.tensors[0], w.arch
     if mistake:
-        what, _, val = mistake.partition("=")
-        if what == "freq_base":
-            kv[f"{arch}.rope.freq_base"] = gguf.GGUFValue(float(val), gguf.GGUFValueType.FLOAT32)
-        elif what == "drop":
-            del tensors[val]
-        elif what in ("set", "setu"):
-            key, _, v = val.partition("=")
-            kv[f"{arch}.{key}"] = gguf.GGUFValue(float(v), gguf.GGUFValueType.FLOAT32) \
-                if what == "set" else gguf.GGUFValue(int(v), gguf.GGUFValueType.UINT32)
-        elif what == "unset":
-            del kv[f"{arch}.{val}"]
-        elif what == "arch":
-            renamed = {}
-            for k, v in kv.items():
-                if k == "general.architecture":
-                    v = gguf.GGUFValue(val, gguf.GGUFValueType.STRING)
-                elif k.startswith(arch + "."):
-                    k = val + k[len(arch):]
-                renamed[k] = v
-            kv.clear()
-            kv.update(renamed)
-        else:
-            raise SystemExit(f"unknown mistake {mistake!r}")
+        gguf_convert.plant(mistake, kv, tensors, arch)
     w.write_header_to_file(path=Path(out))
     w.write_kv_data_to_file()
     w.write_tensors_to_file()
