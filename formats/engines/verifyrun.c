@@ -307,9 +307,22 @@ static posenc_status describe_dumps(pe_vrun *v, const pe_vrun_req *rq, const pe_
     return POSENC_OK;
 }
 
+/* The layer type llama.cpp gives the pair's layer under the file's own schedule
+ * (posenc_ggml_swa_layers), when the config gives it none because transformers rotates every
+ * layer alike: llama.cpp's olmo2 rotates Olmo 3's sliding layers without the scaling
+ * (ggml-org/llama.cpp src/models/olmo2.cpp, the graph's is_swa branch). */
+static const char *file_layer_type(const pe_vrun *v, const char *layer_type)
+{
+    uint8_t sliding[POSENC_GGUF_MAX_LAYERS];
+    if (layer_type || !v->file || v->nope || v->layer < 0 || v->layer >= POSENC_GGUF_MAX_LAYERS ||
+        !posenc_ggml_swa_layers(v->file, (int)v->layer + 1, sliding))
+        return layer_type;
+    return sliding[v->layer] ? "sliding_attention" : "full_attention";
+}
+
 /* --gguf with dumps: the ggml profile is what llama.cpp computes with that file (its keys, its
- * mode), not with the file the converter would write for the config; the file against the
- * config is the gguf checks' part of the same report. */
+ * mode, its layer schedule), not with the file the converter would write for the config; the
+ * file against the config is the gguf checks' part of the same report. */
 static posenc_status file_profile(pe_vrun *v, const pe_vrun_req *rq,
                                   const posenc_rope_config *cfg, int64_t seq_len,
                                   struct vprofiles *vp, posenc_error *err)
@@ -323,8 +336,8 @@ static posenc_status file_profile(pe_vrun *v, const pe_vrun_req *rq,
     if (st != POSENC_OK)
         return st;
     f->available = 0;
-    if (posenc_rope_params_ggml_gguf_layer(p, v->file, seq_len, rq->layer_type, &e2) !=
-        POSENC_OK) {
+    if (posenc_rope_params_ggml_gguf_layer(p, v->file, seq_len,
+                                           file_layer_type(v, rq->layer_type), &e2) != POSENC_OK) {
         snprintf(f->why, sizeof f->why, "'%.60s': %.130s", rq->gguf, e2.msg);
         return POSENC_OK;
     }
@@ -386,7 +399,8 @@ static posenc_status check_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc
     if (prec == POSENC_PREC_GGML &&
         (st = v->file ? posenc_rope_params_ggml_gguf_layer(&params, v->file,
                                                            rq->n_ctx ? rq->n_ctx : seq_len,
-                                                           rq->layer_type, err)
+                                                           file_layer_type(v, rq->layer_type),
+                                                           err)
                       : posenc_rope_params_ggml(&params, m, rq->layer_type,
                                                 rq->n_ctx ? rq->n_ctx : seq_len, err)) !=
             POSENC_OK) {

@@ -560,6 +560,15 @@ posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_m
         if (lr && posenc_ggml_rope_from_gguf_layer(want, 0, layer_type, lr, NULL) == POSENC_OK &&
             lr->note && !has_note(report, lr->note))
             pe_report_add_note(report, "%s", lr->note);
+        /* a config with one table for every layer: the file's sliding layers too, as the
+         * ggml profile takes them (verifyrun.c file_layer_type) */
+        uint8_t sl[POSENC_GGUF_MAX_LAYERS];
+        int nl = have->block_count > 0 && have->block_count <= POSENC_GGUF_MAX_LAYERS
+                     ? (int)have->block_count : 0;
+        if (lr && !layer_type && posenc_ggml_swa_layers(have, nl, sl) && memchr(sl, 1, (size_t)nl) &&
+            posenc_ggml_rope_from_gguf_layer(have, 0, "sliding_attention", lr, NULL) == POSENC_OK &&
+            lr->note && !has_note(report, lr->note))
+            pe_report_add_note(report, "%s", lr->note);
         free(lr);
         for (int i = 0; i < chk->n; i++) {
             char summary[800], name[POSENC_NAME_MAX + 64];
