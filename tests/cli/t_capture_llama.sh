@@ -29,8 +29,8 @@ capture() { "$cap" --backend "$libs/libggml-cpu-x64.so" -p 0:8,40000:8 "$@"; }
 NCTX=40192 # 40008 rounded up to llama.cpp's context padding of 256, as the tool reports it
 
 # One row per architecture: the row of llama_tiny.py, the general.architecture llama.cpp reports,
-# the layers with RoPE (SmolLM3's every 4th has none; Qwen3.5's and Qwen3-Next's linear-attention
-# layers none),
+# the layers with RoPE (SmolLM3's and Llama 4's every 4th has none, Cohere 2's global layers none;
+# Qwen3.5's and Qwen3-Next's linear-attention layers none),
 # q's heads and dims as captured (DeepSeek's q_pe: the 64 RoPE dims of a 96-dim head), and
 # whether the default verdict must also pass on the backend llama.cpp picks for this machine
 # ("best": an FMA build on most CPUs) or is only reported ("-": gpt-oss, whose YaRN has truncate
@@ -58,6 +58,20 @@ mistral3   mistral3   2  2  64   best
 qwen35     qwen35     1  2  256  best
 qwen35moe  qwen35moe  1  2  256  best
 qwen3next  qwen3next  1  2  256  best
+gemma2     gemma2     2  2  64   best
+gemma      gemma      2  2  64   best
+qwen2vl    qwen2vl    2  2  128  best
+qwen3vl    qwen3vl    4  2  128  best
+qwen3vlmoe qwen3vlmoe 4  2  128  best
+llama4     llama4     3  2  64   best
+glm4       glm4       2  2  128  best
+glm4moe    glm4moe    2  2  128  best
+olmo2      olmo2      4  2  64   best
+olmoe      olmoe      2  2  64   best
+starcoder2 starcoder2 2  2  64   best
+seed_oss   seed_oss   2  2  128  best
+ernie4_5   ernie4_5   2  2  128  best
+cohere2    cohere2    3  2  64   best
 EOF
 
 # Planted mistakes: name, row, the change (llama_tiny.py convert MISTAKE, or "positions+1" in the
@@ -70,6 +84,11 @@ scaling     qwen3  unset=rope.scaling.type                       qwen3.rope.scal
 orig_ctx    phi3   setu=rope.scaling.original_context_length=131072  phi3.rope.scaling.original_context_length expected 4096, found 131072
 swa_base    gemma3 set=rope.freq_base_swa=1000000                gemma3.rope.freq_base_swa expected 10000, found 1000000
 positions   llama  positions+1                                   matches with positions shifted by -1
+swa_base2   gemma2 set=rope.freq_base_swa=1000000                gemma2.rope.freq_base_swa expected 10000, found 1000000
+sections    qwen2vl seta=rope.dimension_sections=16,24,16,8      qwen2vl.rope.dimension_sections expected [16, 24, 24, 0], found [16, 24, 16, 8]
+isections   qwen3vl seta=rope.dimension_sections=24,20,16,4      qwen3vl.rope.dimension_sections expected [24, 20, 20, 0], found [24, 20, 16, 4]
+rope_freqs4 llama4 drop=rope_freqs.weight                        rope_freqs.weight    expected 32 F32 values
+mpositions  qwen2vl positions+1                                  matches with positions shifted by -1
 EOF
 
 # every row llama_tiny.py can make is in the table, and only those
@@ -138,14 +157,20 @@ done < rows.txt
 while read -r name row change want; do
     case $change in
     positions+1)
-        # the capture's positions one too high: the dumps no longer fit them
+        # the capture's positions one too high: the dumps no longer fit them (M-RoPE's t, h
+        # and w rows; its 4th row stays 0, as llama.cpp holds text tokens)
         $PY - "$row.safetensors" bad_$name.safetensors << 'EOF'
 import json, struct, sys
 import numpy as np
 b = bytearray(open(sys.argv[1], "rb").read())
 n = struct.unpack("<Q", b[:8])[0]
-a, e = json.loads(b[8:8 + n])["positions"]["data_offsets"]
-p = np.frombuffer(bytes(b[8 + n + a:8 + n + e]), "<i4") + 1
+t = json.loads(b[8:8 + n])["positions"]
+a, e = t["data_offsets"]
+p = np.frombuffer(bytes(b[8 + n + a:8 + n + e]), "<i4").reshape(t["shape"]).copy()
+if p.ndim == 2:
+    p[:3] += 1
+else:
+    p += 1
 b[8 + n + a:8 + n + e] = p.astype("<i4").tobytes()
 open(sys.argv[2], "wb").write(b)
 EOF

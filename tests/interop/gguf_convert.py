@@ -12,6 +12,7 @@ Usage:
         drop=TENSOR        the tensor left out (rope_freqs.weight)
         set=KEY=V          {arch}.KEY set to float32 V (rope.scaling.yarn_log_multiplier=1)
         setu=KEY=V         {arch}.KEY set to uint32 V (rope.scaling.original_context_length)
+        seta=KEY=V,V,...   {arch}.KEY set to the int32 array V,V,... (rope.dimension_sections)
         unset=KEY          {arch}.KEY left out
         arch=NAME          written as architecture NAME: general.architecture and every
                            {arch}.* key renamed (what converting with the wrong class does)
@@ -82,6 +83,10 @@ def plant(mistake, kv, tensors, arch):
     elif what == "setu":
         key, _, v = val.partition("=")
         kv[f"{arch}.{key}"] = gguf.GGUFValue(int(v), gguf.GGUFValueType.UINT32)
+    elif what == "seta":
+        key, _, v = val.partition("=")
+        kv[f"{arch}.{key}"] = gguf.GGUFValue([int(x) for x in v.split(",")],
+                                             gguf.GGUFValueType.ARRAY, gguf.GGUFValueType.INT32)
     elif what == "unset":
         del kv[f"{arch}.{val}"]
     elif what == "arch":

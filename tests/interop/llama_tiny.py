@@ -18,6 +18,7 @@ Usage:
         drop=TENSOR      the tensor left out (rope_freqs.weight)
         setu=KEY=V       {arch}.KEY set to uint32 V
         set=KEY=V        {arch}.KEY set to float32 V
+        seta=KEY=V,...   {arch}.KEY set to the int32 array V,...
         unset=KEY        {arch}.KEY left out
         arch=NAME        written as architecture NAME (general.architecture and every {arch}.*
                          key renamed): llama.cpp then runs NAME's graph and rope mode
@@ -46,27 +47,31 @@ H, NH, NKV, HD, FF, V, L = 128, 2, 1, 64, 128, 64, 2
 
 
 def llama_like(cfg, bias=False, qk_norm=False, tied=False, extra_norms=()):
-    t = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
+    """the llama-shaped tensors of cfg (its hidden_size, heads and head_dim, else hidden_size /
+    heads)"""
+    h, nh, nkv = cfg["hidden_size"], cfg["num_attention_heads"], cfg["num_key_value_heads"]
+    hd = cfg.get("head_dim") or h // nh
+    t = {"model.embed_tokens.weight": (V, h), "model.norm.weight": (h,)}
     if not tied:
-        t["lm_head.weight"] = (V, H)
+        t["lm_head.weight"] = (V, h)
     for i in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{i}."
-        t[p + "self_attn.q_proj.weight"] = (NH * HD, H)
-        t[p + "self_attn.k_proj.weight"] = (NKV * HD, H)
-        t[p + "self_attn.v_proj.weight"] = (NKV * HD, H)
-        t[p + "self_attn.o_proj.weight"] = (H, NH * HD)
+        t[p + "self_attn.q_proj.weight"] = (nh * hd, h)
+        t[p + "self_attn.k_proj.weight"] = (nkv * hd, h)
+        t[p + "self_attn.v_proj.weight"] = (nkv * hd, h)
+        t[p + "self_attn.o_proj.weight"] = (h, nh * hd)
         if bias:
-            t[p + "self_attn.q_proj.bias"] = (NH * HD,)
-            t[p + "self_attn.k_proj.bias"] = (NKV * HD,)
-            t[p + "self_attn.v_proj.bias"] = (NKV * HD,)
+            t[p + "self_attn.q_proj.bias"] = (nh * hd,)
+            t[p + "self_attn.k_proj.bias"] = (nkv * hd,)
+            t[p + "self_attn.v_proj.bias"] = (nkv * hd,)
         if qk_norm:
-            t[p + "self_attn.q_norm.weight"] = (HD,)
-            t[p + "self_attn.k_norm.weight"] = (HD,)
-        t[p + "mlp.gate_proj.weight"] = (FF, H)
-        t[p + "mlp.up_proj.weight"] = (FF, H)
-        t[p + "mlp.down_proj.weight"] = (H, FF)
+            t[p + "self_attn.q_norm.weight"] = (hd,)
+            t[p + "self_attn.k_norm.weight"] = (hd,)
+        t[p + "mlp.gate_proj.weight"] = (FF, h)
+        t[p + "mlp.up_proj.weight"] = (FF, h)
+        t[p + "mlp.down_proj.weight"] = (h, FF)
         for n in ("input_layernorm", "post_attention_layernorm") + tuple(extra_norms):
-            t[p + n + ".weight"] = (H,)
+            t[p + n + ".weight"] = (h,)
     return t
 
 
@@ -274,16 +279,20 @@ def row_deepseek2():
     return cfg, t
 
 
-def moe(t, cfg, shared=False):
+def moe(t, cfg, shared=False, prefix="model.", packed=False):
     """replace each layer's MLP by cfg's experts (model.layers.N.mlp.experts.E.*_proj, the
-    router mlp.gate), and a shared expert with its gate (Qwen2-MoE)"""
+    router mlp.gate; packed: experts.gate_up_proj and experts.down_proj, as Qwen3-VL-MoE's
+    checkpoint has them), and a shared expert with its gate (Qwen2-MoE)"""
     e, ff = cfg["num_experts"], cfg["moe_intermediate_size"]
     for i in range(cfg["num_hidden_layers"]):
-        p = f"model.layers.{i}.mlp."
+        p = f"{prefix}layers.{i}.mlp."
         for n in ("gate_proj", "up_proj", "down_proj"):
             del t[p + n + ".weight"]
         t[p + "gate.weight"] = (e, H)
-        for x in range(e):
+        if packed:
+            t[p + "experts.gate_up_proj"] = (e, H, 2 * ff)
+            t[p + "experts.down_proj"] = (e, ff, H)
+        for x in range(0 if packed else e):
             t[p + f"experts.{x}.gate_proj.weight"] = (ff, H)
             t[p + f"experts.{x}.up_proj.weight"] = (ff, H)
             t[p + f"experts.{x}.down_proj.weight"] = (H, ff)
@@ -443,13 +452,227 @@ def row_qwen3next():
     return cfg, moe(t, cfg, shared=True)
 
 
+
+def row_gemma2():
+    """Gemma 2 (gemma-2-9b: theta 1e4, sliding window 4096 on every other layer, soft-capping;
+    conversion/gemma.py Gemma2Model writes no rope.freq_base, llama.cpp's default is 10000)"""
+    cfg = base("Gemma2ForCausalLM", "gemma2", rope_theta=10000.0, max_position_embeddings=8192,
+               sliding_window=4096, query_pre_attn_scalar=HD, attn_logit_softcapping=50.0,
+               final_logit_softcapping=30.0, hidden_activation="gelu_pytorch_tanh",
+               tie_word_embeddings=True)
+    return cfg, llama_like(cfg, tied=True,
+                           extra_norms=("pre_feedforward_layernorm", "post_feedforward_layernorm"))
+
+
+def row_gemma():
+    """Gemma (gemma-7b: theta 1e4, NEOX; GemmaModel writes no rope.freq_base either)"""
+    cfg = base("GemmaForCausalLM", "gemma", rope_theta=10000.0, max_position_embeddings=8192,
+               hidden_act="gelu", hidden_activation="gelu_pytorch_tanh", tie_word_embeddings=True)
+    return cfg, llama_like(cfg, tied=True)
+
+
+def row_qwen2vl():
+    """Qwen2-VL text (Qwen2-VL-7B-Instruct: M-RoPE sections [16, 24, 24] of head_dim 128 =
+    hidden_size / heads, theta 1e6; the vision tower left out)"""
+    cfg = base("Qwen2VLForConditionalGeneration", "qwen2_vl", rope_theta=1000000.0,
+               max_position_embeddings=32768, hidden_size=256,
+               rope_scaling={"type": "mrope", "mrope_section": [16, 24, 24]})
+    del cfg["head_dim"]
+    return cfg, llama_like(cfg, bias=True)
+
+
+def row_qwen3vl():
+    """Qwen3-VL text (Qwen3-VL-8B-Instruct's text_config: interleaved M-RoPE sections
+    [24, 20, 20] of head_dim 128, theta 5e6; the checkpoint's model.language_model. prefix).
+    Four layers: llama.cpp adds the 3 deepstack inputs after the first 3 layers, and after the
+    last one its rows no longer match (src/models/qwen3vl.cpp)"""
+    text = base("Qwen3VLForConditionalGeneration", "qwen3_vl_text", rope_theta=5000000,
+                max_position_embeddings=262144, head_dim=128, num_hidden_layers=4,
+                rope_scaling={"mrope_interleaved": True, "mrope_section": [24, 20, 20],
+                              "rope_type": "default"})
+    cfg = {"architectures": text.pop("architectures"), "model_type": "qwen3_vl",
+           "text_config": text, "vision_config": {"deepstack_visual_indexes": [8, 16, 24]},
+           "tie_word_embeddings": False}
+    t = llama_like(text, qk_norm=True)
+    return cfg, {k.replace("model.", "model.language_model.", 1): v for k, v in t.items()}
+
+
+def row_qwen3vlmoe():
+    """Qwen3-VL-MoE text (Qwen3-VL-30B-A3B-Instruct's text_config: Qwen3-VL's RoPE; 4 experts
+    packed as the checkpoint has them, experts.gate_up_proj and experts.down_proj)"""
+    cfg, t = row_qwen3vl()
+    text = cfg["text_config"]
+    cfg.update(architectures=["Qwen3VLMoeForConditionalGeneration"], model_type="qwen3_vl_moe")
+    text.update(model_type="qwen3_vl_moe_text", num_experts=4, num_experts_per_tok=2,
+                moe_intermediate_size=32, decoder_sparse_step=1, mlp_only_layers=[],
+                norm_topk_prob=True)
+    return cfg, moe(t, text, prefix="model.language_model.", packed=True)
+
+
+def row_llama4():
+    """Llama 4 Scout text (theta 5e5, llama3 scaling 16 over 8192 as rope_freqs; chunked
+    attention; llama.cpp skips RoPE on every 4th layer; 4 experts and a shared expert, packed
+    as the checkpoint has them, under language_model.)"""
+    e, ff = 4, 32
+    text = base("Llama4ForConditionalGeneration", "llama4_text", rope_theta=500000.0,
+                max_position_embeddings=10485760, num_hidden_layers=4, attention_chunk_size=8192,
+                interleave_moe_layer_step=1, intermediate_size=ff, intermediate_size_mlp=FF,
+                num_local_experts=e, num_experts_per_tok=1, use_qk_norm=True,
+                rope_scaling={"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+                              "high_freq_factor": 1.0,
+                              "original_max_position_embeddings": 8192})
+    cfg = {"architectures": text.pop("architectures"), "model_type": "llama4",
+           "text_config": text, "vision_config": {}, "tie_word_embeddings": False}
+    t = {}
+    for k, v in llama_like(text).items():
+        if ".mlp." in k:
+            continue
+        t["language_model." + k] = v
+    for i in range(text["num_hidden_layers"]):
+        p = f"language_model.model.layers.{i}.feed_forward."
+        t[p + "router.weight"] = (e, H)
+        t[p + "experts.gate_up_proj"] = (e, H, 2 * ff)
+        t[p + "experts.down_proj"] = (e, ff, H)
+        for n in ("gate_proj", "up_proj"):
+            t[p + f"shared_expert.{n}.weight"] = (ff, H)
+        t[p + "shared_expert.down_proj.weight"] = (H, ff)
+    return cfg, t
+
+
+def row_glm4():
+    """GLM-4-0414 (GLM-4-9B-0414: NORM on half of head_dim 128 (partial_rotary_factor 0.5),
+    theta 1e4; fused gate_up_proj, post-attention and post-MLP norms)"""
+    cfg = base("Glm4ForCausalLM", "glm4", rope_theta=10000.0, max_position_embeddings=32768,
+               head_dim=128, partial_rotary_factor=0.5, attention_bias=True)
+    t = llama_like(cfg, bias=True,
+                   extra_norms=("post_self_attn_layernorm", "post_mlp_layernorm"))
+    for i in range(L):
+        p = f"model.layers.{i}.mlp."
+        del t[p + "gate_proj.weight"], t[p + "up_proj.weight"]
+        t[p + "gate_up_proj.weight"] = (2 * FF, H)
+    return cfg, t
+
+
+def row_glm4moe():
+    """GLM-4.5 (NEOX on half of head_dim 128, theta 1e6; q/k norms, q/k/v bias; a dense first
+    layer, then 4 routed experts with a sigmoid router's correction bias and a shared expert)"""
+    e, ff = 4, 32
+    cfg = base("Glm4MoeForCausalLM", "glm4_moe", rope_theta=1000000, rope_scaling=None,
+               max_position_embeddings=131072, head_dim=128, partial_rotary_factor=0.5,
+               attention_bias=True, use_qk_norm=True, n_routed_experts=e, n_shared_experts=1,
+               num_experts_per_tok=2, moe_intermediate_size=ff, first_k_dense_replace=1,
+               routed_scaling_factor=2.5, norm_topk_prob=True, n_group=1, topk_group=1,
+               num_nextn_predict_layers=0)
+    t = llama_like(cfg, bias=True, qk_norm=True)
+    p = "model.layers.1.mlp."
+    for n in ("gate_proj", "up_proj", "down_proj"):
+        del t[p + n + ".weight"]
+    t[p + "gate.weight"] = (e, H)
+    t[p + "gate.e_score_correction_bias"] = (e,)
+    for x in range(e):
+        t[p + f"experts.{x}.gate_proj.weight"] = (ff, H)
+        t[p + f"experts.{x}.up_proj.weight"] = (ff, H)
+        t[p + f"experts.{x}.down_proj.weight"] = (H, ff)
+    t[p + "shared_experts.gate_proj.weight"] = (ff, H)
+    t[p + "shared_experts.up_proj.weight"] = (ff, H)
+    t[p + "shared_experts.down_proj.weight"] = (H, ff)
+    return cfg, t
+
+
+def row_olmo2():
+    """Olmo 3 (Olmo-3-7B: theta 5e5, YaRN 8 over 8192 with attention_factor; sliding window
+    4096 on 3 of every 4 layers, which llama.cpp rotates without the scaling; q/k norms over
+    all heads, norms after attention and MLP only)"""
+    cfg = base("Olmo3ForCausalLM", "olmo3", rope_theta=500000, max_position_embeddings=65536,
+               num_hidden_layers=4, num_key_value_heads=NH, sliding_window=4096,
+               layer_types=["sliding_attention"] * 3 + ["full_attention"],
+               rope_scaling={"rope_type": "yarn", "factor": 8.0,
+                             "original_max_position_embeddings": 8192,
+                             "attention_factor": 1.2079441541679836, "beta_fast": 32,
+                             "beta_slow": 1})
+    t = llama_like(cfg, extra_norms=("post_feedforward_layernorm",))
+    for i in range(4):
+        p = f"model.layers.{i}."
+        del t[p + "input_layernorm.weight"]
+        t[p + "self_attn.q_norm.weight"] = (NH * HD,)
+        t[p + "self_attn.k_norm.weight"] = (NH * HD,)
+    return cfg, t
+
+
+def row_olmoe():
+    """OLMoE (OLMoE-1B-7B-0924: NEOX, theta 1e4; q/k norms over all heads; 4 experts of
+    intermediate_size, which llama.cpp takes as the experts' size)"""
+    cfg = base("OlmoeForCausalLM", "olmoe", rope_theta=10000.0, max_position_embeddings=4096,
+               num_key_value_heads=NH, num_experts=4, num_experts_per_tok=2,
+               intermediate_size=32, norm_topk_prob=False, clip_qkv=None)
+    t = moe(llama_like(cfg), dict(cfg, moe_intermediate_size=cfg["intermediate_size"]))
+    for i in range(L):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.q_norm.weight"] = (NH * HD,)
+        t[p + "self_attn.k_norm.weight"] = (NH * HD,)
+    return cfg, t
+
+
+def row_starcoder2():
+    """StarCoder2 (starcoder2-7b: NEOX, theta 1e6; LayerNorm with bias, biased projections,
+    c_fc/c_proj MLP, tied embeddings)"""
+    cfg = base("Starcoder2ForCausalLM", "starcoder2", rope_theta=1000000,
+               max_position_embeddings=16384, sliding_window=4096, norm_epsilon=1e-5,
+               use_bias=True, hidden_act="gelu_pytorch_tanh", tie_word_embeddings=True)
+    del cfg["rms_norm_eps"], cfg["head_dim"]
+    t = {"model.embed_tokens.weight": (V, H)}
+    layernorm(t, "model.norm")
+    for i in range(L):
+        p = f"model.layers.{i}."
+        for n, shape in (("self_attn.q_proj", (NH * HD, H)), ("self_attn.k_proj", (NKV * HD, H)),
+                         ("self_attn.v_proj", (NKV * HD, H)), ("self_attn.o_proj", (H, NH * HD)),
+                         ("mlp.c_fc", (FF, H)), ("mlp.c_proj", (H, FF))):
+            t[p + n + ".weight"] = shape
+            t[p + n + ".bias"] = shape[:1]
+        layernorm(t, p + "input_layernorm")
+        layernorm(t, p + "post_attention_layernorm")
+    return cfg, t
+
+
+def row_seed_oss():
+    """Seed-OSS (Seed-OSS-36B: NEOX, theta 1e7, head_dim 128; q/k/v bias)"""
+    cfg = base("SeedOssForCausalLM", "seed_oss", rope_theta=10000000.0,
+               max_position_embeddings=524288, head_dim=128, attention_bias=True,
+               attention_out_bias=False)
+    return cfg, llama_like(cfg, bias=True)
+
+
+def row_ernie4_5():
+    """ERNIE 4.5 (ERNIE-4.5-0.3B: interleaved pairs, llama.cpp's NORM with no permutation,
+    theta 5e5, head_dim 128, tied embeddings)"""
+    cfg = base("Ernie4_5_ForCausalLM", "ernie4_5", rope_theta=500000.0,
+               max_position_embeddings=131072, head_dim=128, use_bias=False,
+               tie_word_embeddings=True)
+    return cfg, llama_like(cfg, tied=True)
+
+
+def row_cohere2():
+    """Command R7B (c4ai-command-r7b-12-2024: NORM pairs, theta 5e4; sliding window 4096 on 3 of
+    every 4 layers, the 4th without RoPE; parallel attention and MLP after one LayerNorm)"""
+    cfg = base("Cohere2ForCausalLM", "cohere2", rope_theta=50000.0,
+               max_position_embeddings=8192, num_hidden_layers=4, layer_norm_eps=1e-5,
+               logit_scale=0.25, rotary_pct=1.0, sliding_window=4096, sliding_window_pattern=4,
+               layer_types=["sliding_attention"] * 3 + ["full_attention"],
+               use_qk_norm=False, tie_word_embeddings=True)
+    t = llama_like(cfg, tied=True)
+    return cfg, {k: v for k, v in t.items() if "post_attention_layernorm" not in k}
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
         "command-r": row_command_r, "deepseek2": row_deepseek2, "qwen3moe": row_qwen3moe,
         "qwen2moe": row_qwen2moe, "gpt-oss": row_gpt_oss, "mistral3": row_mistral3,
         "qwen35": row_qwen35, "qwen35moe": row_qwen35moe,
-        "qwen3next": row_qwen3next}
+        "qwen3next": row_qwen3next, "gemma2": row_gemma2, "gemma": row_gemma,
+        "qwen2vl": row_qwen2vl, "qwen3vl": row_qwen3vl, "qwen3vlmoe": row_qwen3vlmoe,
+        "llama4": row_llama4, "glm4": row_glm4, "glm4moe": row_glm4moe, "olmo2": row_olmo2,
+        "olmoe": row_olmoe, "starcoder2": row_starcoder2, "seed_oss": row_seed_oss,
+        "ernie4_5": row_ernie4_5, "cohere2": row_cohere2}
 
 
 def save_safetensors(path, arrays):
