@@ -553,6 +553,19 @@ def row_glm4():
     return cfg, t
 
 
+def biased_moe(t, p, e, ff, w=("gate_proj", "up_proj", "down_proj"),
+               bias="gate.e_score_correction_bias"):
+    """the MLP under p (if any) replaced by e experts of ff, their gate, up and down named w,
+    and a sigmoid router with its correction bias (GLM-4.5, MiMo-V2; MiniMax-M2's names)"""
+    for n in ("gate_proj", "up_proj", "down_proj"):
+        t.pop(p + n + ".weight", None)
+    t[p + "gate.weight"] = (e, H)
+    t[p + bias] = (e,)
+    for x in range(e):
+        for n, shape in zip(w, ((ff, H), (ff, H), (H, ff))):
+            t[p + f"experts.{x}.{n}.weight"] = shape
+
+
 def row_glm4moe():
     """GLM-4.5 (NEOX on half of head_dim 128, theta 1e6; q/k norms, q/k/v bias; a dense first
     layer, then 4 routed experts with a sigmoid router's correction bias and a shared expert)"""
@@ -565,14 +578,7 @@ def row_glm4moe():
                num_nextn_predict_layers=0)
     t = llama_like(cfg, bias=True, qk_norm=True)
     p = "model.layers.1.mlp."
-    for n in ("gate_proj", "up_proj", "down_proj"):
-        del t[p + n + ".weight"]
-    t[p + "gate.weight"] = (e, H)
-    t[p + "gate.e_score_correction_bias"] = (e,)
-    for x in range(e):
-        t[p + f"experts.{x}.gate_proj.weight"] = (ff, H)
-        t[p + f"experts.{x}.up_proj.weight"] = (ff, H)
-        t[p + f"experts.{x}.down_proj.weight"] = (H, ff)
+    biased_moe(t, p, e, ff)
     t[p + "shared_experts.gate_proj.weight"] = (ff, H)
     t[p + "shared_experts.up_proj.weight"] = (ff, H)
     t[p + "shared_experts.down_proj.weight"] = (H, ff)
@@ -662,6 +668,56 @@ def row_cohere2():
     t = llama_like(cfg, tied=True)
     return cfg, {k: v for k, v in t.items() if "post_attention_layernorm" not in k}
 
+
+def row_minimax_m2():
+    """MiniMax-M2 (MiniMax-M2.5: NEOX on rotary_dim 64 of head_dim 128, theta 5e6; q/k norms
+    over all heads; 4 experts w1/w2/w3 of intermediate_size with a routing bias)"""
+    e, ff = 4, 32
+    cfg = base("MiniMaxM2ForCausalLM", "minimax_m2", rope_theta=5000000,
+               max_position_embeddings=196608, head_dim=128, rotary_dim=64, intermediate_size=ff,
+               num_local_experts=e, num_experts_per_tok=2, use_qk_norm=True,
+               qk_norm_type="per_layer", use_routing_bias=True, scoring_func="sigmoid",
+               shared_intermediate_size=0)
+    t = {k: v for k, v in llama_like(cfg).items() if ".mlp." not in k}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.q_norm.weight"] = (NH * 128,)
+        t[p + "self_attn.k_norm.weight"] = (NKV * 128,)
+        biased_moe(t, p + "block_sparse_moe.", e, ff, ("w1", "w3", "w2"),
+                   "e_score_correction_bias")
+    return cfg, t
+
+
+def row_mimo2():
+    """MiMo-V2-Flash (NEOX on int(192 * 0.334) = 64 dims of head_dim 192, v_head_dim 128; full
+    layers theta 5e6, sliding layers (hybrid_layer_pattern 1, window 128) swa_rope_theta 1e4
+    with attention sinks and more kv heads; a dense first layer, then 4 experts; no MTP
+    weights, which the loader allows). The pinned llama.cpp cannot load what its converter
+    writes for it (t_capture_llama.sh, the table of architectures without a row)"""
+    e, ff, hd, vd = 4, 32, 192, 128
+    cfg = base("MiMoV2FlashForCausalLM", "mimo_v2_flash", rope_theta=5000000,
+               swa_rope_theta=10000, max_position_embeddings=262144, head_dim=hd,
+               v_head_dim=vd, partial_rotary_factor=0.334, sliding_window=128,
+               sliding_window_size=128, hybrid_layer_pattern=[0, 1], moe_layer_freq=[0, 1],
+               swa_num_attention_heads=NH, swa_num_key_value_heads=NH, swa_head_dim=hd,
+               swa_v_head_dim=vd, n_routed_experts=e, moe_intermediate_size=ff,
+               num_experts_per_tok=2, n_shared_experts=None, norm_topk_prob=True,
+               scoring_func="sigmoid", n_group=1, topk_group=1, topk_method="noaux_tc",
+               routed_scaling_factor=None, layernorm_epsilon=1e-5, attention_value_scale=0.707,
+               add_swa_attention_sink_bias=True, add_full_attention_sink_bias=False)
+    del cfg["rms_norm_eps"]
+    t = llama_like(cfg)
+    p = "model.layers.1."
+    t[p + "self_attn.k_proj.weight"] = (NH * hd, H)
+    t[p + "self_attn.v_proj.weight"] = (NH * vd, H)
+    t[p + "self_attn.attention_sink_bias"] = (NH,)
+    t["model.layers.0.self_attn.v_proj.weight"] = (NKV * vd, H)
+    for i in range(L):
+        t[f"model.layers.{i}.self_attn.o_proj.weight"] = (H, NH * vd)
+    biased_moe(t, p + "mlp.", e, ff)
+    return cfg, t
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
@@ -672,7 +728,8 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "qwen2vl": row_qwen2vl, "qwen3vl": row_qwen3vl, "qwen3vlmoe": row_qwen3vlmoe,
         "llama4": row_llama4, "glm4": row_glm4, "glm4moe": row_glm4moe, "olmo2": row_olmo2,
         "olmoe": row_olmoe, "starcoder2": row_starcoder2, "seed_oss": row_seed_oss,
-        "ernie4_5": row_ernie4_5, "cohere2": row_cohere2}
+        "ernie4_5": row_ernie4_5, "cohere2": row_cohere2, "minimax-m2": row_minimax_m2,
+        "mimo2": row_mimo2}
 
 
 def save_safetensors(path, arrays):
