@@ -73,6 +73,7 @@ seed_oss   seed_oss   2  2  128  best
 ernie4_5   ernie4_5   2  2  128  best
 cohere2    cohere2    3  2  64   best
 minimax-m2 minimax-m2 2  2  128  best
+gemma3n    gemma3n    5  2  64   best
 EOF
 
 # Rows llama.cpp cannot capture yet: the row, what the capture tool must say, and why. When one
@@ -96,6 +97,7 @@ sections    qwen2vl seta=rope.dimension_sections=16,24,16,8      qwen2vl.rope.di
 isections   qwen3vl seta=rope.dimension_sections=24,20,16,4      qwen3vl.rope.dimension_sections expected [24, 20, 20, 0], found [24, 20, 16, 4]
 rope_freqs4 llama4 drop=rope_freqs.weight                        rope_freqs.weight    expected 32 F32 values
 mpositions  qwen2vl positions+1                                  matches with positions shifted by -1
+swa_base3n  gemma3n set=rope.freq_base_swa=1000000               gemma3n.rope.freq_base_swa expected 10000, found 1000000
 EOF
 
 # every row llama_tiny.py can make is in the table, and only those

@@ -718,6 +718,48 @@ def row_mimo2():
     return cfg, t
 
 
+
+def row_gemma3n():
+    """Gemma 3n text (gemma-3n-E2B's text_config: global layers theta 1e6, sliding layers
+    (window 512) rope_local_base_freq 1e4; five layers, as llama.cpp's period of 5 makes the 5th
+    global (src/models/gemma3n.cpp; the converter's per-layer array is not read); AltUp, LAuReL
+    and per-layer inputs of the sizes llama.cpp fixes (llama_hparams n_embd_altup 256,
+    laurel_rank 64), under the checkpoint's model.language_model. prefix)"""
+    n, alt, hpl, rank = 5, 4, 256, 64
+    text = base("Gemma3nForConditionalGeneration", "gemma3n_text", rope_theta=1000000.0,
+                rope_local_base_freq=10000.0, max_position_embeddings=32768,
+                sliding_window=512, num_hidden_layers=n,
+                layer_types=["sliding_attention"] * 4 + ["full_attention"],
+                altup_num_inputs=alt, altup_active_idx=0, altup_coef_clip=120.0,
+                altup_correct_scale=True, hidden_size_per_layer_input=hpl, laurel_rank=rank,
+                num_kv_shared_layers=0, activation_sparsity_pattern=[0.95] * 2 + [0.0] * 3,
+                final_logit_softcapping=30.0, query_pre_attn_scalar=HD,
+                hidden_activation="gelu_pytorch_tanh", vocab_size_per_layer_input=V,
+                tie_word_embeddings=True)
+    cfg = {"architectures": text.pop("architectures"), "model_type": "gemma3n",
+           "text_config": text, "tie_word_embeddings": True}
+    t = llama_like(text, qk_norm=True, tied=True,
+                   extra_norms=("pre_feedforward_layernorm", "post_feedforward_layernorm",
+                                "post_per_layer_input_norm", "altup.router_norm",
+                                "laurel.post_laurel_norm"))
+    t["model.embed_tokens_per_layer.weight"] = (V, n * hpl)
+    t["model.per_layer_model_projection.weight"] = (n * hpl, H)
+    t["model.per_layer_projection_norm.weight"] = (hpl,)
+    for i in range(alt - 1):
+        t[f"model.altup_projections.{i}.weight"] = (H, H)
+        t[f"model.altup_unembed_projections.{i}.weight"] = (H, H)
+    for i in range(n):
+        p = f"model.layers.{i}."
+        t[p + "per_layer_input_gate.weight"] = (hpl, H)
+        t[p + "per_layer_projection.weight"] = (H, hpl)
+        t[p + "altup.correction_coefs.weight"] = (alt, alt)
+        t[p + "altup.correct_output_scale"] = (H,)
+        t[p + "altup.prediction_coefs.weight"] = (alt * alt, alt)
+        t[p + "altup.modality_router.weight"] = (alt, H)
+        t[p + "laurel.linear_left.weight"] = (rank, H)
+        t[p + "laurel.linear_right.weight"] = (H, rank)
+    return cfg, {k.replace("model.", "model.language_model.", 1): v for k, v in t.items()}
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
@@ -729,7 +771,7 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "llama4": row_llama4, "glm4": row_glm4, "glm4moe": row_glm4moe, "olmo2": row_olmo2,
         "olmoe": row_olmoe, "starcoder2": row_starcoder2, "seed_oss": row_seed_oss,
         "ernie4_5": row_ernie4_5, "cohere2": row_cohere2, "minimax-m2": row_minimax_m2,
-        "mimo2": row_mimo2}
+        "mimo2": row_mimo2, "gemma3n": row_gemma3n}
 
 
 def save_safetensors(path, arrays):
