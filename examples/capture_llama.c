@@ -22,6 +22,7 @@
  * positions; 4 per token for M-RoPE) are copied when the callback is told the node is done.
  * Node names carry the layer (ggml-org/llama.cpp src/llama-context.cpp graph_get_cb: "%s-%d",
  * e.g. Qcur-0, Kcur-0, q_pe-3, k_pe-3); a name starting with q or Q is the query, k or K the key.
+ * The DSA indexer's ROPE nodes (indexer_q-N, indexer_k-N) are left out, and counted.
  * Tensors are read with ggml_backend_tensor_get and copied element by element through their
  * byte strides nb[], so views that are not contiguous (DeepSeek's q_pe) come out whole.
  *
@@ -69,6 +70,7 @@ struct cap {
     int64_t batch_tokens;
     int pos_taken;       /* this decode's positions are stored */
     int rope_count;      /* ROPE nodes named neither q nor k: alternate */
+    int indexer;         /* the DSA indexer's ROPE nodes in the first decode, left out */
     char err[512];       /* first error, ends the run */
     unsigned char *scratch;
     size_t scratch_cap;
@@ -283,6 +285,12 @@ static bool on_eval(struct ggml_tensor *t, bool ask, void *ud)
         return false; /* false after the node: the scheduler stops computing */
     if (t->op != GGML_OP_ROPE)
         return true;  /* yes to every node: each is computed before the next is asked about */
+    /* the DSA lightning indexer's q and k (ggml-org/llama.cpp src/models/glm-dsa.cpp and
+     * deepseek32.cpp: indexer_q-N, indexer_k-N) are not the attention's: counted, left out */
+    if (strncmp(t->name, "indexer_", 8) == 0) {
+        c->indexer += ask && c->decode == 1;
+        return true;
+    }
     int layer, role;
     if (parse_name(c, t->name, ask, &layer, &role) != 0 || check_node(c, t) != 0)
         return false;
@@ -618,6 +626,9 @@ int main(int argc, char **argv)
             "posenc verify --config config.json --gguf %s --q %s --layout ggml "
             "--seq-len %" PRIu32 "\n",
             c.n, arch, c.pos_tokens, used_ctx, args[1], args[0], args[1], used_ctx);
+    if (c.indexer)
+        fprintf(stderr, "left out: %d ROPE nodes of the DSA indexer (indexer_q, indexer_k)\n",
+                c.indexer);
     llama_batch_free(batch);
     llama_free(ctx);
     llama_model_free(model);
