@@ -31,7 +31,8 @@ NCTX=40192 # 40008 rounded up to llama.cpp's context padding of 256, as the tool
 # One row per architecture: the row of llama_tiny.py, the general.architecture llama.cpp reports,
 # the layers with RoPE (SmolLM3's and Llama 4's every 4th has none, Cohere 2's global layers none;
 # Qwen3.5's and Qwen3-Next's linear-attention layers none),
-# q's heads and dims as captured (DeepSeek's q_pe: the 64 RoPE dims of a 96-dim head), and
+# q's heads and dims as captured (DeepSeek's and GLM-5's q_pe: the 64 RoPE dims of a 96-dim head;
+# the tool leaves GLM-5's DSA indexer q/k out and says so), and
 # whether the default verdict must also pass on the backend llama.cpp picks for this machine
 # ("best": an FMA build on most CPUs) or is only reported ("-": gpt-oss, whose YaRN has truncate
 # false while ggml always rounds the correction dims, so llama.cpp's output is far from the
@@ -74,6 +75,7 @@ ernie4_5   ernie4_5   2  2  128  best
 cohere2    cohere2    3  2  64   best
 minimax-m2 minimax-m2 2  2  128  best
 gemma3n    gemma3n    5  2  64   best
+glm-dsa    glm-dsa    2  2  64   best
 EOF
 
 # Rows llama.cpp cannot capture yet: the row, what the capture tool must say, and why. When one

@@ -760,6 +760,34 @@ def row_gemma3n():
         t[p + "laurel.linear_right.weight"] = (H, rank)
     return cfg, {k.replace("model.", "model.language_model.", 1): v for k, v in t.items()}
 
+
+def row_glm_dsa():
+    """GLM-5 (MLA as DeepSeek-V3's, RoPE on the 64 qk_rope dims in NORM pairs, theta 1e6 in
+    rope_parameters; the DSA lightning indexer, whose q and k llama.cpp ropes too; a dense
+    first layer, then 4 sigmoid-routed experts and a shared one; no MTP weights)"""
+    e, ff, idx_hd, idx_nh = 4, 32, 128, 2
+    cfg, t = row_deepseek2()
+    del cfg["rope_scaling"], cfg["rope_theta"]
+    cfg.update(architectures=["GlmMoeDsaForCausalLM"], model_type="glm_moe_dsa",
+               max_position_embeddings=202752, head_dim=64, rope_interleave=True,
+               rope_parameters={"rope_theta": 1000000, "rope_type": "default"},
+               index_head_dim=idx_hd, index_n_heads=idx_nh, index_topk=2048,
+               indexer_rope_interleave=True, first_k_dense_replace=1, n_routed_experts=e,
+               n_shared_experts=1, moe_intermediate_size=ff, num_experts_per_tok=2,
+               norm_topk_prob=True, routed_scaling_factor=2.5, scoring_func="sigmoid",
+               topk_method="noaux_tc", n_group=1, topk_group=1, num_nextn_predict_layers=0)
+    for i in range(L):
+        p = f"model.layers.{i}.self_attn.indexer."
+        t[p + "wq_b.weight"] = (idx_nh * idx_hd, cfg["q_lora_rank"])
+        t[p + "wk.weight"] = (idx_hd, H)
+        layernorm(t, p + "k_norm")
+        t[p + "weights_proj.weight"] = (idx_nh, H)
+    p = "model.layers.1.mlp."
+    biased_moe(t, p, e, ff)
+    for n, shape in (("gate_proj", (ff, H)), ("up_proj", (ff, H)), ("down_proj", (H, ff))):
+        t[p + f"shared_experts.{n}.weight"] = shape
+    return cfg, t
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
@@ -771,7 +799,7 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "llama4": row_llama4, "glm4": row_glm4, "glm4moe": row_glm4moe, "olmo2": row_olmo2,
         "olmoe": row_olmoe, "starcoder2": row_starcoder2, "seed_oss": row_seed_oss,
         "ernie4_5": row_ernie4_5, "cohere2": row_cohere2, "minimax-m2": row_minimax_m2,
-        "mimo2": row_mimo2, "gemma3n": row_gemma3n}
+        "mimo2": row_mimo2, "gemma3n": row_gemma3n, "glm-dsa": row_glm_dsa}
 
 
 def save_safetensors(path, arrays):
