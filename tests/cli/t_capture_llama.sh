@@ -120,6 +120,7 @@ while read -r row rest; do
     echo "make $row m_$row" >> batch.txt
     echo "convert m_$row $row.gguf" >> batch.txt
 done < cannot.txt
+echo "convert m_qwen3 f16.gguf outtype=f16" >> batch.txt
 $PY "$tiny" "$src" batch batch.txt > convert.log 2>&1 || { tail -n 20 convert.log; exit 1; }
 
 n_rows=0
@@ -206,6 +207,25 @@ EOF
         { echo "$name: no failing line names '$want'"; grep -E 'FAIL|diagnosis' bad_$name.txt; exit 1; }
     echo "ok planted $name ($change): FAIL, $want"
 done < mistakes.txt
+
+# a model converted with --outtype f16: F16 weights, and the same verdicts. The portable CPU
+# backend's q/k are F32 all the same (ggml_mul_mat writes F32), so the capture is F32 too.
+capture f16.gguf f16.safetensors 2> cap_f16.txt || { cat cap_f16.txt; exit 1; }
+"$POSENC" ls f16.gguf > ls_f16g.txt
+grep -q '^blk.0.attn_q.weight  *f16 ' ls_f16g.txt || { echo "f16.gguf:"; cat ls_f16g.txt; exit 1; }
+"$POSENC" ls f16.safetensors > ls_f16.txt
+grep -q '^pre.layers.0.q  *f32  *(16, 2, 64) ' ls_f16.txt || { cat ls_f16.txt; exit 1; }
+for how in "" "--precision ggml --max-ulp 0"; do
+    set +e
+    "$POSENC" verify --config m_qwen3/config.json --gguf f16.gguf --q f16.safetensors \
+        --layout ggml --seq-len $NCTX $how > v_f16.txt 2>&1
+    rc=$?
+    set -e
+    [ "$rc" -eq 0 ] || { echo "f16 $how: verify exit $rc"; grep -E 'FAIL|^posenc' v_f16.txt; exit 1; }
+done
+grep -c '0 ulp at most from posenc.s ggml rotation, within --max-ulp 0' v_f16.txt | grep -qx 4 ||
+    { cat v_f16.txt; exit 1; }
+echo "ok qwen3 converted with --outtype f16: F16 weights, F32 q/k; verify passes, 0 ulp"
 
 # the rows llama.cpp cannot capture: the capture fails, and says so as the table does
 cannot=""

@@ -22,6 +22,8 @@ Usage:
         unset=KEY        {arch}.KEY left out
         arch=NAME        written as architecture NAME (general.architecture and every {arch}.*
                          key renamed): llama.cpp then runs NAME's graph and rope mode
+      or, in MISTAKE's place, outtype=f16: the weights written as F16 (convert_hf_to_gguf.py
+      --outtype f16), nothing changed
 
 The vocabulary: every class's set_vocab needs transformers' AutoTokenizer or sentencepiece,
 neither installable here, so set_vocab is replaced by the converter's own _set_vocab_none
@@ -846,7 +848,10 @@ def convert(model_dir, out, mistake=None):
     cls = conversion.get_model_class(hp["architectures"][0])
     if getattr(cls, "supports_mtp_export", False) and not hp.get("mtp_num_hidden_layers"):
         cls.no_mtp = True  # no MTP weights: convert_hf_to_gguf.py --no-mtp
-    model = cls(Path(model_dir), gguf.LlamaFileType.ALL_F32, Path(out), eager=True)
+    ftype = gguf.LlamaFileType.ALL_F32
+    if mistake == "outtype=f16":
+        ftype, mistake = gguf.LlamaFileType.MOSTLY_F16, None
+    model = cls(Path(model_dir), ftype, Path(out), eager=True)
     model = getattr(model, "impl", model)
 
     def set_vocab(self):
