@@ -4,8 +4,8 @@
 Usage:
   llama_tiny.py LLAMA_CPP_SRC make ROW DIR
       write DIR/config.json and DIR/model.safetensors: the model of row ROW (ROWS below), with
-      the RoPE hyperparameters of the published model it stands for, 2 layers, head_dim 64 and
-      random weights
+      the RoPE hyperparameters of the published model it stands for, 2 layers and head_dim 64
+      unless the row says why not, and random weights
   llama_tiny.py LLAMA_CPP_SRC batch LIST
       the lines of LIST, "make ROW DIR" or "convert DIR OUT.gguf [MISTAKE]", in one process
   llama_tiny.py LLAMA_CPP_SRC rows
