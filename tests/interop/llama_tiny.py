@@ -588,9 +588,12 @@ def row_glm4moe():
 
 
 def row_olmo2():
-    """Olmo 3 (Olmo-3-7B: theta 5e5, YaRN 8 over 8192 with attention_factor; sliding window
-    4096 on 3 of every 4 layers, which llama.cpp rotates without the scaling; q/k norms over
-    all heads, norms after attention and MLP only)"""
+    """Olmo 3's shape (model_type olmo3: sliding window 4096 on 3 of every 4 layers, q/k norms
+    over all heads, norms after attention and MLP only) with a YaRN scaling of the form its
+    long-context configs use (factor 8 over 8192, attention_factor 0.1 ln 8 + 1); the values are
+    this test's, not read from a published config. llama.cpp rotates the sliding layers without
+    the scaling (src/models/olmo2.cpp); transformers' Olmo3Model has one rotary_emb for every
+    layer (models/olmo3/modeling_olmo3.py), so the two differ on those layers."""
     cfg = base("Olmo3ForCausalLM", "olmo3", rope_theta=500000, max_position_embeddings=65536,
                num_hidden_layers=4, num_key_value_heads=NH, sliding_window=4096,
                layer_types=["sliding_attention"] * 3 + ["full_attention"],
