@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "cmd/common.h"
-#include "formats/io/inputs.h"
 
 /* "posenc CMD: message\n" on stderr, after clearing a progress line. */
 static void vmsg(const char *cmd, const char *fmt, va_list ap)
@@ -37,33 +36,46 @@ int cmd_fail(const char *cmd, const posenc_error *err)
     return err && err->code == POSENC_EOVERWRITE ? CMD_EXIT_USAGE : CMD_EXIT_ERROR;
 }
 
+/* A note of a run (ctx: the command's name) as the command's message line. */
+void cmd_note(void *ctx, const char *msg)
+{
+    cmd_msg((const char *)ctx, "%s", msg);
+}
+
+int cmd_run_fail(const char *cmd, const pe_run_fail *f, const posenc_error *err)
+{
+    const char *msg = f->msg ? f->msg : err->msg;
+    switch (f->fault) {
+    case PE_RUN_FAULT_USAGE: return cmd_usage_error(cmd, "%s", msg);
+    case PE_RUN_FAULT_USAGE_ARG: cmd_msg(cmd, "%s", msg); return CMD_EXIT_USAGE;
+    default:
+        if (!f->msg)
+            return cmd_fail(cmd, err);
+        cmd_msg(cmd, "%s", msg);
+        return CMD_EXIT_ERROR;
+    }
+}
+
+/* The exit status of a shared step (formats/engines/run.h) after printing its failure. */
+static int step_done(const char *cmd, posenc_status st, pe_run_fail *f, const posenc_error *err)
+{
+    int rc = st == POSENC_OK ? CMD_EXIT_OK : cmd_run_fail(cmd, f, err);
+    pe_run_fail_free(f);
+    return rc;
+}
+
 int cmd_load_config(const char *cmd, const char *path, const char *family, posenc_model **out)
 {
     posenc_error err = { 0 };
-    posenc_load_opts opts = { .family = family };
-    posenc_model *m = NULL;
-    *out = NULL;
-    if (family) {
-        posenc_family_info fi;
-        if (posenc_family_find(family, &fi, &err) != POSENC_OK)
-            return cmd_usage_error(cmd, "--family: %s", err.msg);
-    }
-    if (posenc_config_load(path, &opts, &m, &err) != POSENC_OK)
-        return cmd_fail(cmd, &err);
-    for (size_t i = 0; posenc_model_warning_at(m, i); i++)
-        cmd_msg(cmd, "'%s': %s", path, posenc_model_warning_at(m, i));
-    *out = m;
-    return CMD_EXIT_OK;
+    pe_run_fail f = { 0 };
+    return step_done(cmd, pe_run_config(path, family, cmd_note, (void *)cmd, out, &f, &err), &f,
+                     &err);
 }
 
 int cmd_rope_fail(const char *cmd, const posenc_model *m, const posenc_error *err)
 {
     cmd_msg(cmd, "%s", err && err->msg[0] ? err->msg : "unknown error");
-    /* a model that does not rotate is the input's fact (exit 3); the rest is the layer type */
-    if (m && posenc_model_encoding(m) != POSENC_ENC_ROPE)
-        return CMD_EXIT_ERROR;
-    return err && (err->code == POSENC_ENOTFOUND || err->code == POSENC_EINVAL)
-               ? CMD_EXIT_USAGE : CMD_EXIT_ERROR;
+    return pe_run_rope_fault(m, err) == PE_RUN_FAULT_USAGE_ARG ? CMD_EXIT_USAGE : CMD_EXIT_ERROR;
 }
 
 /* POSENC_CPU: a name posenc does not know is refused (exit 2); a path this CPU cannot run falls
@@ -80,32 +92,10 @@ static int cpu_env(const char *cmd)
 int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
                       const char *const *ins, size_t nin)
 {
-    char path[4096], member[POSENC_NAME_MAX];
-    for (size_t i = 0; i < nin; i++) {
-        if (!ins[i])
-            continue;
-        if (strcmp(ins[i], "-") == 0) {
-            pe_input_add_fd(0, "-");
-            continue;
-        }
-        pe_input_add(ins[i]);
-        if (posenc_spec_split(ins[i], path, sizeof path, member, sizeof member, NULL) ==
-            POSENC_OK)
-            pe_input_add(path);
-    }
-    for (size_t i = 0; i < nout; i++) {
-        posenc_error err = { 0 };
-        /* '-o -' is binary NPY: never onto a terminal (it would garble it), as gzip refuses */
-        if (outs[i] && strcmp(outs[i], "-") == 0 && isatty(STDOUT_FILENO))
-            return cmd_usage_error(cmd, "'-': standard output is a terminal and NPY is binary; "
-                                           "redirect it (> FILE.npy or | PROGRAM) or name a "
-                                           "file");
-        if (outs[i] && pe_output_check(outs[i], &err) != POSENC_OK) {
-            cmd_msg(cmd, "%s", err.msg);
-            return CMD_EXIT_USAGE;
-        }
-    }
-    return cpu_env(cmd);
+    posenc_error err = { 0 };
+    pe_run_fail f = { 0 };
+    return step_done(cmd, pe_run_outputs(outs, nout, ins, nin, cmd_note, (void *)cmd, &f, &err),
+                     &f, &err);
 }
 
 int cmd_usage_error(const char *cmd, const char *fmt, ...)
@@ -146,20 +136,8 @@ int cmd_parse_positions(const char *cmd, const char *spec, int64_t end, uint64_t
                         pe_positions **out)
 {
     posenc_error err = { 0 };
-    *out = NULL;
-    if (pe_positions_is_file(spec)) {
-        if (pe_positions_read(spec, end, max_count < PE_POSITIONS_FILE_MAX ? max_count
-                                                                            : PE_POSITIONS_FILE_MAX,
-                              out, &err) != POSENC_OK)
-            return cmd_fail(cmd, &err);
-        return 0;
-    }
-    posenc_status st = pe_positions_parse(spec, end, max_count, out, &err);
-    if (st == POSENC_EINVAL || st == POSENC_ERANGE)
-        return cmd_usage_error(cmd, "--positions: %s", err.msg);
-    if (st != POSENC_OK)
-        return cmd_fail(cmd, &err);
-    return 0;
+    pe_run_fail f = { 0 };
+    return step_done(cmd, pe_run_positions(spec, end, max_count, out, &f, &err), &f, &err);
 }
 
 static int stat_spec(const char *spec, struct stat *st)

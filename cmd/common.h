@@ -8,6 +8,7 @@
 
 #include "posenc/posenc.h"
 #include "formats/engines/positions.h"
+#include "formats/engines/run.h"
 #include "cmd/util_progress.h"
 #include "formats/io/strbuf.h"
 
@@ -47,6 +48,13 @@ int cmd_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
+
+/* A run's note (formats/engines/run.h; ctx: the command's name, a const char *) printed as
+ * "posenc CMD: message". */
+void cmd_note(void *ctx, const char *msg);
+/* Print the failure of a run (formats/engines/run.h: its own line or err's) and return its exit
+ * status: 2 for a usage error (with the help hint for PE_RUN_FAULT_USAGE), else cmd_fail's. */
+int cmd_run_fail(const char *cmd, const pe_run_fail *f, const posenc_error *err);
 
 /* Load a config (a file or a model directory) through the model-family registry, as --family
  * (NULL: by model_type) says. Prints the error line and returns its exit code (2 for an

@@ -1,7 +1,8 @@
-/* formats/engines/applyset.h: one posenc apply run as an engine: the dumps to rotate (one dump, a Q/K
- * pair, or every q/k pair of a multi-layer container), the rotation each gets, where each is
- * written and with what metadata, streamed through formats/engines/applyrun.c. cmd/apply.c is options and
- * glue over it: it loads the config, parses the positions and prints the messages.
+/* formats/engines/applyset.h: the set of one posenc apply run: the dumps to rotate (one dump, a
+ * Q/K pair, or every q/k pair of a multi-layer container), the rotation each gets, where each is
+ * written and with what metadata, streamed through formats/engines/applyrun.c. The run itself
+ * (formats/engines/applyexec.h, pe_arun_exec) loads the config, resolves the positions and
+ * drives these stages; cmd/apply.c prints what it says.
  *
  * The stages, in order, each returning POSENC_OK or an error naming the file:
  *   pe_apply_set_new -> _add_inputs or _add_pairs (shapes, dtypes, the size plan: _plan)
