@@ -6,7 +6,7 @@
 # "cli: N passed, N failed, N skipped".
 # The scripts run side by side, CLI_JOBS at a time (default: the number of processors); each line
 # "ok|FAIL|skip NAME (SECONDS s)" is printed as a script ends, the failures' logs after the last.
-# CLI_ONLY=NAME runs one script. CLI_JOBS=1 runs them one after another, in name order.
+# CLI_ONLY="NAME ..." runs those scripts only. CLI_JOBS=1 runs them one after another, in name order.
 # LOGDIR is the test's own log directory for artefacts a person looks at afterwards (the HTML
 # report's screenshots): $POSENC_TEST_LOGS/NAME, default build/test-logs/NAME, emptied before
 # the test and kept after it.
@@ -47,7 +47,9 @@ names=""
 for t in "$here"/t*.sh; do
     [ -e "$t" ] || continue
     name=$(basename "$t" .sh)
-    if [ -n "${CLI_ONLY:-}" ] && [ "$name" != "$CLI_ONLY" ]; then continue; fi
+    if [ -n "${CLI_ONLY:-}" ]; then
+        case " $CLI_ONLY " in *" $name "*) ;; *) continue ;; esac
+    fi
     names="$names $name"
 done
 # the longest scripts first, so that the run ends with the short ones on every processor
