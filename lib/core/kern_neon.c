@@ -185,7 +185,7 @@ GPTJ4(gptj_bf16_neon, rb4, PE_R_BF16)
 
 const pe_kern pe_kern_neon = { load_f16_neon, load_bf16_neon, store_f16_neon, store_bf16_neon,
                                neox_f16_neon, neox_bf16_neon, gptj_f16_neon,  gptj_bf16_neon,
-                               neox_f32_neon, gptj_f32_neon };
+                               neox_f32_neon, gptj_f32_neon,  NULL };
 
 #else
 /* ISO C forbids an empty translation unit */
