@@ -110,16 +110,17 @@ static void test_kernels(void **state)
 
 #define S 37     /* tokens: not a multiple of any vector width */
 #define H 3
-#define D 80     /* head_dim; rotary 64 (neox) or 48 (gptj): pass-through dims too */
+#define D 80     /* head_dim */
 
-static void params(posenc_style style, int rotary, posenc_rope_params *p)
+/* model_type: gpt_neox and gptj honour a partial rotary dim, llama rotates the whole head */
+static void params(const char *model_type, int rotary, posenc_rope_params *p)
 {
     char cfg[512];
     snprintf(cfg, sizeof cfg,
              "{\"model_type\": \"%s\", \"hidden_size\": %d, \"num_attention_heads\": 1, "
              "\"head_dim\": %d, \"rope_theta\": 10000.0, \"max_position_embeddings\": 4096, "
              "\"partial_rotary_factor\": %g, \"rotary_dim\": %d, \"rotary_pct\": %g}",
-             style == POSENC_STYLE_GPTJ ? "gptj" : "llama", D, D, (double)rotary / D, rotary,
+             model_type, D, D, (double)rotary / D, rotary,
              (double)rotary / D);
     posenc_model *m;
     posenc_rope_config rc;
@@ -196,14 +197,24 @@ static void test_apply_paths(void **state)
     const size_t n = (size_t)S * H * D;
     unsigned char *in = malloc(n * 8), *ref = malloc(n * 8), *got = malloc(n * 8);
     assert_non_null(in && ref && got);
-    int64_t shape[3] = { S, H, D };
-    posenc_apply_shape sh;
-    assert_int_equal(posenc_apply_shape_of(POSENC_APPLY_SHD, 3, shape, &sh, NULL), POSENC_OK);
     int compared = 0;
-    for (int st = 0; st < 2; st++) {
-        posenc_style style = st ? POSENC_STYLE_GPTJ : POSENC_STYLE_NEOX;
+    /* neox with pass-through dims (gpt_neox, rotary 56), gptj with pass-through dims (rotary
+     * 48), neox over the whole head (llama); the rotated pairs (28, 24, 40) leave tails shorter
+     * than a vector */
+    for (int st = 0; st < 3; st++) {
+        posenc_style style = st == 1 ? POSENC_STYLE_GPTJ : POSENC_STYLE_NEOX;
         posenc_rope_params p;
-        params(style, st ? 48 : 64, &p);
+        params(st == 0 ? "gpt_neox" : st == 1 ? "gptj" : "llama", st == 0 ? 56 : st == 1 ? 48 : D,
+               &p);
+        assert_int_equal(p.style, style);
+        assert_int_equal(p.n_freq, st == 0 ? 28 : st == 1 ? 24 : 40);
+        /* the heads of a token side by side (shd) or a head's tokens (hsd); in place or into
+         * another buffer; the vectors in one call or in two, the second from an odd vector */
+        int64_t shape[3] = { st == 2 ? H : S, st == 2 ? S : H, D };
+        posenc_apply_shape sh;
+        assert_int_equal(posenc_apply_shape_of(st == 2 ? POSENC_APPLY_HSD : POSENC_APPLY_SHD, 3,
+                                               shape, &sh, NULL),
+                         POSENC_OK);
         for (size_t pi = 0; pi < sizeof precs / sizeof *precs; pi++) {
             if (precs[pi] == POSENC_PREC_GGML && !p.has_ggml)
                 continue;
@@ -214,6 +225,8 @@ static void test_apply_paths(void **state)
                         posenc_apply_positions pos = { NULL, 1000 * kind, 1, 1 };
                         fill(in, dts[a], n, kind);
                         size_t oes = posenc_dtype_size(dts[b]);
+                        int inplace = oes == posenc_dtype_size(dts[a]) && kind != 1;
+                        uint64_t cut = kind == 1 ? (uint64_t)S * H / 2 + 1 : (uint64_t)S * H;
                         for (int path = POSENC_CPU_BASELINE; path <= POSENC_CPU_NEON; path++) {
                             if (!posenc_cpu_supported((posenc_cpu_path)path))
                                 continue;
@@ -224,15 +237,16 @@ static void test_apply_paths(void **state)
                             assert_int_equal(posenc_apply_new(&p, &o, &pos, S, 2, &ap, &err),
                                              POSENC_OK);
                             unsigned char *dst = path ? got : ref;
-                            /* in place when the sizes allow, as posenc apply does */
-                            if (oes == posenc_dtype_size(dts[a])) {
+                            const unsigned char *src = in;
+                            size_t ies = posenc_dtype_size(dts[a]);
+                            if (inplace) { /* as posenc apply does */
                                 memcpy(dst, in, n * oes);
-                                posenc_apply_rows(ap, &sh, 0, (uint64_t)S * H, dst, dts[a], dst,
-                                                  dts[b]);
-                            } else {
-                                posenc_apply_rows(ap, &sh, 0, (uint64_t)S * H, in, dts[a], dst,
-                                                  dts[b]);
+                                src = dst;
                             }
+                            posenc_apply_rows(ap, &sh, 0, cut, src, dts[a], dst, dts[b]);
+                            posenc_apply_rows(ap, &sh, cut, (uint64_t)S * H - cut,
+                                              src + cut * D * ies, dts[a], dst + cut * D * oes,
+                                              dts[b]);
                             posenc_apply_free(ap);
                             if (path && memcmp(ref, got, n * oes) != 0) {
                                 size_t e = 0;
@@ -246,10 +260,11 @@ static void test_apply_paths(void **state)
                                 print_error("input %#llx, baseline %#llx, got %#llx\n",
                                             (unsigned long long)ib, (unsigned long long)rb,
                                             (unsigned long long)gb);
-                                fail_msg("path %s, %s, %s, %s -> %s, inputs %d: element %zu "
-                                         "differs from the baseline path",
+                                fail_msg("path %s, %s (case %d), %s, %s -> %s, inputs %d: "
+                                         "element %zu differs from the baseline path",
                                          posenc_cpu_name((posenc_cpu_path)path),
-                                         posenc_style_name(style), posenc_precision_name(precs[pi]),
+                                         posenc_style_name(style), st,
+                                         posenc_precision_name(precs[pi]),
                                          posenc_dtype_name(dts[a]), posenc_dtype_name(dts[b]),
                                          kind, e);
                             }
