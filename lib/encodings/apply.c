@@ -192,6 +192,7 @@ static void build_rows(const struct build_job *j)
     const posenc_apply *a = j->a;
     const posenc_apply_positions *pos = j->pos;
     double cf[POSENC_MAX_FREQ], sf[POSENC_MAX_FREQ];
+    const pe_kern *kern = pe_kern_get();
     int nf = a->nf;
     for (int64_t r = j->r0; r < j->r1; r++) {
         int64_t s = r % a->seq, row = r / a->seq;
@@ -219,10 +220,14 @@ static void build_rows(const struct build_job *j)
             for (int i = 0; i < nf; i++) {
                 t[i] = (float)cf[i];      /* exact: the one rounding; hf: already a float */
                 t[nf + i] = (float)sf[i];
-                if (a->narrow) {
-                    t[i] = round_to(t[i], a->o.dtype);
-                    t[nf + i] = round_to(t[nf + i], a->o.dtype);
-                }
+            }
+            if (a->narrow && a->o.dtype == POSENC_DT_BF16) {
+                BLOCKED(2 * (size_t)nf, i, t[i] = round_bf16(t[i]));
+            } else if (a->narrow) {
+                /* round_to(t, f16), through the active path's conversions (the same bits) */
+                uint16_t h[2 * POSENC_MAX_FREQ];
+                kern->store_f16(h, t, 2 * (size_t)nf);
+                kern->load_f16(t, h, 2 * (size_t)nf);
             }
         }
     }
