@@ -23,8 +23,8 @@ fi
 "$kb" -r "${KERNEL_RUNS:-7}" ${base:+"$base" "$cpu"} | tee "$BENCH_DIR/kernels.txt"
 awk '
 /^  (f32|f16|bf16) +exact/ {
-    th = $3; r = $7 + 0; g = $8;
-    if (th == 1 && r > 1.5) miss = miss " " $1 "/memcpy " $7;
+    th = $3; r = $8 + 0; g = $9;
+    if (th == 1 && r > 1.5) miss = miss " " $1 "/memcpy " $8;
     if ($1 == "f32" || $1 == "f16") {
         want = $1 == "f32" ? 2 : 5;
         if (g == "-") skip = 1;
