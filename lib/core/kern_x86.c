@@ -179,17 +179,16 @@ AVX2 static inline __m256 rh8(__m256 v)
     return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
 
+/* (round_bf16: the increment 0x7fff + lsb goes to the numbers only; a NaN, quiet already, keeps
+ * its high half, as (v | quiet bit) & 0xffff0000 does) */
 AVX2 static inline __m256 rb8(__m256 v)
 {
     __m256i u = _mm256_castps_si256(v);
-    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb);
-    __m256i isnan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-                                       _mm256_set1_epi32(0x7f800000));
-    __m256i nanv = _mm256_or_si256(u, _mm256_set1_epi32(0x400000));
-    __m256i o = _mm256_and_si256(_mm256_blendv_epi8(r, nanv, isnan),
-                                 _mm256_set1_epi32((int)0xffff0000u));
-    return _mm256_castsi256_ps(o);
+    __m256i ord = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_ORD_Q));
+    __m256i inc = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)),
+                                   _mm256_set1_epi32(0x7fff));
+    __m256i r = _mm256_add_epi32(u, _mm256_and_si256(inc, ord));
+    return _mm256_castsi256_ps(_mm256_and_si256(r, _mm256_set1_epi32((int)0xffff0000u)));
 }
 
 /* p + q, p itself when p is a NaN (lib/core/half.h PE_NEOX_BODY: whatever order the compiler
@@ -362,17 +361,15 @@ AVX512 static inline __m512 rh16(__m512 v)
     return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
 
+/* as rb8 */
 AVX512 static inline __m512 rb16(__m512 v)
 {
     __m512i u = _mm512_castps_si512(v);
-    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb);
-    __mmask16 isnan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                              _mm512_set1_epi32(0x7f800000));
-    __m512i nanv = _mm512_or_si512(u, _mm512_set1_epi32(0x400000));
-    __m512i o = _mm512_and_si512(_mm512_mask_blend_epi32(isnan, r, nanv),
-                                 _mm512_set1_epi32((int)0xffff0000u));
-    return _mm512_castsi512_ps(o);
+    __mmask16 ord = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+    __m512i inc = _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)),
+                                   _mm512_set1_epi32(0x7fff));
+    __m512i r = _mm512_mask_add_epi32(u, ord, u, inc);
+    return _mm512_castsi512_ps(_mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u)));
 }
 
 AVX512 static inline __m512 add16(__m512 p, __m512 q)

@@ -3,6 +3,7 @@
  * posenc_apply_rows in every precision, style and in/out dtype, on random values, random bit
  * patterns and the special ones (subnormals, inf, NaN with payloads, -0, the largest finite
  * f16 and bf16). A path the CPU lacks is reported and skipped. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,6 +105,62 @@ static void test_kernels(void **state)
     }
     assert_int_equal(posenc_cpu_set(POSENC_CPU_BASELINE, NULL), POSENC_OK);
     free(h), free(o1), free(o2), free(f1), free(f2), free(x);
+}
+
+/* the float-buffer rotations on float32 values of every kind (NaNs with any payload, whose
+ * products keep low bits that the rounding to f16 or bf16 must not carry into the high half),
+ * cos/sin rounded to the dtype as the hf tables are */
+static void test_rotations(void **state)
+{
+    (void)state;
+    enum { NF = 1000, N = 2 * NF * 4 };
+    float *x = malloc(N * 4), *c = malloc(NF * 4), *s = malloc(NF * 4), *want = malloc(N * 4),
+          *got = malloc(N * 4);
+    assert_non_null(x && c && s && want && got);
+    size_t nx = store_inputs(x, N);
+    const pe_kern *base = path_kern(POSENC_CPU_BASELINE);
+    for (int p = POSENC_CPU_AVX2; p <= POSENC_CPU_NEON; p++) {
+        if (!posenc_cpu_supported((posenc_cpu_path)p))
+            continue;
+        const pe_kern *k = path_kern((posenc_cpu_path)p);
+        for (size_t off = 0; off + 2 * NF <= nx; off += 2 * NF)
+            for (int r = 0; r < 3; r++) { /* r: the float32 rotation, f16's, bf16's */
+                for (int i = 0; i < NF; i++) {
+                    float a = (float)(rnd32() >> 8) * 0x1p-23f - 1.0f, b = sqrtf(1.0f - a * a);
+                    uint16_t ha[2] = { posenc_f32_to_f16(a), posenc_f32_to_f16(b) };
+                    uint16_t ba[2] = { posenc_f32_to_bf16(a), posenc_f32_to_bf16(b) };
+                    c[i] = r == 1 ? posenc_f16_to_f32(ha[0]) : r == 2 ? posenc_bf16_to_f32(ba[0]) : a;
+                    s[i] = r == 1 ? posenc_f16_to_f32(ha[1]) : r == 2 ? posenc_bf16_to_f32(ba[1]) : b;
+                }
+                for (int g = 0; g < 2; g++) {
+                    memcpy(want, x + off, 2 * NF * 4);
+                    memcpy(got, x + off, 2 * NF * 4);
+                    const pe_kern *ks[2] = { base, k };
+                    float *bufs[2] = { want, got };
+                    for (int w = 0; w < 2; w++) {
+                        const pe_kern *q = ks[w];
+                        float *v = bufs[w];
+                        if (g)
+                            (r == 0 ? q->gptj_f32 : r == 1 ? q->gptj_f16 : q->gptj_bf16)(v, c, s, NF);
+                        else
+                            (r == 0 ? q->neox_f32 : r == 1 ? q->neox_f16 : q->neox_bf16)(v, v + NF, c,
+                                                                                        s, NF);
+                    }
+                    if (memcmp(want, got, 2 * NF * 4) != 0) {
+                        size_t e = 0;
+                        while (memcmp(want + e, got + e, 4) == 0)
+                            e++;
+                        uint32_t wb, gb, ib;
+                        memcpy(&wb, want + e, 4), memcpy(&gb, got + e, 4), memcpy(&ib, x + off + e, 4);
+                        fail_msg("path %s, %s, rounding %d: element %zu (input %#x): baseline %#x, "
+                                 "got %#x", posenc_cpu_name((posenc_cpu_path)p), g ? "gptj" : "neox",
+                                 r, e, ib, wb, gb);
+                    }
+                }
+            }
+    }
+    assert_int_equal(posenc_cpu_set(POSENC_CPU_BASELINE, NULL), POSENC_OK);
+    free(x), free(c), free(s), free(want), free(got);
 }
 
 /* ---- posenc_apply_rows, whole ---- */
@@ -318,6 +375,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_select),
         cmocka_unit_test(test_kernels),
+        cmocka_unit_test(test_rotations),
         cmocka_unit_test(test_apply_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
