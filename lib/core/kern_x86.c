@@ -45,6 +45,11 @@
         y[2 * i + 1] = STS(RS(t_ != t_ ? t_ : t_ + u_));                                          \
     }
 
+/* The walk asks for the source PF_AHEAD bytes ahead of the vector it rotates: the hardware
+ * prefetchers alone leave a float32 rotation out of memory ~25% slower than with it (1 thread,
+ * [8192, 32, 128], AVX-512; no change for f16, a little for bf16). A prefetch past the end of
+ * the buffer is harmless. */
+#define PF_AHEAD 2048
 #define ROWS(NAME, ATTR, ET, VN, VG)                                                              \
     ATTR static void NAME(const pe_rot_job *j)                                                    \
     {                                                                                             \
@@ -53,6 +58,8 @@
             const ET *x = (const ET *)j->src + k * j->D;                                          \
             ET *y = (ET *)j->dst + k * j->D;                                                      \
             const float *c = j->cs[k];                                                            \
+            for (size_t o_ = 0; o_ < j->D * sizeof(ET); o_ += 64)                                 \
+                _mm_prefetch((const char *)x + PF_AHEAD + o_, _MM_HINT_T0);                       \
             if (j->gptj)                                                                          \
                 VG(x, y, half, c, c + nf, nf);                                                    \
             else                                                                                  \
