@@ -61,7 +61,7 @@ typedef struct pe_kern {
     void (*neox_f32)(float *restrict x1, float *restrict x2, const float *restrict c,
                      const float *restrict s, int nf);
     void (*gptj_f32)(float *restrict x, const float *restrict c, const float *restrict s, int nf);
-    /* the fused pass (pe_rot_job); NULL on the paths without one (posenc_apply_rows then
+    /* the fused pass (pe_rot_job); NULL on the baseline path (posenc_apply_rows then
      * converts through a float buffer with the entries above) */
     void (*rot_rows)(const pe_rot_job *j);
 } pe_kern;
