@@ -352,6 +352,34 @@ static float round_f32(double y, float x, int is_cos)
     return (float)(is_cos ? cosl((long double)x) : sinl((long double)x));
 }
 
+#ifdef HAVE_AVX2_KERNEL
+/* round_f32 on the 64 values of y, 4 lanes at a time, when none of them needs more than
+ * (float)y: every value's low 29 bits at least 17 away from a midpoint's, and 2^-126 <= |y| <=
+ * inf (no NaN). Returns 0, having stored nothing, otherwise. */
+AVX2F static int round_f32_64(const double *y, float *f)
+{
+    const __m256i low = _mm256_set1_epi64x(0x1fffffff), mid = _mm256_set1_epi64x(0x10000000);
+    const __m256i lo = _mm256_set1_epi64x(-17), hi = _mm256_set1_epi64x(17);
+    const __m256i absm = _mm256_set1_epi64x(0x7fffffffffffffffLL);
+    const __m256i tiny = _mm256_set1_epi64x(0x3810000000000000LL); /* 2^-126 */
+    const __m256i inf = _mm256_set1_epi64x(0x7ff0000000000000LL);
+    __m256i hard = _mm256_setzero_si256();
+    for (size_t j = 0; j < 64; j += 4) {
+        __m256i b = _mm256_castpd_si256(_mm256_loadu_pd(y + j));
+        __m256i d = _mm256_sub_epi64(_mm256_and_si256(b, low), mid);
+        __m256i near = _mm256_and_si256(_mm256_cmpgt_epi64(d, lo), _mm256_cmpgt_epi64(hi, d));
+        __m256i a = _mm256_and_si256(b, absm);
+        __m256i odd = _mm256_or_si256(_mm256_cmpgt_epi64(tiny, a), _mm256_cmpgt_epi64(a, inf));
+        hard = _mm256_or_si256(hard, _mm256_or_si256(near, odd));
+    }
+    if (!_mm256_testz_si256(hard, hard))
+        return 0;
+    for (size_t j = 0; j < 64; j += 4)
+        _mm_storeu_ps(f + j, _mm256_cvtpd_ps(_mm256_loadu_pd(y + j)));
+    return 1;
+}
+#endif
+
 void pe_mathx_cossin_f32_row(const float *x, size_t n, float *c, float *s)
 {
     static const double zeros[64];
@@ -361,6 +389,11 @@ void pe_mathx_cossin_f32_row(const float *x, size_t n, float *c, float *s)
         for (size_t j = 0; j < m; j++)
             xd[j] = (double)x[off + j];
         pe_mathx_sincos_row(xd, zeros, m, 1.0, cd, sd);
+#ifdef HAVE_AVX2_KERNEL
+        if (m == 64 && simd_mode != 0 && simd_available() && round_f32_64(cd, c + off) &&
+            round_f32_64(sd, s + off))
+            continue; /* (a hard sin after easy cos: the loop below redoes both) */
+#endif
         for (size_t j = 0; j < m; j++) {
             c[off + j] = round_f32(cd[j], x[off + j], 1);
             s[off + j] = round_f32(sd[j], x[off + j], 0);

@@ -407,13 +407,27 @@ static void test_f32_cossin_correctly_rounded(void **state)
     check_f32_range(a, b, 1); /* exhaustive on half a binade: 2^22 values */
     check_f32_range(l, h, 211);
     float special[] = { 0.0f, -0.0f, 1e-30f, 0x1p-140f, 3.14159274f, 1.5707964f, 1e30f };
-    float c[7], s[7];
+    /* alone (a short row: the scalar rounding) and each in a full row of 64 ordinary values
+     * (the SIMD paths round a row of 64 at once when none needs more than a cast) */
+    float c[64], s[64], x[64];
     pe_mathx_cossin_f32_row(special, 7, c, s);
     for (int i = 0; i < 7; i++) {
         assert_true(c[i] == (float)cosl((long double)special[i]));
         assert_true(s[i] == (float)sinl((long double)special[i]));
     }
     assert_true(signbit(s[1]));
+    for (int k = 0; k < 7; k++) {
+        for (int i = 0; i < 64; i++)
+            x[i] = 0.37f * (float)(i + 1);
+        x[5 * k + 3] = special[k];
+        pe_mathx_cossin_f32_row(x, 64, c, s);
+        for (int i = 0; i < 64; i++) {
+            float rc = (float)cosl((long double)x[i]), rs = (float)sinl((long double)x[i]);
+            if (memcmp(&c[i], &rc, 4) != 0 || memcmp(&s[i], &rs, 4) != 0)
+                fail_msg("x = %a in a row of 64: cos %a sin %a, expected %a %a", (double)x[i],
+                         (double)c[i], (double)s[i], (double)rc, (double)rs);
+        }
+    }
 }
 
 /* powf_cr against mpmath-free closed forms: exact powers and powl rounded once. */
