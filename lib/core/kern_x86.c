@@ -118,16 +118,21 @@ AVX2 static inline __m256 rh8(__m256 v)
     return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
 
-/* (round_bf16: the increment 0x7fff + lsb goes to the numbers only; a NaN, quiet already, keeps
- * its high half, as (v | quiet bit) & 0xffff0000 does) */
-AVX2 static inline __m256 rb8(__m256 v)
+/* (round_bf16 before the cut to the high half: the increment 0x7fff + lsb goes to the numbers
+ * only; a NaN, quiet already, keeps its high half, as (v | quiet bit) & 0xffff0000 does, and as
+ * bf16_store does with a quiet NaN: so the stores of the rotation take it too) */
+AVX2 static inline __m256i rbits8(__m256 v)
 {
     __m256i u = _mm256_castps_si256(v);
     __m256i ord = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_ORD_Q));
     __m256i inc = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)),
                                    _mm256_set1_epi32(0x7fff));
-    __m256i r = _mm256_add_epi32(u, _mm256_and_si256(inc, ord));
-    return _mm256_castsi256_ps(_mm256_and_si256(r, _mm256_set1_epi32((int)0xffff0000u)));
+    return _mm256_add_epi32(u, _mm256_and_si256(inc, ord));
+}
+
+AVX2 static inline __m256 rb8(__m256 v)
+{
+    return _mm256_castsi256_ps(_mm256_and_si256(rbits8(v), _mm256_set1_epi32((int)0xffff0000u)));
 }
 
 /* p + q, p itself when p is a NaN (lib/core/half.h PE_NEOX_BODY: whatever order the compiler
@@ -161,7 +166,7 @@ AVX2 static inline __m256 add8(__m256 p, __m256 q)
 
 AVX2 static inline void st8_bf16(uint16_t *d, __m256 v)
 {
-    __m256i o = _mm256_srli_epi32(bf16_round8(_mm256_castps_si256(v)), 16);
+    __m256i o = _mm256_srli_epi32(rbits8(v), 16);
     __m128i p = _mm_packus_epi32(_mm256_castsi256_si128(o), _mm256_extracti128_si256(o, 1));
     _mm_storeu_si128((__m128i *)(void *)d, p);
 }
@@ -300,15 +305,19 @@ AVX512 static inline __m512 rh16(__m512 v)
     return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
 
-/* as rb8 */
-AVX512 static inline __m512 rb16(__m512 v)
+/* as rbits8 and rb8 */
+AVX512 static inline __m512i rbits16(__m512 v)
 {
     __m512i u = _mm512_castps_si512(v);
     __mmask16 ord = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
     __m512i inc = _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)),
                                    _mm512_set1_epi32(0x7fff));
-    __m512i r = _mm512_mask_add_epi32(u, ord, u, inc);
-    return _mm512_castsi512_ps(_mm512_and_si512(r, _mm512_set1_epi32((int)0xffff0000u)));
+    return _mm512_mask_add_epi32(u, ord, u, inc);
+}
+
+AVX512 static inline __m512 rb16(__m512 v)
+{
+    return _mm512_castsi512_ps(_mm512_and_si512(rbits16(v), _mm512_set1_epi32((int)0xffff0000u)));
 }
 
 AVX512 static inline __m512 add16(__m512 p, __m512 q)
@@ -333,8 +342,7 @@ AVX512 static inline __m512 add16(__m512 p, __m512 q)
     _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT))
 #define ST16_BF16(p, v)                                                                           \
     _mm256_storeu_si256((__m256i *)(void *)(p),                                                   \
-                        _mm512_cvtepi32_epi16(_mm512_srli_epi32(                                  \
-                            bf16_round16(_mm512_castps_si512(v)), 16)))
+                        _mm512_cvtepi32_epi16(_mm512_srli_epi32(rbits16(v), 16)))
 
 /* gptj: the even and odd elements of 16 pairs gathered by two-source permutes, and scattered
  * back the same way */
