@@ -21,9 +21,9 @@
     }
 
 /* The walk asks for the source PF_AHEAD bytes ahead of the vector it rotates: on x86 the hardware
- * prefetchers alone leave a float32 rotation out of memory ~25% slower than with it (1 thread,
- * [8192, 32, 128], AVX-512; no change for f16, a little for bf16). A prefetch never faults, past
- * the end of the buffer included. */
+ * prefetchers alone left a float32 rotation out of memory 10-25% slower than with it (1 thread,
+ * [8192, 32, 128], AVX-512, a shared machine; no change for f16, a little for bf16; 1 to 8 KiB
+ * ahead all alike). A prefetch never faults, past the end of the buffer included. */
 #define PF_AHEAD 2048
 #define ROWS(NAME, ATTR, ET, VN, VG)                                                              \
     ATTR static void NAME(const pe_rot_job *j)                                                    \
