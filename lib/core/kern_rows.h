@@ -7,6 +7,10 @@
 #ifndef POSENC_KERN_ROWS_H
 #define POSENC_KERN_ROWS_H
 
+#include <stdint.h>
+
+#include "lib/core/cpu_internal.h"
+
 #define TAIL_NEOX(LDS, STS, RS)                                                                   \
     for (; i < nf; i++) {                                                                         \
         float a_ = LDS(x[i]), b_ = LDS(x[half + i]), t_ = RS(b_ * c[i]), u_ = RS(a_ * s[i]);      \
@@ -23,7 +27,8 @@
 /* The walk asks for the source PF_AHEAD bytes ahead of the vector it rotates: on x86 the hardware
  * prefetchers alone left a float32 rotation out of memory 10-25% slower than with it (1 thread,
  * [8192, 32, 128], AVX-512, a shared machine; no change for f16, a little for bf16; 1 to 8 KiB
- * ahead all alike). A prefetch never faults, past the end of the buffer included. */
+ * ahead all alike). A prefetch never faults, past the end of the buffer included (the address
+ * is computed as an integer: no pointer past the object). */
 #define PF_AHEAD 2048
 #define ROWS(NAME, ATTR, ET, VN, VG)                                                              \
     ATTR static void NAME(const pe_rot_job *j)                                                    \
@@ -34,7 +39,7 @@
             ET *y = (ET *)j->dst + k * j->D;                                                      \
             const float *c = j->cs[k];                                                            \
             for (size_t o_ = 0; o_ < j->D * sizeof(ET); o_ += 64)                                 \
-                __builtin_prefetch((const char *)x + PF_AHEAD + o_, 0, 3);                        \
+                __builtin_prefetch((const void *)((uintptr_t)x + PF_AHEAD + o_), 0, 3);           \
             if (j->gptj)                                                                          \
                 VG(x, y, half, c, c + nf, nf);                                                    \
             else                                                                                  \
