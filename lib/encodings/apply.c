@@ -445,8 +445,9 @@ void posenc_apply_rows(const posenc_apply *a, const posenc_apply_shape *sh, uint
                        in_dt == POSENC_DT_BF16) &&
                       (round == POSENC_DT_F32 || round == (int)in_dt);
     /* elements the rotation leaves alone, which the fused pass does not write */
-    const int passthrough = a->style == POSENC_STYLE_GPTJ ? 2 * (size_t)a->nf < D
-                                                          : a->nf < a->half || 2 * (size_t)a->half < D;
+    const int passthrough = a->style == POSENC_STYLE_GPTJ
+                                ? 2 * (size_t)a->nf < D
+                                : a->nf < a->half || 2 * (size_t)a->half < D;
     /* vector first's batch entry b, token s and head h, then stepped vector by vector (three
      * divisions per call, not per vector) */
     uint64_t b = first / (heads * seq), s = inner ? (first / heads) % seq : first % seq,

@@ -127,34 +127,41 @@ static void test_rotations(void **state)
             for (int r = 0; r < 3; r++) { /* r: the float32 rotation, f16's, bf16's */
                 for (int i = 0; i < NF; i++) {
                     float a = (float)(rnd32() >> 8) * 0x1p-23f - 1.0f, b = sqrtf(1.0f - a * a);
-                    uint16_t ha[2] = { posenc_f32_to_f16(a), posenc_f32_to_f16(b) };
-                    uint16_t ba[2] = { posenc_f32_to_bf16(a), posenc_f32_to_bf16(b) };
-                    c[i] = r == 1 ? posenc_f16_to_f32(ha[0]) : r == 2 ? posenc_bf16_to_f32(ba[0]) : a;
-                    s[i] = r == 1 ? posenc_f16_to_f32(ha[1]) : r == 2 ? posenc_bf16_to_f32(ba[1]) : b;
+                    if (r == 1) {
+                        a = posenc_f16_to_f32(posenc_f32_to_f16(a));
+                        b = posenc_f16_to_f32(posenc_f32_to_f16(b));
+                    } else if (r == 2) {
+                        a = posenc_bf16_to_f32(posenc_f32_to_bf16(a));
+                        b = posenc_bf16_to_f32(posenc_f32_to_bf16(b));
+                    }
+                    c[i] = a, s[i] = b;
                 }
                 for (int g = 0; g < 2; g++) {
-                    memcpy(want, x + off, 2 * NF * 4);
-                    memcpy(got, x + off, 2 * NF * 4);
                     const pe_kern *ks[2] = { base, k };
                     float *bufs[2] = { want, got };
                     for (int w = 0; w < 2; w++) {
                         const pe_kern *q = ks[w];
                         float *v = bufs[w];
+                        memcpy(v, x + off, 2 * NF * 4);
                         if (g)
-                            (r == 0 ? q->gptj_f32 : r == 1 ? q->gptj_f16 : q->gptj_bf16)(v, c, s, NF);
+                            (r == 0   ? q->gptj_f32
+                             : r == 1 ? q->gptj_f16
+                                      : q->gptj_bf16)(v, c, s, NF);
                         else
-                            (r == 0 ? q->neox_f32 : r == 1 ? q->neox_f16 : q->neox_bf16)(v, v + NF, c,
-                                                                                        s, NF);
+                            (r == 0   ? q->neox_f32
+                             : r == 1 ? q->neox_f16
+                                      : q->neox_bf16)(v, v + NF, c, s, NF);
                     }
                     if (memcmp(want, got, 2 * NF * 4) != 0) {
                         size_t e = 0;
                         while (memcmp(want + e, got + e, 4) == 0)
                             e++;
                         uint32_t wb, gb, ib;
-                        memcpy(&wb, want + e, 4), memcpy(&gb, got + e, 4), memcpy(&ib, x + off + e, 4);
-                        fail_msg("path %s, %s, rounding %d: element %zu (input %#x): baseline %#x, "
-                                 "got %#x", posenc_cpu_name((posenc_cpu_path)p), g ? "gptj" : "neox",
-                                 r, e, ib, wb, gb);
+                        memcpy(&wb, want + e, 4), memcpy(&gb, got + e, 4);
+                        memcpy(&ib, x + off + e, 4);
+                        fail_msg("path %s, %s, rounding %d: element %zu (input %#x): baseline "
+                                 "%#x, got %#x", posenc_cpu_name((posenc_cpu_path)p),
+                                 g ? "gptj" : "neox", r, e, ib, wb, gb);
                     }
                 }
             }
