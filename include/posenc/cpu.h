@@ -1,7 +1,7 @@
 /* posenc/cpu.h: which instruction-set path the kernels run on.
  *
  * The hot loops (f16/bf16 conversion and rotation in posenc_apply_rows, the sin/cos rows of the
- * exact tables) have a portable path and, on x86-64, AVX2 (with FMA and F16C) and AVX-512
+ * exact and hf tables) have a portable path and, on x86-64, AVX2 (with FMA and F16C) and AVX-512
  * (F and BW) paths, chosen once, at the first call into the library, from what the CPU
  * supports; on aarch64 a NEON path for the apply kernels, always supported there. Every path gives the same bits as the portable one in every precision and dtype:
  * the paths differ in speed only.

@@ -22,6 +22,25 @@
 #define PE_CPU_NEON 0
 #endif
 
+/* One fused pass of pe_kern.rot_rows over m head vectors of D elements stored in dtype dt
+ * (POSENC_DT_F32, F16 or BF16; the same in src and dst): vector k is read from src + k * D, each
+ * pair is converted to float in registers, rotated by the row cs[k] ([cos nf | sin nf]) and
+ * converted back to dst + k * D. src and dst are equal (in place) or do not overlap. Only the
+ * rotated elements of dst are written (neox: [0, nf) and [half, half + nf); gptj: [0, 2 nf)).
+ * round: the dtype every product and sum is rounded to: POSENC_DT_F32 (the float32 rotation),
+ * or F16 or BF16 (hf; equal to dt, or dt is F32). The same bits as the portable
+ * load, rotation and store of lib/core/kern.c: every stored value is the result of an
+ * arithmetic operation (a quiet NaN at worst), whose conversion is the same in the portable
+ * code and the instructions, so no lane needs a NaN test. */
+typedef struct pe_rot_job {
+    int dt, round, gptj;
+    int nf, half;
+    size_t D, m;
+    const void *src;
+    void *dst;
+    const float *const *cs;
+} pe_rot_job;
+
 typedef struct pe_kern {
     /* n halves (f16 or bf16 bits) to float, and back (round to nearest even) */
     void (*load_f16)(float *restrict dst, const uint16_t *restrict src, size_t n);
@@ -42,6 +61,9 @@ typedef struct pe_kern {
     void (*neox_f32)(float *restrict x1, float *restrict x2, const float *restrict c,
                      const float *restrict s, int nf);
     void (*gptj_f32)(float *restrict x, const float *restrict c, const float *restrict s, int nf);
+    /* the fused pass (pe_rot_job); NULL on the baseline path (posenc_apply_rows then
+     * converts through a float buffer with the entries above) */
+    void (*rot_rows)(const pe_rot_job *j);
 } pe_kern;
 
 const pe_kern *pe_kern_get(void);

@@ -61,7 +61,7 @@ static void gptj_f32_c(float *restrict x, const float *restrict c, const float *
 
 const pe_kern pe_kern_baseline = { load_f16_c, load_bf16_c, store_f16_c, store_bf16_c,
                                    neox_f16_c, neox_bf16_c, gptj_f16_c,  gptj_bf16_c,
-                                   neox_f32_c, gptj_f32_c };
+                                   neox_f32_c, gptj_f32_c,  NULL };
 
 const pe_kern *pe_kern_get(void)
 {

@@ -9,6 +9,7 @@
  *    keeps the payload), so a block of loads or stores with any NaN takes the portable scalar
  *    code. Inside the rotation every rounded value is the result of an arithmetic operation, a
  *    quiet NaN at worst, whose conversion both ways keeps the payload bits lib/core/half.h keeps;
+ *    so the fused pass (rot_rows, lib/core/kern_rows.h) converts in registers with no test;
  *  - bf16: the portable integer formulas, lane by lane;
  *  - rotation: the same operations with the same operands in the same order, each product and
  *    sum rounded on its own (this file is compiled with -ffp-contract=off: no FMLA);
@@ -19,6 +20,7 @@
 #include <arm_neon.h>
 
 #include "lib/core/half.h"
+#include "lib/core/kern_rows.h"
 
 #if defined(__clang__)
 #pragma clang fp contract(off)
@@ -145,47 +147,99 @@ static inline float32x4_t add4(float32x4_t p, float32x4_t q)
         y2 = R(add4(R(vmulq_f32(b, cc)), R(vmulq_f32(a, ss))));                                   \
     } while (0)
 
-#define NEOX4(NAME, R, RS)                                                                        \
-    static void NAME(float *restrict x1, float *restrict x2, const float *restrict c,             \
-                     const float *restrict s, int nf)                                             \
-    {                                                                                             \
-        size_t i = 0, n = (size_t)nf;                                                             \
-        for (; i + 4 <= n; i += 4) {                                                              \
-            float32x4_t a = vld1q_f32(x1 + i), b = vld1q_f32(x2 + i);                             \
-            float32x4_t cc = vld1q_f32(c + i), ss = vld1q_f32(s + i), y1, y2;                     \
-            ROT4(R, a, b, cc, ss, y1, y2);                                                        \
-            vst1q_f32(x1 + i, y1);                                                                \
-            vst1q_f32(x2 + i, y2);                                                                \
-        }                                                                                         \
-        for (; i < n; i++)                                                                        \
-            PE_NEOX_BODY(float, RS);                                                              \
-    }
+/* 4 values of a dtype to float and back, from memory (LD/ST) or from 4 halves in a register
+ * (CV/NR, for the pairs LD2/ST2 split and interleave). The f16 conversions quiet a signalling
+ * NaN, where lib/core/half.h keeps it signalling: right inside the rotation, which stores only
+ * arithmetic results and whose products give quiet(x) for a NaN x, quiet or not (AArch64's
+ * FPProcessNaNs; cos and sin are never NaN) */
+#define CV_F16(h) vcvt_f32_f16(vreinterpret_f16_u16(h))
+#define CV_BF16(h) vreinterpretq_f32_u32(vshll_n_u16(h, 16))
+#define NR_F16(v) vreinterpret_u16_f16(vcvt_f16_f32(v))
+#define NR_BF16(v) vshrn_n_u32(sb_bits(v), 16)
+#define LD_F32(p) vld1q_f32(p)
+#define LD_F16(p) CV_F16(vld1_u16(p))
+#define LD_BF16(p) CV_BF16(vld1_u16(p))
+#define ST_F32(p, v) vst1q_f32(p, v)
+#define ST_F16(p, v) vst1_u16(p, NR_F16(v))
+#define ST_BF16(p, v) vst1_u16(p, NR_BF16(v))
+#define LD2_F32(p, a, b)                                                                          \
+    do {                                                                                          \
+        float32x4x2_t v_ = vld2q_f32(p);                                                          \
+        a = v_.val[0], b = v_.val[1];                                                             \
+    } while (0)
+#define LD2_H(CV, p, a, b)                                                                        \
+    do {                                                                                          \
+        uint16x4x2_t h_ = vld2_u16(p);                                                            \
+        a = CV(h_.val[0]), b = CV(h_.val[1]);                                                     \
+    } while (0)
+#define LD2_F16(p, a, b) LD2_H(CV_F16, p, a, b)
+#define LD2_BF16(p, a, b) LD2_H(CV_BF16, p, a, b)
+#define ST2_F32(p, a, b)                                                                          \
+    do {                                                                                          \
+        float32x4x2_t v_ = { { a, b } };                                                          \
+        vst2q_f32(p, v_);                                                                         \
+    } while (0)
+#define ST2_H(NR, p, a, b)                                                                        \
+    do {                                                                                          \
+        uint16x4x2_t h_ = { { NR(a), NR(b) } };                                                   \
+        vst2_u16(p, h_);                                                                          \
+    } while (0)
+#define ST2_F16(p, a, b) ST2_H(NR_F16, p, a, b)
+#define ST2_BF16(p, a, b) ST2_H(NR_BF16, p, a, b)
 
-/* gptj: LD2/ST2 split the pairs into even and odd lanes and interleave them back */
-#define GPTJ4(NAME, R, RS)                                                                        \
-    static void NAME(float *restrict x, const float *restrict c, const float *restrict s, int nf) \
+/* one head vector (lib/core/kern_rows.h); gptj: LD2/ST2 split the pairs into even and odd
+ * lanes and interleave them back */
+#define VEC4(SFX, ET, T, R, LDS, STS, RS)                                                         \
+    static inline void vneox_##SFX##_neon(const ET *x, ET *y, size_t half, const float *c,        \
+                                          const float *s, size_t nf)                              \
     {                                                                                             \
-        size_t i = 0, n = (size_t)nf;                                                             \
-        for (; i + 4 <= n; i += 4) {                                                              \
-            float32x4x2_t v = vld2q_f32(x + 2 * i), y;                                            \
+        size_t i = 0;                                                                             \
+        for (; i + 4 <= nf; i += 4) {                                                             \
+            float32x4_t a = LD_##T(x + i), b = LD_##T(x + half + i), y1, y2;                      \
             float32x4_t cc = vld1q_f32(c + i), ss = vld1q_f32(s + i);                             \
-            ROT4(R, v.val[0], v.val[1], cc, ss, y.val[0], y.val[1]);                              \
-            vst2q_f32(x + 2 * i, y);                                                              \
+            ROT4(R, a, b, cc, ss, y1, y2);                                                        \
+            ST_##T(y + i, y1);                                                                    \
+            ST_##T(y + half + i, y2);                                                             \
         }                                                                                         \
-        for (; i < n; i++)                                                                        \
-            PE_GPTJ_BODY(float, RS);                                                              \
-    }
+        TAIL_NEOX(LDS, STS, RS);                                                                  \
+    }                                                                                             \
+    static inline void vgptj_##SFX##_neon(const ET *x, ET *y, size_t half, const float *c,        \
+                                          const float *s, size_t nf)                              \
+    {                                                                                             \
+        size_t i = 0;                                                                             \
+        (void)half;                                                                               \
+        for (; i + 4 <= nf; i += 4) {                                                             \
+            float32x4_t a, b, y1, y2;                                                             \
+            LD2_##T(x + 2 * i, a, b);                                                             \
+            float32x4_t cc = vld1q_f32(c + i), ss = vld1q_f32(s + i);                             \
+            ROT4(R, a, b, cc, ss, y1, y2);                                                        \
+            ST2_##T(y + 2 * i, y1, y2);                                                           \
+        }                                                                                         \
+        TAIL_GPTJ(LDS, STS, RS);                                                                  \
+    }                                                                                             \
+    ROWS(rows_##SFX##_neon, , ET, vneox_##SFX##_neon, vgptj_##SFX##_neon)
 
-NEOX4(neox_f32_neon, ID, PE_R_NONE)
-GPTJ4(gptj_f32_neon, ID, PE_R_NONE)
-NEOX4(neox_f16_neon, rh4, PE_R_F16)
-NEOX4(neox_bf16_neon, rb4, PE_R_BF16)
-GPTJ4(gptj_f16_neon, rh4, PE_R_F16)
-GPTJ4(gptj_bf16_neon, rb4, PE_R_BF16)
+#define SAME(v) (v)
+VEC4(f32, float, F32, ID, SAME, SAME, PE_R_NONE)
+VEC4(f32r16, float, F32, rh4, SAME, SAME, PE_R_F16)
+VEC4(f32rb16, float, F32, rb4, SAME, SAME, PE_R_BF16)
+VEC4(f16, uint16_t, F16, ID, f16_load, f16_store, PE_R_NONE)
+VEC4(f16r, uint16_t, F16, rh4, f16_load, f16_store, PE_R_F16)
+VEC4(bf16, uint16_t, BF16, ID, bf16_load, bf16_store, PE_R_NONE)
+VEC4(bf16r, uint16_t, BF16, rb4, bf16_load, bf16_store, PE_R_BF16)
+
+FLOATBUF(neox_f32_neon, gptj_f32_neon, , vneox_f32_neon, vgptj_f32_neon)
+FLOATBUF(neox_f16_neon, gptj_f16_neon, , vneox_f32r16_neon, vgptj_f32r16_neon)
+FLOATBUF(neox_bf16_neon, gptj_bf16_neon, , vneox_f32rb16_neon, vgptj_f32rb16_neon)
+
+static void rot_rows_neon(const pe_rot_job *j)
+{
+    ROT_DISPATCH(neon);
+}
 
 const pe_kern pe_kern_neon = { load_f16_neon, load_bf16_neon, store_f16_neon, store_bf16_neon,
                                neox_f16_neon, neox_bf16_neon, gptj_f16_neon,  gptj_bf16_neon,
-                               neox_f32_neon, gptj_f32_neon };
+                               neox_f32_neon, gptj_f32_neon,  rot_rows_neon };
 
 #else
 /* ISO C forbids an empty translation unit */

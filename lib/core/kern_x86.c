@@ -4,8 +4,10 @@
  * Same bits as the portable kernels (lib/core/kern.c) on every input:
  *  - f16: VCVTPH2PS/VCVTPS2PH are exact conversions with round-to-nearest-even (the immediate,
  *    not MXCSR), as lib/core/half.h's; they differ from it only on signalling NaNs (the
- *    instructions quiet them, the portable code keeps the payload), so a block with any NaN
- *    takes the portable scalar code;
+ *    instructions quiet them, the portable code keeps the payload), so a block of the bare
+ *    conversions with any NaN takes the portable scalar code, while the fused pass (rot_rows)
+ *    needs no test: it stores only arithmetic results, never a signalling NaN, and x86 gives
+ *    an arithmetic operation on a NaN the same result whether that NaN was quieted or not;
  *  - bf16: the portable integer formulas, lane by lane;
  *  - rotation: the same operations in the same order, each product and sum rounded on its own
  *    (this file is compiled with -ffp-contract=off, and the targets leave FMA out);
@@ -16,6 +18,7 @@
 #include <immintrin.h>
 
 #include "lib/core/half.h"
+#include "lib/core/kern_rows.h"
 
 #if defined(__clang__)
 #pragma clang fp contract(off)
@@ -115,17 +118,21 @@ AVX2 static inline __m256 rh8(__m256 v)
     return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
 
-AVX2 static inline __m256 rb8(__m256 v)
+/* (round_bf16 before the cut to the high half: the increment 0x7fff + lsb goes to the numbers
+ * only; a NaN, quiet already, keeps its high half, as (v | quiet bit) & 0xffff0000 does, and as
+ * bf16_store does with a quiet NaN: so the stores of the rotation take it too) */
+AVX2 static inline __m256i rbits8(__m256 v)
 {
     __m256i u = _mm256_castps_si256(v);
-    __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1));
-    __m256i r = _mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)), lsb);
-    __m256i isnan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-                                       _mm256_set1_epi32(0x7f800000));
-    __m256i nanv = _mm256_or_si256(u, _mm256_set1_epi32(0x400000));
-    __m256i o = _mm256_and_si256(_mm256_blendv_epi8(r, nanv, isnan),
-                                 _mm256_set1_epi32((int)0xffff0000u));
-    return _mm256_castsi256_ps(o);
+    __m256i ord = _mm256_castps_si256(_mm256_cmp_ps(v, v, _CMP_ORD_Q));
+    __m256i inc = _mm256_add_epi32(_mm256_and_si256(_mm256_srli_epi32(u, 16), _mm256_set1_epi32(1)),
+                                   _mm256_set1_epi32(0x7fff));
+    return _mm256_add_epi32(u, _mm256_and_si256(inc, ord));
+}
+
+AVX2 static inline __m256 rb8(__m256 v)
+{
+    return _mm256_castsi256_ps(_mm256_and_si256(rbits8(v), _mm256_set1_epi32((int)0xffff0000u)));
 }
 
 /* p + q, p itself when p is a NaN (lib/core/half.h PE_NEOX_BODY: whatever order the compiler
@@ -142,56 +149,84 @@ AVX2 static inline __m256 add8(__m256 p, __m256 q)
         y2 = R(add8(R(_mm256_mul_ps(b, cc)), R(_mm256_mul_ps(a, ss))));                           \
     } while (0)
 
-#define NEOX8(NAME, R, RS)                                                                        \
-    AVX2 static void NAME(float *restrict x1, float *restrict x2, const float *restrict c,        \
-                          const float *restrict s, int nf)                                        \
-    {                                                                                             \
-        size_t i = 0, n = (size_t)nf;                                                             \
-        for (; i + 8 <= n; i += 8) {                                                              \
-            __m256 a = _mm256_loadu_ps(x1 + i), b = _mm256_loadu_ps(x2 + i);                      \
-            __m256 cc = _mm256_loadu_ps(c + i), ss = _mm256_loadu_ps(s + i), y1, y2;              \
-            ROT8(R, a, b, cc, ss, y1, y2);                                                        \
-            _mm256_storeu_ps(x1 + i, y1);                                                         \
-            _mm256_storeu_ps(x2 + i, y2);                                                         \
-        }                                                                                         \
-        for (; i < n; i++)                                                                        \
-            PE_NEOX_BODY(float, RS);                                                              \
-    }
+/* 8 values of a dtype to float and back. The f16 store (VCVTPS2PH) is lib/core/half.h's on
+ * every value but a signalling NaN, and the loads quiet one (VCVTPH2PS), where the portable
+ * code keeps it signalling: both are right inside the rotation, which stores only arithmetic
+ * results and gives the same result for a NaN operand quiet or not (x86 returns the first NaN
+ * operand, quieted) */
+#define LD8_F32(p) _mm256_loadu_ps(p)
+#define LD8_F16(p) _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p)))
+#define LD8_BF16(p)                                                                               \
+    _mm256_castsi256_ps(_mm256_slli_epi32(                                                        \
+        _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)(p))), 16))
+#define ST8_F32(p, v) _mm256_storeu_ps(p, v)
+#define ST8_F16(p, v)                                                                             \
+    _mm_storeu_si128((__m128i *)(void *)(p), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT))
+#define ST8_BF16(p, v) st8_bf16(p, v)
+
+AVX2 static inline void st8_bf16(uint16_t *d, __m256 v)
+{
+    __m256i o = _mm256_srli_epi32(rbits8(v), 16);
+    __m128i p = _mm_packus_epi32(_mm256_castsi256_si128(o), _mm256_extracti128_si256(o, 1));
+    _mm_storeu_si128((__m128i *)(void *)d, p);
+}
 
 /* gptj: 8 pairs in two vectors; the even/odd split leaves the pairs in the order 0 1 4 5 |
  * 2 3 6 7, so c and s are permuted alike, and unpacking puts the pairs back in place */
-#define GPTJ8(NAME, R, RS)                                                                        \
-    AVX2 static void NAME(float *restrict x, const float *restrict c, const float *restrict s,    \
-                          int nf)                                                                 \
+#define PERM8(p) _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_loadu_ps(p)), 0xd8))
+
+#define VEC8(SFX, ET, LD, ST, R, LDS, STS, RS)                                                    \
+    AVX2 static inline void vneox_##SFX##_avx2(const ET *x, ET *y, size_t half, const float *c,   \
+                                               const float *s, size_t nf)                         \
     {                                                                                             \
-        size_t i = 0, n = (size_t)nf;                                                             \
-        for (; i + 8 <= n; i += 8) {                                                              \
-            __m256 v0 = _mm256_loadu_ps(x + 2 * i), v1 = _mm256_loadu_ps(x + 2 * i + 8);         \
-            __m256 a = _mm256_shuffle_ps(v0, v1, 0x88), b = _mm256_shuffle_ps(v0, v1, 0xdd);      \
-            __m256 cc = _mm256_castpd_ps(                                                         \
-                _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_loadu_ps(c + i)), 0xd8));           \
-            __m256 ss = _mm256_castpd_ps(                                                         \
-                _mm256_permute4x64_pd(_mm256_castps_pd(_mm256_loadu_ps(s + i)), 0xd8));           \
-            __m256 y1, y2;                                                                        \
+        size_t i = 0;                                                                             \
+        for (; i + 8 <= nf; i += 8) {                                                             \
+            __m256 a = LD(x + i), b = LD(x + half + i), y1, y2;                                   \
+            __m256 cc = _mm256_loadu_ps(c + i), ss = _mm256_loadu_ps(s + i);                      \
             ROT8(R, a, b, cc, ss, y1, y2);                                                        \
-            _mm256_storeu_ps(x + 2 * i, _mm256_unpacklo_ps(y1, y2));                              \
-            _mm256_storeu_ps(x + 2 * i + 8, _mm256_unpackhi_ps(y1, y2));                          \
+            ST(y + i, y1);                                                                        \
+            ST(y + half + i, y2);                                                                 \
         }                                                                                         \
-        for (; i < n; i++)                                                                        \
-            PE_GPTJ_BODY(float, RS);                                                              \
-    }
+        TAIL_NEOX(LDS, STS, RS);                                                                  \
+    }                                                                                             \
+    AVX2 static inline void vgptj_##SFX##_avx2(const ET *x, ET *y, size_t half, const float *c,   \
+                                               const float *s, size_t nf)                         \
+    {                                                                                             \
+        size_t i = 0;                                                                             \
+        (void)half;                                                                               \
+        for (; i + 8 <= nf; i += 8) {                                                             \
+            __m256 v0 = LD(x + 2 * i), v1 = LD(x + 2 * i + 8), y1, y2;                            \
+            __m256 a = _mm256_shuffle_ps(v0, v1, 0x88), b = _mm256_shuffle_ps(v0, v1, 0xdd);      \
+            __m256 cc = PERM8(c + i), ss = PERM8(s + i);                                          \
+            ROT8(R, a, b, cc, ss, y1, y2);                                                        \
+            ST(y + 2 * i, _mm256_unpacklo_ps(y1, y2));                                            \
+            ST(y + 2 * i + 8, _mm256_unpackhi_ps(y1, y2));                                        \
+        }                                                                                         \
+        TAIL_GPTJ(LDS, STS, RS);                                                                  \
+    }                                                                                             \
+    ROWS(rows_##SFX##_avx2, AVX2, ET, vneox_##SFX##_avx2, vgptj_##SFX##_avx2)
 
 #define ID(v) (v)
-NEOX8(neox_f32_avx2, ID, PE_R_NONE)
-GPTJ8(gptj_f32_avx2, ID, PE_R_NONE)
-NEOX8(neox_f16_avx2, rh8, PE_R_F16)
-NEOX8(neox_bf16_avx2, rb8, PE_R_BF16)
-GPTJ8(gptj_f16_avx2, rh8, PE_R_F16)
-GPTJ8(gptj_bf16_avx2, rb8, PE_R_BF16)
+VEC8(f32, float, LD8_F32, ST8_F32, ID, ID, ID, PE_R_NONE)
+VEC8(f32r16, float, LD8_F32, ST8_F32, rh8, ID, ID, PE_R_F16)
+VEC8(f32rb16, float, LD8_F32, ST8_F32, rb8, ID, ID, PE_R_BF16)
+VEC8(f16, uint16_t, LD8_F16, ST8_F16, ID, f16_load, f16_store, PE_R_NONE)
+VEC8(f16r, uint16_t, LD8_F16, ST8_F16, rh8, f16_load, f16_store, PE_R_F16)
+VEC8(bf16, uint16_t, LD8_BF16, ST8_BF16, ID, bf16_load, bf16_store, PE_R_NONE)
+VEC8(bf16r, uint16_t, LD8_BF16, ST8_BF16, rb8, bf16_load, bf16_store, PE_R_BF16)
+
+FLOATBUF(neox_f32_avx2, gptj_f32_avx2, AVX2, vneox_f32_avx2, vgptj_f32_avx2)
+FLOATBUF(neox_f16_avx2, gptj_f16_avx2, AVX2, vneox_f32r16_avx2, vgptj_f32r16_avx2)
+FLOATBUF(neox_bf16_avx2, gptj_bf16_avx2, AVX2, vneox_f32rb16_avx2, vgptj_f32rb16_avx2)
+
+AVX2 static void rot_rows_avx2(const pe_rot_job *j)
+{
+    ROT_DISPATCH(avx2);
+}
 
 const pe_kern pe_kern_avx2 = { load_f16_avx2,  load_bf16_avx2, store_f16_avx2, store_bf16_avx2,
                                neox_f16_avx2,  neox_bf16_avx2, gptj_f16_avx2,  gptj_bf16_avx2,
-                               neox_f32_avx2,  gptj_f32_avx2 };
+                               neox_f32_avx2,  gptj_f32_avx2,  rot_rows_avx2 };
 
 /* ---------------------------------------------------------------------------------------------
  * AVX-512 F + BW: 16 lanes */
@@ -270,17 +305,19 @@ AVX512 static inline __m512 rh16(__m512 v)
     return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
 }
 
-AVX512 static inline __m512 rb16(__m512 v)
+/* as rbits8 and rb8 */
+AVX512 static inline __m512i rbits16(__m512 v)
 {
     __m512i u = _mm512_castps_si512(v);
-    __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1));
-    __m512i r = _mm512_add_epi32(_mm512_add_epi32(u, _mm512_set1_epi32(0x7fff)), lsb);
-    __mmask16 isnan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
-                                              _mm512_set1_epi32(0x7f800000));
-    __m512i nanv = _mm512_or_si512(u, _mm512_set1_epi32(0x400000));
-    __m512i o = _mm512_and_si512(_mm512_mask_blend_epi32(isnan, r, nanv),
-                                 _mm512_set1_epi32((int)0xffff0000u));
-    return _mm512_castsi512_ps(o);
+    __mmask16 ord = _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q);
+    __m512i inc = _mm512_add_epi32(_mm512_and_si512(_mm512_srli_epi32(u, 16), _mm512_set1_epi32(1)),
+                                   _mm512_set1_epi32(0x7fff));
+    return _mm512_mask_add_epi32(u, ord, u, inc);
+}
+
+AVX512 static inline __m512 rb16(__m512 v)
+{
+    return _mm512_castsi512_ps(_mm512_and_si512(rbits16(v), _mm512_set1_epi32((int)0xffff0000u)));
 }
 
 AVX512 static inline __m512 add16(__m512 p, __m512 q)
@@ -294,27 +331,37 @@ AVX512 static inline __m512 add16(__m512 p, __m512 q)
         y2 = R(add16(R(_mm512_mul_ps(b, cc)), R(_mm512_mul_ps(a, ss))));                          \
     } while (0)
 
-#define NEOX16(NAME, R, RS)                                                                       \
-    AVX512 static void NAME(float *restrict x1, float *restrict x2, const float *restrict c,      \
-                            const float *restrict s, int nf)                                      \
-    {                                                                                             \
-        size_t i = 0, n = (size_t)nf;                                                             \
-        for (; i + 16 <= n; i += 16) {                                                            \
-            __m512 a = _mm512_loadu_ps(x1 + i), b = _mm512_loadu_ps(x2 + i);                      \
-            __m512 cc = _mm512_loadu_ps(c + i), ss = _mm512_loadu_ps(s + i), y1, y2;              \
-            ROT16(R, a, b, cc, ss, y1, y2);                                                       \
-            _mm512_storeu_ps(x1 + i, y1);                                                         \
-            _mm512_storeu_ps(x2 + i, y2);                                                         \
-        }                                                                                         \
-        for (; i < n; i++)                                                                        \
-            PE_NEOX_BODY(float, RS);                                                              \
-    }
+/* as LD8_* and ST8_* */
+#define LD16_F32(p) _mm512_loadu_ps(p)
+#define LD16_F16(p) _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(const void *)(p)))
+#define LD16_BF16(p)                                                                              \
+    _mm512_castsi512_ps(_mm512_slli_epi32(                                                        \
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(p))), 16))
+#define ST16_F32(p, v) _mm512_storeu_ps(p, v)
+#define ST16_F16(p, v)                                                                            \
+    _mm256_storeu_si256((__m256i *)(void *)(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT))
+#define ST16_BF16(p, v)                                                                           \
+    _mm256_storeu_si256((__m256i *)(void *)(p),                                                   \
+                        _mm512_cvtepi32_epi16(_mm512_srli_epi32(rbits16(v), 16)))
 
 /* gptj: the even and odd elements of 16 pairs gathered by two-source permutes, and scattered
  * back the same way */
-#define GPTJ16(NAME, R, RS)                                                                       \
-    AVX512 static void NAME(float *restrict x, const float *restrict c, const float *restrict s,  \
-                            int nf)                                                               \
+#define VEC16(SFX, ET, LD, ST, R, LDS, STS, RS)                                                   \
+    AVX512 static inline void vneox_##SFX##_avx512(const ET *x, ET *y, size_t half,               \
+                                                   const float *c, const float *s, size_t nf)     \
+    {                                                                                             \
+        size_t i = 0;                                                                             \
+        for (; i + 16 <= nf; i += 16) {                                                           \
+            __m512 a = LD(x + i), b = LD(x + half + i), y1, y2;                                   \
+            __m512 cc = _mm512_loadu_ps(c + i), ss = _mm512_loadu_ps(s + i);                      \
+            ROT16(R, a, b, cc, ss, y1, y2);                                                       \
+            ST(y + i, y1);                                                                        \
+            ST(y + half + i, y2);                                                                 \
+        }                                                                                         \
+        TAIL_NEOX(LDS, STS, RS);                                                                  \
+    }                                                                                             \
+    AVX512 static inline void vgptj_##SFX##_avx512(const ET *x, ET *y, size_t half,               \
+                                                   const float *c, const float *s, size_t nf)     \
     {                                                                                             \
         const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26,   \
                                              28, 30);                                             \
@@ -324,30 +371,42 @@ AVX512 static inline __m512 add16(__m512 p, __m512 q)
                                              23);                                                 \
         const __m512i hi = _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14,    \
                                              30, 15, 31);                                         \
-        size_t i = 0, n = (size_t)nf;                                                             \
-        for (; i + 16 <= n; i += 16) {                                                            \
-            __m512 v0 = _mm512_loadu_ps(x + 2 * i), v1 = _mm512_loadu_ps(x + 2 * i + 16);         \
+        size_t i = 0;                                                                             \
+        (void)half;                                                                               \
+        for (; i + 16 <= nf; i += 16) {                                                           \
+            __m512 v0 = LD(x + 2 * i), v1 = LD(x + 2 * i + 16), y1, y2;                           \
             __m512 a = _mm512_permutex2var_ps(v0, ev, v1), b = _mm512_permutex2var_ps(v0, od, v1); \
-            __m512 cc = _mm512_loadu_ps(c + i), ss = _mm512_loadu_ps(s + i), y1, y2;              \
+            __m512 cc = _mm512_loadu_ps(c + i), ss = _mm512_loadu_ps(s + i);                      \
             ROT16(R, a, b, cc, ss, y1, y2);                                                       \
-            _mm512_storeu_ps(x + 2 * i, _mm512_permutex2var_ps(y1, lo, y2));                      \
-            _mm512_storeu_ps(x + 2 * i + 16, _mm512_permutex2var_ps(y1, hi, y2));                 \
+            ST(y + 2 * i, _mm512_permutex2var_ps(y1, lo, y2));                                    \
+            ST(y + 2 * i + 16, _mm512_permutex2var_ps(y1, hi, y2));                               \
         }                                                                                         \
-        for (; i < n; i++)                                                                        \
-            PE_GPTJ_BODY(float, RS);                                                              \
-    }
+        TAIL_GPTJ(LDS, STS, RS);                                                                  \
+    }                                                                                             \
+    ROWS(rows_##SFX##_avx512, AVX512, ET, vneox_##SFX##_avx512, vgptj_##SFX##_avx512)
 
-NEOX16(neox_f32_avx512, ID, PE_R_NONE)
-GPTJ16(gptj_f32_avx512, ID, PE_R_NONE)
-NEOX16(neox_f16_avx512, rh16, PE_R_F16)
-NEOX16(neox_bf16_avx512, rb16, PE_R_BF16)
-GPTJ16(gptj_f16_avx512, rh16, PE_R_F16)
-GPTJ16(gptj_bf16_avx512, rb16, PE_R_BF16)
+VEC16(f32, float, LD16_F32, ST16_F32, ID, ID, ID, PE_R_NONE)
+VEC16(f32r16, float, LD16_F32, ST16_F32, rh16, ID, ID, PE_R_F16)
+VEC16(f32rb16, float, LD16_F32, ST16_F32, rb16, ID, ID, PE_R_BF16)
+VEC16(f16, uint16_t, LD16_F16, ST16_F16, ID, f16_load, f16_store, PE_R_NONE)
+VEC16(f16r, uint16_t, LD16_F16, ST16_F16, rh16, f16_load, f16_store, PE_R_F16)
+VEC16(bf16, uint16_t, LD16_BF16, ST16_BF16, ID, bf16_load, bf16_store, PE_R_NONE)
+VEC16(bf16r, uint16_t, LD16_BF16, ST16_BF16, rb16, bf16_load, bf16_store, PE_R_BF16)
+
+FLOATBUF(neox_f32_avx512, gptj_f32_avx512, AVX512, vneox_f32_avx512, vgptj_f32_avx512)
+FLOATBUF(neox_f16_avx512, gptj_f16_avx512, AVX512, vneox_f32r16_avx512, vgptj_f32r16_avx512)
+FLOATBUF(neox_bf16_avx512, gptj_bf16_avx512, AVX512, vneox_f32rb16_avx512,
+         vgptj_f32rb16_avx512)
+
+AVX512 static void rot_rows_avx512(const pe_rot_job *j)
+{
+    ROT_DISPATCH(avx512);
+}
 
 const pe_kern pe_kern_avx512 = { load_f16_avx512, load_bf16_avx512, store_f16_avx512,
                                  store_bf16_avx512, neox_f16_avx512, neox_bf16_avx512,
                                  gptj_f16_avx512,  gptj_bf16_avx512, neox_f32_avx512,
-                                 gptj_f32_avx512 };
+                                 gptj_f32_avx512,  rot_rows_avx512 };
 
 #else
 /* ISO C forbids an empty translation unit */

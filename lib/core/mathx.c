@@ -195,69 +195,103 @@ static inline void sincos_one(double p, double hi, double lo, double *co, double
 #define HAVE_AVX2_KERNEL 1
 #include <immintrin.h>
 
-__attribute__((target("avx2,fma"))) static void sincos_row_avx2(const double *hi,
-                                                                 const double *lo, size_t n,
-                                                                 double p, double *c, double *s)
-{
-    const __m256d vp = _mm256_set1_pd(p), absmask = _mm256_castsi256_pd(
-                                                   _mm256_set1_epi64x(0x7fffffffffffffffLL));
-    const __m256d limit = _mm256_set1_pd(FAST_LIMIT), magic = _mm256_set1_pd(RND_MAGIC);
-    const __m256d twoopi = _mm256_set1_pd(TWO_OVER_PI), p1 = _mm256_set1_pd(PIO2_1),
-                  p2 = _mm256_set1_pd(PIO2_2), p3 = _mm256_set1_pd(PIO2_3);
-    const __m256d half = _mm256_set1_pd(0.5), one = _mm256_set1_pd(1.0);
-    const __m256i i1 = _mm256_set1_epi64x(1), i2 = _mm256_set1_epi64x(2),
-                  i3 = _mm256_set1_epi64x(3);
-    size_t i = 0;
-    for (; i + 4 <= n; i += 4) {
-        __m256d h = _mm256_loadu_pd(hi + i), l = _mm256_loadu_pd(lo + i);
-        __m256d ah = vp * h;
-        __m256d ok = _mm256_cmp_pd(_mm256_and_pd(ah, absmask), limit, _CMP_LT_OQ);
-        if (_mm256_movemask_pd(ok) != 0xf) {
-            for (size_t j = i; j < i + 4; j++)
-                sincos_one(p, hi[j], lo[j], c + j, s + j);
-            continue;
-        }
-        __m256d e = _mm256_fmsub_pd(vp, h, ah), bh = vp * l, bl = _mm256_fmsub_pd(vp, l, bh);
-        __m256d m = e + bh, bm = m - e, em = (e - (m - bm)) + (bh - bm);
-        __m256d kb = _mm256_fmadd_pd(ah + m, twoopi, magic);
-        __m256d k = kb - magic;
-        __m256i q = _mm256_and_si256(_mm256_castpd_si256(kb), i3);
-        __m256d t1 = _mm256_fnmadd_pd(k, p1, ah);
-        __m256d ph = k * p2, pl = _mm256_fmsub_pd(k, p2, ph);
-        __m256d s1 = t1 - ph, b1 = s1 - t1, e1 = (t1 - (s1 - b1)) + (-ph - b1);
-        __m256d u = s1 + m, bu = u - s1, eu = (s1 - (u - bu)) + (m - bu);
-        __m256d tail = ((eu + e1) + (em + bl)) - pl - k * p3;
-        __m256d rh = u + tail, b2 = rh - u, rl = (u - (rh - b2)) + (tail - b2);
+#define AVX2F __attribute__((target("avx2,fma")))
+#define AVX512F __attribute__((target("avx2,fma,avx512f")))
 
-        __m256d z = rh * rh, w = z * z;
-        __m256d r = _mm256_set1_pd(S2) +
-                    z * (_mm256_set1_pd(S3) + z * _mm256_set1_pd(S4)) +
-                    z * w * (_mm256_set1_pd(S5) + z * _mm256_set1_pd(S6));
-        __m256d v = z * rh;
-        __m256d sn = rh - ((z * (half * rl - v * r) - rl) - v * _mm256_set1_pd(S1));
-        __m256d rc = z * (_mm256_set1_pd(C1) +
-                          z * (_mm256_set1_pd(C2) + z * _mm256_set1_pd(C3))) +
-                     w * w * (_mm256_set1_pd(C4) +
-                              z * (_mm256_set1_pd(C5) + z * _mm256_set1_pd(C6)));
-        __m256d hz = half * z, wc = one - hz;
-        __m256d cs = wc + (((one - wc) - hz) + (z * rc - rh * rl));
-
-        __m256d odd = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(q, i1), i1));
-        __m256d sv = _mm256_blendv_pd(sn, cs, odd), cv = _mm256_blendv_pd(cs, sn, odd);
-        __m256d ssign = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_and_si256(q, i2), 62));
-        __m256d csign = _mm256_castsi256_pd(
-            _mm256_slli_epi64(_mm256_and_si256(_mm256_add_epi64(q, i1), i2), 62));
-        _mm256_storeu_pd(s + i, _mm256_xor_pd(sv, ssign));
-        _mm256_storeu_pd(c + i, _mm256_xor_pd(cv, csign));
+/* sincos_one on W lanes: the same operations in the same order (the vector operators of GCC
+ * and clang for the plain arithmetic, the ISA's FMA where sincos_one calls fma); a block with
+ * an angle past FAST_LIMIT takes sincos_one lane by lane, and so does the tail. ALLFAST(ah) is
+ * 1 when every |ah| < FAST_LIMIT; QUAD(kb, sn, cs, s, c) swaps and signs by the quadrant in
+ * kb's low bits and stores. */
+#define SINCOS_ROW(NAME, ATTR, V, W, SET1, LOADU, FMS, FMA, FNMA, ALLFAST, QUAD)                   \
+    ATTR static void NAME(const double *hi, const double *lo, size_t n, double p, double *c,      \
+                          double *s)                                                              \
+    {                                                                                             \
+        const V vp = SET1(p), magic = SET1(RND_MAGIC), twoopi = SET1(TWO_OVER_PI);                \
+        const V p1 = SET1(PIO2_1), p2 = SET1(PIO2_2), p3 = SET1(PIO2_3);                          \
+        const V half = SET1(0.5), one = SET1(1.0);                                                \
+        size_t i = 0;                                                                             \
+        for (; i + W <= n; i += W) {                                                              \
+            V h = LOADU(hi + i), l = LOADU(lo + i);                                               \
+            V ah = vp * h;                                                                        \
+            if (!ALLFAST(ah)) {                                                                   \
+                for (size_t j = i; j < i + W; j++)                                                \
+                    sincos_one(p, hi[j], lo[j], c + j, s + j);                                    \
+                continue;                                                                         \
+            }                                                                                     \
+            V e = FMS(vp, h, ah), bh = vp * l, bl = FMS(vp, l, bh);                               \
+            V m = e + bh, bm = m - e, em = (e - (m - bm)) + (bh - bm);                            \
+            V kb = FMA(ah + m, twoopi, magic);                                                    \
+            V k = kb - magic;                                                                     \
+            V t1 = FNMA(k, p1, ah);                                                               \
+            V ph = k * p2, pl = FMS(k, p2, ph);                                                   \
+            V s1 = t1 - ph, b1 = s1 - t1, e1 = (t1 - (s1 - b1)) + (-ph - b1);                     \
+            V u = s1 + m, bu = u - s1, eu = (s1 - (u - bu)) + (m - bu);                           \
+            V tail = ((eu + e1) + (em + bl)) - pl - k * p3;                                       \
+            V rh = u + tail, b2 = rh - u, rl = (u - (rh - b2)) + (tail - b2);                     \
+                                                                                                  \
+            V z = rh * rh, w = z * z;                                                             \
+            V r = SET1(S2) + z * (SET1(S3) + z * SET1(S4)) + z * w * (SET1(S5) + z * SET1(S6));   \
+            V v = z * rh;                                                                         \
+            V sn = rh - ((z * (half * rl - v * r) - rl) - v * SET1(S1));                          \
+            V rc = z * (SET1(C1) + z * (SET1(C2) + z * SET1(C3))) +                               \
+                   w * w * (SET1(C4) + z * (SET1(C5) + z * SET1(C6)));                            \
+            V hz = half * z, wc = one - hz;                                                       \
+            V cs = wc + (((one - wc) - hz) + (z * rc - rh * rl));                                 \
+            QUAD(kb, sn, cs, s + i, c + i);                                                       \
+        }                                                                                         \
+        for (; i < n; i++)                                                                        \
+            sincos_one(p, hi[i], lo[i], c + i, s + i);                                            \
     }
-    for (; i < n; i++)
-        sincos_one(p, hi[i], lo[i], c + i, s + i);
+
+AVX2F static inline int allfast4(__m256d ah)
+{
+    const __m256d absmask = _mm256_castsi256_pd(_mm256_set1_epi64x(0x7fffffffffffffffLL));
+    __m256d ok = _mm256_cmp_pd(_mm256_and_pd(ah, absmask), _mm256_set1_pd(FAST_LIMIT),
+                               _CMP_LT_OQ);
+    return _mm256_movemask_pd(ok) == 0xf;
 }
+
+AVX2F static inline void quad4(__m256d kb, __m256d sn, __m256d cs, double *s, double *c)
+{
+    const __m256i i1 = _mm256_set1_epi64x(1), i2 = _mm256_set1_epi64x(2);
+    __m256i q = _mm256_and_si256(_mm256_castpd_si256(kb), _mm256_set1_epi64x(3));
+    __m256d odd = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(q, i1), i1));
+    __m256d sv = _mm256_blendv_pd(sn, cs, odd), cv = _mm256_blendv_pd(cs, sn, odd);
+    __m256d ssign = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_and_si256(q, i2), 62));
+    __m256d csign = _mm256_castsi256_pd(
+        _mm256_slli_epi64(_mm256_and_si256(_mm256_add_epi64(q, i1), i2), 62));
+    _mm256_storeu_pd(s, _mm256_xor_pd(sv, ssign));
+    _mm256_storeu_pd(c, _mm256_xor_pd(cv, csign));
+}
+
+AVX512F static inline int allfast8(__m512d ah)
+{
+    return _mm512_cmp_pd_mask(_mm512_abs_pd(ah), _mm512_set1_pd(FAST_LIMIT), _CMP_LT_OQ) == 0xff;
+}
+
+AVX512F static inline void quad8(__m512d kb, __m512d sn, __m512d cs, double *s, double *c)
+{
+    const __m512i i1 = _mm512_set1_epi64(1), i2 = _mm512_set1_epi64(2);
+    __m512i q = _mm512_and_si512(_mm512_castpd_si512(kb), _mm512_set1_epi64(3));
+    __mmask8 odd = _mm512_test_epi64_mask(q, i1);
+    __m512d sv = _mm512_mask_blend_pd(odd, sn, cs), cv = _mm512_mask_blend_pd(odd, cs, sn);
+    __m512i ssign = _mm512_slli_epi64(_mm512_and_si512(q, i2), 62);
+    __m512i csign = _mm512_slli_epi64(_mm512_and_si512(_mm512_add_epi64(q, i1), i2), 62);
+    _mm512_storeu_pd(s, _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(sv), ssign)));
+    _mm512_storeu_pd(c, _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(cv), csign)));
+}
+
+SINCOS_ROW(sincos_row_avx2, AVX2F, __m256d, 4, _mm256_set1_pd, _mm256_loadu_pd, _mm256_fmsub_pd,
+           _mm256_fmadd_pd, _mm256_fnmadd_pd, allfast4, quad4)
+SINCOS_ROW(sincos_row_avx512, AVX512F, __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd,
+           _mm512_fmsub_pd, _mm512_fmadd_pd, _mm512_fnmadd_pd, allfast8, quad8)
 #endif
 
 static int simd_mode = -1;
 
-/* the AVX2 row kernel runs on the avx2 and avx512 paths (lib/core/cpu.c, POSENC_CPU) */
+/* the row kernels: AVX2 on the avx2 path, AVX-512 on the avx512 one (lib/core/cpu.c,
+ * POSENC_CPU) */
 static int simd_available(void)
 {
 #ifdef HAVE_AVX2_KERNEL
@@ -278,7 +312,10 @@ void pe_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p,
 {
 #ifdef HAVE_AVX2_KERNEL
     if (simd_mode != 0 && simd_available()) {
-        sincos_row_avx2(hi, lo, n, p, c, s);
+        if (posenc_cpu_active() == POSENC_CPU_AVX512)
+            sincos_row_avx512(hi, lo, n, p, c, s);
+        else
+            sincos_row_avx2(hi, lo, n, p, c, s);
         return;
     }
 #endif
@@ -315,6 +352,34 @@ static float round_f32(double y, float x, int is_cos)
     return (float)(is_cos ? cosl((long double)x) : sinl((long double)x));
 }
 
+#ifdef HAVE_AVX2_KERNEL
+/* round_f32 on the 64 values of y, 4 lanes at a time, when none of them needs more than
+ * (float)y: every value's low 29 bits at least 17 away from a midpoint's, and 2^-126 <= |y| <=
+ * inf (no NaN). Returns 0, having stored nothing, otherwise. */
+AVX2F static int round_f32_64(const double *y, float *f)
+{
+    const __m256i low = _mm256_set1_epi64x(0x1fffffff), mid = _mm256_set1_epi64x(0x10000000);
+    const __m256i lo = _mm256_set1_epi64x(-17), hi = _mm256_set1_epi64x(17);
+    const __m256i absm = _mm256_set1_epi64x(0x7fffffffffffffffLL);
+    const __m256i tiny = _mm256_set1_epi64x(0x3810000000000000LL); /* 2^-126 */
+    const __m256i inf = _mm256_set1_epi64x(0x7ff0000000000000LL);
+    __m256i hard = _mm256_setzero_si256();
+    for (size_t j = 0; j < 64; j += 4) {
+        __m256i b = _mm256_castpd_si256(_mm256_loadu_pd(y + j));
+        __m256i d = _mm256_sub_epi64(_mm256_and_si256(b, low), mid);
+        __m256i near = _mm256_and_si256(_mm256_cmpgt_epi64(d, lo), _mm256_cmpgt_epi64(hi, d));
+        __m256i a = _mm256_and_si256(b, absm);
+        __m256i odd = _mm256_or_si256(_mm256_cmpgt_epi64(tiny, a), _mm256_cmpgt_epi64(a, inf));
+        hard = _mm256_or_si256(hard, _mm256_or_si256(near, odd));
+    }
+    if (!_mm256_testz_si256(hard, hard))
+        return 0;
+    for (size_t j = 0; j < 64; j += 4)
+        _mm_storeu_ps(f + j, _mm256_cvtpd_ps(_mm256_loadu_pd(y + j)));
+    return 1;
+}
+#endif
+
 void pe_mathx_cossin_f32_row(const float *x, size_t n, float *c, float *s)
 {
     static const double zeros[64];
@@ -324,6 +389,11 @@ void pe_mathx_cossin_f32_row(const float *x, size_t n, float *c, float *s)
         for (size_t j = 0; j < m; j++)
             xd[j] = (double)x[off + j];
         pe_mathx_sincos_row(xd, zeros, m, 1.0, cd, sd);
+#ifdef HAVE_AVX2_KERNEL
+        if (m == 64 && simd_mode != 0 && simd_available() && round_f32_64(cd, c + off) &&
+            round_f32_64(sd, s + off))
+            continue; /* (a hard sin after easy cos: the loop below redoes both) */
+#endif
         for (size_t j = 0; j < m; j++) {
             c[off + j] = round_f32(cd[j], x[off + j], 1);
             s[off + j] = round_f32(sd[j], x[off + j], 0);

@@ -113,8 +113,9 @@ float pe_mathx_powf_cr(float x, float y);
  * integers 0 <= p <= 2^53. The fast path (exact angle in four doubles, Cody-Waite reduction with
  * a three-part pi/2 and an exact FMA first step, fdlibm polynomials) covers angles below 2^49 rad:
  * every position below 2^48 when inv_freq <= 2. Larger angles take a long double path (angle
- * addition on cosl/sinl of exact arguments), within a few ulp of double. Uses AVX2+FMA when the
- * active CPU path is avx2 or avx512 (posenc/cpu.h). */
+ * addition on cosl/sinl of exact arguments), within a few ulp of double. Uses AVX2+FMA (4 lanes)
+ * when the active CPU path is avx2, AVX-512 (8 lanes) when it is avx512 (posenc/cpu.h): the
+ * same bits. */
 void pe_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p, double *c,
                              double *s);
 

@@ -192,6 +192,7 @@ static void build_rows(const struct build_job *j)
     const posenc_apply *a = j->a;
     const posenc_apply_positions *pos = j->pos;
     double cf[POSENC_MAX_FREQ], sf[POSENC_MAX_FREQ];
+    const pe_kern *kern = pe_kern_get();
     int nf = a->nf;
     for (int64_t r = j->r0; r < j->r1; r++) {
         int64_t s = r % a->seq, row = r / a->seq;
@@ -219,10 +220,14 @@ static void build_rows(const struct build_job *j)
             for (int i = 0; i < nf; i++) {
                 t[i] = (float)cf[i];      /* exact: the one rounding; hf: already a float */
                 t[nf + i] = (float)sf[i];
-                if (a->narrow) {
-                    t[i] = round_to(t[i], a->o.dtype);
-                    t[nf + i] = round_to(t[nf + i], a->o.dtype);
-                }
+            }
+            if (a->narrow && a->o.dtype == POSENC_DT_BF16) {
+                BLOCKED(2 * (size_t)nf, i, t[i] = round_bf16(t[i]));
+            } else if (a->narrow) {
+                /* round_to(t, f16), through the active path's conversions (the same bits) */
+                uint16_t h[2 * POSENC_MAX_FREQ];
+                kern->store_f16(h, t, 2 * (size_t)nf);
+                kern->load_f16(t, h, 2 * (size_t)nf);
             }
         }
     }
@@ -432,6 +437,17 @@ void posenc_apply_rows(const posenc_apply *a, const posenc_apply_shape *sh, uint
     /* in place (or same-type copy) for f32 and f64: no conversion at all */
     const int direct = in_dt == out_dt && ((in_dt == POSENC_DT_F32 && !a->td) ||
                                            (in_dt == POSENC_DT_F64 && a->td));
+    /* the active path's fused pass (lib/core/cpu_internal.h pe_rot_job): f32, f16 and bf16
+     * rotated in registers, one dtype in and out, no float buffer */
+    const int round = a->narrow ? (int)a->o.dtype : POSENC_DT_F32;
+    const int fused = kern->rot_rows && in_dt == out_dt && !a->td &&
+                      (in_dt == POSENC_DT_F32 || in_dt == POSENC_DT_F16 ||
+                       in_dt == POSENC_DT_BF16) &&
+                      (round == POSENC_DT_F32 || round == (int)in_dt);
+    /* elements the rotation leaves alone, which the fused pass does not write */
+    const int passthrough = a->style == POSENC_STYLE_GPTJ
+                                ? 2 * (size_t)a->nf < D
+                                : a->nf < a->half || 2 * (size_t)a->half < D;
     /* vector first's batch entry b, token s and head h, then stepped vector by vector (three
      * divisions per call, not per vector) */
     uint64_t b = first / (heads * seq), s = inner ? (first / heads) % seq : first % seq,
@@ -454,7 +470,18 @@ void posenc_apply_rows(const posenc_apply *a, const posenc_apply_shape *sh, uint
         }
         const unsigned char *src = (const unsigned char *)in + j0 * D * ies;
         unsigned char *dst = (unsigned char *)out + j0 * D * oes;
-        if (direct) {
+        if (fused) {
+            const float *cs[VEC_MAX];
+            for (size_t k = 0; k < m; k++)
+                cs[k] = a->tf + rows[k] * 2 * (uint64_t)a->nf;
+            if (src != dst && passthrough) {
+                memcpy(dst, src, m * D * ies);
+                src = dst;
+            }
+            const pe_rot_job job = { (int)in_dt, round, a->style == POSENC_STYLE_GPTJ,
+                                     a->nf, a->half, D, m, src, dst, cs };
+            kern->rot_rows(&job);
+        } else if (direct) {
             if (src != dst)
                 memcpy(dst, src, m * D * ies);
             if (a->td)

@@ -7,7 +7,8 @@
  * (NaN payloads, signalling NaNs, infinities, -0, subnormals, the largest finite f16, every
  * rounding boundary near a few exponents) and random bits, and the six rotations on random,
  * special and dtype-rounded values (NaN payloads in the dump, never in cos and sin) at lengths
- * that leave tails. Prints "neon: N values compared, 0 differ" and exits 0, or names the first
+ * that leave tails, and the fused pass (rot_rows) against the portable load, rotation and store.
+ * Prints "neon: N values compared, 0 differ" and exits 0, or names the first
  * difference and exits 1. */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "posenc/cpu.h"
+#include "posenc/dtype.h"
 #include "lib/core/cpu_internal.h"
 
 #if !PE_CPU_NEON
@@ -165,6 +167,86 @@ static void rotations(const pe_kern *b, const pe_kern *k)
     free(x1), free(x2), free(c), free(s), free(h);
 }
 
+/* the fused pass (rot_rows) against the portable load, rotation and store of each vector, in
+ * place, for every storage dtype and rounding it takes, both pair styles, with pass-through
+ * dims and tails: M vectors of D values, neox pairs i and HALF + i for i < NFN, gptj pairs
+ * 2i, 2i + 1 for i < NFG */
+enum { M = 7, D = 80, HALF = 37, NFN = 35, NFG = 38 };
+
+static void fused(const pe_kern *b, const pe_kern *k)
+{
+    static const int combos[][2] = { /* storage, rounding (cpu_internal.h pe_rot_job) */
+        { POSENC_DT_F32, POSENC_DT_F32 },  { POSENC_DT_F32, POSENC_DT_F16 },
+        { POSENC_DT_F32, POSENC_DT_BF16 }, { POSENC_DT_F16, POSENC_DT_F32 },
+        { POSENC_DT_F16, POSENC_DT_F16 },  { POSENC_DT_BF16, POSENC_DT_F32 },
+        { POSENC_DT_BF16, POSENC_DT_BF16 },
+    };
+    static float tab[M][2 * NFG], xf[D];
+    static unsigned char want[M * D * 4], got[M * D * 4];
+    const float *cs[M];
+    for (int rep = 0; rep < 200; rep++)
+        for (size_t ci = 0; ci < sizeof combos / sizeof *combos; ci++)
+            for (int gptj = 0; gptj < 2; gptj++) {
+                int dt = combos[ci][0], rd = combos[ci][1], nf = gptj ? NFG : NFN;
+                size_t es = dt == POSENC_DT_F32 ? 4 : 2;
+                for (int v = 0; v < M; v++) {
+                    for (int i = 0; i < 2 * nf; i++)
+                        tab[v][i] = table_value();
+                    if (rd != POSENC_DT_F32) { /* the hf tables: cos/sin in the dtype */
+                        uint16_t hh[2 * NFG];
+                        (rd == POSENC_DT_F16 ? b->store_f16 : b->store_bf16)(hh, tab[v],
+                                                                             (size_t)(2 * nf));
+                        (rd == POSENC_DT_F16 ? b->load_f16 : b->load_bf16)(tab[v], hh,
+                                                                           (size_t)(2 * nf));
+                    }
+                    cs[v] = tab[v];
+                }
+                for (size_t i = 0; i < M * D; i++) {
+                    float f = value();
+                    uint16_t r16 = (uint16_t)rnd32();
+                    if (dt == POSENC_DT_F32)
+                        memcpy(want + 4 * i, &f, 4);
+                    else
+                        memcpy(want + 2 * i, &r16, 2); /* any bits, NaN payloads included */
+                }
+                memcpy(got, want, M * D * es);
+                for (int v = 0; v < M; v++) {
+                    unsigned char *p = want + (size_t)v * D * es;
+                    if (dt == POSENC_DT_F16)
+                        b->load_f16(xf, (const uint16_t *)(const void *)p, D);
+                    else if (dt == POSENC_DT_BF16)
+                        b->load_bf16(xf, (const uint16_t *)(const void *)p, D);
+                    else
+                        memcpy(xf, p, D * 4);
+                    const float *c = cs[v], *sn = c + nf;
+                    if (gptj)
+                        (rd == POSENC_DT_F16 ? b->gptj_f16 : rd == POSENC_DT_BF16 ? b->gptj_bf16
+                                                                                  : b->gptj_f32)(
+                            xf, c, sn, nf);
+                    else
+                        (rd == POSENC_DT_F16 ? b->neox_f16 : rd == POSENC_DT_BF16 ? b->neox_bf16
+                                                                                  : b->neox_f32)(
+                            xf, xf + HALF, c, sn, nf);
+                    if (dt == POSENC_DT_F16)
+                        b->store_f16((uint16_t *)(void *)p, xf, D);
+                    else if (dt == POSENC_DT_BF16)
+                        b->store_bf16((uint16_t *)(void *)p, xf, D);
+                    else
+                        memcpy(p, xf, D * 4);
+                }
+                const pe_rot_job job = { dt, rd, gptj, nf, HALF, D, M, got, got, cs };
+                k->rot_rows(&job);
+                static const char *const names[] = { "f16", "bf16", "f32" };
+                same(dt == POSENC_DT_F16 ? "rot_rows f16" : dt == POSENC_DT_BF16 ? "rot_rows bf16"
+                                                                                  : "rot_rows f32",
+                     want, got, M * D, es);
+                if (bad) {
+                    printf("neon: (rounding to %s, %s)\n", names[rd], gptj ? "gptj" : "neox");
+                    exit(1);
+                }
+            }
+}
+
 int main(void)
 {
     if (posenc_cpu_active() != POSENC_CPU_NEON || pe_kern_get() != &pe_kern_neon) {
@@ -199,6 +281,7 @@ int main(void)
     if (bad)
         return 1;
     rotations(b, k);
+    fused(b, k);
     printf("neon: %llu values compared, 0 differ\n", compared);
     free(h), free(o1), free(o2), free(f1), free(f2), free(x);
     return 0;

@@ -3,6 +3,7 @@
  * posenc_apply_rows in every precision, style and in/out dtype, on random values, random bit
  * patterns and the special ones (subnormals, inf, NaN with payloads, -0, the largest finite
  * f16 and bf16). A path the CPU lacks is reported and skipped. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,20 +107,84 @@ static void test_kernels(void **state)
     free(h), free(o1), free(o2), free(f1), free(f2), free(x);
 }
 
+/* the float-buffer rotations on float32 values of every kind (NaNs with any payload, whose
+ * products keep low bits that the rounding to f16 or bf16 must not carry into the high half),
+ * cos/sin rounded to the dtype as the hf tables are */
+static void test_rotations(void **state)
+{
+    (void)state;
+    enum { NF = 1000, N = 2 * NF * 4 };
+    float *x = malloc(N * 4), *c = malloc(NF * 4), *s = malloc(NF * 4), *want = malloc(N * 4),
+          *got = malloc(N * 4);
+    assert_non_null(x && c && s && want && got);
+    size_t nx = store_inputs(x, N);
+    const pe_kern *base = path_kern(POSENC_CPU_BASELINE);
+    for (int p = POSENC_CPU_AVX2; p <= POSENC_CPU_NEON; p++) {
+        if (!posenc_cpu_supported((posenc_cpu_path)p))
+            continue;
+        const pe_kern *k = path_kern((posenc_cpu_path)p);
+        for (size_t off = 0; off + 2 * NF <= nx; off += 2 * NF)
+            for (int r = 0; r < 3; r++) { /* r: the float32 rotation, f16's, bf16's */
+                for (int i = 0; i < NF; i++) {
+                    float a = (float)(rnd32() >> 8) * 0x1p-23f - 1.0f, b = sqrtf(1.0f - a * a);
+                    if (r == 1) {
+                        a = posenc_f16_to_f32(posenc_f32_to_f16(a));
+                        b = posenc_f16_to_f32(posenc_f32_to_f16(b));
+                    } else if (r == 2) {
+                        a = posenc_bf16_to_f32(posenc_f32_to_bf16(a));
+                        b = posenc_bf16_to_f32(posenc_f32_to_bf16(b));
+                    }
+                    c[i] = a, s[i] = b;
+                }
+                for (int g = 0; g < 2; g++) {
+                    const pe_kern *ks[2] = { base, k };
+                    float *bufs[2] = { want, got };
+                    for (int w = 0; w < 2; w++) {
+                        const pe_kern *q = ks[w];
+                        float *v = bufs[w];
+                        memcpy(v, x + off, 2 * NF * 4);
+                        if (g)
+                            (r == 0   ? q->gptj_f32
+                             : r == 1 ? q->gptj_f16
+                                      : q->gptj_bf16)(v, c, s, NF);
+                        else
+                            (r == 0   ? q->neox_f32
+                             : r == 1 ? q->neox_f16
+                                      : q->neox_bf16)(v, v + NF, c, s, NF);
+                    }
+                    if (memcmp(want, got, 2 * NF * 4) != 0) {
+                        size_t e = 0;
+                        while (memcmp(want + e, got + e, 4) == 0)
+                            e++;
+                        uint32_t wb, gb, ib;
+                        memcpy(&wb, want + e, 4), memcpy(&gb, got + e, 4);
+                        memcpy(&ib, x + off + e, 4);
+                        fail_msg("path %s, %s, rounding %d: element %zu (input %#x): baseline "
+                                 "%#x, got %#x", posenc_cpu_name((posenc_cpu_path)p),
+                                 g ? "gptj" : "neox", r, e, ib, wb, gb);
+                    }
+                }
+            }
+    }
+    assert_int_equal(posenc_cpu_set(POSENC_CPU_BASELINE, NULL), POSENC_OK);
+    free(x), free(c), free(s), free(want), free(got);
+}
+
 /* ---- posenc_apply_rows, whole ---- */
 
 #define S 37     /* tokens: not a multiple of any vector width */
 #define H 3
-#define D 80     /* head_dim; rotary 64 (neox) or 48 (gptj): pass-through dims too */
+#define D 80     /* head_dim */
 
-static void params(posenc_style style, int rotary, posenc_rope_params *p)
+/* model_type: gpt_neox and gptj honour a partial rotary dim, llama rotates the whole head */
+static void params(const char *model_type, int rotary, posenc_rope_params *p)
 {
     char cfg[512];
     snprintf(cfg, sizeof cfg,
              "{\"model_type\": \"%s\", \"hidden_size\": %d, \"num_attention_heads\": 1, "
              "\"head_dim\": %d, \"rope_theta\": 10000.0, \"max_position_embeddings\": 4096, "
              "\"partial_rotary_factor\": %g, \"rotary_dim\": %d, \"rotary_pct\": %g}",
-             style == POSENC_STYLE_GPTJ ? "gptj" : "llama", D, D, (double)rotary / D, rotary,
+             model_type, D, D, (double)rotary / D, rotary,
              (double)rotary / D);
     posenc_model *m;
     posenc_rope_config rc;
@@ -196,14 +261,24 @@ static void test_apply_paths(void **state)
     const size_t n = (size_t)S * H * D;
     unsigned char *in = malloc(n * 8), *ref = malloc(n * 8), *got = malloc(n * 8);
     assert_non_null(in && ref && got);
-    int64_t shape[3] = { S, H, D };
-    posenc_apply_shape sh;
-    assert_int_equal(posenc_apply_shape_of(POSENC_APPLY_SHD, 3, shape, &sh, NULL), POSENC_OK);
     int compared = 0;
-    for (int st = 0; st < 2; st++) {
-        posenc_style style = st ? POSENC_STYLE_GPTJ : POSENC_STYLE_NEOX;
+    /* neox with pass-through dims (gpt_neox, rotary 56), gptj with pass-through dims (rotary
+     * 48), neox over the whole head (llama); the rotated pairs (28, 24, 40) leave tails shorter
+     * than a vector */
+    for (int st = 0; st < 3; st++) {
+        posenc_style style = st == 1 ? POSENC_STYLE_GPTJ : POSENC_STYLE_NEOX;
         posenc_rope_params p;
-        params(style, st ? 48 : 64, &p);
+        params(st == 0 ? "gpt_neox" : st == 1 ? "gptj" : "llama", st == 0 ? 56 : st == 1 ? 48 : D,
+               &p);
+        assert_int_equal(p.style, style);
+        assert_int_equal(p.n_freq, st == 0 ? 28 : st == 1 ? 24 : 40);
+        /* the heads of a token side by side (shd) or a head's tokens (hsd); in place or into
+         * another buffer; the vectors in one call or in two, the second from an odd vector */
+        int64_t shape[3] = { st == 2 ? H : S, st == 2 ? S : H, D };
+        posenc_apply_shape sh;
+        assert_int_equal(posenc_apply_shape_of(st == 2 ? POSENC_APPLY_HSD : POSENC_APPLY_SHD, 3,
+                                               shape, &sh, NULL),
+                         POSENC_OK);
         for (size_t pi = 0; pi < sizeof precs / sizeof *precs; pi++) {
             if (precs[pi] == POSENC_PREC_GGML && !p.has_ggml)
                 continue;
@@ -214,6 +289,8 @@ static void test_apply_paths(void **state)
                         posenc_apply_positions pos = { NULL, 1000 * kind, 1, 1 };
                         fill(in, dts[a], n, kind);
                         size_t oes = posenc_dtype_size(dts[b]);
+                        int inplace = oes == posenc_dtype_size(dts[a]) && kind != 1;
+                        uint64_t cut = kind == 1 ? (uint64_t)S * H / 2 + 1 : (uint64_t)S * H;
                         for (int path = POSENC_CPU_BASELINE; path <= POSENC_CPU_NEON; path++) {
                             if (!posenc_cpu_supported((posenc_cpu_path)path))
                                 continue;
@@ -224,15 +301,16 @@ static void test_apply_paths(void **state)
                             assert_int_equal(posenc_apply_new(&p, &o, &pos, S, 2, &ap, &err),
                                              POSENC_OK);
                             unsigned char *dst = path ? got : ref;
-                            /* in place when the sizes allow, as posenc apply does */
-                            if (oes == posenc_dtype_size(dts[a])) {
+                            const unsigned char *src = in;
+                            size_t ies = posenc_dtype_size(dts[a]);
+                            if (inplace) { /* as posenc apply does */
                                 memcpy(dst, in, n * oes);
-                                posenc_apply_rows(ap, &sh, 0, (uint64_t)S * H, dst, dts[a], dst,
-                                                  dts[b]);
-                            } else {
-                                posenc_apply_rows(ap, &sh, 0, (uint64_t)S * H, in, dts[a], dst,
-                                                  dts[b]);
+                                src = dst;
                             }
+                            posenc_apply_rows(ap, &sh, 0, cut, src, dts[a], dst, dts[b]);
+                            posenc_apply_rows(ap, &sh, cut, (uint64_t)S * H - cut,
+                                              src + cut * D * ies, dts[a], dst + cut * D * oes,
+                                              dts[b]);
                             posenc_apply_free(ap);
                             if (path && memcmp(ref, got, n * oes) != 0) {
                                 size_t e = 0;
@@ -246,10 +324,11 @@ static void test_apply_paths(void **state)
                                 print_error("input %#llx, baseline %#llx, got %#llx\n",
                                             (unsigned long long)ib, (unsigned long long)rb,
                                             (unsigned long long)gb);
-                                fail_msg("path %s, %s, %s, %s -> %s, inputs %d: element %zu "
-                                         "differs from the baseline path",
+                                fail_msg("path %s, %s (case %d), %s, %s -> %s, inputs %d: "
+                                         "element %zu differs from the baseline path",
                                          posenc_cpu_name((posenc_cpu_path)path),
-                                         posenc_style_name(style), posenc_precision_name(precs[pi]),
+                                         posenc_style_name(style), st,
+                                         posenc_precision_name(precs[pi]),
                                          posenc_dtype_name(dts[a]), posenc_dtype_name(dts[b]),
                                          kind, e);
                             }
@@ -303,6 +382,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_select),
         cmocka_unit_test(test_kernels),
+        cmocka_unit_test(test_rotations),
         cmocka_unit_test(test_apply_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
