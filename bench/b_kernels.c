@@ -267,6 +267,8 @@ int main(int argc, char **argv)
         ggml_why = ggml_load(base_so, cpu_so);
     else
         ggml_why = "no ggml libraries given";
+#else
+    (void)base_so, (void)cpu_so; /* named on the command line, nothing to load them into */
 #endif
 
     static const char cfg[] = "{\"model_type\": \"llama\", \"hidden_size\": 4096, "
