@@ -174,16 +174,52 @@ static double round_f32(double x) { return (double)(float)x; }
 struct inv_scratch {
     double *cq, *sq, *ck, *sk;       /* n_freq each */
     double *cqe, *sqe, *cke, *ske;   /* exact tables, unrounded */
-    long double *lc, *ls;
     double *qr, *kr;                 /* head_dim */
     double *band0;                   /* n_pairs * 3 * 2 base partial scores (exact, hf) */
     double *s0;                      /* n_pairs * 2 */
 };
 
-static void table_errors(const posenc_rope_params *p, int64_t pos, const double *c_used,
-                         const double *s_used, long double *lc, long double *ls, double *err)
+/* The long double tables of the positions the invariance check visits, kept by position: the
+ * pairs of a check share their positions (posenc_verify_rope_config puts every n at 0 and m on a
+ * grid of seven distances), and each position's table is compared three times (exact table,
+ * its float32 rounding, hf), so most look-ups are hits. A slot is position -> cos[n_freq],
+ * sin[n_freq] (32 slots: 2^5, the top five bits of a Fibonacci hash of the position); the same
+ * values as calling posenc_verify_cossin_ld each time. */
+#define LD_SLOTS 32
+struct ld_memo {
+    int64_t pos[LD_SLOTS];
+    int used[LD_SLOTS];
+    long double *tab; /* LD_SLOTS * 2 * n_freq */
+    int nf;
+};
+
+static size_t ld_slot(int64_t pos) { return (size_t)((uint64_t)pos * 0x9e3779b97f4a7c15u >> 59); }
+
+/* the table of pos; keep: a position whose slot must not be taken (the other position of the
+ * pair, whose table the caller still holds), when it differs from pos. The spare slot after
+ * the LD_SLOTS cached ones takes pos then, uncached. */
+static const long double *ld_table(struct ld_memo *mo, const posenc_rope_params *p, int64_t pos,
+                                   int64_t keep)
 {
-    posenc_verify_cossin_ld(p, pos, lc, ls);
+    size_t slot = ld_slot(pos);
+    long double *t = mo->tab + slot * 2 * (size_t)mo->nf;
+    if (keep != pos && ld_slot(keep) == slot) {
+        t = mo->tab + (size_t)LD_SLOTS * 2 * (size_t)mo->nf;
+        posenc_verify_cossin_ld(p, pos, t, t + mo->nf);
+        return t;
+    }
+    if (!mo->used[slot] || mo->pos[slot] != pos) {
+        posenc_verify_cossin_ld(p, pos, t, t + mo->nf);
+        mo->pos[slot] = pos;
+        mo->used[slot] = 1;
+    }
+    return t;
+}
+
+static void table_errors(const posenc_rope_params *p, const long double *lcs, const double *c_used,
+                         const double *s_used, double *err)
+{
+    const long double *lc = lcs, *ls = lcs + p->n_freq;
     for (int i = 0; i < p->n_freq; i++) {
         double e1 = fabs((double)((long double)c_used[i] - lc[i]));
         double e2 = fabs((double)((long double)s_used[i] - ls[i]));
@@ -255,7 +291,8 @@ posenc_status posenc_verify_invariance(const posenc_rope_params *p, const posenc
     int hd = in->head_dim, nf = p->n_freq > 0 ? p->n_freq : 1;
     struct inv_scratch w;
     double *mem = malloc(sizeof(double) * (8 * (size_t)nf + 2 * (size_t)hd + 8 * in->n_pairs));
-    long double *lmem = malloc(sizeof(long double) * 2 * (size_t)nf);
+    struct ld_memo memo = { .nf = nf };
+    long double *lmem = malloc(sizeof(long double) * 2 * (size_t)nf * (LD_SLOTS + 1));
     if (!mem || !lmem) {
         free(mem);
         free(lmem);
@@ -273,8 +310,7 @@ posenc_status posenc_verify_invariance(const posenc_rope_params *p, const posenc
     w.kr = w.qr + hd;
     w.band0 = w.kr + hd;
     w.s0 = w.band0 + 6 * in->n_pairs;
-    w.lc = lmem;
-    w.ls = lmem + nf;
+    memo.tab = lmem;
 
     for (int oi = 0; oi < out->n_offsets; oi++) {
         int64_t o = out->offset[oi];
@@ -289,6 +325,7 @@ posenc_status posenc_verify_invariance(const posenc_rope_params *p, const posenc
             double norm = sqrt(qn) * sqrt(kn) / sqrt((double)hd);
             if (norm <= 0)
                 norm = 1;
+            const long double *lm = ld_table(&memo, p, pm, pm), *ln = ld_table(&memo, p, pn, pm);
             for (int mode = 0; mode < 2; mode++) {
                 posenc_invariance_mode *md = mode == 0 ? &out->exact : &out->hf;
                 posenc_precision prec = mode == 0 ? POSENC_PREC_EXACT : POSENC_PREC_HF;
@@ -303,12 +340,12 @@ posenc_status posenc_verify_invariance(const posenc_rope_params *p, const posenc
                 }
                 if (mode == 0) {
                     double e = out->exact_table_f64_err;
-                    table_errors(p, pm, w.cqe, w.sqe, w.lc, w.ls, &e);
-                    table_errors(p, pn, w.cke, w.ske, w.lc, w.ls, &e);
+                    table_errors(p, lm, w.cqe, w.sqe, &e);
+                    table_errors(p, ln, w.cke, w.ske, &e);
                     out->exact_table_f64_err = e;
                 }
-                table_errors(p, pm, w.cq, w.sq, w.lc, w.ls, &md->table_err[oi]);
-                table_errors(p, pn, w.ck, w.sk, w.lc, w.ls, &md->table_err[oi]);
+                table_errors(p, lm, w.cq, w.sq, &md->table_err[oi]);
+                table_errors(p, ln, w.ck, w.sk, &md->table_err[oi]);
                 double tot, band[3];
                 mode_score(p, hd, q, k, w.cq, w.sq, w.ck, w.sk, w.qr, w.kr, &tot, band);
                 out->scores++;
