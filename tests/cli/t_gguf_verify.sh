@@ -32,7 +32,8 @@ gguf/command-r families/granite-3.3-8b-instruct
 families/gemma-2-9b-it extra/qwen2-vl-7b gguf/qwen3-vl-235b-sections glm-4.5 glm-5 minimax-m2.5
 llama-4-scout-17b-16e-instruct gguf/cohere2-shape gguf/olmo2-shape gguf/olmo3-yarn-shape
 gguf/mistral3-small-shape gguf/seed-oss-shape gguf/olmoe-shape gguf/starcoder2-shape
-gguf/gemma-shape gguf/ernie4_5-shape"
+gguf/gemma-shape gguf/ernie4_5-shape gguf/granitemoe-shape gguf/olmo-shape gguf/ernie4_5-moe-shape
+gguf/dots1-shape gguf/apertus-shape families/internlm2-chat-7b"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
 swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it"
 : > list
@@ -57,6 +58,12 @@ $D/minimax-m2.5.json m_mmdim.gguf setu=rope.dimension_count=128
 $D/mimo-v2-flash.json m_mimoswa.gguf set=rope.freq_base_swa=5000000
 $D/families/gemma-2-9b-it.json m_g2swa.gguf set=rope.freq_base_swa=1000000
 $D/gemma-3-27b-it.json m_g3pat.gguf setu=attention.sliding_window_pattern=2
+$D/gguf/granitemoe-shape.json m_gmdim.gguf setu=rope.dimension_count=32
+$D/gguf/olmo-shape.json m_olmobase.gguf freq_base=500000
+$D/gguf/ernie4_5-moe-shape.json m_ernarch.gguf arch=ernie4_5
+$D/gguf/dots1-shape.json m_dotsbase.gguf freq_base=10000
+$D/gguf/apertus-shape.json m_apfreqs.gguf drop=rope_freqs.weight
+$D/families/internlm2-chat-7b.json m_ilmarch.gguf arch=qwen2
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -142,6 +149,18 @@ set -e
     grep '^FAIL  gemma3.attention.sliding_window_pattern' out.stdout | grep -qF -- \
     "llama.cpp runs 21 layer(s) with the other layer type's RoPE and attention (the first: layer 1 as global)" ||
     { cat out.stdout; exit 1; }
+mistake m_gmdim.gguf "$D/gguf/granitemoe-shape.json" 2 "granitemoe.rope.dimension_count" \
+    "llama.cpp rotates 32 dims of each head instead of 64"
+mistake m_olmobase.gguf "$D/gguf/olmo-shape.json" 2 "olmo.rope.freq_base" \
+    "expected 10000, found 500000: llama.cpp uses theta 500000 instead of 10000"
+mistake m_ernarch.gguf "$D/gguf/ernie4_5-moe-shape.json" 1 "general.architecture" \
+    "llama.cpp builds the ernie4_5 graph, not ernie4_5-moe"
+mistake m_dotsbase.gguf "$D/gguf/dots1-shape.json" 2 "dots1.rope.freq_base" \
+    "expected 10000000, found 10000"
+mistake m_apfreqs.gguf "$D/gguf/apertus-shape.json" 2 "rope_freqs.weight" \
+    "no rope_freqs.weight: llama.cpp will not apply llama3 scaling; output degrades past 8192 tokens"
+mistake m_ilmarch.gguf "$D/families/internlm2-chat-7b.json" 1 "general.architecture" \
+    "llama.cpp rotates pairs (i, i+n/2) (neox) instead of pairs (2i, 2i+1) (norm)"
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -381,7 +400,8 @@ c = json.load(open("cov.json"))
 assert c["rules_not_registered"] == [] and c["rules"] == len(c["with_rules"]), c
 for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "cohere2", "llama4",
           "glm4", "glm4moe", "glm-dsa", "minimax-m2", "mimo2", "olmo2", "mistral3", "phi2",
-          "gptneox", "stablelm", "command-r", "granite"):
+          "gptneox", "stablelm", "command-r", "granite", "granitemoe", "olmo", "ernie4_5-moe",
+          "dots1", "apertus", "internlm2"):
     assert a in c["with_rules"], a
 assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
 print("coverage %d / %d" % (c["rules"], c["mapped"]))
