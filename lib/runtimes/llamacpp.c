@@ -611,6 +611,97 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             st = swa_pattern(&c, "layer_types", 4, 0);
         }
         break;
+    case CV_NEMOTRON: {
+        /* conversion/nemotron.py NemotronModel: dimension_count int(rope_parameters[
+         * "partial_rotary_factor"] * n_embd) // n_head; scaling type linear with
+         * hparams.get("factor") or rope_parameters.get("factor"), else none */
+        static const char *const k_embd2[] = { "hidden_size", "n_embd", NULL };
+        static const char *const k_head2[] = { "num_attention_heads", "n_head", NULL };
+        int64_t embd, nh;
+        double prf, fac;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (!num(get(c.rp, "partial_rotary_factor"), &prf) ||
+            !hp_int(find_hparam(c.hp, k_embd2), &embd) ||
+            !hp_int(find_hparam(c.hp, k_head2), &nh) || nh <= 0) {
+            st = convfail(&c, "NemotronModel needs partial_rotary_factor, hidden_size and "
+                              "num_attention_heads");
+            break;
+        }
+        g.dimension_count = (int64_t)floor(prf * (double)embd) / nh;
+        g.has |= POSENC_GGUF_DIMENSION_COUNT | POSENC_GGUF_SCALING_TYPE;
+        if ((num(val(c.hp, "factor"), &fac) && fac != 0) || num(val(c.rp, "factor"), &fac)) {
+            snprintf(g.scaling_type, sizeof g.scaling_type, "linear");
+            g.scaling_factor = f32(fac);
+            g.has |= POSENC_GGUF_SCALING_FACTOR;
+        } else {
+            snprintf(g.scaling_type, sizeof g.scaling_type, "none");
+        }
+        break;
+    }
+    case CV_BITNET:
+        /* conversion/bitnet.py BitnetModel: TextModel's keys, then scaling type linear,
+         * factor 1.0 */
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        snprintf(g.scaling_type, sizeof g.scaling_type, "linear");
+        g.scaling_factor = 1.0;
+        g.has |= POSENC_GGUF_SCALING_TYPE | POSENC_GGUF_SCALING_FACTOR;
+        break;
+    case CV_DBRX: {
+        /* conversion/dbrx.py DbrxModel.set_gguf_parameters: its own keys, hparams[k]:
+         * context max_seq_len, embedding d_model, head_count n_heads, freq_base
+         * attn_config["rope_theta"]; no dimension_count */
+        const cJSON *ac = get(c.hp, "attn_config");
+        double th;
+        if (!hp_int(get(c.hp, "max_seq_len"), &g.context_length) ||
+            !hp_int(get(c.hp, "d_model"), &g.embedding_length) ||
+            !hp_int(get(c.hp, "n_heads"), &g.head_count) || !num(get(ac, "rope_theta"), &th)) {
+            st = convfail(&c, "DbrxModel needs max_seq_len, d_model, n_heads and "
+                              "attn_config.rope_theta");
+            break;
+        }
+        g.freq_base = f32(th);
+        g.has |= POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_EMBEDDING_LENGTH |
+                 POSENC_GGUF_HEAD_COUNT | POSENC_GGUF_FREQ_BASE;
+        break;
+    }
+    case CV_FALCON:
+        /* conversion/falcon.py FalconModel.set_gguf_parameters: its own keys: context 2048
+         * ("not in config.json"), embedding hidden_size, head_count num_attention_heads (else
+         * n_head); no rope.freq_base (llama.cpp: 10000) */
+        g.context_length = 2048;
+        if (!hp_int(get(c.hp, "hidden_size"), &g.embedding_length) ||
+            !hp_int(val(c.hp, "num_attention_heads") ? val(c.hp, "num_attention_heads")
+                                                     : get(c.hp, "n_head"),
+                    &g.head_count)) {
+            st = convfail(&c, "FalconModel needs hidden_size and num_attention_heads");
+            break;
+        }
+        g.has |= POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_EMBEDDING_LENGTH |
+                 POSENC_GGUF_HEAD_COUNT;
+        break;
+    case CV_JAIS2: {
+        /* conversion/jais.py Jais2Model: dimension_count hparams.get("head_dim", hidden_size
+         * // num_attention_heads) */
+        int64_t hs, nh;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (get(c.hp, "head_dim")) {
+            if (!hp_int(get(c.hp, "head_dim"), &g.dimension_count)) {
+                st = convfail(&c, "head_dim is not an integer");
+                break;
+            }
+        } else if (!hp_int(get(c.hp, "hidden_size"), &hs) ||
+                   !hp_int(get(c.hp, "num_attention_heads"), &nh) || nh <= 0) {
+            st = convfail(&c, "KeyError: 'hidden_size'");
+            break;
+        } else {
+            g.dimension_count = hs / nh;
+        }
+        g.has |= POSENC_GGUF_DIMENSION_COUNT;
+        break;
+    }
     case CV_MINIMAXM2: {
         /* conversion/minimax.py MiniMaxM2Model: find_hparam(["rotary_dim"]) (required) */
         static const char *const k_rd[] = { "rotary_dim", NULL };

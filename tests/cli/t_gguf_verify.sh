@@ -33,7 +33,8 @@ families/gemma-2-9b-it extra/qwen2-vl-7b gguf/qwen3-vl-235b-sections glm-4.5 glm
 llama-4-scout-17b-16e-instruct gguf/cohere2-shape gguf/olmo2-shape gguf/olmo3-yarn-shape
 gguf/mistral3-small-shape gguf/seed-oss-shape gguf/olmoe-shape gguf/starcoder2-shape
 gguf/gemma-shape gguf/ernie4_5-shape gguf/granitemoe-shape gguf/olmo-shape gguf/ernie4_5-moe-shape
-gguf/dots1-shape gguf/apertus-shape families/internlm2-chat-7b"
+gguf/dots1-shape gguf/apertus-shape families/internlm2-chat-7b gguf/nemotron-shape gguf/bitnet-shape
+gguf/dbrx-shape gguf/jais2-shape falcon-7b"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
 swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it"
 : > list
@@ -64,6 +65,11 @@ $D/gguf/ernie4_5-moe-shape.json m_ernarch.gguf arch=ernie4_5
 $D/gguf/dots1-shape.json m_dotsbase.gguf freq_base=10000
 $D/gguf/apertus-shape.json m_apfreqs.gguf drop=rope_freqs.weight
 $D/families/internlm2-chat-7b.json m_ilmarch.gguf arch=qwen2
+$D/gguf/nemotron-shape.json m_nemdim.gguf setu=rope.dimension_count=128
+$D/gguf/bitnet-shape.json m_bitfac.gguf set=rope.scaling.factor=4
+$D/gguf/dbrx-shape.json m_dbrxbase.gguf freq_base=10000
+$D/falcon-7b.json m_falbase.gguf freq_base=1000000
+$D/gguf/jais2-shape.json m_jaisdim.gguf setu=rope.dimension_count=64
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -161,6 +167,16 @@ mistake m_apfreqs.gguf "$D/gguf/apertus-shape.json" 2 "rope_freqs.weight" \
     "no rope_freqs.weight: llama.cpp will not apply llama3 scaling; output degrades past 8192 tokens"
 mistake m_ilmarch.gguf "$D/families/internlm2-chat-7b.json" 1 "general.architecture" \
     "llama.cpp rotates pairs (i, i+n/2) (neox) instead of pairs (2i, 2i+1) (norm)"
+mistake m_nemdim.gguf "$D/gguf/nemotron-shape.json" 2 "nemotron.rope.dimension_count" \
+    "llama.cpp rotates 128 dims of each head instead of 64"
+mistake m_bitfac.gguf "$D/gguf/bitnet-shape.json" 2 "bitnet.rope.scaling.factor" \
+    "llama.cpp scales positions by 0.25 instead of 1"
+mistake m_dbrxbase.gguf "$D/gguf/dbrx-shape.json" 2 "dbrx.rope.freq_base" \
+    "expected 500000, found 10000"
+mistake m_falbase.gguf "$D/falcon-7b.json" 2 "falcon.rope.freq_base" \
+    "expected 10000, found 1000000: llama.cpp uses theta 1e+06 instead of 10000"
+mistake m_jaisdim.gguf "$D/gguf/jais2-shape.json" 2 "jais2.rope.dimension_count" \
+    "llama.cpp rotates 64 dims of each head instead of 128"
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -401,7 +417,7 @@ assert c["rules_not_registered"] == [] and c["rules"] == len(c["with_rules"]), c
 for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "cohere2", "llama4",
           "glm4", "glm4moe", "glm-dsa", "minimax-m2", "mimo2", "olmo2", "mistral3", "phi2",
           "gptneox", "stablelm", "command-r", "granite", "granitemoe", "olmo", "ernie4_5-moe",
-          "dots1", "apertus", "internlm2"):
+          "dots1", "apertus", "internlm2", "nemotron", "bitnet", "dbrx", "falcon", "jais2"):
     assert a in c["with_rules"], a
 assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
 print("coverage %d / %d" % (c["rules"], c["mapped"]))
