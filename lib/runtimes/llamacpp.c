@@ -241,6 +241,25 @@ static posenc_status rope_dim(conv *c, int64_t *out)
     return POSENC_OK;
 }
 
+/* hparams[key] when the config has it, else hidden_size // num_attention_heads (Jais2Model's
+ * hparams.get("head_dim", ...), ChatGLMModel's "attention_dim" in hparams) */
+static posenc_status dim_or_split(conv *c, const char *key, int64_t *out)
+{
+    int64_t hs, nh;
+    if (get(c->hp, key)) {
+        if (hp_int(get(c->hp, key), out))
+            return POSENC_OK;
+        char msg[64];
+        snprintf(msg, sizeof msg, "%s is not an integer", key);
+        return convfail(c, msg);
+    }
+    if (!hp_int(get(c->hp, "hidden_size"), &hs) || !hp_int(get(c->hp, "num_attention_heads"), &nh) ||
+        nh <= 0)
+        return convfail(c, "KeyError: 'hidden_size' or 'num_attention_heads'");
+    *out = hs / nh;
+    return POSENC_OK;
+}
+
 /* LlamaModel.generate_extra_tensors: llama3's rope_freqs, in torch's float32 arithmetic:
  * freqs = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)) is float32
  * (the Python scalar base is cast to float32 for the pow); each per-frequency expression mixes
@@ -684,22 +703,96 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
     case CV_JAIS2: {
         /* conversion/jais.py Jais2Model: dimension_count hparams.get("head_dim", hidden_size
          * // num_attention_heads) */
-        int64_t hs, nh;
+        if ((st = text_params(&c)) != POSENC_OK ||
+            (st = dim_or_split(&c, "head_dim", &g.dimension_count)) != POSENC_OK)
+            break;
+        g.has |= POSENC_GGUF_DIMENSION_COUNT;
+        break;
+    }
+    case CV_HUNYUAN:
+    case CV_HUNYUAN_MOE: {
+        /* conversion/hunyuan.py HunYuanModel (dense: rope_type dynamic or xdrope, alpha
+         * default 50, dim head_dim) and HunYuanMoEModel (dynamic only, alpha default 1000, dim
+         * hidden_size // num_attention_heads): freq_base = rope_theta * alpha ** (dim / (dim -
+         * 2)), scaling type none, factor 1; with dynamic, context and original context 256 *
+         * 1024, after an assert on the values the rule was written for */
+        int moe = row->conv == CV_HUNYUAN_MOE;
+        const cJSON *rt = val(c.rp, "rope_type");
+        const char *t = cJSON_IsString(rt) ? rt->valuestring : "";
+        int dynamic = strcmp(t, "dynamic") == 0;
+        double alpha = moe ? 1000.0 : 50.0, base = 10000.0, mp = 0;
+        int64_t d, hs, nh;
         if ((st = text_params(&c)) != POSENC_OK)
             break;
-        if (get(c.hp, "head_dim")) {
-            if (!hp_int(get(c.hp, "head_dim"), &g.dimension_count)) {
-                st = convfail(&c, "head_dim is not an integer");
+        if (!dynamic && (moe || strcmp(t, "xdrope") != 0))
+            break;
+        if (get(c.rp, "alpha") && !num(get(c.rp, "alpha"), &alpha))
+            st = convfail(&c, "rope alpha is not a number");
+        if (get(c.rp, "rope_theta") && !num(get(c.rp, "rope_theta"), &base))
+            st = convfail(&c, "rope_theta is not a number");
+        if (st != POSENC_OK)
+            break;
+        if (moe) {
+            if (!hp_int(get(c.hp, "hidden_size"), &hs) ||
+                !hp_int(get(c.hp, "num_attention_heads"), &nh) || nh <= 0) {
+                st = convfail(&c, "KeyError: 'hidden_size'");
                 break;
             }
-        } else if (!hp_int(get(c.hp, "hidden_size"), &hs) ||
-                   !hp_int(get(c.hp, "num_attention_heads"), &nh) || nh <= 0) {
-            st = convfail(&c, "KeyError: 'hidden_size'");
+            d = hs / nh;
+        } else if (!hp_int(get(c.hp, "head_dim"), &d)) {
+            st = convfail(&c, "KeyError: 'head_dim'");
             break;
-        } else {
-            g.dimension_count = hs / nh;
         }
-        g.has |= POSENC_GGUF_DIMENSION_COUNT;
+        num(get(c.hp, "max_position_embeddings"), &mp);
+        if (dynamic && (base != 10000.0 || (mp != 32768 && mp != 262144) ||
+                        (moe && (alpha != 1000.0 || d != 128)))) {
+            st = convfail(&c, "HunYuan dynamic RoPE scaling assumptions changed");
+            break;
+        }
+        if (d == 2) {
+            st = convfail(&c, "ZeroDivisionError");
+            break;
+        }
+        g.freq_base = f32(base * pow(alpha, (double)d / (double)(d - 2)));
+        snprintf(g.scaling_type, sizeof g.scaling_type, "none");
+        g.scaling_factor = 1.0;
+        g.has |= POSENC_GGUF_FREQ_BASE | POSENC_GGUF_SCALING_TYPE | POSENC_GGUF_SCALING_FACTOR;
+        if (dynamic) {
+            g.context_length = g.original_context_length = 256 * 1024;
+            g.has |= POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_ORIG_CTX;
+        }
+        break;
+    }
+    case CV_CHATGLM: {
+        /* conversion/chatglm.py ChatGLMModel.set_gguf_parameters: its own keys: context
+         * seq_length (else the embedding length), embedding hidden_size (else n_embed),
+         * head_count n_head (else num_attention_heads), dimension_count int((attention_dim or
+         * hidden_size // num_attention_heads) * rope_parameters.get("partial_rotary_factor",
+         * 0.5)), freq_base 10000 * rope_ratio; no key_length */
+        const cJSON *e = get(c.hp, "hidden_size") ? get(c.hp, "hidden_size") : get(c.hp, "n_embed");
+        const cJSON *h = get(c.hp, "n_head") ? get(c.hp, "n_head") : get(c.hp, "num_attention_heads");
+        int64_t rd;
+        double prf = 0.5, ratio = 1.0;
+        if (!hp_int(e, &g.embedding_length) || !hp_int(h, &g.head_count)) {
+            st = convfail(&c, "ChatGLMModel needs hidden_size and num_attention_heads");
+            break;
+        }
+        g.context_length = g.embedding_length;
+        if (get(c.hp, "seq_length") && !hp_int(get(c.hp, "seq_length"), &g.context_length)) {
+            st = convfail(&c, "seq_length is not an integer");
+            break;
+        }
+        if ((st = dim_or_split(&c, "attention_dim", &rd)) != POSENC_OK)
+            break;
+        num(val(c.rp, "partial_rotary_factor"), &prf);
+        if (get(c.hp, "rope_ratio") && !num(get(c.hp, "rope_ratio"), &ratio)) {
+            st = convfail(&c, "rope_ratio is not a number");
+            break;
+        }
+        g.dimension_count = (int64_t)floor((double)rd * prf);
+        g.freq_base = f32(10000.0 * ratio);
+        g.has |= POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_EMBEDDING_LENGTH |
+                 POSENC_GGUF_HEAD_COUNT | POSENC_GGUF_DIMENSION_COUNT | POSENC_GGUF_FREQ_BASE;
         break;
     }
     case CV_MINIMAXM2: {

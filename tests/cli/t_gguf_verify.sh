@@ -34,7 +34,8 @@ llama-4-scout-17b-16e-instruct gguf/cohere2-shape gguf/olmo2-shape gguf/olmo3-ya
 gguf/mistral3-small-shape gguf/seed-oss-shape gguf/olmoe-shape gguf/starcoder2-shape
 gguf/gemma-shape gguf/ernie4_5-shape gguf/granitemoe-shape gguf/olmo-shape gguf/ernie4_5-moe-shape
 gguf/dots1-shape gguf/apertus-shape families/internlm2-chat-7b gguf/nemotron-shape gguf/bitnet-shape
-gguf/dbrx-shape gguf/jais2-shape falcon-7b"
+gguf/dbrx-shape gguf/jais2-shape falcon-7b gguf/lfm2-shape gguf/lfm2moe-shape gguf/chameleon-shape
+gguf/hunyuan-dense-shape families/hunyuan-a13b families/chatglm3-6b"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
 swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it"
 : > list
@@ -70,6 +71,12 @@ $D/gguf/bitnet-shape.json m_bitfac.gguf set=rope.scaling.factor=4
 $D/gguf/dbrx-shape.json m_dbrxbase.gguf freq_base=10000
 $D/falcon-7b.json m_falbase.gguf freq_base=1000000
 $D/gguf/jais2-shape.json m_jaisdim.gguf setu=rope.dimension_count=64
+$D/gguf/lfm2-shape.json m_lfmbase.gguf freq_base=10000
+$D/gguf/lfm2moe-shape.json m_lfmmdim.gguf setu=rope.dimension_count=32
+$D/gguf/chameleon-shape.json m_chambase.gguf freq_base=500000
+$D/gguf/hunyuan-dense-shape.json m_hyd.gguf unset=rope.freq_base
+$D/families/hunyuan-a13b.json m_hym.gguf freq_base=10000
+$D/families/chatglm3-6b.json m_glmrot.gguf setu=rope.dimension_count=128
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -177,6 +184,18 @@ mistake m_falbase.gguf "$D/falcon-7b.json" 2 "falcon.rope.freq_base" \
     "expected 10000, found 1000000: llama.cpp uses theta 1e+06 instead of 10000"
 mistake m_jaisdim.gguf "$D/gguf/jais2-shape.json" 2 "jais2.rope.dimension_count" \
     "llama.cpp rotates 64 dims of each head instead of 128"
+mistake m_lfmbase.gguf "$D/gguf/lfm2-shape.json" 2 "lfm2.rope.freq_base" \
+    "expected 1000000, found 10000"
+mistake m_lfmmdim.gguf "$D/gguf/lfm2moe-shape.json" 2 "lfm2moe.rope.dimension_count" \
+    "llama.cpp rotates 32 dims of each head instead of 64"
+mistake m_chambase.gguf "$D/gguf/chameleon-shape.json" 2 "chameleon.rope.freq_base" \
+    "expected 10000, found 500000"
+mistake m_hyd.gguf "$D/gguf/hunyuan-dense-shape.json" 2 "hunyuan-dense.rope.freq_base" \
+    "expected 11158840, found 10000"
+mistake m_hym.gguf "$D/families/hunyuan-a13b.json" 2 "hunyuan-moe.rope.freq_base" \
+    "expected 11158840, found 10000"
+mistake m_glmrot.gguf "$D/families/chatglm3-6b.json" 2 "chatglm.rope.dimension_count" \
+    "llama.cpp rotates 128 dims of each head instead of 64"
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -417,7 +436,8 @@ assert c["rules_not_registered"] == [] and c["rules"] == len(c["with_rules"]), c
 for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "cohere2", "llama4",
           "glm4", "glm4moe", "glm-dsa", "minimax-m2", "mimo2", "olmo2", "mistral3", "phi2",
           "gptneox", "stablelm", "command-r", "granite", "granitemoe", "olmo", "ernie4_5-moe",
-          "dots1", "apertus", "internlm2", "nemotron", "bitnet", "dbrx", "falcon", "jais2"):
+          "dots1", "apertus", "internlm2", "nemotron", "bitnet", "dbrx", "falcon", "jais2",
+          "lfm2", "lfm2moe", "chameleon", "hunyuan-dense", "hunyuan-moe", "chatglm"):
     assert a in c["with_rules"], a
 assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
 print("coverage %d / %d" % (c["rules"], c["mapped"]))
