@@ -28,6 +28,7 @@ const pe_gguf_key pe_gguf_rope_keys[] = {
     { "rope.scaling.yarn_log_multiplier", PE_GK_F32, POSENC_GGUF_YARN_LOG_MUL,
       OFF(yarn_log_multiplier) },
     { "rope.scaling.attn_factor", PE_GK_F32, POSENC_GGUF_ATTN_FACTOR, OFF(attn_factor) },
+    { "rope.scaling.alpha", PE_GK_F32, POSENC_GGUF_SCALING_ALPHA, OFF(scaling_alpha) },
     { "context_length", PE_GK_U32, POSENC_GGUF_CONTEXT_LENGTH, OFF(context_length) },
     { "attention.key_length", PE_GK_U32, POSENC_GGUF_KEY_LENGTH, OFF(key_length) },
     { "attention.key_length_mla", PE_GK_U32, POSENC_GGUF_KEY_LENGTH_MLA, OFF(key_length_mla) },

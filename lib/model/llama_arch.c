@@ -156,6 +156,12 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
         log_mul = pe_tof(g->yarn_log_multiplier);
     if (row->load == LD_DEEPSEEK2 && (g->has & POSENC_GGUF_YARN_LOG_MUL))
         log_mul = pe_tof(g->yarn_log_multiplier) / 0.1f;
+    /* hunyuan-vl.cpp load_arch_hparams (hunyuan-dense's loader): "XDRoPE / NTK-aware
+     * scaling": rope_freq_base_train * powf(alpha, (float)dim / (float)(dim - 2)), dim the
+     * head size */
+    if (row->load == LD_HUNYUAN_VL && (g->has & POSENC_GGUF_SCALING_ALPHA) &&
+        pe_tof(g->scaling_alpha) > 0.0f && head_k > 2)
+        freq_base = freq_base * powf(pe_tof(g->scaling_alpha), (float)head_k / (float)(head_k - 2));
     int sections[4] = { 0 };
     if (row->sections) {
         if (g->n_sections > 0)

@@ -7,7 +7,7 @@ enum { CV_NONE = 0, CV_TEXT, CV_LLAMA, CV_MINISTRAL3, CV_QWEN3NEXT, CV_QWEN35, C
        CV_GEMMA2, CV_GEMMA3N, CV_COHERE2, CV_OLMO2, CV_MINIMAXM2, CV_MIMO2, CV_GLM4,
        CV_LLAMA4, CV_GLMDSA, CV_GEMMA, CV_NEMOTRON, CV_BITNET, CV_DBRX, CV_FALCON,
        CV_JAIS2, CV_HUNYUAN, CV_HUNYUAN_MOE, CV_CHATGLM };
-enum { LD_BASE = 0, LD_MISTRAL3, LD_DEEPSEEK2, LD_GROK };
+enum { LD_BASE = 0, LD_MISTRAL3, LD_DEEPSEEK2, LD_GROK, LD_HUNYUAN_VL };
 /* the RoPE of the sliding-window layers (lib/model/llama_arch.def .swa) */
 enum { SWA_NONE = 0, SWA_GEMMA3, SWA_DEFAULT, SWA_TRAIN, SWA_CTX, SWA_OLMO2 };
 /* layers llama.cpp gives no RoPE (lib/model/llama_arch.def .nope) */

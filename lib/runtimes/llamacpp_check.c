@@ -292,7 +292,14 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
          "llama.cpp rotates %d dims of each head instead of %d: the rotation is wrong at every "
          "position > 0",
          H.n_dims, W.n_dims);
-    CMPF(freq_base, "rope.freq_base", "freq_base",
+    /* the base is blamed on rope.scaling.alpha where that differs (hunyuan-vl.cpp folds it
+     * into the base) */
+    const char *base_key = ((want->has ^ have->has) & POSENC_GGUF_SCALING_ALPHA) ||
+                                   ((want->has & POSENC_GGUF_SCALING_ALPHA) &&
+                                    want->scaling_alpha != have->scaling_alpha)
+                               ? "rope.scaling.alpha"
+                               : "rope.freq_base";
+    CMPF(freq_base, base_key, "freq_base",
          "llama.cpp uses theta %g instead of %g: every frequency but the first is wrong, so "
          "attention drifts from the first positions on and long prompts degrade",
          (double)H.freq_base, (double)W.freq_base);

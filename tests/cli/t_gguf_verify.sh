@@ -77,6 +77,8 @@ $D/gguf/chameleon-shape.json m_chambase.gguf freq_base=500000
 $D/gguf/hunyuan-dense-shape.json m_hyd.gguf unset=rope.freq_base
 $D/families/hunyuan-a13b.json m_hym.gguf freq_base=10000
 $D/families/chatglm3-6b.json m_glmrot.gguf setu=rope.dimension_count=128
+$D/gguf/hunyuan-dense-shape.json m_hyalpha.gguf set=rope.scaling.alpha=1000
+$D/families/hunyuan-a13b.json hym-alpha.gguf set=rope.scaling.alpha=1000
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -196,6 +198,11 @@ mistake m_hym.gguf "$D/families/hunyuan-a13b.json" 2 "hunyuan-moe.rope.freq_base
     "expected 11158840, found 10000"
 mistake m_glmrot.gguf "$D/families/chatglm3-6b.json" 2 "chatglm.rope.dimension_count" \
     "llama.cpp rotates 128 dims of each head instead of 64"
+# rope.scaling.alpha: hunyuan-dense's loader (src/models/hunyuan-vl.cpp) folds it into the base,
+# hunyuan-moe's reads it for nothing
+mistake m_hyalpha.gguf "$D/gguf/hunyuan-dense-shape.json" 2 "hunyuan-dense.rope.scaling.alpha" \
+    "expected 11158840, found"
+expect_ok "$POSENC" verify --config "$D/families/hunyuan-a13b.json" --gguf hym-alpha.gguf
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
