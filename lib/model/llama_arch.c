@@ -258,6 +258,15 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
     return POSENC_OK;
 }
 
+/* exaone4.cpp load_arch_hparams: sliding layers (and the global layers' NoPE) only for the
+ * 64-layer 32B; every other file is one layer type with RoPE (lib/model/llama_arch.def
+ * .swa_n_layer) */
+static int swa_off(const pe_arch_row *row, const posenc_gguf_rope *g)
+{
+    return row->swa_n_layer > 0 &&
+           (!(g->has & POSENC_GGUF_BLOCK_COUNT) || g->block_count != row->swa_n_layer);
+}
+
 posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_t n_ctx,
                                                const char *layer_type, posenc_ggml_rope *out,
                                                posenc_error *err)
@@ -267,7 +276,7 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
     if (st != POSENC_OK)
         return st;
     const pe_arch_row *row = pe_llama_arch(g->arch);
-    if ((row->swa || row->nope) && layer_type) {
+    if ((row->swa || row->nope) && layer_type && !swa_off(row, g)) {
         int sliding = strcmp(layer_type, "sliding_attention") == 0 ||
                       (row->nope == NOPE_STEP && strcmp(layer_type, "chunked_attention") == 0);
         if (!sliding && strcmp(layer_type, "full_attention") != 0)
@@ -331,6 +340,8 @@ int posenc_ggml_swa_layers(const posenc_gguf_rope *g, int n, uint8_t *sliding)
         return 1;
     if (row->nope == NOPE_STEP && has_window && g->sliding_window == 0)
         return 1;
+    if (swa_off(row, g))
+        return 1;
     if (row->swa_period < 0) { /* mimo2.cpp: the per-layer array */
         for (int i = 0; i < n && i < g->n_swa_layers; i++)
             sliding[i] = g->swa_layers[i] != 0;
@@ -351,6 +362,10 @@ int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope)
     if (!row || !row->nope || n < 0)
         return 0;
     if (row->nope == NOPE_GLOBAL) { /* cohere2.cpp: RoPE only `if (is_swa)` */
+        if (swa_off(row, g)) { /* exaone4.cpp: `is_swa(il) || swa_type == NONE` */
+            memset(nope, 0, (size_t)n);
+            return 1;
+        }
         posenc_ggml_swa_layers(g, n, nope);
         for (int i = 0; i < n; i++)
             nope[i] = !nope[i];

@@ -266,11 +266,12 @@ static posenc_status dim_or_split(conv *c, const char *key, int64_t *out)
  * a 0-dim float32 tensor with Python floats, which torch evaluates in float32 with the scalars
  * cast to float32; `scalar / tensor` is tensor.reciprocal() * scalar (torch/_tensor.py
  * __rdiv__). */
-static posenc_status llama3_freqs(conv *c, int64_t dim)
+static posenc_status llama3_freqs(conv *c, int64_t dim, double factor)
 {
     const cJSON *rp = c->full;
-    /* rope_params.get("rope_theta", 10000.0); AutoConfig fills the class default */
-    double base = c->rc->theta, factor = 8.0, lo = 1.0, hi = 4.0, old = 8192;
+    /* rope_params.get("rope_theta", 10000.0); AutoConfig fills the class default; factor's
+     * default is the class's (LlamaModel 8.0, Exaone4Model 16.0) */
+    double base = c->rc->theta, lo = 1.0, hi = 4.0, old = 8192;
     num(val(rp, "rope_theta"), &base);
     num(val(rp, "factor"), &factor);
     num(val(rp, "low_freq_factor"), &lo);
@@ -795,6 +796,50 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
                  POSENC_GGUF_HEAD_COUNT | POSENC_GGUF_DIMENSION_COUNT | POSENC_GGUF_FREQ_BASE;
         break;
     }
+    case CV_EXAONE4: {
+        /* conversion/exaone.py Exaone4Model: sliding_window when not None, with a pattern
+         * from layer_types, else from sliding_window_pattern ("LLLG" or a period) when it
+         * covers every layer; generate_extra_tensors: llama3's rope_freqs as LlamaModel's with
+         * factor default 16.0 */
+        static const char *const k_blocks[] = { "n_layers", "num_hidden_layers", "n_layer",
+                                                "num_layers", NULL };
+        const cJSON *sw = val(c.hp, "sliding_window"), *sp = get(c.hp, "sliding_window_pattern");
+        int64_t nl;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        /* ModelBase.__init__: block_count, which exaone4.cpp's layer rule reads */
+        if (hp_int(find_hparam(c.hp, k_blocks), &g.block_count))
+            g.has |= POSENC_GGUF_BLOCK_COUNT;
+        if (sw) {
+            if (!hp_int(sw, &g.sliding_window)) {
+                st = convfail(&c, "sliding_window is not an integer");
+                break;
+            }
+            g.has |= POSENC_GGUF_SLIDING_WINDOW;
+            if (get(c.hp, "layer_types")) {
+                if ((st = swa_pattern(&c, "layer_types", 0, 0)) != POSENC_OK)
+                    break;
+            } else if ((cJSON_IsString(sp) || cJSON_IsNumber(sp)) &&
+                       hp_int(get(c.hp, "num_hidden_layers"), &nl) && nl > 0 &&
+                       nl <= POSENC_GGUF_MAX_LAYERS) {
+                size_t len = cJSON_IsString(sp) ? strlen(sp->valuestring) : 0;
+                double p = cJSON_IsNumber(sp) ? sp->valuedouble : 0;
+                if (len > 0 || (p == floor(p) && p != 0)) {
+                    for (int i = 0; i < nl; i++)
+                        g.swa_layers[i] = len ? sp->valuestring[(size_t)i % len] == 'L'
+                                              : fmod((double)(i + 1), p) != 0;
+                    g.n_swa_layers = (int)nl;
+                    g.swa_layers_int32 = 0;
+                    g.has |= POSENC_GGUF_SWA_PATTERN;
+                }
+            }
+        }
+        const cJSON *t = val(c.full, "rope_type");
+        if (cJSON_IsString(t) && strcasecmp(t->valuestring, "llama3") == 0 &&
+            (st = rope_dim(&c, &dim)) == POSENC_OK)
+            st = llama3_freqs(&c, dim, 16.0);
+        break;
+    }
     case CV_MINIMAXM2: {
         /* conversion/minimax.py MiniMaxM2Model: find_hparam(["rotary_dim"]) (required) */
         static const char *const k_rd[] = { "rotary_dim", NULL };
@@ -905,7 +950,7 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             if (cJSON_IsString(t) && strcasecmp(t->valuestring, "llama3") == 0) {
                 int64_t d3;
                 if ((st = rope_dim(&c, &d3)) == POSENC_OK)
-                    st = llama3_freqs(&c, d3);
+                    st = llama3_freqs(&c, d3, 8.0);
             }
         }
         break;

@@ -347,10 +347,14 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
                 if (first < 0)
                     first = i;
             }
+        /* exaone4.cpp: the layer count itself decides whether there are sliding layers */
+        const char *pkey = wrow->swa_n_layer > 0 && want->block_count != have->block_count
+                               ? "block_count"
+                               : "attention.sliding_window_pattern";
         if (!nd)
-            add(out, A, "attention.sliding_window_pattern", "sliding layers", e, f, NULL);
+            add(out, A, pkey, "sliding layers", e, f, NULL);
         else
-            add(out, A, "attention.sliding_window_pattern", "sliding layers", e, f,
+            add(out, A, pkey, "sliding layers", e, f,
                 "llama.cpp runs %d layer(s) with the other layer type's RoPE and attention "
                 "(the first: layer %d as %s)", nd, first,
                 hs[first] ? "sliding-window" : "global");

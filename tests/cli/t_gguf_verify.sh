@@ -35,7 +35,8 @@ gguf/mistral3-small-shape gguf/seed-oss-shape gguf/olmoe-shape gguf/starcoder2-s
 gguf/gemma-shape gguf/ernie4_5-shape gguf/granitemoe-shape gguf/olmo-shape gguf/ernie4_5-moe-shape
 gguf/dots1-shape gguf/apertus-shape families/internlm2-chat-7b gguf/nemotron-shape gguf/bitnet-shape
 gguf/dbrx-shape gguf/jais2-shape falcon-7b gguf/lfm2-shape gguf/lfm2moe-shape gguf/chameleon-shape
-gguf/hunyuan-dense-shape families/hunyuan-a13b families/chatglm3-6b"
+gguf/hunyuan-dense-shape families/hunyuan-a13b families/chatglm3-6b families/exaone4-1.2b-w4a16
+gguf/exaone4-32b-shape"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
 swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it"
 : > list
@@ -79,6 +80,8 @@ $D/families/hunyuan-a13b.json m_hym.gguf freq_base=10000
 $D/families/chatglm3-6b.json m_glmrot.gguf setu=rope.dimension_count=128
 $D/gguf/hunyuan-dense-shape.json m_hyalpha.gguf set=rope.scaling.alpha=1000
 $D/families/hunyuan-a13b.json hym-alpha.gguf set=rope.scaling.alpha=1000
+$D/families/exaone4-1.2b-w4a16.json m_ex4freqs.gguf drop=rope_freqs.weight
+$D/gguf/exaone4-32b-shape.json m_ex4blocks.gguf setu=block_count=60
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -203,6 +206,20 @@ mistake m_glmrot.gguf "$D/families/chatglm3-6b.json" 2 "chatglm.rope.dimension_c
 mistake m_hyalpha.gguf "$D/gguf/hunyuan-dense-shape.json" 2 "hunyuan-dense.rope.scaling.alpha" \
     "expected 11158840, found"
 expect_ok "$POSENC" verify --config "$D/families/hunyuan-a13b.json" --gguf hym-alpha.gguf
+# EXAONE 4.0: llama3 factors with Exaone4Model's own defaults; sliding layers (and NoPE global
+# ones) only for 64 layers (src/models/exaone4.cpp), so the 1.2B rotates every layer and a
+# 32B file with another block_count runs every layer as a rotated global one
+mistake m_ex4freqs.gguf "$D/families/exaone4-1.2b-w4a16.json" 2 "rope_freqs.weight" \
+    "no rope_freqs.weight: llama.cpp will not apply llama3 scaling; output degrades past 8192 tokens"
+expect_ok "$POSENC" verify --config "$D/gguf/exaone4-32b-shape.json" --gguf exaone4-32b-shape.gguf \
+    --layer-type sliding_attention
+grep -q '^ok    exaone4.attention.sliding_window_pattern full: 3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63 (of 64 layers)' \
+    out.stdout || { cat out.stdout; exit 1; }
+expect_fail 2 "layer type 'full_attention' carries no RoPE" "$POSENC" verify \
+    --config "$D/gguf/exaone4-32b-shape.json" --gguf exaone4-32b-shape.gguf --layer-type full_attention
+mistake m_ex4blocks.gguf "$D/gguf/exaone4-32b-shape.json" 1 "exaone4.block_count" \
+    "llama.cpp runs 45 layer(s) with the other layer type's RoPE and attention (the first: layer 0 as global)"
+grep -qF "15 are rotated where the config has none (3, 7, 11," out.stdout || { cat out.stdout; exit 1; }
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -444,7 +461,7 @@ for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "co
           "glm4", "glm4moe", "glm-dsa", "minimax-m2", "mimo2", "olmo2", "mistral3", "phi2",
           "gptneox", "stablelm", "command-r", "granite", "granitemoe", "olmo", "ernie4_5-moe",
           "dots1", "apertus", "internlm2", "nemotron", "bitnet", "dbrx", "falcon", "jais2",
-          "lfm2", "lfm2moe", "chameleon", "hunyuan-dense", "hunyuan-moe", "chatglm"):
+          "lfm2", "lfm2moe", "chameleon", "hunyuan-dense", "hunyuan-moe", "chatglm", "exaone4"):
     assert a in c["with_rules"], a
 assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
 print("coverage %d / %d" % (c["rules"], c["mapped"]))
