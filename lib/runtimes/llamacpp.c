@@ -840,6 +840,22 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             st = llama3_freqs(&c, dim, 16.0);
         break;
     }
+    case CV_MELLUM: {
+        /* conversion/mellum.py MellumModel: sliding_window when use_sliding_window is True or
+         * None and sliding_window is not None, with a bool per layer_types entry */
+        const cJSON *use = get(c.hp, "use_sliding_window"), *sw = val(c.hp, "sliding_window");
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if ((!use || cJSON_IsNull(use) || cJSON_IsTrue(use)) && sw) {
+            if (!hp_int(sw, &g.sliding_window)) {
+                st = convfail(&c, "sliding_window is not an integer");
+                break;
+            }
+            g.has |= POSENC_GGUF_SLIDING_WINDOW;
+            st = swa_pattern(&c, "layer_types", 0, 0);
+        }
+        break;
+    }
     case CV_MINIMAXM2: {
         /* conversion/minimax.py MiniMaxM2Model: find_hparam(["rotary_dim"]) (required) */
         static const char *const k_rd[] = { "rotary_dim", NULL };

@@ -38,7 +38,8 @@ gguf/dbrx-shape gguf/jais2-shape falcon-7b gguf/lfm2-shape gguf/lfm2moe-shape gg
 gguf/hunyuan-dense-shape families/hunyuan-a13b families/chatglm3-6b families/exaone4-1.2b-w4a16
 gguf/exaone4-32b-shape"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
-swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it"
+swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it
+gguf/mellum-shape"
 : > list
 for c in $good; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 cat >> list <<EOF
@@ -82,6 +83,8 @@ $D/gguf/hunyuan-dense-shape.json m_hyalpha.gguf set=rope.scaling.alpha=1000
 $D/families/hunyuan-a13b.json hym-alpha.gguf set=rope.scaling.alpha=1000
 $D/families/exaone4-1.2b-w4a16.json m_ex4freqs.gguf drop=rope_freqs.weight
 $D/gguf/exaone4-32b-shape.json m_ex4blocks.gguf setu=block_count=60
+$D/gguf/mellum-shape.json m_melpat.gguf unset=attention.sliding_window_pattern
+$D/gguf/mellum-shape.json mel-swa.gguf set=rope.freq_base_swa=500000
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -119,17 +122,19 @@ for f in l3_*.json; do
 done
 [ "$n3" -eq 20 ]
 
-# mistake FILE CONFIG NFAIL 'FAIL line start' 'consequence text'
+# mistake FILE CONFIG NFAIL 'FAIL line start' 'consequence text' [verify options]
 # (NFAIL counts the tables check too: every mistake that changes llama.cpp's cos and sin fails
 # it as well; the softmax scale and the pairing leave the per-frequency values alone)
 mistake() {
+    m_file=$1 m_cfg=$2 m_n=$3 m_key=$4 m_text=$5
+    shift 5
     set +e
-    "$POSENC" verify --config "$2" --gguf "$1" --report "$1.json" > out.stdout 2> out.stderr
+    "$POSENC" verify --config "$m_cfg" --gguf "$m_file" --report "$m_file.json" "$@" > out.stdout 2> out.stderr
     rc=$?
     set -e
-    [ "$rc" -eq 1 ] || { echo "$1: expected exit 1, got $rc"; cat out.stdout out.stderr; return 1; }
-    [ "$(grep -c "^FAIL" out.stdout)" -eq "$3" ] || { echo "$1: not $3 failure(s)"; cat out.stdout; return 1; }
-    grep "^FAIL  $4" out.stdout | grep -qF -- "$5" || { echo "$1: no '$4 ... $5'"; cat out.stdout; return 1; }
+    [ "$rc" -eq 1 ] || { echo "$m_file: expected exit 1, got $rc"; cat out.stdout out.stderr; return 1; }
+    [ "$(grep -c "^FAIL" out.stdout)" -eq "$m_n" ] || { echo "$m_file: not $m_n failure(s)"; cat out.stdout; return 1; }
+    grep "^FAIL  $m_key" out.stdout | grep -qF -- "$m_text" || { echo "$m_file: no '$m_key ... $m_text'"; cat out.stdout; return 1; }
 }
 mistake m_theta.gguf "$D/gguf/codellama-7b.json" 2 "llama.rope.freq_base" \
     "expected 1000000, found 10000: llama.cpp uses theta 10000 instead of 1e+06"
@@ -220,6 +225,14 @@ expect_fail 2 "layer type 'full_attention' carries no RoPE" "$POSENC" verify \
 mistake m_ex4blocks.gguf "$D/gguf/exaone4-32b-shape.json" 1 "exaone4.block_count" \
     "llama.cpp runs 45 layer(s) with the other layer type's RoPE and attention (the first: layer 0 as global)"
 grep -qF "15 are rotated where the config has none (3, 7, 11," out.stdout || { cat out.stdout; exit 1; }
+# Mellum: the sliding layers come from the file's bool array (none without it) and run with
+# the global base unscaled (src/models/mellum.cpp), so rope.freq_base_swa changes nothing
+mistake m_melpat.gguf "$D/gguf/mellum-shape.json" 1 "mellum.attention.sliding_window_pattern" \
+    "expected full: 3, 7 (of 8 layers), found full: 0, 1, 2, 3, 4, 5, 6, 7 (of 8 layers)" \
+    --layer-type sliding_attention
+expect_ok "$POSENC" verify --config "$D/gguf/mellum-shape.json" --gguf mel-swa.gguf --layer-type sliding_attention
+grep -q "^note: llama.cpp rotates Mellum's sliding-window layers with the global freq_base" out.stdout ||
+    { cat out.stdout; exit 1; }
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -461,7 +474,8 @@ for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "co
           "glm4", "glm4moe", "glm-dsa", "minimax-m2", "mimo2", "olmo2", "mistral3", "phi2",
           "gptneox", "stablelm", "command-r", "granite", "granitemoe", "olmo", "ernie4_5-moe",
           "dots1", "apertus", "internlm2", "nemotron", "bitnet", "dbrx", "falcon", "jais2",
-          "lfm2", "lfm2moe", "chameleon", "hunyuan-dense", "hunyuan-moe", "chatglm", "exaone4"):
+          "lfm2", "lfm2moe", "chameleon", "hunyuan-dense", "hunyuan-moe", "chatglm", "exaone4",
+          "mellum"):
     assert a in c["with_rules"], a
 assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
 print("coverage %d / %d" % (c["rules"], c["mapped"]))
