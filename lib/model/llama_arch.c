@@ -260,9 +260,11 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
 
 /* exaone4.cpp load_arch_hparams: sliding layers (and the global layers' NoPE) only for the
  * 64-layer 32B; every other file is one layer type with RoPE (lib/model/llama_arch.def
- * .swa_n_layer) */
+ * .swa_n_layer); afmoe.cpp: only with a window (.swa_window) */
 static int swa_off(const pe_arch_row *row, const posenc_gguf_rope *g)
 {
+    if (row->swa_window && !((g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window > 0))
+        return 1;
     return row->swa_n_layer > 0 &&
            (!(g->has & POSENC_GGUF_BLOCK_COUNT) || g->block_count != row->swa_n_layer);
 }
@@ -371,8 +373,12 @@ int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope)
             nope[i] = !nope[i];
         return 1;
     }
-    /* llama4.cpp: n_no_rope_layer_step 4 (src/llama-hparams.h), n_layer when the window is 0 */
-    int every = (g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window == 0 ? 0 : 4;
+    /* llama4.cpp: n_no_rope_layer_step 4 (src/llama-hparams.h), n_layer when the window is 0;
+     * afmoe.cpp keeps the 4 (NOPE_EVERY4) */
+    int every = row->nope == NOPE_STEP && (g->has & POSENC_GGUF_SLIDING_WINDOW) &&
+                        g->sliding_window == 0
+                    ? 0
+                    : 4;
     for (int i = 0; i < n; i++)
         nope[i] = every && (i + 1) % every == 0;
     return 1;

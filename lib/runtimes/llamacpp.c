@@ -929,6 +929,7 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
     case CV_MINISTRAL3:
     case CV_GRANITE:
     case CV_LLAMA4:
+    case CV_AFMOE:
         /* conversion/granite.py GraniteModel.set_gguf_parameters pops head_dim before
          * LlamaModel's: the dimension count is hidden_size / num_attention_heads */
         if (row->conv == CV_GRANITE)
@@ -947,6 +948,14 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             }
             g.yarn_log_multiplier = f32(ms);
             g.has |= POSENC_GGUF_YARN_LOG_MUL;
+        }
+        /* conversion/afmoe.py AfmoeModel: sliding_window when not None */
+        if (row->conv == CV_AFMOE && val(c.hp, "sliding_window")) {
+            if (!hp_int(val(c.hp, "sliding_window"), &g.sliding_window)) {
+                st = convfail(&c, "sliding_window is not an integer");
+                break;
+            }
+            g.has |= POSENC_GGUF_SLIDING_WINDOW;
         }
         if (row->conv == CV_LLAMA4) {
             /* conversion/llama.py Llama4Model: sliding_window 0 when every layer_types entry

@@ -347,10 +347,14 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
                 if (first < 0)
                     first = i;
             }
-        /* exaone4.cpp: the layer count itself decides whether there are sliding layers */
+        /* exaone4.cpp: the layer count itself decides whether there are sliding layers;
+         * afmoe.cpp: the window */
+        int wwin = (want->has & POSENC_GGUF_SLIDING_WINDOW) && want->sliding_window > 0;
+        int hwin = (have->has & POSENC_GGUF_SLIDING_WINDOW) && have->sliding_window > 0;
         const char *pkey = wrow->swa_n_layer > 0 && want->block_count != have->block_count
                                ? "block_count"
-                               : "attention.sliding_window_pattern";
+                           : wrow->swa_window && wwin != hwin ? "attention.sliding_window"
+                                                              : "attention.sliding_window_pattern";
         if (!nd)
             add(out, A, pkey, "sliding layers", e, f, NULL);
         else
