@@ -796,7 +796,8 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
                  POSENC_GGUF_HEAD_COUNT | POSENC_GGUF_DIMENSION_COUNT | POSENC_GGUF_FREQ_BASE;
         break;
     }
-    case CV_EXAONE4: {
+    case CV_EXAONE4:
+    case CV_EXAONE_MOE: {
         /* conversion/exaone.py Exaone4Model: sliding_window when not None, with a pattern
          * from layer_types, else from sliding_window_pattern ("LLLG" or a period) when it
          * covers every layer; generate_extra_tensors: llama3's rope_freqs as LlamaModel's with
@@ -838,6 +839,11 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
         if (cJSON_IsString(t) && strcasecmp(t->valuestring, "llama3") == 0 &&
             (st = rope_dim(&c, &dim)) == POSENC_OK)
             st = llama3_freqs(&c, dim, 16.0);
+        /* ExaoneMoEModel.set_gguf_parameters, after Exaone4Model's: scaling type none */
+        if (row->conv == CV_EXAONE_MOE) {
+            snprintf(g.scaling_type, sizeof g.scaling_type, "none");
+            g.has |= POSENC_GGUF_SCALING_TYPE;
+        }
         break;
     }
     case CV_MELLUM: {
