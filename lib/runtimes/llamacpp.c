@@ -862,6 +862,26 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
         }
         break;
     }
+    case CV_BAICHUAN: {
+        /* conversion/baichuan.py BaichuanModel: TextModel's keys, dimension_count
+         * hparams["hidden_size"] // hparams["num_attention_heads"]; block_count (ModelBase),
+         * which decides whether baichuan.cpp ropes at all */
+        static const char *const k_blocks[] = { "n_layers", "num_hidden_layers", "n_layer",
+                                                "num_layers", NULL };
+        int64_t hs, nh;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (!hp_int(get(c.hp, "hidden_size"), &hs) ||
+            !hp_int(get(c.hp, "num_attention_heads"), &nh) || nh <= 0) {
+            st = convfail(&c, "KeyError: 'hidden_size' or 'num_attention_heads'");
+            break;
+        }
+        g.dimension_count = hs / nh;
+        g.has |= POSENC_GGUF_DIMENSION_COUNT;
+        if (hp_int(find_hparam(c.hp, k_blocks), &g.block_count))
+            g.has |= POSENC_GGUF_BLOCK_COUNT;
+        break;
+    }
     case CV_MINIMAXM2: {
         /* conversion/minimax.py MiniMaxM2Model: find_hparam(["rotary_dim"]) (required) */
         static const char *const k_rd[] = { "rotary_dim", NULL };

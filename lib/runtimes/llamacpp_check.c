@@ -363,6 +363,23 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
                 "(the first: layer %d as %s)", nd, first,
                 hs[first] ? "sliding-window" : "global");
     }
+    if (wrow && wrow->rope_n_layer > 0 && strcmp(want->arch, have->arch) == 0) {
+        /* baichuan.cpp: whether the graph ropes at all is the layer count's */
+        int wr = (want->has & POSENC_GGUF_BLOCK_COUNT) && want->block_count == wrow->rope_n_layer;
+        int hr = (have->has & POSENC_GGUF_BLOCK_COUNT) && have->block_count == wrow->rope_n_layer;
+        snprintf(e, sizeof e, "%lld (%s)", (long long)want->block_count,
+                 wr ? "every layer rotated" : "no RoPE");
+        snprintf(f, sizeof f, "%lld (%s)", (long long)have->block_count,
+                 hr ? "every layer rotated" : "no RoPE");
+        if (wr == hr)
+            add(out, A, "block_count", "rotated layers", e, f, NULL);
+        else
+            add(out, A, "block_count", "rotated layers", e, f,
+                "llama.cpp %s (src/models/%s.cpp ropes only files of %d layers)",
+                hr ? "rotates layers the converter's file leaves without RoPE"
+                   : "applies no RoPE to any layer",
+                have->arch, wrow->rope_n_layer);
+    }
     snprintf(e, sizeof e, "factor %.9g (freq_scale %.9g)", 1.0 / W.freq_scale, (double)W.freq_scale);
     snprintf(f, sizeof f, "factor %.9g (freq_scale %.9g)", 1.0 / H.freq_scale, (double)H.freq_scale);
     if (W.freq_scale == H.freq_scale)

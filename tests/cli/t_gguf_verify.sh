@@ -36,7 +36,7 @@ gguf/gemma-shape gguf/ernie4_5-shape gguf/granitemoe-shape gguf/olmo-shape gguf/
 gguf/dots1-shape gguf/apertus-shape families/internlm2-chat-7b gguf/nemotron-shape gguf/bitnet-shape
 gguf/dbrx-shape gguf/jais2-shape falcon-7b gguf/lfm2-shape gguf/lfm2moe-shape gguf/chameleon-shape
 gguf/hunyuan-dense-shape families/hunyuan-a13b families/chatglm3-6b families/exaone4-1.2b-w4a16
-gguf/exaone4-32b-shape gguf/afmoe-shape gguf/exaone-moe-shape"
+gguf/exaone4-32b-shape gguf/afmoe-shape gguf/exaone-moe-shape gguf/baichuan-7b-shape"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
 swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it
 gguf/mellum-shape"
@@ -87,6 +87,7 @@ $D/gguf/mellum-shape.json m_melpat.gguf unset=attention.sliding_window_pattern
 $D/gguf/mellum-shape.json mel-swa.gguf set=rope.freq_base_swa=500000
 $D/gguf/afmoe-shape.json m_afwin.gguf unset=attention.sliding_window
 $D/gguf/exaone-moe-shape.json m_exmpat.gguf setu=attention.sliding_window_pattern=2
+$D/gguf/baichuan-7b-shape.json m_bcblocks.gguf setu=block_count=40
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -242,6 +243,9 @@ mistake m_afwin.gguf "$D/gguf/afmoe-shape.json" 1 "afmoe.attention.sliding_windo
 # K-EXAONE (exaone-moe.cpp): sliding layers from the uint32 period, RoPE on them only
 mistake m_exmpat.gguf "$D/gguf/exaone-moe-shape.json" 1 "exaone-moe.attention.sliding_window_pattern" \
     "expected full: 3, 7 (of 8 layers), found full: 1, 3, 5, 7 (of 8 layers)"
+# Baichuan: baichuan.cpp ropes the 32-layer 7B only
+mistake m_bcblocks.gguf "$D/gguf/baichuan-7b-shape.json" 1 "baichuan.block_count" \
+    "expected 32 (every layer rotated), found 40 (no RoPE): llama.cpp applies no RoPE to any layer"
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -484,7 +488,7 @@ for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "co
           "gptneox", "stablelm", "command-r", "granite", "granitemoe", "olmo", "ernie4_5-moe",
           "dots1", "apertus", "internlm2", "nemotron", "bitnet", "dbrx", "falcon", "jais2",
           "lfm2", "lfm2moe", "chameleon", "hunyuan-dense", "hunyuan-moe", "chatglm", "exaone4",
-          "mellum", "afmoe", "exaone-moe"):
+          "mellum", "afmoe", "exaone-moe", "baichuan"):
     assert a in c["with_rules"], a
 assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
 print("coverage %d / %d" % (c["rules"], c["mapped"]))
