@@ -35,6 +35,7 @@ const pe_gguf_key pe_gguf_rope_keys[] = {
     { "attention.sliding_window", PE_GK_U32, POSENC_GGUF_SLIDING_WINDOW, OFF(sliding_window) },
     { "attention.sliding_window_pattern", PE_GK_PATTERN, POSENC_GGUF_SWA_PATTERN, 0 },
     { "block_count", PE_GK_U32, POSENC_GGUF_BLOCK_COUNT, OFF(block_count) },
+    { "leading_dense_block_count", PE_GK_U32, POSENC_GGUF_DENSE_LEAD, OFF(dense_lead) },
     { "attention.head_count", PE_GK_HEADS, POSENC_GGUF_HEAD_COUNT, OFF(head_count) },
     { "embedding_length", PE_GK_U32, POSENC_GGUF_EMBEDDING_LENGTH, OFF(embedding_length) },
 };

@@ -54,7 +54,8 @@ enum {
     POSENC_GGUF_SLIDING_WINDOW = 1u << 19,  /* {arch}.attention.sliding_window */
     POSENC_GGUF_SWA_PATTERN = 1u << 20,     /* {arch}.attention.sliding_window_pattern */
     POSENC_GGUF_BLOCK_COUNT = 1u << 21,     /* {arch}.block_count */
-    POSENC_GGUF_SCALING_ALPHA = 1u << 22    /* {arch}.rope.scaling.alpha (NTK alpha) */
+    POSENC_GGUF_SCALING_ALPHA = 1u << 22,   /* {arch}.rope.scaling.alpha (NTK alpha) */
+    POSENC_GGUF_DENSE_LEAD = 1u << 23       /* {arch}.leading_dense_block_count */
 };
 
 #define POSENC_GGUF_MAX_LAYERS 1024
@@ -88,6 +89,7 @@ struct posenc_gguf_rope {
     int64_t key_length_mla;           /* {arch}.attention.key_length_mla */
     int64_t sliding_window;           /* {arch}.attention.sliding_window */
     int64_t block_count;              /* {arch}.block_count (layers, MTP layers included) */
+    int64_t dense_lead;               /* {arch}.leading_dense_block_count */
     int64_t swa_period;               /* attention.sliding_window_pattern as a uint32 (0 when
                                          it is an array) */
     int n_swa_layers;                 /* ... as an array of n_swa_layers flags, 1 = sliding */

@@ -287,8 +287,11 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
                                  "layers, not '%.60s'",
                                  g->arch, layer_type);
         int window = (g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window > 0;
-        /* cohere2.cpp ropes only the sliding layers */
-        if (!sliding && row->nope == NOPE_GLOBAL)
+        /* cohere2.cpp ropes only the sliding layers; cohere2moe.cpp the leading dense ones too
+         * (force_rope = il < n_layer_dense_lead) */
+        int dense = row->nope == NOPE_GLOBAL_DENSE && (g->has & POSENC_GGUF_DENSE_LEAD) &&
+                    g->dense_lead > 0;
+        if (!sliding && (row->nope == NOPE_GLOBAL || (row->nope == NOPE_GLOBAL_DENSE && !dense)))
             return posenc_seterr(err, POSENC_EUNSUPPORTED,
                                  "llama.cpp applies no RoPE to %s's full_attention layers "
                                  "(src/models/%s.cpp ropes only the sliding-window layers)",
@@ -344,17 +347,17 @@ int posenc_ggml_swa_layers(const posenc_gguf_rope *g, int n, uint8_t *sliding)
         return 1;
     if (swa_off(row, g))
         return 1;
-    if (row->swa_period < 0) { /* mimo2.cpp: the per-layer array */
+    int scalar = (g->has & POSENC_GGUF_SWA_PATTERN) && g->n_swa_layers == 0;
+    if (row->swa_period < 0 && !(row->swa_dense_first && scalar)) {
+        /* mimo2.cpp: the per-layer array; cohere2moe.cpp: the array unless a uint32 */
         for (int i = 0; i < n && i < g->n_swa_layers; i++)
             sliding[i] = g->swa_layers[i] != 0;
         return 1;
     }
     /* the uint32 key, else the default; an array is ignored (scalar get_key_or_arr) */
-    int64_t p = row->swa_period;
-    if ((g->has & POSENC_GGUF_SWA_PATTERN) && g->n_swa_layers == 0)
-        p = g->swa_period;
-    for (int il = 0; il < n; il++) /* llama_hparams::set_swa_pattern, dense_first false */
-        sliding[il] = p == 0 || il % p < p - 1;
+    int64_t p = scalar ? g->swa_period : row->swa_period;
+    for (int il = 0; il < n; il++) /* llama_hparams::set_swa_pattern */
+        sliding[il] = p == 0 || (row->swa_dense_first ? il % p != 0 : il % p < p - 1);
     return 1;
 }
 
@@ -369,14 +372,18 @@ int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope)
     }
     if (!row || !row->nope || n < 0)
         return 0;
-    if (row->nope == NOPE_GLOBAL) { /* cohere2.cpp: RoPE only `if (is_swa)` */
+    if (row->nope == NOPE_GLOBAL || row->nope == NOPE_GLOBAL_DENSE) {
+        /* cohere2.cpp: RoPE only `if (is_swa)`; cohere2moe.cpp `is_swa || force_rope` */
         if (swa_off(row, g)) { /* exaone4.cpp: `is_swa(il) || swa_type == NONE` */
             memset(nope, 0, (size_t)n);
             return 1;
         }
+        int64_t lead = row->nope == NOPE_GLOBAL_DENSE && (g->has & POSENC_GGUF_DENSE_LEAD)
+                           ? g->dense_lead
+                           : 0;
         posenc_ggml_swa_layers(g, n, nope);
         for (int i = 0; i < n; i++)
-            nope[i] = !nope[i];
+            nope[i] = !nope[i] && i >= lead;
         return 1;
     }
     /* llama4.cpp: n_no_rope_layer_step 4 (src/llama-hparams.h), n_layer when the window is 0;

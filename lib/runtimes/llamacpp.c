@@ -882,6 +882,36 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             g.has |= POSENC_GGUF_BLOCK_COUNT;
         break;
     }
+    case CV_COHERE2MOE: {
+        /* conversion/command_r.py Cohere2MoeModel: TextModel's keys, sliding_window and a bool
+         * per layer_types entry (hparams[k]), leading_dense_block_count from mlp_layer_types
+         * (the first non-"dense" entry), else first_k_dense_replace (0), dimension_count
+         * head_dim, scaling type none */
+        const cJSON *mlt = get(c.hp, "mlp_layer_types");
+        int64_t lead = 0;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (!hp_int(get(c.hp, "sliding_window"), &g.sliding_window) ||
+            !hp_int(get(c.hp, "head_dim"), &g.dimension_count)) {
+            st = convfail(&c, "Cohere2MoeModel needs sliding_window and head_dim");
+            break;
+        }
+        if (cJSON_IsArray(mlt)) {
+            for (const cJSON *e = mlt->child; e; e = e->next, lead++)
+                if (!cJSON_IsString(e) || strcmp(e->valuestring, "dense") != 0)
+                    break;
+        } else if (get(c.hp, "first_k_dense_replace") &&
+                   !hp_int(get(c.hp, "first_k_dense_replace"), &lead)) {
+            st = convfail(&c, "first_k_dense_replace is not an integer");
+            break;
+        }
+        g.dense_lead = lead;
+        snprintf(g.scaling_type, sizeof g.scaling_type, "none");
+        g.has |= POSENC_GGUF_SLIDING_WINDOW | POSENC_GGUF_DIMENSION_COUNT |
+                 POSENC_GGUF_SCALING_TYPE | POSENC_GGUF_DENSE_LEAD;
+        st = swa_pattern(&c, "layer_types", 0, 0);
+        break;
+    }
     case CV_MINIMAXM2: {
         /* conversion/minimax.py MiniMaxM2Model: find_hparam(["rotary_dim"]) (required) */
         static const char *const k_rd[] = { "rotary_dim", NULL };

@@ -329,12 +329,14 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
                     nowin ? ": without a sliding window every layer is global" : "");
         }
     }
-    if (wrow && wrow->swa && strcmp(want->arch, have->arch) == 0 &&
-        (have->has & POSENC_GGUF_BLOCK_COUNT) && have->block_count > 0) {
+    /* the file's layers, for the per-layer checks below (0: no block_count) */
+    int nl = !(have->has & POSENC_GGUF_BLOCK_COUNT) || have->block_count <= 0 ? 0
+             : have->block_count > POSENC_GGUF_MAX_LAYERS ? POSENC_GGUF_MAX_LAYERS
+                                                          : (int)have->block_count;
+    int same_arch = strcmp(want->arch, have->arch) == 0;
+    if (wrow && wrow->swa && same_arch && nl) {
         /* which layers are sliding (llama_hparams::is_swa): the pattern key as the loader
          * reads it, over the file's layers */
-        int nl = have->block_count > POSENC_GGUF_MAX_LAYERS ? POSENC_GGUF_MAX_LAYERS
-                                                            : (int)have->block_count;
         uint8_t ws[POSENC_GGUF_MAX_LAYERS], hs[POSENC_GGUF_MAX_LAYERS];
         posenc_ggml_swa_layers(want, nl, ws);
         posenc_ggml_swa_layers(have, nl, hs);
@@ -362,6 +364,26 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
                 "llama.cpp runs %d layer(s) with the other layer type's RoPE and attention "
                 "(the first: layer %d as %s)", nd, first,
                 hs[first] ? "sliding-window" : "global");
+    }
+    if (wrow && wrow->nope == NOPE_GLOBAL_DENSE && same_arch && nl) {
+        /* cohere2moe.cpp: the leading dense layers are rotated whatever their type */
+        uint8_t wn[POSENC_GGUF_MAX_LAYERS], hn[POSENC_GGUF_MAX_LAYERS];
+        posenc_ggml_nope_layers(want, nl, wn);
+        posenc_ggml_nope_layers(have, nl, hn);
+        snprintf(e, sizeof e, "%lld", (long long)want->dense_lead);
+        snprintf(f, sizeof f, "%lld", (long long)have->dense_lead);
+        int nd = 0, first = -1;
+        for (int i = 0; i < nl; i++)
+            if (wn[i] != hn[i] && nd++ == 0)
+                first = i;
+        if (!nd || want->dense_lead == have->dense_lead)
+            add(out, A, "leading_dense_block_count", "rotated layers", e, f, NULL);
+        else
+            add(out, A, "leading_dense_block_count", "rotated layers", e, f,
+                "llama.cpp %s %d layer(s) the converter's file %s (the first: layer %d; "
+                "src/models/cohere2moe.cpp ropes the first leading_dense_block_count layers)",
+                hn[first] ? "leaves without RoPE" : "rotates", nd,
+                hn[first] ? "rotates" : "leaves without RoPE", first);
     }
     if (wrow && wrow->rope_n_layer > 0 && strcmp(want->arch, have->arch) == 0) {
         /* baichuan.cpp: whether the graph ropes at all is the layer count's */

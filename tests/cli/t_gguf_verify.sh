@@ -36,7 +36,8 @@ gguf/gemma-shape gguf/ernie4_5-shape gguf/granitemoe-shape gguf/olmo-shape gguf/
 gguf/dots1-shape gguf/apertus-shape families/internlm2-chat-7b gguf/nemotron-shape gguf/bitnet-shape
 gguf/dbrx-shape gguf/jais2-shape falcon-7b gguf/lfm2-shape gguf/lfm2moe-shape gguf/chameleon-shape
 gguf/hunyuan-dense-shape families/hunyuan-a13b families/chatglm3-6b families/exaone4-1.2b-w4a16
-gguf/exaone4-32b-shape gguf/afmoe-shape gguf/exaone-moe-shape gguf/baichuan-7b-shape"
+gguf/exaone4-32b-shape gguf/afmoe-shape gguf/exaone-moe-shape gguf/baichuan-7b-shape
+gguf/cohere2moe-shape"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
 swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it
 gguf/mellum-shape"
@@ -88,6 +89,8 @@ $D/gguf/mellum-shape.json mel-swa.gguf set=rope.freq_base_swa=500000
 $D/gguf/afmoe-shape.json m_afwin.gguf unset=attention.sliding_window
 $D/gguf/exaone-moe-shape.json m_exmpat.gguf setu=attention.sliding_window_pattern=2
 $D/gguf/baichuan-7b-shape.json m_bcblocks.gguf setu=block_count=40
+$D/gguf/cohere2moe-shape.json m_c2mlead.gguf setu=leading_dense_block_count=4
+$D/gguf/cohere2moe-shape.json m_c2mpat.gguf setu=attention.sliding_window_pattern=4
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -246,6 +249,12 @@ mistake m_exmpat.gguf "$D/gguf/exaone-moe-shape.json" 1 "exaone-moe.attention.sl
 # Baichuan: baichuan.cpp ropes the 32-layer 7B only
 mistake m_bcblocks.gguf "$D/gguf/baichuan-7b-shape.json" 1 "baichuan.block_count" \
     "expected 32 (every layer rotated), found 40 (no RoPE): llama.cpp applies no RoPE to any layer"
+# Cohere 2 MoE: RoPE on the sliding layers and the leading dense ones; a uint32 pattern p
+# makes il % p != 0 sliding (set_swa_pattern(p, true), src/models/cohere2moe.cpp)
+mistake m_c2mlead.gguf "$D/gguf/cohere2moe-shape.json" 1 "cohere2moe.leading_dense_block_count" \
+    "expected 1, found 4: llama.cpp rotates 1 layer(s) the converter's file leaves without RoPE (the first: layer 3"
+mistake m_c2mpat.gguf "$D/gguf/cohere2moe-shape.json" 1 "cohere2moe.attention.sliding_window_pattern" \
+    "expected full: 3, 7 (of 8 layers), found full: 0, 4 (of 8 layers)"
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -488,7 +497,7 @@ for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "co
           "gptneox", "stablelm", "command-r", "granite", "granitemoe", "olmo", "ernie4_5-moe",
           "dots1", "apertus", "internlm2", "nemotron", "bitnet", "dbrx", "falcon", "jais2",
           "lfm2", "lfm2moe", "chameleon", "hunyuan-dense", "hunyuan-moe", "chatglm", "exaone4",
-          "mellum", "afmoe", "exaone-moe", "baichuan"):
+          "mellum", "afmoe", "exaone-moe", "baichuan", "cohere2moe"):
     assert a in c["with_rules"], a
 assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
 print("coverage %d / %d" % (c["rules"], c["mapped"]))
