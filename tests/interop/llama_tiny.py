@@ -443,13 +443,39 @@ def row_qwen3next():
     return cfg, moe(t, cfg, shared=True)
 
 
+def row_exaone4():
+    """EXAONE 4.0 1.2B (NEOX, llama3 factors with factor 16, theta 1e6; post-norms and q/k
+    norms, no input norm; no sliding window, so every layer rotated)"""
+    cfg = base("Exaone4ForCausalLM", "exaone4", rope_theta=1000000.0,
+               max_position_embeddings=65536, sliding_window=None,
+               layer_types=["full_attention"] * L,
+               rope_scaling={"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 4.0, "original_max_position_embeddings": 8192})
+    t = llama_like(cfg, qk_norm=True, extra_norms=("post_feedforward_layernorm",))
+    return cfg, {k: v for k, v in t.items() if not k.endswith("input_layernorm.weight")}
+
+
+def row_hunyuan_dense():
+    """Hunyuan dense (NEOX; rope_scaling dynamic alpha 1000 folded into the base, theta 1e4 *
+    1000^(64/62); q/k norms as query_layernorm / key_layernorm)"""
+    cfg = base("HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense", rope_theta=10000.0,
+               max_position_embeddings=32768,
+               rope_scaling={"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0,
+                             "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"})
+    t = llama_like(cfg)
+    for i in range(cfg["num_hidden_layers"]):
+        t[f"model.layers.{i}.self_attn.query_layernorm.weight"] = (HD,)
+        t[f"model.layers.{i}.self_attn.key_layernorm.weight"] = (HD,)
+    return cfg, t
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
         "command-r": row_command_r, "deepseek2": row_deepseek2, "qwen3moe": row_qwen3moe,
         "qwen2moe": row_qwen2moe, "gpt-oss": row_gpt_oss, "mistral3": row_mistral3,
         "qwen35": row_qwen35, "qwen35moe": row_qwen35moe,
-        "qwen3next": row_qwen3next}
+        "qwen3next": row_qwen3next, "exaone4": row_exaone4, "hunyuan-dense": row_hunyuan_dense}
 
 
 def save_safetensors(path, arrays):
