@@ -60,6 +60,8 @@ qwen35moe  qwen35moe  1  2  256  best
 qwen3next  qwen3next  1  2  256  best
 exaone4    exaone4    2  2  64   best
 hunyuan-dense hunyuan-dense 2 2 64 best
+olmo       olmo       2  2  64   best
+internlm2  internlm2  2  2  64   best
 EOF
 
 # Planted mistakes: name, row, the change (llama_tiny.py convert MISTAKE, or "positions+1" in the
@@ -73,6 +75,7 @@ orig_ctx    phi3   setu=rope.scaling.original_context_length=131072  phi3.rope.s
 swa_base    gemma3 set=rope.freq_base_swa=1000000                gemma3.rope.freq_base_swa expected 10000, found 1000000
 positions   llama  positions+1                                   matches with positions shifted by -1
 hy_alpha    hunyuan-dense set=rope.scaling.alpha=1000           hunyuan-dense.rope.scaling.alpha expected 12496091, found
+olmo_base   olmo   freq_base=500000                              olmo.rope.freq_base  expected 10000, found 500000
 EOF
 
 # every row llama_tiny.py can make is in the table, and only those

@@ -469,13 +469,34 @@ def row_hunyuan_dense():
     return cfg, t
 
 
+def row_olmo():
+    """OLMo (NORM: the converter permutes q/k; non-parametric LayerNorms, so no norm weights)"""
+    cfg = base("OlmoForCausalLM", "olmo", rope_theta=10000.0, max_position_embeddings=4096,
+               clip_qkv=None)
+    return cfg, {k: v for k, v in llama_like(cfg).items() if "norm" not in k}
+
+
+def row_internlm2():
+    """InternLM2 (NORM: the converter splits the grouped wqkv and permutes q/k; theta 1e6)"""
+    cfg = base("InternLM2ForCausalLM", "internlm2", rope_theta=1000000.0,
+               max_position_embeddings=32768, bias=False)
+    layer = {"attention.wqkv": ((NH + 2 * NKV) * HD, H), "attention.wo": (H, NH * HD),
+             "feed_forward.w1": (FF, H), "feed_forward.w3": (FF, H), "feed_forward.w2": (H, FF),
+             "attention_norm": (H,), "ffn_norm": (H,)}
+    t = {"model.tok_embeddings.weight": (V, H), "model.norm.weight": (H,), "output.weight": (V, H)}
+    for i in range(cfg["num_hidden_layers"]):
+        t.update({f"model.layers.{i}.{k}.weight": v for k, v in layer.items()})
+    return cfg, t
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
         "command-r": row_command_r, "deepseek2": row_deepseek2, "qwen3moe": row_qwen3moe,
         "qwen2moe": row_qwen2moe, "gpt-oss": row_gpt_oss, "mistral3": row_mistral3,
         "qwen35": row_qwen35, "qwen35moe": row_qwen35moe,
-        "qwen3next": row_qwen3next, "exaone4": row_exaone4, "hunyuan-dense": row_hunyuan_dense}
+        "qwen3next": row_qwen3next, "exaone4": row_exaone4, "hunyuan-dense": row_hunyuan_dense,
+        "olmo": row_olmo, "internlm2": row_internlm2}
 
 
 def save_safetensors(path, arrays):
