@@ -37,7 +37,7 @@ gguf/dots1-shape gguf/apertus-shape families/internlm2-chat-7b gguf/nemotron-sha
 gguf/dbrx-shape gguf/jais2-shape falcon-7b gguf/lfm2-shape gguf/lfm2moe-shape gguf/chameleon-shape
 gguf/hunyuan-dense-shape families/hunyuan-a13b families/chatglm3-6b families/exaone4-1.2b-w4a16
 gguf/exaone4-32b-shape gguf/afmoe-shape gguf/exaone-moe-shape gguf/baichuan-7b-shape
-gguf/cohere2moe-shape"
+gguf/cohere2moe-shape gguf/deepseek-v32-shape families/minimax-m1 gguf/hy-v3-shape"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
 swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it
 gguf/mellum-shape"
@@ -91,6 +91,9 @@ $D/gguf/exaone-moe-shape.json m_exmpat.gguf setu=attention.sliding_window_patter
 $D/gguf/baichuan-7b-shape.json m_bcblocks.gguf setu=block_count=40
 $D/gguf/cohere2moe-shape.json m_c2mlead.gguf setu=leading_dense_block_count=4
 $D/gguf/cohere2moe-shape.json m_c2mpat.gguf setu=attention.sliding_window_pattern=4
+$D/gguf/hy-v3-shape.json m_hyv3base.gguf freq_base=10000
+$D/families/minimax-m1.json m_mm1dim.gguf setu=rope.dimension_count=128
+$D/gguf/deepseek-v32-shape.json m_ds32mul.gguf set=rope.scaling.yarn_log_multiplier=1
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -255,6 +258,14 @@ mistake m_c2mlead.gguf "$D/gguf/cohere2moe-shape.json" 1 "cohere2moe.leading_den
     "expected 1, found 4: llama.cpp rotates 1 layer(s) the converter's file leaves without RoPE (the first: layer 3"
 mistake m_c2mpat.gguf "$D/gguf/cohere2moe-shape.json" 1 "cohere2moe.attention.sliding_window_pattern" \
     "expected full: 3, 7 (of 8 layers), found full: 0, 4 (of 8 layers)"
+mistake m_hyv3base.gguf "$D/gguf/hy-v3-shape.json" 2 "hy_v3.rope.freq_base" \
+    "expected 11158840, found 10000"
+mistake m_mm1dim.gguf "$D/families/minimax-m1.json" 2 "minimax-01.rope.dimension_count" \
+    "llama.cpp rotates 128 dims of each head instead of 64"
+# DeepSeek-V3.2: the yarn_log_multiplier of DeepSeek-V2's loader, without llama-context.cpp's
+# DEEPSEEK2-only mscale case, so a wrong one moves cos and sin (and not the softmax scale)
+mistake m_ds32mul.gguf "$D/gguf/deepseek-v32-shape.json" 2 "deepseek32.rope.scaling.yarn_log_multiplier" \
+    "expected 0.73052001, found 0.21327056: llama.cpp scales cos and sin by 0.2132706 instead of 0.73052"
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -497,7 +508,8 @@ for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "co
           "gptneox", "stablelm", "command-r", "granite", "granitemoe", "olmo", "ernie4_5-moe",
           "dots1", "apertus", "internlm2", "nemotron", "bitnet", "dbrx", "falcon", "jais2",
           "lfm2", "lfm2moe", "chameleon", "hunyuan-dense", "hunyuan-moe", "chatglm", "exaone4",
-          "mellum", "afmoe", "exaone-moe", "baichuan", "cohere2moe"):
+          "mellum", "afmoe", "exaone-moe", "baichuan", "cohere2moe", "deepseek32", "minimax-01",
+          "hy_v3"):
     assert a in c["with_rules"], a
 assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
 print("coverage %d / %d" % (c["rules"], c["mapped"]))
