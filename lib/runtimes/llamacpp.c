@@ -912,6 +912,33 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
         st = swa_pattern(&c, "layer_types", 0, 0);
         break;
     }
+    case CV_EUROBERT:
+    case CV_MODERNBERT:
+        /* conversion/bert.py EuroBertModel: TextModel's keys, scaling type none;
+         * ModernBertModel (BertModel's, TextModel's keys) adds sliding_window local_attention
+         * (hparams[k]) and, when the config has it, global_attn_every_n_layers as the uint32
+         * sliding_window_pattern */
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        snprintf(g.scaling_type, sizeof g.scaling_type, "none");
+        g.has |= POSENC_GGUF_SCALING_TYPE;
+        if (row->conv == CV_MODERNBERT) {
+            const cJSON *ge = val(c.hp, "global_attn_every_n_layers");
+            if (!hp_int(get(c.hp, "local_attention"), &g.sliding_window)) {
+                st = convfail(&c, "KeyError: 'local_attention'");
+                break;
+            }
+            g.has |= POSENC_GGUF_SLIDING_WINDOW;
+            if (ge) {
+                if (!hp_int(ge, &g.swa_period) || g.swa_period < 0) {
+                    st = convfail(&c, "global_attn_every_n_layers is not a count");
+                    break;
+                }
+                g.n_swa_layers = 0;
+                g.has |= POSENC_GGUF_SWA_PATTERN;
+            }
+        }
+        break;
     case CV_MINIMAXM2: {
         /* conversion/minimax.py MiniMaxM2Model: find_hparam(["rotary_dim"]) (required) */
         static const char *const k_rd[] = { "rotary_dim", NULL };

@@ -37,10 +37,10 @@ gguf/dots1-shape gguf/apertus-shape families/internlm2-chat-7b gguf/nemotron-sha
 gguf/dbrx-shape gguf/jais2-shape falcon-7b gguf/lfm2-shape gguf/lfm2moe-shape gguf/chameleon-shape
 gguf/hunyuan-dense-shape families/hunyuan-a13b families/chatglm3-6b families/exaone4-1.2b-w4a16
 gguf/exaone4-32b-shape gguf/afmoe-shape gguf/exaone-moe-shape gguf/baichuan-7b-shape
-gguf/cohere2moe-shape gguf/deepseek-v32-shape families/minimax-m1 gguf/hy-v3-shape"
+gguf/cohere2moe-shape gguf/deepseek-v32-shape families/minimax-m1 gguf/hy-v3-shape gguf/eurobert-shape"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
 swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it
-gguf/mellum-shape"
+gguf/mellum-shape families/modernbert-base"
 : > list
 for c in $good; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 cat >> list <<EOF
@@ -94,6 +94,9 @@ $D/gguf/cohere2moe-shape.json m_c2mpat.gguf setu=attention.sliding_window_patter
 $D/gguf/hy-v3-shape.json m_hyv3base.gguf freq_base=10000
 $D/families/minimax-m1.json m_mm1dim.gguf setu=rope.dimension_count=128
 $D/gguf/deepseek-v32-shape.json m_ds32mul.gguf set=rope.scaling.yarn_log_multiplier=1
+$D/gguf/eurobert-shape.json m_eubase.gguf freq_base=10000
+$D/families/modernbert-base.json m_mbswa.gguf set=rope.freq_base_swa=160000
+$D/families/modernbert-base.json m_mbpat.gguf setu=attention.sliding_window_pattern=2
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -266,6 +269,16 @@ mistake m_mm1dim.gguf "$D/families/minimax-m1.json" 2 "minimax-01.rope.dimension
 # DEEPSEEK2-only mscale case, so a wrong one moves cos and sin (and not the softmax scale)
 mistake m_ds32mul.gguf "$D/gguf/deepseek-v32-shape.json" 2 "deepseek32.rope.scaling.yarn_log_multiplier" \
     "expected 0.73052001, found 0.21327056: llama.cpp scales cos and sin by 0.2132706 instead of 0.73052"
+mistake m_eubase.gguf "$D/gguf/eurobert-shape.json" 2 "eurobert.rope.freq_base" \
+    "expected 250000, found 10000"
+# ModernBERT: sliding layers at local_rope_theta, every 3rd layer global from layer 0
+# (set_swa_pattern(3, true), src/models/modern-bert.cpp)
+mistake m_mbswa.gguf "$D/families/modernbert-base.json" 2 "modern-bert.rope.freq_base_swa" \
+    "expected 10000, found 160000: llama.cpp runs the sliding-window layers with theta 160000" \
+    --layer-type sliding_attention
+mistake m_mbpat.gguf "$D/families/modernbert-base.json" 1 "modern-bert.attention.sliding_window_pattern" \
+    "expected full: 0, 3, 6, 9, 12, 15, 18, 21 (of 22 layers), found full: 0, 2, 4," \
+    --layer-type sliding_attention
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -509,7 +522,7 @@ for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "co
           "dots1", "apertus", "internlm2", "nemotron", "bitnet", "dbrx", "falcon", "jais2",
           "lfm2", "lfm2moe", "chameleon", "hunyuan-dense", "hunyuan-moe", "chatglm", "exaone4",
           "mellum", "afmoe", "exaone-moe", "baichuan", "cohere2moe", "deepseek32", "minimax-01",
-          "hy_v3"):
+          "hy_v3", "eurobert", "modern-bert"):
     assert a in c["with_rules"], a
 assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
 print("coverage %d / %d" % (c["rules"], c["mapped"]))
