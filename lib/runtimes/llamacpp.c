@@ -939,6 +939,28 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             }
         }
         break;
+    case CV_FALCONH1: {
+        /* conversion/falcon_h1.py FalconH1Model, over Mamba2Model's (conversion/mamba.py): no
+         * TextModel keys; context hparams.get("max_position_embeddings", 0), embedding
+         * hidden_size (d_model, dim), head_count num_attention_heads, key_length head_dim,
+         * freq_base rope_parameters["rope_theta"]; no dimension_count */
+        static const char *const k_dm[] = { "hidden_size", "d_model", "dim", NULL };
+        const cJSON *mp = get(c.hp, "max_position_embeddings");
+        double th;
+        g.context_length = 0;
+        if ((mp && !hp_int(mp, &g.context_length)) ||
+            !hp_int(find_hparam(c.hp, k_dm), &g.embedding_length) ||
+            !hp_int(get(c.hp, "num_attention_heads"), &g.head_count) ||
+            !hp_int(get(c.hp, "head_dim"), &g.key_length) || !num(get(c.rp, "rope_theta"), &th)) {
+            st = convfail(&c, "FalconH1Model needs hidden_size, num_attention_heads, head_dim "
+                              "and rope_theta");
+            break;
+        }
+        g.freq_base = f32(th);
+        g.has |= POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_EMBEDDING_LENGTH |
+                 POSENC_GGUF_HEAD_COUNT | POSENC_GGUF_KEY_LENGTH | POSENC_GGUF_FREQ_BASE;
+        break;
+    }
     case CV_MINIMAXM2: {
         /* conversion/minimax.py MiniMaxM2Model: find_hparam(["rotary_dim"]) (required) */
         static const char *const k_rd[] = { "rotary_dim", NULL };

@@ -37,7 +37,8 @@ gguf/dots1-shape gguf/apertus-shape families/internlm2-chat-7b gguf/nemotron-sha
 gguf/dbrx-shape gguf/jais2-shape falcon-7b gguf/lfm2-shape gguf/lfm2moe-shape gguf/chameleon-shape
 gguf/hunyuan-dense-shape families/hunyuan-a13b families/chatglm3-6b families/exaone4-1.2b-w4a16
 gguf/exaone4-32b-shape gguf/afmoe-shape gguf/exaone-moe-shape gguf/baichuan-7b-shape
-gguf/cohere2moe-shape gguf/deepseek-v32-shape families/minimax-m1 gguf/hy-v3-shape gguf/eurobert-shape"
+gguf/cohere2moe-shape gguf/deepseek-v32-shape families/minimax-m1 gguf/hy-v3-shape gguf/eurobert-shape
+gguf/falcon-h1-shape"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
 swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it
 gguf/mellum-shape families/modernbert-base"
@@ -97,6 +98,7 @@ $D/gguf/deepseek-v32-shape.json m_ds32mul.gguf set=rope.scaling.yarn_log_multipl
 $D/gguf/eurobert-shape.json m_eubase.gguf freq_base=10000
 $D/families/modernbert-base.json m_mbswa.gguf set=rope.freq_base_swa=160000
 $D/families/modernbert-base.json m_mbpat.gguf setu=attention.sliding_window_pattern=2
+$D/gguf/falcon-h1-shape.json m_fhkey.gguf setu=attention.key_length=64
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -279,6 +281,8 @@ mistake m_mbswa.gguf "$D/families/modernbert-base.json" 2 "modern-bert.rope.freq
 mistake m_mbpat.gguf "$D/families/modernbert-base.json" 1 "modern-bert.attention.sliding_window_pattern" \
     "expected full: 0, 3, 6, 9, 12, 15, 18, 21 (of 22 layers), found full: 0, 2, 4," \
     --layer-type sliding_attention
+mistake m_fhkey.gguf "$D/gguf/falcon-h1-shape.json" 3 "falcon-h1.attention.key_length" \
+    "expected 128, found 64: llama.cpp takes heads of 64 values instead of 128"
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -522,7 +526,7 @@ for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "co
           "dots1", "apertus", "internlm2", "nemotron", "bitnet", "dbrx", "falcon", "jais2",
           "lfm2", "lfm2moe", "chameleon", "hunyuan-dense", "hunyuan-moe", "chatglm", "exaone4",
           "mellum", "afmoe", "exaone-moe", "baichuan", "cohere2moe", "deepseek32", "minimax-01",
-          "hy_v3", "eurobert", "modern-bert"):
+          "hy_v3", "eurobert", "modern-bert", "falcon-h1"):
     assert a in c["with_rules"], a
 assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
 print("coverage %d / %d" % (c["rules"], c["mapped"]))
