@@ -364,6 +364,13 @@ int posenc_ggml_swa_layers(const posenc_gguf_rope *g, int n, uint8_t *sliding)
 int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope)
 {
     const pe_arch_row *row = pe_llama_arch(g->arch);
+    if (row && row->rope_switch && n >= 0) {
+        /* granite.cpp, granite-hybrid.cpp: rope_pattern = rope.scaling.finetuned (default
+         * true) for every layer */
+        int off = (g->has & POSENC_GGUF_ROPE_FINETUNED) && !g->rope_finetuned;
+        memset(nope, off, (size_t)n);
+        return 1;
+    }
     if (row && row->rope_n_layer > 0 && n >= 0) {
         /* baichuan.cpp: RoPE for LLM_TYPE_7B (32 layers) only; 13B and unknown sizes none */
         int off = !(g->has & POSENC_GGUF_BLOCK_COUNT) || g->block_count != row->rope_n_layer;

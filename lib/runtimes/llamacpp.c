@@ -260,6 +260,59 @@ static posenc_status dim_or_split(conv *c, const char *key, int64_t *out)
     return POSENC_OK;
 }
 
+/* conversion/granite.py GraniteHybridModel, after GraniteMoeModel's keys: dimension_count
+ * attn_rotary_emb when the config has it; the attention layers from layer_types
+ * ("attention"), else attn_layer_indices, else attn_layer_period / attn_layer_offset; without
+ * an SSM layer the file is architecture granitemoe (num_experts_per_tok or _per_token set)
+ * or granite; rope.scaling.finetuned = BambaForCausalLM in architectures or no SSM layer,
+ * and without it context_length 2**20 */
+static posenc_status granite_hybrid(conv *c)
+{
+    static const char *const k_blocks[] = { "n_layers", "num_hidden_layers", "n_layer",
+                                            "num_layers", NULL };
+    static const char *const k_exp[] = { "num_experts_per_tok", "num_experts_per_token",
+                                         "mamba_num_experts_per_tok",
+                                         "mamba_num_experts_per_token", NULL };
+    posenc_gguf_rope *g = c->g;
+    const cJSON *lt = val(c->hp, "layer_types"), *ai = val(c->hp, "attn_layer_indices");
+    int64_t nl, n_attn = 0, period, offset, v;
+    if (hp_int(val(c->hp, "attn_rotary_emb"), &v) && v) {
+        g->dimension_count = v;
+        g->has |= POSENC_GGUF_DIMENSION_COUNT;
+    }
+    if (!hp_int(find_hparam(c->hp, k_blocks), &nl) || nl < 0)
+        return convfail(c, "no num_hidden_layers");
+    if (cJSON_IsArray(lt) && lt->child) {
+        for (const cJSON *e = lt->child; e; e = e->next)
+            n_attn += cJSON_IsString(e) && strcmp(e->valuestring, "attention") == 0;
+    } else if (cJSON_IsArray(ai) && ai->child) {
+        for (const cJSON *e = ai->child; e; e = e->next)
+            n_attn += hp_int(e, &v) && v >= 0 && v < nl;
+    } else if (hp_int(val(c->hp, "attn_layer_period"), &period) && period > 0 &&
+               hp_int(get(c->hp, "attn_layer_offset"), &offset)) {
+        for (int64_t i = 0; i < nl; i++)
+            n_attn += i % period == offset;
+    } else {
+        return convfail(c, "Didn't find attn_layer_indices or attn_layer_period");
+    }
+    int hybrid = n_attn < nl, bamba = 0;
+    const cJSON *ex = find_hparam(c->hp, k_exp), *archs = get(c->hp, "architectures");
+    for (const cJSON *e = cJSON_IsArray(archs) ? archs->child : NULL; e; e = e->next)
+        bamba |= cJSON_IsString(e) && strcmp(e->valuestring, "BambaForCausalLM") == 0;
+    if (!hybrid)
+        snprintf(g->arch, sizeof g->arch, "%s",
+                 ex && !cJSON_IsFalse(ex) && !(cJSON_IsNumber(ex) && ex->valuedouble == 0)
+                     ? "granitemoe"
+                     : "granite");
+    g->rope_finetuned = bamba || !hybrid;
+    g->has |= POSENC_GGUF_ROPE_FINETUNED;
+    if (!g->rope_finetuned) {
+        g->context_length = 1 << 20;
+        g->has |= POSENC_GGUF_CONTEXT_LENGTH;
+    }
+    return POSENC_OK;
+}
+
 /* LlamaModel.generate_extra_tensors: llama3's rope_freqs, in torch's float32 arithmetic:
  * freqs = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)) is float32
  * (the Python scalar base is cast to float32 for the pow); each per-frequency expression mixes
@@ -1033,11 +1086,12 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
     case CV_LLAMA:
     case CV_MINISTRAL3:
     case CV_GRANITE:
+    case CV_GRANITEHYBRID:
     case CV_LLAMA4:
     case CV_AFMOE:
         /* conversion/granite.py GraniteModel.set_gguf_parameters pops head_dim before
          * LlamaModel's: the dimension count is hidden_size / num_attention_heads */
-        if (row->conv == CV_GRANITE)
+        if (row->conv == CV_GRANITE || row->conv == CV_GRANITEHYBRID)
             c.ignore_head_dim = 1;
         if ((st = text_params(&c)) != POSENC_OK || (st = rope_dim(&c, &dim)) != POSENC_OK)
             break;
@@ -1054,6 +1108,8 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             g.yarn_log_multiplier = f32(ms);
             g.has |= POSENC_GGUF_YARN_LOG_MUL;
         }
+        if (row->conv == CV_GRANITEHYBRID && (st = granite_hybrid(&c)) != POSENC_OK)
+            break;
         /* conversion/afmoe.py AfmoeModel: sliding_window when not None */
         if (row->conv == CV_AFMOE && val(c.hp, "sliding_window")) {
             if (!hp_int(val(c.hp, "sliding_window"), &g.sliding_window)) {

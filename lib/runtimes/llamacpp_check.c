@@ -385,6 +385,22 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
                 hn[first] ? "leaves without RoPE" : "rotates", nd,
                 hn[first] ? "rotates" : "leaves without RoPE", first);
     }
+    if (wrow && wrow->rope_switch && same_arch) {
+        /* granite.cpp, granite-hybrid.cpp: RoPE only while rope.scaling.finetuned is true */
+        int wr = !(want->has & POSENC_GGUF_ROPE_FINETUNED) || want->rope_finetuned;
+        int hr = !(have->has & POSENC_GGUF_ROPE_FINETUNED) || have->rope_finetuned;
+        snprintf(e, sizeof e, "%s", wr ? "true (RoPE)" : "false (no RoPE)");
+        snprintf(f, sizeof f, "%s%s", hr ? "true (RoPE)" : "false (no RoPE)",
+                 have->has & POSENC_GGUF_ROPE_FINETUNED ? "" : ", absent");
+        if (wr == hr)
+            add(out, A, "rope.scaling.finetuned", "rotated layers", e, f, NULL);
+        else
+            add(out, A, "rope.scaling.finetuned", "rotated layers", e, f,
+                "llama.cpp %s (src/models/granite.cpp, granite-hybrid.cpp: "
+                "rope.scaling.finetuned switches RoPE for every layer)",
+                hr ? "rotates layers the converter's file leaves without RoPE"
+                   : "applies no RoPE to any layer");
+    }
     if (wrow && wrow->rope_n_layer > 0 && strcmp(want->arch, have->arch) == 0) {
         /* baichuan.cpp: whether the graph ropes at all is the layer count's */
         int wr = (want->has & POSENC_GGUF_BLOCK_COUNT) && want->block_count == wrow->rope_n_layer;

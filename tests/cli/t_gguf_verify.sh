@@ -38,7 +38,7 @@ gguf/dbrx-shape gguf/jais2-shape falcon-7b gguf/lfm2-shape gguf/lfm2moe-shape gg
 gguf/hunyuan-dense-shape families/hunyuan-a13b families/chatglm3-6b families/exaone4-1.2b-w4a16
 gguf/exaone4-32b-shape gguf/afmoe-shape gguf/exaone-moe-shape gguf/baichuan-7b-shape
 gguf/cohere2moe-shape gguf/deepseek-v32-shape families/minimax-m1 gguf/hy-v3-shape gguf/eurobert-shape
-gguf/falcon-h1-shape"
+gguf/falcon-h1-shape families/granite-4-8b-dense-hybrid gguf/granite-4-hybrid-rope-shape"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
 swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it
 gguf/mellum-shape families/modernbert-base"
@@ -99,6 +99,8 @@ $D/gguf/eurobert-shape.json m_eubase.gguf freq_base=10000
 $D/families/modernbert-base.json m_mbswa.gguf set=rope.freq_base_swa=160000
 $D/families/modernbert-base.json m_mbpat.gguf setu=attention.sliding_window_pattern=2
 $D/gguf/falcon-h1-shape.json m_fhkey.gguf setu=attention.key_length=64
+$D/gguf/granite-4-hybrid-rope-shape.json m_ghft.gguf unset=rope.scaling.finetuned
+$D/families/granite-4-8b-dense-hybrid.json m_gharch.gguf arch=granitehybrid
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -283,6 +285,17 @@ mistake m_mbpat.gguf "$D/families/modernbert-base.json" 1 "modern-bert.attention
     --layer-type sliding_attention
 mistake m_fhkey.gguf "$D/gguf/falcon-h1-shape.json" 3 "falcon-h1.attention.key_length" \
     "expected 128, found 64: llama.cpp takes heads of 64 values instead of 128"
+# Granite 4.0: GraniteHybridModel writes a model without SSM layers as granite (or
+# granitemoe), and a hybrid one with rope.scaling.finetuned false, so llama.cpp rotates no
+# layer of it (src/models/granite-hybrid.cpp), where transformers rotates the attention layers
+# of a config with position_embedding_type rope
+expect_ok "$POSENC" verify --config "$D/gguf/granite-4-hybrid-rope-shape.json" --gguf granite-4-hybrid-rope-shape.gguf
+grep -qF "note: llama.cpp: its layers without RoPE are not the config's: 2 get none where the config rotates them (3, 7)" \
+    out.stdout || { cat out.stdout; exit 1; }
+mistake m_ghft.gguf "$D/gguf/granite-4-hybrid-rope-shape.json" 1 "granitehybrid.rope.scaling.finetuned" \
+    "expected false (no RoPE), found true (RoPE), absent: llama.cpp rotates layers the converter's file leaves without RoPE"
+mistake m_gharch.gguf "$D/families/granite-4-8b-dense-hybrid.json" 1 "general.architecture" \
+    "expected granite (rope mode norm), found granitehybrid (rope mode norm)"
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -526,7 +539,7 @@ for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "co
           "dots1", "apertus", "internlm2", "nemotron", "bitnet", "dbrx", "falcon", "jais2",
           "lfm2", "lfm2moe", "chameleon", "hunyuan-dense", "hunyuan-moe", "chatglm", "exaone4",
           "mellum", "afmoe", "exaone-moe", "baichuan", "cohere2moe", "deepseek32", "minimax-01",
-          "hy_v3", "eurobert", "modern-bert", "falcon-h1"):
+          "hy_v3", "eurobert", "modern-bert", "falcon-h1", "granitehybrid"):
     assert a in c["with_rules"], a
 assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
 print("coverage %d / %d" % (c["rules"], c["mapped"]))
