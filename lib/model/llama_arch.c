@@ -364,11 +364,12 @@ int posenc_ggml_swa_layers(const posenc_gguf_rope *g, int n, uint8_t *sliding)
 int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope)
 {
     const pe_arch_row *row = pe_llama_arch(g->arch);
-    if (row && row->rope_switch && n >= 0) {
+    if (row && row->rope_switch && n >= 0 && (g->has & POSENC_GGUF_ROPE_FINETUNED) &&
+        !g->rope_finetuned) {
         /* granite.cpp, granite-hybrid.cpp: rope_pattern = rope.scaling.finetuned (default
-         * true) for every layer */
-        int off = (g->has & POSENC_GGUF_ROPE_FINETUNED) && !g->rope_finetuned;
-        memset(nope, off, (size_t)n);
+         * true) for every layer; switched on, which layers attend (granitehybrid's SSM
+         * layers do not) is not read here */
+        memset(nope, 1, (size_t)n);
         return 1;
     }
     if (row && row->rope_n_layer > 0 && n >= 0) {

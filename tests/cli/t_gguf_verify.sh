@@ -38,7 +38,8 @@ gguf/dbrx-shape gguf/jais2-shape falcon-7b gguf/lfm2-shape gguf/lfm2moe-shape gg
 gguf/hunyuan-dense-shape families/hunyuan-a13b families/chatglm3-6b families/exaone4-1.2b-w4a16
 gguf/exaone4-32b-shape gguf/afmoe-shape gguf/exaone-moe-shape gguf/baichuan-7b-shape
 gguf/cohere2moe-shape gguf/deepseek-v32-shape families/minimax-m1 gguf/hy-v3-shape gguf/eurobert-shape
-gguf/falcon-h1-shape families/granite-4-8b-dense-hybrid gguf/granite-4-hybrid-rope-shape"
+gguf/falcon-h1-shape families/granite-4-8b-dense-hybrid gguf/granite-4-hybrid-rope-shape
+gguf/bamba-shape"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
 swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it
 gguf/mellum-shape families/modernbert-base"
@@ -292,6 +293,12 @@ mistake m_fhkey.gguf "$D/gguf/falcon-h1-shape.json" 3 "falcon-h1.attention.key_l
 expect_ok "$POSENC" verify --config "$D/gguf/granite-4-hybrid-rope-shape.json" --gguf granite-4-hybrid-rope-shape.gguf
 grep -qF "note: llama.cpp: its layers without RoPE are not the config's: 2 get none where the config rotates them (3, 7)" \
     out.stdout || { cat out.stdout; exit 1; }
+# Bamba: rope.scaling.finetuned true, and attn_rotary_emb's 64 dims where transformers rotates
+# the whole head: said, not failed (the file is the converter's)
+expect_ok "$POSENC" verify --config "$D/gguf/bamba-shape.json" --gguf bamba-shape.gguf
+grep -qx "note: llama.cpp: the converter's file rotates 64 dims of each head where the config rotates 128" \
+    out.stdout || { cat out.stdout; exit 1; }
+! grep -q "its layers without RoPE are not the config's" out.stdout || { cat out.stdout; exit 1; }
 mistake m_ghft.gguf "$D/gguf/granite-4-hybrid-rope-shape.json" 1 "granitehybrid.rope.scaling.finetuned" \
     "expected false (no RoPE), found true (RoPE), absent: llama.cpp rotates layers the converter's file leaves without RoPE"
 mistake m_gharch.gguf "$D/families/granite-4-8b-dense-hybrid.json" 1 "general.architecture" \
