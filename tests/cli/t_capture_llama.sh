@@ -62,6 +62,7 @@ exaone4    exaone4    2  2  64   best
 hunyuan-dense hunyuan-dense 2 2 64 best
 olmo       olmo       2  2  64   best
 internlm2  internlm2  2  2  64   best
+nemotron   nemotron   2  2  64   best
 EOF
 
 # Planted mistakes: name, row, the change (llama_tiny.py convert MISTAKE, or "positions+1" in the
@@ -76,6 +77,7 @@ swa_base    gemma3 set=rope.freq_base_swa=1000000                gemma3.rope.fre
 positions   llama  positions+1                                   matches with positions shifted by -1
 hy_alpha    hunyuan-dense set=rope.scaling.alpha=1000           hunyuan-dense.rope.scaling.alpha expected 12496091, found
 olmo_base   olmo   freq_base=500000                              olmo.rope.freq_base  expected 10000, found 500000
+nemo_dims   nemotron setu=rope.dimension_count=64                nemotron.rope.dimension_count expected 32, found 64
 EOF
 
 # every row llama_tiny.py can make is in the table, and only those

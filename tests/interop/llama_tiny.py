@@ -489,6 +489,20 @@ def row_internlm2():
     return cfg, t
 
 
+def row_nemotron():
+    """Nemotron (NEOX on partial_rotary_factor 0.5 of head_dim: int(0.5 * 128) // 2 = 32 dims;
+    LayerNorm1P with bias, MLP up/down without gate)"""
+    cfg = base("NemotronForCausalLM", "nemotron", rope_theta=10000.0, partial_rotary_factor=0.5,
+               max_position_embeddings=4096, norm_eps=1e-5, hidden_act="relu2")
+    t = {k: v for k, v in llama_like(cfg).items() if "gate_proj" not in k and "layernorm" not in k
+         and k != "model.norm.weight"}
+    layernorm(t, "model.norm")
+    for i in range(cfg["num_hidden_layers"]):
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            layernorm(t, f"model.layers.{i}.{n}")
+    return cfg, t
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
@@ -496,7 +510,7 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "qwen2moe": row_qwen2moe, "gpt-oss": row_gpt_oss, "mistral3": row_mistral3,
         "qwen35": row_qwen35, "qwen35moe": row_qwen35moe,
         "qwen3next": row_qwen3next, "exaone4": row_exaone4, "hunyuan-dense": row_hunyuan_dense,
-        "olmo": row_olmo, "internlm2": row_internlm2}
+        "olmo": row_olmo, "internlm2": row_internlm2, "nemotron": row_nemotron}
 
 
 def save_safetensors(path, arrays):
