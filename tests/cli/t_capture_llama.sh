@@ -63,6 +63,7 @@ hunyuan-dense hunyuan-dense 2 2 64 best
 olmo       olmo       2  2  64   best
 internlm2  internlm2  2  2  64   best
 nemotron   nemotron   2  2  64   best
+jais2      jais2      2  2  64   best
 EOF
 
 # Planted mistakes: name, row, the change (llama_tiny.py convert MISTAKE, or "positions+1" in the

@@ -503,6 +503,27 @@ def row_nemotron():
     return cfg, t
 
 
+def row_jais2():
+    """Jais 2 (NEOX on the whole head, theta 5e5; LayerNorm with bias, biases on every
+    projection, an MLP without gate)"""
+    cfg = base("Jais2ForCausalLM", "jais2", rope_theta=500000.0, max_position_embeddings=8192,
+               num_key_value_heads=NH, layer_norm_eps=1e-5, hidden_act="relu2")
+    t = {k: v for k, v in llama_like(cfg, bias=True).items()
+         if "gate_proj" not in k and "layernorm" not in k and k != "model.norm.weight"}
+    layernorm(t, "model.norm")
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            layernorm(t, p + n)
+        for n in ("k_proj", "v_proj"):   # as many kv heads as heads (biases of n_embd)
+            t[p + f"self_attn.{n}.weight"] = (NH * HD, H)
+            t[p + f"self_attn.{n}.bias"] = (NH * HD,)
+        t[p + "self_attn.o_proj.bias"] = (H,)
+        t[p + "mlp.up_proj.bias"] = (FF,)
+        t[p + "mlp.down_proj.bias"] = (H,)
+    return cfg, t
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
@@ -510,7 +531,8 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "qwen2moe": row_qwen2moe, "gpt-oss": row_gpt_oss, "mistral3": row_mistral3,
         "qwen35": row_qwen35, "qwen35moe": row_qwen35moe,
         "qwen3next": row_qwen3next, "exaone4": row_exaone4, "hunyuan-dense": row_hunyuan_dense,
-        "olmo": row_olmo, "internlm2": row_internlm2, "nemotron": row_nemotron}
+        "olmo": row_olmo, "internlm2": row_internlm2, "nemotron": row_nemotron,
+        "jais2": row_jais2}
 
 
 def save_safetensors(path, arrays):
