@@ -524,6 +524,28 @@ def row_jais2():
     return cfg, t
 
 
+def row_chatglm():
+    """ChatGLM3 (NORM on the first half of each head, pairs (2i, 2i+1) as the checkpoint holds
+    them; theta 10000 * rope_ratio 2; fused query_key_value with bias, multi-query)"""
+    cfg = {"architectures": ["ChatGLMModel"], "model_type": "chatglm", "hidden_size": H,
+           "num_attention_heads": NH, "kv_channels": HD, "multi_query_attention": True,
+           "multi_query_group_num": NKV, "num_layers": L, "ffn_hidden_size": FF,
+           "seq_length": 32768, "padded_vocab_size": V, "vocab_size": V, "rope_ratio": 2,
+           "layernorm_epsilon": 1e-5, "rmsnorm": True, "add_qkv_bias": True,
+           "add_bias_linear": False, "torch_dtype": "float32"}
+    layer = {"input_layernorm.weight": (H,), "post_attention_layernorm.weight": (H,),
+             "self_attention.query_key_value.weight": ((NH + 2 * NKV) * HD, H),
+             "self_attention.query_key_value.bias": ((NH + 2 * NKV) * HD,),
+             "self_attention.dense.weight": (H, NH * HD),
+             "mlp.dense_h_to_4h.weight": (2 * FF, H), "mlp.dense_4h_to_h.weight": (H, FF)}
+    t = {"transformer.embedding.word_embeddings.weight": (V, H),
+         "transformer.encoder.final_layernorm.weight": (H,),
+         "transformer.output_layer.weight": (V, H)}
+    for i in range(L):
+        t.update({f"transformer.encoder.layers.{i}.{k}": v for k, v in layer.items()})
+    return cfg, t
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
@@ -532,7 +554,7 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "qwen35": row_qwen35, "qwen35moe": row_qwen35moe,
         "qwen3next": row_qwen3next, "exaone4": row_exaone4, "hunyuan-dense": row_hunyuan_dense,
         "olmo": row_olmo, "internlm2": row_internlm2, "nemotron": row_nemotron,
-        "jais2": row_jais2}
+        "jais2": row_jais2, "chatglm": row_chatglm}
 
 
 def save_safetensors(path, arrays):
