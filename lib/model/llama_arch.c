@@ -162,6 +162,15 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
     if (row->load == LD_HUNYUAN_VL && (g->has & POSENC_GGUF_SCALING_ALPHA) &&
         pe_tof(g->scaling_alpha) > 0.0f && head_k > 2)
         freq_base = freq_base * powf(pe_tof(g->scaling_alpha), (float)head_k / (float)(head_k - 2));
+    /* mimo2.cpp, cohere2moe.cpp, mellum.cpp (with a window): without a uint32 pattern the
+     * per-layer array is read with get_key_or_arr's default required = true */
+    if (row->swa_period < 0 && !(g->has & POSENC_GGUF_SWA_PATTERN) &&
+        (row->swa != SWA_OLMO2 ||
+         ((g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window > 0)))
+        return posenc_seterr(err, POSENC_EFORMAT,
+                             "llama.cpp refuses the file: %s.attention.sliding_window_pattern "
+                             "is required (src/models/%s.cpp)",
+                             g->arch, g->arch);
     int sections[4] = { 0 };
     if (row->sections) {
         if (g->n_sections > 0)
