@@ -65,6 +65,7 @@ internlm2  internlm2  2  2  64   best
 nemotron   nemotron   2  2  64   best
 jais2      jais2      2  2  64   best
 chatglm    chatglm    2  2  64   best
+mellum     mellum     4  2  64   best
 EOF
 
 # Planted mistakes: name, row, the change (llama_tiny.py convert MISTAKE, or "positions+1" in the
@@ -81,6 +82,7 @@ hy_alpha    hunyuan-dense set=rope.scaling.alpha=1000           hunyuan-dense.ro
 olmo_base   olmo   freq_base=500000                              olmo.rope.freq_base  expected 10000, found 500000
 nemo_dims   nemotron setu=rope.dimension_count=64                nemotron.rope.dimension_count expected 32, found 64
 glm_ratio   chatglm freq_base=10000                              chatglm.rope.freq_base expected 20000, found 10000
+mel_base    mellum freq_base=10000                               mellum.rope.freq_base expected 500000, found 10000
 EOF
 
 # every row llama_tiny.py can make is in the table, and only those

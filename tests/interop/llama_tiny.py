@@ -546,6 +546,19 @@ def row_chatglm():
     return cfg, t
 
 
+def row_mellum():
+    """Mellum (NEOX; full layers theta 5e5, sliding layers 1e4 in transformers, but mellum.cpp
+    rotates them with the global base, unscaled; q/k norms, 4 experts, 2 per token)"""
+    cfg = base("MellumForCausalLM", "mellum", max_position_embeddings=131072,
+               num_hidden_layers=4, use_sliding_window=True, sliding_window=4096,
+               layer_types=["sliding_attention"] * 3 + ["full_attention"],
+               rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 500000.0},
+                                "sliding_attention": {"rope_type": "default",
+                                                      "rope_theta": 10000.0}},
+               num_experts=4, num_experts_per_tok=2, moe_intermediate_size=FF)
+    return cfg, moe(llama_like(cfg, qk_norm=True), cfg)
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
@@ -554,7 +567,7 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "qwen35": row_qwen35, "qwen35moe": row_qwen35moe,
         "qwen3next": row_qwen3next, "exaone4": row_exaone4, "hunyuan-dense": row_hunyuan_dense,
         "olmo": row_olmo, "internlm2": row_internlm2, "nemotron": row_nemotron,
-        "jais2": row_jais2, "chatglm": row_chatglm}
+        "jais2": row_jais2, "chatglm": row_chatglm, "mellum": row_mellum}
 
 
 def save_safetensors(path, arrays):
