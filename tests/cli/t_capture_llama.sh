@@ -66,6 +66,7 @@ nemotron   nemotron   2  2  64   best
 jais2      jais2      2  2  64   best
 chatglm    chatglm    2  2  64   best
 mellum     mellum     4  2  64   best
+exaone4-32b exaone4   48 2  64   best
 EOF
 
 # Planted mistakes: name, row, the change (llama_tiny.py convert MISTAKE, or "positions+1" in the

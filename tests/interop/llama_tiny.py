@@ -559,6 +559,17 @@ def row_mellum():
     return cfg, moe(llama_like(cfg, qk_norm=True), cfg)
 
 
+def row_exaone4_32b():
+    """EXAONE 4.0 32B's layout (64 layers, the only count exaone4.cpp gives sliding layers:
+    every 4th layer global and without RoPE, the others rotated with the context's arguments)"""
+    cfg, t = row_exaone4()
+    lt = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(64)]
+    cfg.update(num_hidden_layers=64, sliding_window=4096, sliding_window_pattern="LLLG",
+               layer_types=lt)
+    t = llama_like(cfg, qk_norm=True, extra_norms=("post_feedforward_layernorm",))
+    return cfg, {k: v for k, v in t.items() if not k.endswith("input_layernorm.weight")}
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
@@ -567,7 +578,8 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "qwen35": row_qwen35, "qwen35moe": row_qwen35moe,
         "qwen3next": row_qwen3next, "exaone4": row_exaone4, "hunyuan-dense": row_hunyuan_dense,
         "olmo": row_olmo, "internlm2": row_internlm2, "nemotron": row_nemotron,
-        "jais2": row_jais2, "chatglm": row_chatglm, "mellum": row_mellum}
+        "jais2": row_jais2, "chatglm": row_chatglm, "mellum": row_mellum,
+        "exaone4-32b": row_exaone4_32b}
 
 
 def save_safetensors(path, arrays):
