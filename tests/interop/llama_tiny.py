@@ -570,6 +570,25 @@ def row_exaone4_32b():
     return cfg, {k: v for k, v in t.items() if not k.endswith("input_layernorm.weight")}
 
 
+def row_falcon():
+    """Falcon-7B's layout (NEOX on the whole head; FalconModel writes no freq_base, so
+    llama.cpp's 10000; multi-query fused query_key_value, parallel attention, LayerNorm)"""
+    cfg = {"architectures": ["FalconForCausalLM"], "model_type": "falcon", "hidden_size": H,
+           "num_attention_heads": NH, "num_hidden_layers": L, "multi_query": True,
+           "new_decoder_architecture": False, "parallel_attn": True, "bias": False,
+           "alibi": False, "layer_norm_epsilon": 1e-5, "vocab_size": V,
+           "torch_dtype": "float32"}
+    layer = {"self_attention.query_key_value.weight": ((NH + 2) * HD, H),
+             "self_attention.dense.weight": (H, NH * HD),
+             "mlp.dense_h_to_4h.weight": (4 * H, H), "mlp.dense_4h_to_h.weight": (H, 4 * H)}
+    t = {"transformer.word_embeddings.weight": (V, H), "lm_head.weight": (V, H)}
+    layernorm(t, "transformer.ln_f")
+    for i in range(L):
+        t.update({f"transformer.h.{i}.{k}": v for k, v in layer.items()})
+        layernorm(t, f"transformer.h.{i}.input_layernorm")
+    return cfg, t
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
@@ -579,7 +598,7 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "qwen3next": row_qwen3next, "exaone4": row_exaone4, "hunyuan-dense": row_hunyuan_dense,
         "olmo": row_olmo, "internlm2": row_internlm2, "nemotron": row_nemotron,
         "jais2": row_jais2, "chatglm": row_chatglm, "mellum": row_mellum,
-        "exaone4-32b": row_exaone4_32b}
+        "exaone4-32b": row_exaone4_32b, "falcon": row_falcon}
 
 
 def save_safetensors(path, arrays):
