@@ -68,6 +68,7 @@ chatglm    chatglm    2  2  64   best
 mellum     mellum     4  2  64   best
 exaone4-32b exaone4   48 2  64   best
 falcon     falcon     2  2  64   best
+afmoe      afmoe      3  2  64   best
 EOF
 
 # Planted mistakes: name, row, the change (llama_tiny.py convert MISTAKE, or "positions+1" in the
@@ -86,6 +87,7 @@ nemo_dims   nemotron setu=rope.dimension_count=64                nemotron.rope.d
 glm_ratio   chatglm freq_base=10000                              chatglm.rope.freq_base expected 20000, found 10000
 mel_base    mellum freq_base=10000                               mellum.rope.freq_base expected 500000, found 10000
 fal_base    falcon freq_base=500000                              falcon.rope.freq_base expected 10000, found 500000
+af_base     afmoe  freq_base=500000                              afmoe.rope.freq_base expected 10000, found 500000
 EOF
 
 # every row llama_tiny.py can make is in the table, and only those

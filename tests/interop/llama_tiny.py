@@ -589,6 +589,20 @@ def row_falcon():
     return cfg, t
 
 
+def row_afmoe():
+    """AFMoE (NEOX; sliding layers with the context's base and scale, and every 4th layer
+    without RoPE (afmoe.cpp n_no_rope_layer_step 4); q/k norms, an attention gate, pre/post MLP
+    norms; 4 layers, all dense)"""
+    cfg = base("AfmoeForCausalLM", "afmoe", rope_theta=10000.0, max_position_embeddings=65536,
+               num_hidden_layers=4, sliding_window=2048, global_attn_every_n_layers=4,
+               layer_types=["sliding_attention"] * 3 + ["full_attention"], num_dense_layers=4,
+               moe_intermediate_size=FF, num_shared_experts=1)
+    t = llama_like(cfg, qk_norm=True, extra_norms=("pre_mlp_layernorm", "post_mlp_layernorm"))
+    for i in range(cfg["num_hidden_layers"]):
+        t[f"model.layers.{i}.self_attn.gate_proj.weight"] = (NH * HD, H)
+    return cfg, t
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
@@ -598,7 +612,7 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "qwen3next": row_qwen3next, "exaone4": row_exaone4, "hunyuan-dense": row_hunyuan_dense,
         "olmo": row_olmo, "internlm2": row_internlm2, "nemotron": row_nemotron,
         "jais2": row_jais2, "chatglm": row_chatglm, "mellum": row_mellum,
-        "exaone4-32b": row_exaone4_32b, "falcon": row_falcon}
+        "exaone4-32b": row_exaone4_32b, "falcon": row_falcon, "afmoe": row_afmoe}
 
 
 def save_safetensors(path, arrays):
