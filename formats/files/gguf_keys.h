@@ -14,8 +14,9 @@ enum pe_gguf_kind {
     PE_GK_SECTIONS, /* array of at most 4 int32 into sections / n_sections */
     PE_GK_HEADS,    /* uint32, or a per-layer array of uint32 (read: its first value; written
                        as uint32) into head_count */
-    PE_GK_PATTERN   /* uint32 into swa_period, or an array of bool or int32 into swa_layers /
+    PE_GK_PATTERN,  /* uint32 into swa_period, or an array of bool or int32 into swa_layers /
                        n_swa_layers (attention.sliding_window_pattern) */
+    PE_GK_BOOL      /* bool into an int64_t field, 0 or 1 */
 };
 
 typedef struct pe_gguf_key {

@@ -54,6 +54,11 @@ static posenc_status read_key(const char *path, const cJSON *meta, const cJSON *
         else
             return bad_type(path, key, ty, "uint32 or a non-empty array of uint32", err);
         break;
+    case PE_GK_BOOL:
+        if (strcmp(ty, "bool") != 0 || !cJSON_IsBool(v))
+            return bad_type(path, key, ty, "bool", err);
+        *(int64_t *)(void *)base = cJSON_IsTrue(v);
+        break;
     case PE_GK_F32:
         if (strcmp(ty, "float32") == 0 && cJSON_IsNull(v)) /* the reader's NaN or infinity */
             return posenc_seterr(err, POSENC_EFORMAT, "'%s': key '%.80s' is a float32 NaN or "

@@ -147,6 +147,13 @@ static posenc_status rope_kv(const posenc_gguf_rope *g, const char *path, pe_str
             put_le(b, (uint64_t)v, 4);
             break;
         }
+        case PE_GK_BOOL: {
+            int64_t v;
+            memcpy(&v, f, sizeof v);
+            put_le(b, T_BOOL, 4);
+            put_le(b, v ? 1u : 0u, 1);
+            break;
+        }
         case PE_GK_F32: {
             double d;
             memcpy(&d, f, sizeof d);

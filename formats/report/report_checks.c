@@ -557,9 +557,18 @@ posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_m
         /* where llama.cpp and transformers differ for the architecture (or for this layer
          * type): one note, not repeated for another layer type with the same one */
         posenc_ggml_rope *lr = malloc(sizeof *lr);
-        if (lr && posenc_ggml_rope_from_gguf_layer(want, 0, layer_type, lr, NULL) == POSENC_OK &&
-            lr->note && !has_note(report, lr->note))
-            pe_report_add_note(report, "%s", lr->note);
+        posenc_rope_config rc;
+        if (lr && posenc_ggml_rope_from_gguf_layer(want, 0, layer_type, lr, NULL) == POSENC_OK) {
+            if (lr->note && !has_note(report, lr->note))
+                pe_report_add_note(report, "%s", lr->note);
+            /* the converter's rotated dims against the config's (Bamba: attn_rotary_emb where
+             * transformers rotates the whole head) */
+            if (posenc_model_rope(m, layer_type, &rc, NULL) == POSENC_OK &&
+                rc.rotary_dim != lr->n_dims)
+                pe_report_add_note(report, "llama.cpp: the converter's file rotates %d dims of "
+                                   "each head where the config rotates %d",
+                                   lr->n_dims, rc.rotary_dim);
+        }
         /* a config with one table for every layer: the file's sliding layers too, as the
          * ggml profile takes them (verifyrun.c file_layer_type) */
         uint8_t sl[POSENC_GGUF_MAX_LAYERS];

@@ -53,7 +53,10 @@ enum {
     POSENC_GGUF_KEY_LENGTH_MLA = 1u << 18,  /* {arch}.attention.key_length_mla (DeepSeek MLA) */
     POSENC_GGUF_SLIDING_WINDOW = 1u << 19,  /* {arch}.attention.sliding_window */
     POSENC_GGUF_SWA_PATTERN = 1u << 20,     /* {arch}.attention.sliding_window_pattern */
-    POSENC_GGUF_BLOCK_COUNT = 1u << 21      /* {arch}.block_count */
+    POSENC_GGUF_BLOCK_COUNT = 1u << 21,     /* {arch}.block_count */
+    POSENC_GGUF_SCALING_ALPHA = 1u << 22,   /* {arch}.rope.scaling.alpha (NTK alpha) */
+    POSENC_GGUF_DENSE_LEAD = 1u << 23,      /* {arch}.leading_dense_block_count */
+    POSENC_GGUF_ROPE_FINETUNED = 1u << 24   /* {arch}.rope.scaling.finetuned (bool) */
 };
 
 #define POSENC_GGUF_MAX_LAYERS 1024
@@ -79,6 +82,8 @@ struct posenc_gguf_rope {
     int64_t original_context_length;  /* rope.scaling.original_context_length */
     double yarn_ext_factor, yarn_attn_factor, yarn_beta_fast, yarn_beta_slow, yarn_log_multiplier;
     double attn_factor;               /* rope.scaling.attn_factor */
+    double scaling_alpha;             /* rope.scaling.alpha */
+    int64_t rope_finetuned;           /* rope.scaling.finetuned: 0 or 1 */
     int64_t context_length;           /* {arch}.context_length */
     int64_t key_length;               /* {arch}.attention.key_length */
     int64_t head_count;               /* {arch}.attention.head_count */
@@ -86,6 +91,7 @@ struct posenc_gguf_rope {
     int64_t key_length_mla;           /* {arch}.attention.key_length_mla */
     int64_t sliding_window;           /* {arch}.attention.sliding_window */
     int64_t block_count;              /* {arch}.block_count (layers, MTP layers included) */
+    int64_t dense_lead;               /* {arch}.leading_dense_block_count */
     int64_t swa_period;               /* attention.sliding_window_pattern as a uint32 (0 when
                                          it is an array) */
     int n_swa_layers;                 /* ... as an array of n_swa_layers flags, 1 = sliding */

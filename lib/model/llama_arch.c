@@ -156,6 +156,21 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
         log_mul = pe_tof(g->yarn_log_multiplier);
     if (row->load == LD_DEEPSEEK2 && (g->has & POSENC_GGUF_YARN_LOG_MUL))
         log_mul = pe_tof(g->yarn_log_multiplier) / 0.1f;
+    /* hunyuan-vl.cpp load_arch_hparams (hunyuan-dense's loader): "XDRoPE / NTK-aware
+     * scaling": rope_freq_base_train * powf(alpha, (float)dim / (float)(dim - 2)), dim the
+     * head size */
+    if (row->load == LD_HUNYUAN_VL && (g->has & POSENC_GGUF_SCALING_ALPHA) &&
+        pe_tof(g->scaling_alpha) > 0.0f && head_k > 2)
+        freq_base = freq_base * powf(pe_tof(g->scaling_alpha), (float)head_k / (float)(head_k - 2));
+    /* mimo2.cpp, cohere2moe.cpp, mellum.cpp (with a window): without a uint32 pattern the
+     * per-layer array is read with get_key_or_arr's default required = true */
+    if (row->swa_period < 0 && !(g->has & POSENC_GGUF_SWA_PATTERN) &&
+        (row->swa != SWA_OLMO2 ||
+         ((g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window > 0)))
+        return posenc_seterr(err, POSENC_EFORMAT,
+                             "llama.cpp refuses the file: %s.attention.sliding_window_pattern "
+                             "is required (src/models/%s.cpp)",
+                             g->arch, g->arch);
     int sections[4] = { 0 };
     if (row->sections) {
         if (g->n_sections > 0)
@@ -252,6 +267,17 @@ posenc_status posenc_ggml_rope_from_gguf(const posenc_gguf_rope *g, int64_t n_ct
     return POSENC_OK;
 }
 
+/* exaone4.cpp load_arch_hparams: sliding layers (and the global layers' NoPE) only for the
+ * 64-layer 32B; every other file is one layer type with RoPE (lib/model/llama_arch.def
+ * .swa_n_layer); afmoe.cpp: only with a window (.swa_window) */
+static int swa_off(const pe_arch_row *row, const posenc_gguf_rope *g)
+{
+    if (row->swa_window && !((g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window > 0))
+        return 1;
+    return row->swa_n_layer > 0 &&
+           (!(g->has & POSENC_GGUF_BLOCK_COUNT) || g->block_count != row->swa_n_layer);
+}
+
 posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_t n_ctx,
                                                const char *layer_type, posenc_ggml_rope *out,
                                                posenc_error *err)
@@ -261,7 +287,7 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
     if (st != POSENC_OK)
         return st;
     const pe_arch_row *row = pe_llama_arch(g->arch);
-    if ((row->swa || row->nope) && layer_type) {
+    if ((row->swa || row->nope) && layer_type && !swa_off(row, g)) {
         int sliding = strcmp(layer_type, "sliding_attention") == 0 ||
                       (row->nope == NOPE_STEP && strcmp(layer_type, "chunked_attention") == 0);
         if (!sliding && strcmp(layer_type, "full_attention") != 0)
@@ -270,8 +296,11 @@ posenc_status posenc_ggml_rope_from_gguf_layer(const posenc_gguf_rope *g, int64_
                                  "layers, not '%.60s'",
                                  g->arch, layer_type);
         int window = (g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window > 0;
-        /* cohere2.cpp ropes only the sliding layers */
-        if (!sliding && row->nope == NOPE_GLOBAL)
+        /* cohere2.cpp ropes only the sliding layers; cohere2moe.cpp the leading dense ones too
+         * (force_rope = il < n_layer_dense_lead) */
+        int dense = row->nope == NOPE_GLOBAL_DENSE && (g->has & POSENC_GGUF_DENSE_LEAD) &&
+                    g->dense_lead > 0;
+        if (!sliding && (row->nope == NOPE_GLOBAL || (row->nope == NOPE_GLOBAL_DENSE && !dense)))
             return posenc_seterr(err, POSENC_EUNSUPPORTED,
                                  "llama.cpp applies no RoPE to %s's full_attention layers "
                                  "(src/models/%s.cpp ropes only the sliding-window layers)",
@@ -325,33 +354,61 @@ int posenc_ggml_swa_layers(const posenc_gguf_rope *g, int n, uint8_t *sliding)
         return 1;
     if (row->nope == NOPE_STEP && has_window && g->sliding_window == 0)
         return 1;
-    if (row->swa_period < 0) { /* mimo2.cpp: the per-layer array */
+    if (swa_off(row, g))
+        return 1;
+    int scalar = (g->has & POSENC_GGUF_SWA_PATTERN) && g->n_swa_layers == 0;
+    if (row->swa_period < 0 && !(row->swa_dense_first && scalar)) {
+        /* mimo2.cpp: the per-layer array; cohere2moe.cpp: the array unless a uint32 */
         for (int i = 0; i < n && i < g->n_swa_layers; i++)
             sliding[i] = g->swa_layers[i] != 0;
         return 1;
     }
     /* the uint32 key, else the default; an array is ignored (scalar get_key_or_arr) */
-    int64_t p = row->swa_period;
-    if ((g->has & POSENC_GGUF_SWA_PATTERN) && g->n_swa_layers == 0)
-        p = g->swa_period;
-    for (int il = 0; il < n; il++) /* llama_hparams::set_swa_pattern, dense_first false */
-        sliding[il] = p == 0 || il % p < p - 1;
+    int64_t p = scalar ? g->swa_period : row->swa_period;
+    for (int il = 0; il < n; il++) /* llama_hparams::set_swa_pattern */
+        sliding[il] = p == 0 || (row->swa_dense_first ? il % p != 0 : il % p < p - 1);
     return 1;
 }
 
 int posenc_ggml_nope_layers(const posenc_gguf_rope *g, int n, uint8_t *nope)
 {
     const pe_arch_row *row = pe_llama_arch(g->arch);
-    if (!row || !row->nope || n < 0)
-        return 0;
-    if (row->nope == NOPE_GLOBAL) { /* cohere2.cpp: RoPE only `if (is_swa)` */
-        posenc_ggml_swa_layers(g, n, nope);
-        for (int i = 0; i < n; i++)
-            nope[i] = !nope[i];
+    if (row && row->rope_switch && n >= 0 && (g->has & POSENC_GGUF_ROPE_FINETUNED) &&
+        !g->rope_finetuned) {
+        /* granite.cpp, granite-hybrid.cpp: rope_pattern = rope.scaling.finetuned (default
+         * true) for every layer; switched on, which layers attend (granitehybrid's SSM
+         * layers do not) is not read here */
+        memset(nope, 1, (size_t)n);
         return 1;
     }
-    /* llama4.cpp: n_no_rope_layer_step 4 (src/llama-hparams.h), n_layer when the window is 0 */
-    int every = (g->has & POSENC_GGUF_SLIDING_WINDOW) && g->sliding_window == 0 ? 0 : 4;
+    if (row && row->rope_n_layer > 0 && n >= 0) {
+        /* baichuan.cpp: RoPE for LLM_TYPE_7B (32 layers) only; 13B and unknown sizes none */
+        int off = !(g->has & POSENC_GGUF_BLOCK_COUNT) || g->block_count != row->rope_n_layer;
+        memset(nope, off, (size_t)n);
+        return 1;
+    }
+    if (!row || !row->nope || n < 0)
+        return 0;
+    if (row->nope == NOPE_GLOBAL || row->nope == NOPE_GLOBAL_DENSE) {
+        /* cohere2.cpp: RoPE only `if (is_swa)`; cohere2moe.cpp `is_swa || force_rope` */
+        if (swa_off(row, g)) { /* exaone4.cpp: `is_swa(il) || swa_type == NONE` */
+            memset(nope, 0, (size_t)n);
+            return 1;
+        }
+        int64_t lead = row->nope == NOPE_GLOBAL_DENSE && (g->has & POSENC_GGUF_DENSE_LEAD)
+                           ? g->dense_lead
+                           : 0;
+        posenc_ggml_swa_layers(g, n, nope);
+        for (int i = 0; i < n; i++)
+            nope[i] = !nope[i] && i >= lead;
+        return 1;
+    }
+    /* llama4.cpp: n_no_rope_layer_step 4 (src/llama-hparams.h), n_layer when the window is 0;
+     * afmoe.cpp keeps the 4 (NOPE_EVERY4) */
+    int every = row->nope == NOPE_STEP && (g->has & POSENC_GGUF_SLIDING_WINDOW) &&
+                        g->sliding_window == 0
+                    ? 0
+                    : 4;
     for (int i = 0; i < n; i++)
         nope[i] = every && (i + 1) % every == 0;
     return 1;

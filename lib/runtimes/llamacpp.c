@@ -241,17 +241,90 @@ static posenc_status rope_dim(conv *c, int64_t *out)
     return POSENC_OK;
 }
 
+/* hparams[key] when the config has it, else hidden_size // num_attention_heads (Jais2Model's
+ * hparams.get("head_dim", ...), ChatGLMModel's "attention_dim" in hparams) */
+static posenc_status dim_or_split(conv *c, const char *key, int64_t *out)
+{
+    int64_t hs, nh;
+    if (get(c->hp, key)) {
+        if (hp_int(get(c->hp, key), out))
+            return POSENC_OK;
+        char msg[64];
+        snprintf(msg, sizeof msg, "%s is not an integer", key);
+        return convfail(c, msg);
+    }
+    if (!hp_int(get(c->hp, "hidden_size"), &hs) || !hp_int(get(c->hp, "num_attention_heads"), &nh) ||
+        nh <= 0)
+        return convfail(c, "KeyError: 'hidden_size' or 'num_attention_heads'");
+    *out = hs / nh;
+    return POSENC_OK;
+}
+
+/* conversion/granite.py GraniteHybridModel, after GraniteMoeModel's keys: dimension_count
+ * attn_rotary_emb when the config has it; the attention layers from layer_types
+ * ("attention"), else attn_layer_indices, else attn_layer_period / attn_layer_offset; without
+ * an SSM layer the file is architecture granitemoe (num_experts_per_tok or _per_token set)
+ * or granite; rope.scaling.finetuned = BambaForCausalLM in architectures or no SSM layer,
+ * and without it context_length 2**20 */
+static posenc_status granite_hybrid(conv *c)
+{
+    static const char *const k_blocks[] = { "n_layers", "num_hidden_layers", "n_layer",
+                                            "num_layers", NULL };
+    static const char *const k_exp[] = { "num_experts_per_tok", "num_experts_per_token",
+                                         "mamba_num_experts_per_tok",
+                                         "mamba_num_experts_per_token", NULL };
+    posenc_gguf_rope *g = c->g;
+    const cJSON *lt = val(c->hp, "layer_types"), *ai = val(c->hp, "attn_layer_indices");
+    int64_t nl, n_attn = 0, period, offset, v;
+    if (hp_int(val(c->hp, "attn_rotary_emb"), &v) && v) {
+        g->dimension_count = v;
+        g->has |= POSENC_GGUF_DIMENSION_COUNT;
+    }
+    if (!hp_int(find_hparam(c->hp, k_blocks), &nl) || nl < 0)
+        return convfail(c, "no num_hidden_layers");
+    if (cJSON_IsArray(lt) && lt->child) {
+        for (const cJSON *e = lt->child; e; e = e->next)
+            n_attn += cJSON_IsString(e) && strcmp(e->valuestring, "attention") == 0;
+    } else if (cJSON_IsArray(ai) && ai->child) {
+        for (const cJSON *e = ai->child; e; e = e->next)
+            n_attn += hp_int(e, &v) && v >= 0 && v < nl;
+    } else if (hp_int(val(c->hp, "attn_layer_period"), &period) && period > 0 &&
+               hp_int(get(c->hp, "attn_layer_offset"), &offset)) {
+        for (int64_t i = 0; i < nl; i++)
+            n_attn += i % period == offset;
+    } else {
+        return convfail(c, "Didn't find attn_layer_indices or attn_layer_period");
+    }
+    int hybrid = n_attn < nl, bamba = 0;
+    const cJSON *ex = find_hparam(c->hp, k_exp), *archs = get(c->hp, "architectures");
+    for (const cJSON *e = cJSON_IsArray(archs) ? archs->child : NULL; e; e = e->next)
+        bamba |= cJSON_IsString(e) && strcmp(e->valuestring, "BambaForCausalLM") == 0;
+    if (!hybrid)
+        snprintf(g->arch, sizeof g->arch, "%s",
+                 ex && !cJSON_IsFalse(ex) && !(cJSON_IsNumber(ex) && ex->valuedouble == 0)
+                     ? "granitemoe"
+                     : "granite");
+    g->rope_finetuned = bamba || !hybrid;
+    g->has |= POSENC_GGUF_ROPE_FINETUNED;
+    if (!g->rope_finetuned) {
+        g->context_length = 1 << 20;
+        g->has |= POSENC_GGUF_CONTEXT_LENGTH;
+    }
+    return POSENC_OK;
+}
+
 /* LlamaModel.generate_extra_tensors: llama3's rope_freqs, in torch's float32 arithmetic:
  * freqs = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim)) is float32
  * (the Python scalar base is cast to float32 for the pow); each per-frequency expression mixes
  * a 0-dim float32 tensor with Python floats, which torch evaluates in float32 with the scalars
  * cast to float32; `scalar / tensor` is tensor.reciprocal() * scalar (torch/_tensor.py
  * __rdiv__). */
-static posenc_status llama3_freqs(conv *c, int64_t dim)
+static posenc_status llama3_freqs(conv *c, int64_t dim, double factor)
 {
     const cJSON *rp = c->full;
-    /* rope_params.get("rope_theta", 10000.0); AutoConfig fills the class default */
-    double base = c->rc->theta, factor = 8.0, lo = 1.0, hi = 4.0, old = 8192;
+    /* rope_params.get("rope_theta", 10000.0); AutoConfig fills the class default; factor's
+     * default is the class's (LlamaModel 8.0, Exaone4Model 16.0) */
+    double base = c->rc->theta, lo = 1.0, hi = 4.0, old = 8192;
     num(val(rp, "rope_theta"), &base);
     num(val(rp, "factor"), &factor);
     num(val(rp, "low_freq_factor"), &lo);
@@ -611,6 +684,336 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             st = swa_pattern(&c, "layer_types", 4, 0);
         }
         break;
+    case CV_NEMOTRON: {
+        /* conversion/nemotron.py NemotronModel: dimension_count int(rope_parameters[
+         * "partial_rotary_factor"] * n_embd) // n_head; scaling type linear with
+         * hparams.get("factor") or rope_parameters.get("factor"), else none */
+        static const char *const k_embd2[] = { "hidden_size", "n_embd", NULL };
+        static const char *const k_head2[] = { "num_attention_heads", "n_head", NULL };
+        int64_t embd, nh;
+        double prf, fac;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (!num(get(c.rp, "partial_rotary_factor"), &prf) ||
+            !hp_int(find_hparam(c.hp, k_embd2), &embd) ||
+            !hp_int(find_hparam(c.hp, k_head2), &nh) || nh <= 0) {
+            st = convfail(&c, "NemotronModel needs partial_rotary_factor, hidden_size and "
+                              "num_attention_heads");
+            break;
+        }
+        g.dimension_count = (int64_t)floor(prf * (double)embd) / nh;
+        g.has |= POSENC_GGUF_DIMENSION_COUNT | POSENC_GGUF_SCALING_TYPE;
+        if ((num(val(c.hp, "factor"), &fac) && fac != 0) || num(val(c.rp, "factor"), &fac)) {
+            snprintf(g.scaling_type, sizeof g.scaling_type, "linear");
+            g.scaling_factor = f32(fac);
+            g.has |= POSENC_GGUF_SCALING_FACTOR;
+        } else {
+            snprintf(g.scaling_type, sizeof g.scaling_type, "none");
+        }
+        break;
+    }
+    case CV_BITNET:
+        /* conversion/bitnet.py BitnetModel: TextModel's keys, then scaling type linear,
+         * factor 1.0 */
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        snprintf(g.scaling_type, sizeof g.scaling_type, "linear");
+        g.scaling_factor = 1.0;
+        g.has |= POSENC_GGUF_SCALING_TYPE | POSENC_GGUF_SCALING_FACTOR;
+        break;
+    case CV_DBRX: {
+        /* conversion/dbrx.py DbrxModel.set_gguf_parameters: its own keys, hparams[k]:
+         * context max_seq_len, embedding d_model, head_count n_heads, freq_base
+         * attn_config["rope_theta"]; no dimension_count */
+        const cJSON *ac = get(c.hp, "attn_config");
+        double th;
+        if (!hp_int(get(c.hp, "max_seq_len"), &g.context_length) ||
+            !hp_int(get(c.hp, "d_model"), &g.embedding_length) ||
+            !hp_int(get(c.hp, "n_heads"), &g.head_count) || !num(get(ac, "rope_theta"), &th)) {
+            st = convfail(&c, "DbrxModel needs max_seq_len, d_model, n_heads and "
+                              "attn_config.rope_theta");
+            break;
+        }
+        g.freq_base = f32(th);
+        g.has |= POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_EMBEDDING_LENGTH |
+                 POSENC_GGUF_HEAD_COUNT | POSENC_GGUF_FREQ_BASE;
+        break;
+    }
+    case CV_FALCON:
+        /* conversion/falcon.py FalconModel.set_gguf_parameters: its own keys: context 2048
+         * ("not in config.json"), embedding hidden_size, head_count num_attention_heads (else
+         * n_head); no rope.freq_base (llama.cpp: 10000) */
+        g.context_length = 2048;
+        if (!hp_int(get(c.hp, "hidden_size"), &g.embedding_length) ||
+            !hp_int(val(c.hp, "num_attention_heads") ? val(c.hp, "num_attention_heads")
+                                                     : get(c.hp, "n_head"),
+                    &g.head_count)) {
+            st = convfail(&c, "FalconModel needs hidden_size and num_attention_heads");
+            break;
+        }
+        g.has |= POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_EMBEDDING_LENGTH |
+                 POSENC_GGUF_HEAD_COUNT;
+        break;
+    case CV_JAIS2: {
+        /* conversion/jais.py Jais2Model: dimension_count hparams.get("head_dim", hidden_size
+         * // num_attention_heads) */
+        if ((st = text_params(&c)) != POSENC_OK ||
+            (st = dim_or_split(&c, "head_dim", &g.dimension_count)) != POSENC_OK)
+            break;
+        g.has |= POSENC_GGUF_DIMENSION_COUNT;
+        break;
+    }
+    case CV_HUNYUAN:
+    case CV_HUNYUAN_MOE: {
+        /* conversion/hunyuan.py HunYuanModel (dense: rope_type dynamic or xdrope, alpha
+         * default 50, dim head_dim) and HunYuanMoEModel (dynamic only, alpha default 1000, dim
+         * hidden_size // num_attention_heads): freq_base = rope_theta * alpha ** (dim / (dim -
+         * 2)), scaling type none, factor 1; with dynamic, context and original context 256 *
+         * 1024, after an assert on the values the rule was written for */
+        int moe = row->conv == CV_HUNYUAN_MOE;
+        const cJSON *rt = val(c.rp, "rope_type");
+        const char *t = cJSON_IsString(rt) ? rt->valuestring : "";
+        int dynamic = strcmp(t, "dynamic") == 0;
+        double alpha = moe ? 1000.0 : 50.0, base = 10000.0, mp = 0;
+        int64_t d, hs, nh;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (!dynamic && (moe || strcmp(t, "xdrope") != 0))
+            break;
+        if (get(c.rp, "alpha") && !num(get(c.rp, "alpha"), &alpha))
+            st = convfail(&c, "rope alpha is not a number");
+        if (get(c.rp, "rope_theta") && !num(get(c.rp, "rope_theta"), &base))
+            st = convfail(&c, "rope_theta is not a number");
+        if (st != POSENC_OK)
+            break;
+        if (moe) {
+            if (!hp_int(get(c.hp, "hidden_size"), &hs) ||
+                !hp_int(get(c.hp, "num_attention_heads"), &nh) || nh <= 0) {
+                st = convfail(&c, "KeyError: 'hidden_size'");
+                break;
+            }
+            d = hs / nh;
+        } else if (!hp_int(get(c.hp, "head_dim"), &d)) {
+            st = convfail(&c, "KeyError: 'head_dim'");
+            break;
+        }
+        num(get(c.hp, "max_position_embeddings"), &mp);
+        if (dynamic && (base != 10000.0 || (mp != 32768 && mp != 262144) ||
+                        (moe && (alpha != 1000.0 || d != 128)))) {
+            st = convfail(&c, "HunYuan dynamic RoPE scaling assumptions changed");
+            break;
+        }
+        if (d == 2) {
+            st = convfail(&c, "ZeroDivisionError");
+            break;
+        }
+        g.freq_base = f32(base * pow(alpha, (double)d / (double)(d - 2)));
+        snprintf(g.scaling_type, sizeof g.scaling_type, "none");
+        g.scaling_factor = 1.0;
+        g.has |= POSENC_GGUF_FREQ_BASE | POSENC_GGUF_SCALING_TYPE | POSENC_GGUF_SCALING_FACTOR;
+        if (dynamic) {
+            g.context_length = g.original_context_length = 256 * 1024;
+            g.has |= POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_ORIG_CTX;
+        }
+        break;
+    }
+    case CV_CHATGLM: {
+        /* conversion/chatglm.py ChatGLMModel.set_gguf_parameters: its own keys: context
+         * seq_length (else the embedding length), embedding hidden_size (else n_embed),
+         * head_count n_head (else num_attention_heads), dimension_count int((attention_dim or
+         * hidden_size // num_attention_heads) * rope_parameters.get("partial_rotary_factor",
+         * 0.5)), freq_base 10000 * rope_ratio; no key_length */
+        const cJSON *e = get(c.hp, "hidden_size") ? get(c.hp, "hidden_size") : get(c.hp, "n_embed");
+        const cJSON *h = get(c.hp, "n_head") ? get(c.hp, "n_head") : get(c.hp, "num_attention_heads");
+        int64_t rd;
+        double prf = 0.5, ratio = 1.0;
+        if (!hp_int(e, &g.embedding_length) || !hp_int(h, &g.head_count)) {
+            st = convfail(&c, "ChatGLMModel needs hidden_size and num_attention_heads");
+            break;
+        }
+        g.context_length = g.embedding_length;
+        if (get(c.hp, "seq_length") && !hp_int(get(c.hp, "seq_length"), &g.context_length)) {
+            st = convfail(&c, "seq_length is not an integer");
+            break;
+        }
+        if ((st = dim_or_split(&c, "attention_dim", &rd)) != POSENC_OK)
+            break;
+        num(val(c.rp, "partial_rotary_factor"), &prf);
+        if (get(c.hp, "rope_ratio") && !num(get(c.hp, "rope_ratio"), &ratio)) {
+            st = convfail(&c, "rope_ratio is not a number");
+            break;
+        }
+        g.dimension_count = (int64_t)floor((double)rd * prf);
+        g.freq_base = f32(10000.0 * ratio);
+        g.has |= POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_EMBEDDING_LENGTH |
+                 POSENC_GGUF_HEAD_COUNT | POSENC_GGUF_DIMENSION_COUNT | POSENC_GGUF_FREQ_BASE;
+        break;
+    }
+    case CV_EXAONE4:
+    case CV_EXAONE_MOE: {
+        /* conversion/exaone.py Exaone4Model: sliding_window when not None, with a pattern
+         * from layer_types, else from sliding_window_pattern ("LLLG" or a period) when it
+         * covers every layer; generate_extra_tensors: llama3's rope_freqs as LlamaModel's with
+         * factor default 16.0 */
+        static const char *const k_blocks[] = { "n_layers", "num_hidden_layers", "n_layer",
+                                                "num_layers", NULL };
+        const cJSON *sw = val(c.hp, "sliding_window"), *sp = get(c.hp, "sliding_window_pattern");
+        int64_t nl;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        /* ModelBase.__init__: block_count, which exaone4.cpp's layer rule reads */
+        if (hp_int(find_hparam(c.hp, k_blocks), &g.block_count))
+            g.has |= POSENC_GGUF_BLOCK_COUNT;
+        if (sw) {
+            if (!hp_int(sw, &g.sliding_window)) {
+                st = convfail(&c, "sliding_window is not an integer");
+                break;
+            }
+            g.has |= POSENC_GGUF_SLIDING_WINDOW;
+            if (get(c.hp, "layer_types")) {
+                if ((st = swa_pattern(&c, "layer_types", 0, 0)) != POSENC_OK)
+                    break;
+            } else if ((cJSON_IsString(sp) || cJSON_IsNumber(sp)) &&
+                       hp_int(get(c.hp, "num_hidden_layers"), &nl) && nl > 0 &&
+                       nl <= POSENC_GGUF_MAX_LAYERS) {
+                size_t len = cJSON_IsString(sp) ? strlen(sp->valuestring) : 0;
+                double p = cJSON_IsNumber(sp) ? sp->valuedouble : 0;
+                if (len > 0 || (p == floor(p) && p != 0)) {
+                    for (int i = 0; i < nl; i++)
+                        g.swa_layers[i] = len ? sp->valuestring[(size_t)i % len] == 'L'
+                                              : fmod((double)(i + 1), p) != 0;
+                    g.n_swa_layers = (int)nl;
+                    g.swa_layers_int32 = 0;
+                    g.has |= POSENC_GGUF_SWA_PATTERN;
+                }
+            }
+        }
+        const cJSON *t = val(c.full, "rope_type");
+        if (cJSON_IsString(t) && strcasecmp(t->valuestring, "llama3") == 0 &&
+            (st = rope_dim(&c, &dim)) == POSENC_OK)
+            st = llama3_freqs(&c, dim, 16.0);
+        /* ExaoneMoEModel.set_gguf_parameters, after Exaone4Model's: scaling type none */
+        if (row->conv == CV_EXAONE_MOE) {
+            snprintf(g.scaling_type, sizeof g.scaling_type, "none");
+            g.has |= POSENC_GGUF_SCALING_TYPE;
+        }
+        break;
+    }
+    case CV_MELLUM: {
+        /* conversion/mellum.py MellumModel: sliding_window when use_sliding_window is True or
+         * None and sliding_window is not None, with a bool per layer_types entry */
+        const cJSON *use = get(c.hp, "use_sliding_window"), *sw = val(c.hp, "sliding_window");
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if ((!use || cJSON_IsNull(use) || cJSON_IsTrue(use)) && sw) {
+            if (!hp_int(sw, &g.sliding_window)) {
+                st = convfail(&c, "sliding_window is not an integer");
+                break;
+            }
+            g.has |= POSENC_GGUF_SLIDING_WINDOW;
+            st = swa_pattern(&c, "layer_types", 0, 0);
+        }
+        break;
+    }
+    case CV_BAICHUAN: {
+        /* conversion/baichuan.py BaichuanModel: TextModel's keys, dimension_count
+         * hparams["hidden_size"] // hparams["num_attention_heads"]; block_count (ModelBase),
+         * which decides whether baichuan.cpp ropes at all */
+        static const char *const k_blocks[] = { "n_layers", "num_hidden_layers", "n_layer",
+                                                "num_layers", NULL };
+        int64_t hs, nh;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (!hp_int(get(c.hp, "hidden_size"), &hs) ||
+            !hp_int(get(c.hp, "num_attention_heads"), &nh) || nh <= 0) {
+            st = convfail(&c, "KeyError: 'hidden_size' or 'num_attention_heads'");
+            break;
+        }
+        g.dimension_count = hs / nh;
+        g.has |= POSENC_GGUF_DIMENSION_COUNT;
+        if (hp_int(find_hparam(c.hp, k_blocks), &g.block_count))
+            g.has |= POSENC_GGUF_BLOCK_COUNT;
+        break;
+    }
+    case CV_COHERE2MOE: {
+        /* conversion/command_r.py Cohere2MoeModel: TextModel's keys, sliding_window and a bool
+         * per layer_types entry (hparams[k]), leading_dense_block_count from mlp_layer_types
+         * (the first non-"dense" entry), else first_k_dense_replace (0), dimension_count
+         * head_dim, scaling type none */
+        const cJSON *mlt = get(c.hp, "mlp_layer_types");
+        int64_t lead = 0;
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        if (!hp_int(get(c.hp, "sliding_window"), &g.sliding_window) ||
+            !hp_int(get(c.hp, "head_dim"), &g.dimension_count)) {
+            st = convfail(&c, "Cohere2MoeModel needs sliding_window and head_dim");
+            break;
+        }
+        if (cJSON_IsArray(mlt)) {
+            for (const cJSON *e = mlt->child; e; e = e->next, lead++)
+                if (!cJSON_IsString(e) || strcmp(e->valuestring, "dense") != 0)
+                    break;
+        } else if (get(c.hp, "first_k_dense_replace") &&
+                   !hp_int(get(c.hp, "first_k_dense_replace"), &lead)) {
+            st = convfail(&c, "first_k_dense_replace is not an integer");
+            break;
+        }
+        g.dense_lead = lead;
+        snprintf(g.scaling_type, sizeof g.scaling_type, "none");
+        g.has |= POSENC_GGUF_SLIDING_WINDOW | POSENC_GGUF_DIMENSION_COUNT |
+                 POSENC_GGUF_SCALING_TYPE | POSENC_GGUF_DENSE_LEAD;
+        st = swa_pattern(&c, "layer_types", 0, 0);
+        break;
+    }
+    case CV_EUROBERT:
+    case CV_MODERNBERT:
+        /* conversion/bert.py EuroBertModel: TextModel's keys, scaling type none;
+         * ModernBertModel (BertModel's, TextModel's keys) adds sliding_window local_attention
+         * (hparams[k]) and, when the config has it, global_attn_every_n_layers as the uint32
+         * sliding_window_pattern */
+        if ((st = text_params(&c)) != POSENC_OK)
+            break;
+        snprintf(g.scaling_type, sizeof g.scaling_type, "none");
+        g.has |= POSENC_GGUF_SCALING_TYPE;
+        if (row->conv == CV_MODERNBERT) {
+            const cJSON *ge = val(c.hp, "global_attn_every_n_layers");
+            if (!hp_int(get(c.hp, "local_attention"), &g.sliding_window)) {
+                st = convfail(&c, "KeyError: 'local_attention'");
+                break;
+            }
+            g.has |= POSENC_GGUF_SLIDING_WINDOW;
+            if (ge) {
+                if (!hp_int(ge, &g.swa_period) || g.swa_period < 0) {
+                    st = convfail(&c, "global_attn_every_n_layers is not a count");
+                    break;
+                }
+                g.n_swa_layers = 0;
+                g.has |= POSENC_GGUF_SWA_PATTERN;
+            }
+        }
+        break;
+    case CV_FALCONH1: {
+        /* conversion/falcon_h1.py FalconH1Model, over Mamba2Model's (conversion/mamba.py): no
+         * TextModel keys; context hparams.get("max_position_embeddings", 0), embedding
+         * hidden_size (d_model, dim), head_count num_attention_heads, key_length head_dim,
+         * freq_base rope_parameters["rope_theta"]; no dimension_count */
+        static const char *const k_dm[] = { "hidden_size", "d_model", "dim", NULL };
+        const cJSON *mp = get(c.hp, "max_position_embeddings");
+        double th;
+        g.context_length = 0;
+        if ((mp && !hp_int(mp, &g.context_length)) ||
+            !hp_int(find_hparam(c.hp, k_dm), &g.embedding_length) ||
+            !hp_int(get(c.hp, "num_attention_heads"), &g.head_count) ||
+            !hp_int(get(c.hp, "head_dim"), &g.key_length) || !num(get(c.rp, "rope_theta"), &th)) {
+            st = convfail(&c, "FalconH1Model needs hidden_size, num_attention_heads, head_dim "
+                              "and rope_theta");
+            break;
+        }
+        g.freq_base = f32(th);
+        g.has |= POSENC_GGUF_CONTEXT_LENGTH | POSENC_GGUF_EMBEDDING_LENGTH |
+                 POSENC_GGUF_HEAD_COUNT | POSENC_GGUF_KEY_LENGTH | POSENC_GGUF_FREQ_BASE;
+        break;
+    }
     case CV_MINIMAXM2: {
         /* conversion/minimax.py MiniMaxM2Model: find_hparam(["rotary_dim"]) (required) */
         static const char *const k_rd[] = { "rotary_dim", NULL };
@@ -683,10 +1086,12 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
     case CV_LLAMA:
     case CV_MINISTRAL3:
     case CV_GRANITE:
+    case CV_GRANITEHYBRID:
     case CV_LLAMA4:
+    case CV_AFMOE:
         /* conversion/granite.py GraniteModel.set_gguf_parameters pops head_dim before
          * LlamaModel's: the dimension count is hidden_size / num_attention_heads */
-        if (row->conv == CV_GRANITE)
+        if (row->conv == CV_GRANITE || row->conv == CV_GRANITEHYBRID)
             c.ignore_head_dim = 1;
         if ((st = text_params(&c)) != POSENC_OK || (st = rope_dim(&c, &dim)) != POSENC_OK)
             break;
@@ -702,6 +1107,16 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             }
             g.yarn_log_multiplier = f32(ms);
             g.has |= POSENC_GGUF_YARN_LOG_MUL;
+        }
+        if (row->conv == CV_GRANITEHYBRID && (st = granite_hybrid(&c)) != POSENC_OK)
+            break;
+        /* conversion/afmoe.py AfmoeModel: sliding_window when not None */
+        if (row->conv == CV_AFMOE && val(c.hp, "sliding_window")) {
+            if (!hp_int(val(c.hp, "sliding_window"), &g.sliding_window)) {
+                st = convfail(&c, "sliding_window is not an integer");
+                break;
+            }
+            g.has |= POSENC_GGUF_SLIDING_WINDOW;
         }
         if (row->conv == CV_LLAMA4) {
             /* conversion/llama.py Llama4Model: sliding_window 0 when every layer_types entry
@@ -721,7 +1136,7 @@ posenc_status posenc_gguf_rope_from_model(const posenc_model *m, const char *lay
             if (cJSON_IsString(t) && strcasecmp(t->valuestring, "llama3") == 0) {
                 int64_t d3;
                 if ((st = rope_dim(&c, &d3)) == POSENC_OK)
-                    st = llama3_freqs(&c, d3);
+                    st = llama3_freqs(&c, d3, 8.0);
             }
         }
         break;

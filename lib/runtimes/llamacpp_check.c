@@ -292,7 +292,14 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
          "llama.cpp rotates %d dims of each head instead of %d: the rotation is wrong at every "
          "position > 0",
          H.n_dims, W.n_dims);
-    CMPF(freq_base, "rope.freq_base", "freq_base",
+    /* the base is blamed on rope.scaling.alpha where that differs (hunyuan-vl.cpp folds it
+     * into the base) */
+    const char *base_key = ((want->has ^ have->has) & POSENC_GGUF_SCALING_ALPHA) ||
+                                   ((want->has & POSENC_GGUF_SCALING_ALPHA) &&
+                                    want->scaling_alpha != have->scaling_alpha)
+                               ? "rope.scaling.alpha"
+                               : "rope.freq_base";
+    CMPF(freq_base, base_key, "freq_base",
          "llama.cpp uses theta %g instead of %g: every frequency but the first is wrong, so "
          "attention drifts from the first positions on and long prompts degrade",
          (double)H.freq_base, (double)W.freq_base);
@@ -322,12 +329,14 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
                     nowin ? ": without a sliding window every layer is global" : "");
         }
     }
-    if (wrow && wrow->swa && strcmp(want->arch, have->arch) == 0 &&
-        (have->has & POSENC_GGUF_BLOCK_COUNT) && have->block_count > 0) {
+    /* the file's layers, for the per-layer checks below (0: no block_count) */
+    int nl = !(have->has & POSENC_GGUF_BLOCK_COUNT) || have->block_count <= 0 ? 0
+             : have->block_count > POSENC_GGUF_MAX_LAYERS ? POSENC_GGUF_MAX_LAYERS
+                                                          : (int)have->block_count;
+    int same_arch = strcmp(want->arch, have->arch) == 0;
+    if (wrow && wrow->swa && same_arch && nl) {
         /* which layers are sliding (llama_hparams::is_swa): the pattern key as the loader
          * reads it, over the file's layers */
-        int nl = have->block_count > POSENC_GGUF_MAX_LAYERS ? POSENC_GGUF_MAX_LAYERS
-                                                            : (int)have->block_count;
         uint8_t ws[POSENC_GGUF_MAX_LAYERS], hs[POSENC_GGUF_MAX_LAYERS];
         posenc_ggml_swa_layers(want, nl, ws);
         posenc_ggml_swa_layers(have, nl, hs);
@@ -340,13 +349,74 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
                 if (first < 0)
                     first = i;
             }
+        /* exaone4.cpp: the layer count itself decides whether there are sliding layers;
+         * afmoe.cpp: the window */
+        int wwin = (want->has & POSENC_GGUF_SLIDING_WINDOW) && want->sliding_window > 0;
+        int hwin = (have->has & POSENC_GGUF_SLIDING_WINDOW) && have->sliding_window > 0;
+        const char *pkey = wrow->swa_n_layer > 0 && want->block_count != have->block_count
+                               ? "block_count"
+                           : wrow->swa_window && wwin != hwin ? "attention.sliding_window"
+                                                              : "attention.sliding_window_pattern";
         if (!nd)
-            add(out, A, "attention.sliding_window_pattern", "sliding layers", e, f, NULL);
+            add(out, A, pkey, "sliding layers", e, f, NULL);
         else
-            add(out, A, "attention.sliding_window_pattern", "sliding layers", e, f,
+            add(out, A, pkey, "sliding layers", e, f,
                 "llama.cpp runs %d layer(s) with the other layer type's RoPE and attention "
                 "(the first: layer %d as %s)", nd, first,
                 hs[first] ? "sliding-window" : "global");
+    }
+    if (wrow && wrow->nope == NOPE_GLOBAL_DENSE && same_arch && nl) {
+        /* cohere2moe.cpp: the leading dense layers are rotated whatever their type */
+        uint8_t wn[POSENC_GGUF_MAX_LAYERS], hn[POSENC_GGUF_MAX_LAYERS];
+        posenc_ggml_nope_layers(want, nl, wn);
+        posenc_ggml_nope_layers(have, nl, hn);
+        snprintf(e, sizeof e, "%lld", (long long)want->dense_lead);
+        snprintf(f, sizeof f, "%lld", (long long)have->dense_lead);
+        int nd = 0, first = -1;
+        for (int i = 0; i < nl; i++)
+            if (wn[i] != hn[i] && nd++ == 0)
+                first = i;
+        if (!nd || want->dense_lead == have->dense_lead)
+            add(out, A, "leading_dense_block_count", "rotated layers", e, f, NULL);
+        else
+            add(out, A, "leading_dense_block_count", "rotated layers", e, f,
+                "llama.cpp %s %d layer(s) the converter's file %s (the first: layer %d; "
+                "src/models/cohere2moe.cpp ropes the first leading_dense_block_count layers)",
+                hn[first] ? "leaves without RoPE" : "rotates", nd,
+                hn[first] ? "rotates" : "leaves without RoPE", first);
+    }
+    if (wrow && wrow->rope_switch && same_arch) {
+        /* granite.cpp, granite-hybrid.cpp: RoPE only while rope.scaling.finetuned is true */
+        int wr = !(want->has & POSENC_GGUF_ROPE_FINETUNED) || want->rope_finetuned;
+        int hr = !(have->has & POSENC_GGUF_ROPE_FINETUNED) || have->rope_finetuned;
+        snprintf(e, sizeof e, "%s", wr ? "true (RoPE)" : "false (no RoPE)");
+        snprintf(f, sizeof f, "%s%s", hr ? "true (RoPE)" : "false (no RoPE)",
+                 have->has & POSENC_GGUF_ROPE_FINETUNED ? "" : ", absent");
+        if (wr == hr)
+            add(out, A, "rope.scaling.finetuned", "rotated layers", e, f, NULL);
+        else
+            add(out, A, "rope.scaling.finetuned", "rotated layers", e, f,
+                "llama.cpp %s (src/models/granite.cpp, granite-hybrid.cpp: "
+                "rope.scaling.finetuned switches RoPE for every layer)",
+                hr ? "rotates layers the converter's file leaves without RoPE"
+                   : "applies no RoPE to any layer");
+    }
+    if (wrow && wrow->rope_n_layer > 0 && strcmp(want->arch, have->arch) == 0) {
+        /* baichuan.cpp: whether the graph ropes at all is the layer count's */
+        int wr = (want->has & POSENC_GGUF_BLOCK_COUNT) && want->block_count == wrow->rope_n_layer;
+        int hr = (have->has & POSENC_GGUF_BLOCK_COUNT) && have->block_count == wrow->rope_n_layer;
+        snprintf(e, sizeof e, "%lld (%s)", (long long)want->block_count,
+                 wr ? "every layer rotated" : "no RoPE");
+        snprintf(f, sizeof f, "%lld (%s)", (long long)have->block_count,
+                 hr ? "every layer rotated" : "no RoPE");
+        if (wr == hr)
+            add(out, A, "block_count", "rotated layers", e, f, NULL);
+        else
+            add(out, A, "block_count", "rotated layers", e, f,
+                "llama.cpp %s (src/models/%s.cpp ropes only files of %d layers)",
+                hr ? "rotates layers the converter's file leaves without RoPE"
+                   : "applies no RoPE to any layer",
+                have->arch, wrow->rope_n_layer);
     }
     snprintf(e, sizeof e, "factor %.9g (freq_scale %.9g)", 1.0 / W.freq_scale, (double)W.freq_scale);
     snprintf(f, sizeof f, "factor %.9g (freq_scale %.9g)", 1.0 / H.freq_scale, (double)H.freq_scale);

@@ -76,6 +76,17 @@ cohere2    cohere2    3  2  64   best
 minimax-m2 minimax-m2 2  2  128  best
 gemma3n    gemma3n    5  2  64   best
 glm-dsa    glm-dsa    2  2  64   best
+exaone4    exaone4    2  2  64   best
+hunyuan-dense hunyuan-dense 2 2 64 best
+olmo       olmo       2  2  64   best
+internlm2  internlm2  2  2  64   best
+nemotron   nemotron   2  2  64   best
+jais2      jais2      2  2  64   best
+chatglm    chatglm    2  2  64   best
+mellum     mellum     4  2  64   best
+exaone4-32b exaone4   48 2  64   best
+falcon     falcon     2  2  64   best
+afmoe      afmoe      3  2  64   best
 EOF
 
 # Rows llama.cpp cannot capture yet: the row, what the capture tool must say, and why. When one
@@ -105,6 +116,13 @@ swa_base3n  gemma3n set=rope.freq_base_swa=1000000               gemma3n.rope.fr
 scaling3    olmo2  unset=rope.scaling.type                       olmo2.rope.scaling.type expected yarn (ext_factor 1), found absent
 freq_base1  gemma  freq_base=1000000                             gemma.rope.freq_base expected 10000, found 1000000
 swa_unused  cohere2 set=rope.freq_base_swa=10000                 PASS
+hy_alpha    hunyuan-dense set=rope.scaling.alpha=1000           hunyuan-dense.rope.scaling.alpha expected 12496091, found
+olmo_base   olmo   freq_base=500000                              olmo.rope.freq_base  expected 10000, found 500000
+nemo_dims   nemotron setu=rope.dimension_count=64                nemotron.rope.dimension_count expected 32, found 64
+glm_ratio   chatglm freq_base=10000                              chatglm.rope.freq_base expected 20000, found 10000
+mel_base    mellum freq_base=10000                               mellum.rope.freq_base expected 500000, found 10000
+fal_base    falcon freq_base=500000                              falcon.rope.freq_base expected 10000, found 500000
+af_base     afmoe  freq_base=500000                              afmoe.rope.freq_base expected 10000, found 500000
 EOF
 
 # every row llama_tiny.py can make is in the table, and only those

@@ -61,13 +61,14 @@ expect_ok "$P" info --runtimes --config "$C/extra/qwen2-vl-7b.json" --json
 import json; d = json.load(open('out.stdout'))['drift']
 assert all(isinstance(v, float) for v in d['ggml']) and 'ggml_note' not in d, d"
 # an architecture the converter writes whose rules posenc has not read: one line naming it
-expect_ok "$P" info --runtimes --config "$C/falcon-7b.json" --json
+expect_ok "$P" info --runtimes --config "$C/gemma-4-26b-a4b.json" --layer-type full_attention --json
 "$PY" -c "
 import json; d = json.load(open('out.stdout'))['drift']
 assert d['ggml'] == ['not reproduced'] * 3, d
-assert d['ggml_note'].startswith('llama.cpp: posenc has no rules for architecture falcon'), d"
-expect_fail 3 "--precision ggml: llama.cpp: posenc has no rules for architecture falcon" \
-    "$P" gen --config "$C/falcon-7b.json" --precision ggml --seq-len 4 -o no.npz
+assert d['ggml_note'].startswith('llama.cpp: posenc has no rules for architecture gemma4'), d"
+expect_fail 3 "--precision ggml: llama.cpp: posenc has no rules for architecture gemma4" \
+    "$P" gen --config "$C/gemma-4-26b-a4b.json" --layer-type full_attention --precision ggml --seq-len 4 \
+    -o no.npz
 [ "$(wc -l < out.stderr)" -eq 1 ]
 no_file no.npz
 

@@ -32,9 +32,17 @@ gguf/command-r families/granite-3.3-8b-instruct
 families/gemma-2-9b-it extra/qwen2-vl-7b gguf/qwen3-vl-235b-sections glm-4.5 glm-5 minimax-m2.5
 llama-4-scout-17b-16e-instruct gguf/cohere2-shape gguf/olmo2-shape gguf/olmo3-yarn-shape
 gguf/mistral3-small-shape gguf/seed-oss-shape gguf/olmoe-shape gguf/starcoder2-shape
-gguf/gemma-shape gguf/ernie4_5-shape"
+gguf/gemma-shape gguf/ernie4_5-shape gguf/granitemoe-shape gguf/olmo-shape gguf/ernie4_5-moe-shape
+gguf/dots1-shape gguf/apertus-shape families/internlm2-chat-7b gguf/nemotron-shape gguf/bitnet-shape
+gguf/dbrx-shape gguf/jais2-shape falcon-7b gguf/lfm2-shape gguf/lfm2moe-shape gguf/chameleon-shape
+gguf/hunyuan-dense-shape families/hunyuan-a13b families/chatglm3-6b families/exaone4-1.2b-w4a16
+gguf/exaone4-32b-shape gguf/afmoe-shape gguf/exaone-moe-shape gguf/baichuan-7b-shape
+gguf/cohere2moe-shape gguf/deepseek-v32-shape families/minimax-m1 gguf/hy-v3-shape gguf/eurobert-shape
+gguf/falcon-h1-shape families/granite-4-8b-dense-hybrid gguf/granite-4-hybrid-rope-shape
+gguf/bamba-shape"
 # architectures with sliding layers whose RoPE llama.cpp sets per layer type: each type
-swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it"
+swa="mimo-v2-flash gguf/gemma3n-shape gguf/olmo3-yarn-shape gguf/cohere2-shape gemma-3-27b-it
+gguf/mellum-shape families/modernbert-base"
 : > list
 for c in $good; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 cat >> list <<EOF
@@ -57,6 +65,43 @@ $D/minimax-m2.5.json m_mmdim.gguf setu=rope.dimension_count=128
 $D/mimo-v2-flash.json m_mimoswa.gguf set=rope.freq_base_swa=5000000
 $D/families/gemma-2-9b-it.json m_g2swa.gguf set=rope.freq_base_swa=1000000
 $D/gemma-3-27b-it.json m_g3pat.gguf setu=attention.sliding_window_pattern=2
+$D/gguf/granitemoe-shape.json m_gmdim.gguf setu=rope.dimension_count=32
+$D/gguf/olmo-shape.json m_olmobase.gguf freq_base=500000
+$D/gguf/ernie4_5-moe-shape.json m_ernarch.gguf arch=ernie4_5
+$D/gguf/dots1-shape.json m_dotsbase.gguf freq_base=10000
+$D/gguf/apertus-shape.json m_apfreqs.gguf drop=rope_freqs.weight
+$D/families/internlm2-chat-7b.json m_ilmarch.gguf arch=qwen2
+$D/gguf/nemotron-shape.json m_nemdim.gguf setu=rope.dimension_count=128
+$D/gguf/bitnet-shape.json m_bitfac.gguf set=rope.scaling.factor=4
+$D/gguf/dbrx-shape.json m_dbrxbase.gguf freq_base=10000
+$D/falcon-7b.json m_falbase.gguf freq_base=1000000
+$D/gguf/jais2-shape.json m_jaisdim.gguf setu=rope.dimension_count=64
+$D/gguf/lfm2-shape.json m_lfmbase.gguf freq_base=10000
+$D/gguf/lfm2moe-shape.json m_lfmmdim.gguf setu=rope.dimension_count=32
+$D/gguf/chameleon-shape.json m_chambase.gguf freq_base=500000
+$D/gguf/hunyuan-dense-shape.json m_hyd.gguf unset=rope.freq_base
+$D/families/hunyuan-a13b.json m_hym.gguf freq_base=10000
+$D/families/chatglm3-6b.json m_glmrot.gguf setu=rope.dimension_count=128
+$D/gguf/hunyuan-dense-shape.json m_hyalpha.gguf set=rope.scaling.alpha=1000
+$D/families/hunyuan-a13b.json hym-alpha.gguf set=rope.scaling.alpha=1000
+$D/families/exaone4-1.2b-w4a16.json m_ex4freqs.gguf drop=rope_freqs.weight
+$D/gguf/exaone4-32b-shape.json m_ex4blocks.gguf setu=block_count=60
+$D/gguf/mellum-shape.json m_melpat.gguf unset=attention.sliding_window_pattern
+$D/gguf/mellum-shape.json mel-swa.gguf set=rope.freq_base_swa=500000
+$D/gguf/afmoe-shape.json m_afwin.gguf unset=attention.sliding_window
+$D/gguf/exaone-moe-shape.json m_exmpat.gguf setu=attention.sliding_window_pattern=2
+$D/gguf/baichuan-7b-shape.json m_bcblocks.gguf setu=block_count=40
+$D/gguf/cohere2moe-shape.json m_c2mlead.gguf setu=leading_dense_block_count=4
+$D/gguf/cohere2moe-shape.json m_c2mpat.gguf setu=attention.sliding_window_pattern=4
+$D/gguf/hy-v3-shape.json m_hyv3base.gguf freq_base=10000
+$D/families/minimax-m1.json m_mm1dim.gguf setu=rope.dimension_count=128
+$D/gguf/deepseek-v32-shape.json m_ds32mul.gguf set=rope.scaling.yarn_log_multiplier=1
+$D/gguf/eurobert-shape.json m_eubase.gguf freq_base=10000
+$D/families/modernbert-base.json m_mbswa.gguf set=rope.freq_base_swa=160000
+$D/families/modernbert-base.json m_mbpat.gguf setu=attention.sliding_window_pattern=2
+$D/gguf/falcon-h1-shape.json m_fhkey.gguf setu=attention.key_length=64
+$D/gguf/granite-4-hybrid-rope-shape.json m_ghft.gguf unset=rope.scaling.finetuned
+$D/families/granite-4-8b-dense-hybrid.json m_gharch.gguf arch=granitehybrid
 EOF
 for c in $swa; do echo "$D/$c.json $(basename $c).gguf" >> list; done
 # llama3 rope_freqs: 20 configs over theta, head_dim, factor, low/high_freq_factor, M0
@@ -94,17 +139,19 @@ for f in l3_*.json; do
 done
 [ "$n3" -eq 20 ]
 
-# mistake FILE CONFIG NFAIL 'FAIL line start' 'consequence text'
+# mistake FILE CONFIG NFAIL 'FAIL line start' 'consequence text' [verify options]
 # (NFAIL counts the tables check too: every mistake that changes llama.cpp's cos and sin fails
 # it as well; the softmax scale and the pairing leave the per-frequency values alone)
 mistake() {
+    m_file=$1 m_cfg=$2 m_n=$3 m_key=$4 m_text=$5
+    shift 5
     set +e
-    "$POSENC" verify --config "$2" --gguf "$1" --report "$1.json" > out.stdout 2> out.stderr
+    "$POSENC" verify --config "$m_cfg" --gguf "$m_file" --report "$m_file.json" "$@" > out.stdout 2> out.stderr
     rc=$?
     set -e
-    [ "$rc" -eq 1 ] || { echo "$1: expected exit 1, got $rc"; cat out.stdout out.stderr; return 1; }
-    [ "$(grep -c "^FAIL" out.stdout)" -eq "$3" ] || { echo "$1: not $3 failure(s)"; cat out.stdout; return 1; }
-    grep "^FAIL  $4" out.stdout | grep -qF -- "$5" || { echo "$1: no '$4 ... $5'"; cat out.stdout; return 1; }
+    [ "$rc" -eq 1 ] || { echo "$m_file: expected exit 1, got $rc"; cat out.stdout out.stderr; return 1; }
+    [ "$(grep -c "^FAIL" out.stdout)" -eq "$m_n" ] || { echo "$m_file: not $m_n failure(s)"; cat out.stdout; return 1; }
+    grep "^FAIL  $m_key" out.stdout | grep -qF -- "$m_text" || { echo "$m_file: no '$m_key ... $m_text'"; cat out.stdout; return 1; }
 }
 mistake m_theta.gguf "$D/gguf/codellama-7b.json" 2 "llama.rope.freq_base" \
     "expected 1000000, found 10000: llama.cpp uses theta 10000 instead of 1e+06"
@@ -142,6 +189,121 @@ set -e
     grep '^FAIL  gemma3.attention.sliding_window_pattern' out.stdout | grep -qF -- \
     "llama.cpp runs 21 layer(s) with the other layer type's RoPE and attention (the first: layer 1 as global)" ||
     { cat out.stdout; exit 1; }
+mistake m_gmdim.gguf "$D/gguf/granitemoe-shape.json" 2 "granitemoe.rope.dimension_count" \
+    "llama.cpp rotates 32 dims of each head instead of 64"
+mistake m_olmobase.gguf "$D/gguf/olmo-shape.json" 2 "olmo.rope.freq_base" \
+    "expected 10000, found 500000: llama.cpp uses theta 500000 instead of 10000"
+mistake m_ernarch.gguf "$D/gguf/ernie4_5-moe-shape.json" 1 "general.architecture" \
+    "llama.cpp builds the ernie4_5 graph, not ernie4_5-moe"
+mistake m_dotsbase.gguf "$D/gguf/dots1-shape.json" 2 "dots1.rope.freq_base" \
+    "expected 10000000, found 10000"
+mistake m_apfreqs.gguf "$D/gguf/apertus-shape.json" 2 "rope_freqs.weight" \
+    "no rope_freqs.weight: llama.cpp will not apply llama3 scaling; output degrades past 8192 tokens"
+mistake m_ilmarch.gguf "$D/families/internlm2-chat-7b.json" 1 "general.architecture" \
+    "llama.cpp rotates pairs (i, i+n/2) (neox) instead of pairs (2i, 2i+1) (norm)"
+mistake m_nemdim.gguf "$D/gguf/nemotron-shape.json" 2 "nemotron.rope.dimension_count" \
+    "llama.cpp rotates 128 dims of each head instead of 64"
+mistake m_bitfac.gguf "$D/gguf/bitnet-shape.json" 2 "bitnet.rope.scaling.factor" \
+    "llama.cpp scales positions by 0.25 instead of 1"
+mistake m_dbrxbase.gguf "$D/gguf/dbrx-shape.json" 2 "dbrx.rope.freq_base" \
+    "expected 500000, found 10000"
+mistake m_falbase.gguf "$D/falcon-7b.json" 2 "falcon.rope.freq_base" \
+    "expected 10000, found 1000000: llama.cpp uses theta 1e+06 instead of 10000"
+mistake m_jaisdim.gguf "$D/gguf/jais2-shape.json" 2 "jais2.rope.dimension_count" \
+    "llama.cpp rotates 64 dims of each head instead of 128"
+mistake m_lfmbase.gguf "$D/gguf/lfm2-shape.json" 2 "lfm2.rope.freq_base" \
+    "expected 1000000, found 10000"
+mistake m_lfmmdim.gguf "$D/gguf/lfm2moe-shape.json" 2 "lfm2moe.rope.dimension_count" \
+    "llama.cpp rotates 32 dims of each head instead of 64"
+mistake m_chambase.gguf "$D/gguf/chameleon-shape.json" 2 "chameleon.rope.freq_base" \
+    "expected 10000, found 500000"
+mistake m_hyd.gguf "$D/gguf/hunyuan-dense-shape.json" 2 "hunyuan-dense.rope.freq_base" \
+    "expected 11158840, found 10000"
+mistake m_hym.gguf "$D/families/hunyuan-a13b.json" 2 "hunyuan-moe.rope.freq_base" \
+    "expected 11158840, found 10000"
+mistake m_glmrot.gguf "$D/families/chatglm3-6b.json" 2 "chatglm.rope.dimension_count" \
+    "llama.cpp rotates 128 dims of each head instead of 64"
+# rope.scaling.alpha: hunyuan-dense's loader (src/models/hunyuan-vl.cpp) folds it into the base,
+# hunyuan-moe's reads it for nothing
+mistake m_hyalpha.gguf "$D/gguf/hunyuan-dense-shape.json" 2 "hunyuan-dense.rope.scaling.alpha" \
+    "expected 11158840, found"
+expect_ok "$POSENC" verify --config "$D/families/hunyuan-a13b.json" --gguf hym-alpha.gguf
+# EXAONE 4.0: llama3 factors with Exaone4Model's own defaults; sliding layers (and NoPE global
+# ones) only for 64 layers (src/models/exaone4.cpp), so the 1.2B rotates every layer and a
+# 32B file with another block_count runs every layer as a rotated global one
+mistake m_ex4freqs.gguf "$D/families/exaone4-1.2b-w4a16.json" 2 "rope_freqs.weight" \
+    "no rope_freqs.weight: llama.cpp will not apply llama3 scaling; output degrades past 8192 tokens"
+expect_ok "$POSENC" verify --config "$D/gguf/exaone4-32b-shape.json" --gguf exaone4-32b-shape.gguf \
+    --layer-type sliding_attention
+grep -q '^ok    exaone4.attention.sliding_window_pattern full: 3, 7, 11, 15, 19, 23, 27, 31, 35, 39, 43, 47, 51, 55, 59, 63 (of 64 layers)' \
+    out.stdout || { cat out.stdout; exit 1; }
+expect_fail 2 "layer type 'full_attention' carries no RoPE" "$POSENC" verify \
+    --config "$D/gguf/exaone4-32b-shape.json" --gguf exaone4-32b-shape.gguf --layer-type full_attention
+mistake m_ex4blocks.gguf "$D/gguf/exaone4-32b-shape.json" 1 "exaone4.block_count" \
+    "llama.cpp runs 45 layer(s) with the other layer type's RoPE and attention (the first: layer 0 as global)"
+grep -qF "15 are rotated where the config has none (3, 7, 11," out.stdout || { cat out.stdout; exit 1; }
+# Mellum: the sliding layers come from the file's bool array (required with a window: the
+# npm libllama refuses the file without it) and run with the global base unscaled
+# (src/models/mellum.cpp), so rope.freq_base_swa changes nothing
+mistake m_melpat.gguf "$D/gguf/mellum-shape.json" 1 "(load)" \
+    "llama.cpp refuses the file: mellum.attention.sliding_window_pattern is required" \
+    --layer-type sliding_attention
+expect_ok "$POSENC" verify --config "$D/gguf/mellum-shape.json" --gguf mel-swa.gguf --layer-type sliding_attention
+grep -q "^note: llama.cpp rotates Mellum's sliding-window layers with the global freq_base" out.stdout ||
+    { cat out.stdout; exit 1; }
+# AFMoE: sliding layers only with a window (src/models/afmoe.cpp), NoPE every 4th layer
+mistake m_afwin.gguf "$D/gguf/afmoe-shape.json" 1 "afmoe.attention.sliding_window" \
+    "llama.cpp runs 6 layer(s) with the other layer type's RoPE and attention (the first: layer 0 as global)" \
+    --layer-type sliding_attention
+# K-EXAONE (exaone-moe.cpp): sliding layers from the uint32 period, RoPE on them only
+mistake m_exmpat.gguf "$D/gguf/exaone-moe-shape.json" 1 "exaone-moe.attention.sliding_window_pattern" \
+    "expected full: 3, 7 (of 8 layers), found full: 1, 3, 5, 7 (of 8 layers)"
+# Baichuan: baichuan.cpp ropes the 32-layer 7B only
+mistake m_bcblocks.gguf "$D/gguf/baichuan-7b-shape.json" 1 "baichuan.block_count" \
+    "expected 32 (every layer rotated), found 40 (no RoPE): llama.cpp applies no RoPE to any layer"
+# Cohere 2 MoE: RoPE on the sliding layers and the leading dense ones; a uint32 pattern p
+# makes il % p != 0 sliding (set_swa_pattern(p, true), src/models/cohere2moe.cpp)
+mistake m_c2mlead.gguf "$D/gguf/cohere2moe-shape.json" 1 "cohere2moe.leading_dense_block_count" \
+    "expected 1, found 4: llama.cpp rotates 1 layer(s) the converter's file leaves without RoPE (the first: layer 3"
+mistake m_c2mpat.gguf "$D/gguf/cohere2moe-shape.json" 1 "cohere2moe.attention.sliding_window_pattern" \
+    "expected full: 3, 7 (of 8 layers), found full: 0, 4 (of 8 layers)"
+mistake m_hyv3base.gguf "$D/gguf/hy-v3-shape.json" 2 "hy_v3.rope.freq_base" \
+    "expected 11158840, found 10000"
+mistake m_mm1dim.gguf "$D/families/minimax-m1.json" 2 "minimax-01.rope.dimension_count" \
+    "llama.cpp rotates 128 dims of each head instead of 64"
+# DeepSeek-V3.2: the yarn_log_multiplier of DeepSeek-V2's loader, without llama-context.cpp's
+# DEEPSEEK2-only mscale case, so a wrong one moves cos and sin (and not the softmax scale)
+mistake m_ds32mul.gguf "$D/gguf/deepseek-v32-shape.json" 2 "deepseek32.rope.scaling.yarn_log_multiplier" \
+    "expected 0.73052001, found 0.21327056: llama.cpp scales cos and sin by 0.2132706 instead of 0.73052"
+mistake m_eubase.gguf "$D/gguf/eurobert-shape.json" 2 "eurobert.rope.freq_base" \
+    "expected 250000, found 10000"
+# ModernBERT: sliding layers at local_rope_theta, every 3rd layer global from layer 0
+# (set_swa_pattern(3, true), src/models/modern-bert.cpp)
+mistake m_mbswa.gguf "$D/families/modernbert-base.json" 2 "modern-bert.rope.freq_base_swa" \
+    "expected 10000, found 160000: llama.cpp runs the sliding-window layers with theta 160000" \
+    --layer-type sliding_attention
+mistake m_mbpat.gguf "$D/families/modernbert-base.json" 1 "modern-bert.attention.sliding_window_pattern" \
+    "expected full: 0, 3, 6, 9, 12, 15, 18, 21 (of 22 layers), found full: 0, 2, 4," \
+    --layer-type sliding_attention
+mistake m_fhkey.gguf "$D/gguf/falcon-h1-shape.json" 3 "falcon-h1.attention.key_length" \
+    "expected 128, found 64: llama.cpp takes heads of 64 values instead of 128"
+# Granite 4.0: GraniteHybridModel writes a model without SSM layers as granite (or
+# granitemoe), and a hybrid one with rope.scaling.finetuned false, so llama.cpp rotates no
+# layer of it (src/models/granite-hybrid.cpp), where transformers rotates the attention layers
+# of a config with position_embedding_type rope
+expect_ok "$POSENC" verify --config "$D/gguf/granite-4-hybrid-rope-shape.json" --gguf granite-4-hybrid-rope-shape.gguf
+grep -qF "note: llama.cpp: its layers without RoPE are not the config's: 2 get none where the config rotates them (3, 7)" \
+    out.stdout || { cat out.stdout; exit 1; }
+# Bamba: rope.scaling.finetuned true, and attn_rotary_emb's 64 dims where transformers rotates
+# the whole head: said, not failed (the file is the converter's)
+expect_ok "$POSENC" verify --config "$D/gguf/bamba-shape.json" --gguf bamba-shape.gguf
+grep -qx "note: llama.cpp: the converter's file rotates 64 dims of each head where the config rotates 128" \
+    out.stdout || { cat out.stdout; exit 1; }
+! grep -q "its layers without RoPE are not the config's" out.stdout || { cat out.stdout; exit 1; }
+mistake m_ghft.gguf "$D/gguf/granite-4-hybrid-rope-shape.json" 1 "granitehybrid.rope.scaling.finetuned" \
+    "expected false (no RoPE), found true (RoPE), absent: llama.cpp rotates layers the converter's file leaves without RoPE"
+mistake m_gharch.gguf "$D/families/granite-4-8b-dense-hybrid.json" 1 "general.architecture" \
+    "expected granite (rope mode norm), found granitehybrid (rope mode norm)"
 mistake m_octx.gguf "$D/extra/phi-3-mini-128k.json" 2 "phi3.rope.scaling.original_context_length" \
     "llama.cpp switches from the short to the long factors past a context of 131072 tokens instead of 4096"
 
@@ -381,7 +543,11 @@ c = json.load(open("cov.json"))
 assert c["rules_not_registered"] == [] and c["rules"] == len(c["with_rules"]), c
 for a in ("gemma2", "gemma3", "gemma3n", "qwen2vl", "qwen3vl", "qwen3vlmoe", "cohere2", "llama4",
           "glm4", "glm4moe", "glm-dsa", "minimax-m2", "mimo2", "olmo2", "mistral3", "phi2",
-          "gptneox", "stablelm", "command-r", "granite"):
+          "gptneox", "stablelm", "command-r", "granite", "granitemoe", "olmo", "ernie4_5-moe",
+          "dots1", "apertus", "internlm2", "nemotron", "bitnet", "dbrx", "falcon", "jais2",
+          "lfm2", "lfm2moe", "chameleon", "hunyuan-dense", "hunyuan-moe", "chatglm", "exaone4",
+          "mellum", "afmoe", "exaone-moe", "baichuan", "cohere2moe", "deepseek32", "minimax-01",
+          "hy_v3", "eurobert", "modern-bert", "falcon-h1", "granitehybrid"):
     assert a in c["with_rules"], a
 assert 0 < c["rules"] <= c["mapped"] <= c["registered_rope"], c
 print("coverage %d / %d" % (c["rules"], c["mapped"]))

@@ -454,7 +454,6 @@ def row_qwen3next():
     return cfg, moe(t, cfg, shared=True)
 
 
-
 def row_gemma2():
     """Gemma 2 (gemma-2-9b: theta 1e4, sliding window 4096 on every other layer, soft-capping;
     conversion/gemma.py Gemma2Model writes no rope.freq_base, llama.cpp's default is 10000)"""
@@ -793,6 +792,167 @@ def row_glm_dsa():
         t[p + f"shared_experts.{n}.weight"] = shape
     return cfg, t
 
+
+def row_exaone4():
+    """EXAONE 4.0 1.2B (NEOX, llama3 factors with factor 16, theta 1e6; post-norms and q/k
+    norms, no input norm; no sliding window, so every layer rotated)"""
+    cfg = base("Exaone4ForCausalLM", "exaone4", rope_theta=1000000.0,
+               max_position_embeddings=65536, sliding_window=None,
+               layer_types=["full_attention"] * L,
+               rope_scaling={"rope_type": "llama3", "factor": 16.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 4.0, "original_max_position_embeddings": 8192})
+    t = llama_like(cfg, qk_norm=True, extra_norms=("post_feedforward_layernorm",))
+    return cfg, {k: v for k, v in t.items() if not k.endswith("input_layernorm.weight")}
+
+
+def row_hunyuan_dense():
+    """Hunyuan dense (NEOX; rope_scaling dynamic alpha 1000 folded into the base, theta 1e4 *
+    1000^(64/62); q/k norms as query_layernorm / key_layernorm)"""
+    cfg = base("HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense", rope_theta=10000.0,
+               max_position_embeddings=32768,
+               rope_scaling={"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0,
+                             "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"})
+    t = llama_like(cfg)
+    for i in range(cfg["num_hidden_layers"]):
+        t[f"model.layers.{i}.self_attn.query_layernorm.weight"] = (HD,)
+        t[f"model.layers.{i}.self_attn.key_layernorm.weight"] = (HD,)
+    return cfg, t
+
+
+def row_olmo():
+    """OLMo (NORM: the converter permutes q/k; non-parametric LayerNorms, so no norm weights)"""
+    cfg = base("OlmoForCausalLM", "olmo", rope_theta=10000.0, max_position_embeddings=4096,
+               clip_qkv=None)
+    return cfg, {k: v for k, v in llama_like(cfg).items() if "norm" not in k}
+
+
+def row_internlm2():
+    """InternLM2 (NORM: the converter splits the grouped wqkv and permutes q/k; theta 1e6)"""
+    cfg = base("InternLM2ForCausalLM", "internlm2", rope_theta=1000000.0,
+               max_position_embeddings=32768, bias=False)
+    layer = {"attention.wqkv": ((NH + 2 * NKV) * HD, H), "attention.wo": (H, NH * HD),
+             "feed_forward.w1": (FF, H), "feed_forward.w3": (FF, H), "feed_forward.w2": (H, FF),
+             "attention_norm": (H,), "ffn_norm": (H,)}
+    t = {"model.tok_embeddings.weight": (V, H), "model.norm.weight": (H,), "output.weight": (V, H)}
+    for i in range(cfg["num_hidden_layers"]):
+        t.update({f"model.layers.{i}.{k}.weight": v for k, v in layer.items()})
+    return cfg, t
+
+
+def row_nemotron():
+    """Nemotron (NEOX on partial_rotary_factor 0.5 of head_dim: int(0.5 * 128) // 2 = 32 dims;
+    LayerNorm1P with bias, MLP up/down without gate)"""
+    cfg = base("NemotronForCausalLM", "nemotron", rope_theta=10000.0, partial_rotary_factor=0.5,
+               max_position_embeddings=4096, norm_eps=1e-5, hidden_act="relu2")
+    t = {k: v for k, v in llama_like(cfg).items() if "gate_proj" not in k and "layernorm" not in k
+         and k != "model.norm.weight"}
+    layernorm(t, "model.norm")
+    for i in range(cfg["num_hidden_layers"]):
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            layernorm(t, f"model.layers.{i}.{n}")
+    return cfg, t
+
+
+def row_jais2():
+    """Jais 2 (NEOX on the whole head, theta 5e5; LayerNorm with bias, biases on every
+    projection, an MLP without gate)"""
+    cfg = base("Jais2ForCausalLM", "jais2", rope_theta=500000.0, max_position_embeddings=8192,
+               num_key_value_heads=NH, layer_norm_eps=1e-5, hidden_act="relu2")
+    t = {k: v for k, v in llama_like(cfg, bias=True).items()
+         if "gate_proj" not in k and "layernorm" not in k and k != "model.norm.weight"}
+    layernorm(t, "model.norm")
+    for i in range(cfg["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            layernorm(t, p + n)
+        for n in ("k_proj", "v_proj"):   # as many kv heads as heads (biases of n_embd)
+            t[p + f"self_attn.{n}.weight"] = (NH * HD, H)
+            t[p + f"self_attn.{n}.bias"] = (NH * HD,)
+        t[p + "self_attn.o_proj.bias"] = (H,)
+        t[p + "mlp.up_proj.bias"] = (FF,)
+        t[p + "mlp.down_proj.bias"] = (H,)
+    return cfg, t
+
+
+def row_chatglm():
+    """ChatGLM3 (NORM on the first half of each head, pairs (2i, 2i+1) as the checkpoint holds
+    them; theta 10000 * rope_ratio 2; fused query_key_value with bias, multi-query)"""
+    cfg = {"architectures": ["ChatGLMModel"], "model_type": "chatglm", "hidden_size": H,
+           "num_attention_heads": NH, "kv_channels": HD, "multi_query_attention": True,
+           "multi_query_group_num": NKV, "num_layers": L, "ffn_hidden_size": FF,
+           "seq_length": 32768, "padded_vocab_size": V, "vocab_size": V, "rope_ratio": 2,
+           "layernorm_epsilon": 1e-5, "rmsnorm": True, "add_qkv_bias": True,
+           "add_bias_linear": False, "torch_dtype": "float32"}
+    layer = {"input_layernorm.weight": (H,), "post_attention_layernorm.weight": (H,),
+             "self_attention.query_key_value.weight": ((NH + 2 * NKV) * HD, H),
+             "self_attention.query_key_value.bias": ((NH + 2 * NKV) * HD,),
+             "self_attention.dense.weight": (H, NH * HD),
+             "mlp.dense_h_to_4h.weight": (2 * FF, H), "mlp.dense_4h_to_h.weight": (H, FF)}
+    t = {"transformer.embedding.word_embeddings.weight": (V, H),
+         "transformer.encoder.final_layernorm.weight": (H,),
+         "transformer.output_layer.weight": (V, H)}
+    for i in range(L):
+        t.update({f"transformer.encoder.layers.{i}.{k}": v for k, v in layer.items()})
+    return cfg, t
+
+
+def row_mellum():
+    """Mellum (NEOX; full layers theta 5e5, sliding layers 1e4 in transformers, but mellum.cpp
+    rotates them with the global base, unscaled; q/k norms, 4 experts, 2 per token)"""
+    cfg = base("MellumForCausalLM", "mellum", max_position_embeddings=131072,
+               num_hidden_layers=4, use_sliding_window=True, sliding_window=4096,
+               layer_types=["sliding_attention"] * 3 + ["full_attention"],
+               rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 500000.0},
+                                "sliding_attention": {"rope_type": "default",
+                                                      "rope_theta": 10000.0}},
+               num_experts=4, num_experts_per_tok=2, moe_intermediate_size=FF)
+    return cfg, moe(llama_like(cfg, qk_norm=True), cfg)
+
+
+def row_exaone4_32b():
+    """EXAONE 4.0 32B's layout (64 layers, the only count exaone4.cpp gives sliding layers:
+    every 4th layer global and without RoPE, the others rotated with the context's arguments)"""
+    cfg, t = row_exaone4()
+    lt = ["full_attention" if (i + 1) % 4 == 0 else "sliding_attention" for i in range(64)]
+    cfg.update(num_hidden_layers=64, sliding_window=4096, sliding_window_pattern="LLLG",
+               layer_types=lt)
+    t = llama_like(cfg, qk_norm=True, extra_norms=("post_feedforward_layernorm",))
+    return cfg, {k: v for k, v in t.items() if not k.endswith("input_layernorm.weight")}
+
+
+def row_falcon():
+    """Falcon-7B's layout (NEOX on the whole head; FalconModel writes no freq_base, so
+    llama.cpp's 10000; multi-query fused query_key_value, parallel attention, LayerNorm)"""
+    cfg = {"architectures": ["FalconForCausalLM"], "model_type": "falcon", "hidden_size": H,
+           "num_attention_heads": NH, "num_hidden_layers": L, "multi_query": True,
+           "new_decoder_architecture": False, "parallel_attn": True, "bias": False,
+           "alibi": False, "layer_norm_epsilon": 1e-5, "vocab_size": V,
+           "torch_dtype": "float32"}
+    layer = {"self_attention.query_key_value.weight": ((NH + 2) * HD, H),
+             "self_attention.dense.weight": (H, NH * HD),
+             "mlp.dense_h_to_4h.weight": (4 * H, H), "mlp.dense_4h_to_h.weight": (H, 4 * H)}
+    t = {"transformer.word_embeddings.weight": (V, H), "lm_head.weight": (V, H)}
+    layernorm(t, "transformer.ln_f")
+    for i in range(L):
+        t.update({f"transformer.h.{i}.{k}": v for k, v in layer.items()})
+        layernorm(t, f"transformer.h.{i}.input_layernorm")
+    return cfg, t
+
+
+def row_afmoe():
+    """AFMoE (NEOX; sliding layers with the context's base and scale, and every 4th layer
+    without RoPE (afmoe.cpp n_no_rope_layer_step 4); q/k norms, an attention gate, pre/post MLP
+    norms; 4 layers, all dense)"""
+    cfg = base("AfmoeForCausalLM", "afmoe", rope_theta=10000.0, max_position_embeddings=65536,
+               num_hidden_layers=4, sliding_window=2048, global_attn_every_n_layers=4,
+               layer_types=["sliding_attention"] * 3 + ["full_attention"], num_dense_layers=4,
+               moe_intermediate_size=FF, num_shared_experts=1)
+    t = llama_like(cfg, qk_norm=True, extra_norms=("pre_mlp_layernorm", "post_mlp_layernorm"))
+    for i in range(cfg["num_hidden_layers"]):
+        t[f"model.layers.{i}.self_attn.gate_proj.weight"] = (NH * HD, H)
+    return cfg, t
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
@@ -804,7 +964,11 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "llama4": row_llama4, "glm4": row_glm4, "glm4moe": row_glm4moe, "olmo2": row_olmo2,
         "olmoe": row_olmoe, "starcoder2": row_starcoder2, "seed_oss": row_seed_oss,
         "ernie4_5": row_ernie4_5, "cohere2": row_cohere2, "minimax-m2": row_minimax_m2,
-        "mimo2": row_mimo2, "gemma3n": row_gemma3n, "glm-dsa": row_glm_dsa}
+        "mimo2": row_mimo2, "gemma3n": row_gemma3n, "glm-dsa": row_glm_dsa,
+        "exaone4": row_exaone4, "hunyuan-dense": row_hunyuan_dense,
+        "olmo": row_olmo, "internlm2": row_internlm2, "nemotron": row_nemotron,
+        "jais2": row_jais2, "chatglm": row_chatglm, "mellum": row_mellum,
+        "exaone4-32b": row_exaone4_32b, "falcon": row_falcon, "afmoe": row_afmoe}
 
 
 def save_safetensors(path, arrays):

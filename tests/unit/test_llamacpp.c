@@ -352,10 +352,20 @@ static void test_from_model(void **state)
     assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_EUNSUPPORTED);
     assert_non_null(strstr(err.msg, "model_type 'gptj': convert_hf_to_gguf.py has no class for it"));
     posenc_model_free(m);
-    const char *ge = "{\"model_type\":\"falcon\",\"hidden_size\":4544,\"num_attention_heads\":71}";
+    const char *ge = "{\"model_type\":\"gemma4_text\",\"hidden_size\":2048,"
+                     "\"num_attention_heads\":8,\"head_dim\":256}";
     assert_int_equal(posenc_config_parse(ge, strlen(ge), "g.json", NULL, &m, &err), POSENC_OK);
     assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_EUNSUPPORTED);
-    assert_non_null(strstr(err.msg, "writes architecture 'falcon', whose RoPE rules posenc has not read"));
+    assert_non_null(strstr(err.msg, "writes architecture 'gemma4', whose RoPE rules posenc has not read"));
+    posenc_model_free(m);
+    /* Falcon: FalconModel's own keys, context 2048 whatever the config, no freq_base */
+    const char *fa = "{\"model_type\":\"falcon\",\"hidden_size\":4544,\"num_attention_heads\":71,"
+                     "\"max_position_embeddings\":8192,\"rope_theta\":500000}";
+    assert_int_equal(posenc_config_parse(fa, strlen(fa), "f.json", NULL, &m, &err), POSENC_OK);
+    assert_int_equal(posenc_gguf_rope_from_model(m, NULL, &g, &err), POSENC_OK);
+    assert_true(!(g.has & POSENC_GGUF_FREQ_BASE) && g.context_length == 2048 &&
+                g.embedding_length == 4544 && g.head_count == 71 &&
+                !(g.has & POSENC_GGUF_DIMENSION_COUNT));
     posenc_model_free(m);
     /* Gemma: GemmaModel's own keys, hparams[k] (KeyError when absent), no freq_base */
     const char *gm = "{\"model_type\":\"gemma\",\"hidden_size\":2048,\"num_attention_heads\":8,"
