@@ -111,11 +111,17 @@ static void test_swa_rules(void **state)
     assert_true(r.freq_base == 10000.0f && r.freq_scale == 0.25f);
     assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "full_attention", &r, &err), POSENC_OK);
     assert_true(r.freq_base == 5e5f && r.freq_scale == 0.25f);
-    /* SWA_DEFAULT: the key, else 10000; scale 1 */
+    /* SWA_DEFAULT: the key, else 10000; scale 1. mimo2.cpp reads the per-layer pattern array
+     * as required: without it llama.cpp refuses the file, and so does posenc */
     snprintf(g->arch, sizeof g->arch, "mimo2");
     g->freq_base_swa = 20000;
+    assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err),
+                     POSENC_EFORMAT);
+    assert_non_null(strstr(err.msg, "mimo2.attention.sliding_window_pattern is required"));
+    g->has |= POSENC_GGUF_SWA_PATTERN;
     assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
     assert_true(r.freq_base == 20000.0f && r.freq_scale == 1.0f);
+    g->has &= ~(unsigned)POSENC_GGUF_SWA_PATTERN;
     snprintf(g->arch, sizeof g->arch, "gemma3n");
     g->has &= ~(unsigned)POSENC_GGUF_FREQ_BASE_SWA;
     assert_int_equal(posenc_ggml_rope_from_gguf_layer(g, 0, "sliding_attention", &r, &err), POSENC_OK);
