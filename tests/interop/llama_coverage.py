@@ -31,7 +31,7 @@ sys.path.insert(0, here)
 src = sys.argv[1]
 # gguf_convert.py sets up the converter's import (a transformers stub, torch's missing dtypes)
 # from sys.argv[1]; its main block does not run on import
-import gguf_convert  # noqa: E402,F401
+import gguf_convert  # noqa: E402
 import llama_arch  # noqa: E402  (tests/golden/llama_arch.py)
 import gguf  # noqa: E402
 import conversion  # noqa: E402
@@ -43,7 +43,7 @@ def registered_archs():
     conversion.load_all_models()
     out = {}
     for hf, cls in ModelBase._model_classes[ModelType.TEXT].items():
-        arch = gguf.MODEL_ARCH_NAMES.get(getattr(cls, "model_arch", None))
+        arch = gguf_convert.class_arch(hf, cls)
         if arch:
             out.setdefault(arch, set()).add(hf)
     return {a: sorted(v) for a, v in out.items()}
