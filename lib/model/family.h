@@ -109,6 +109,9 @@ typedef struct pe_family {
     const char *layers_default; /* LAY_INDEX: the class default list ("3,8,13") */
     const char *layers_if;  /* the per-layer rule is off when this key is null in the config
                                (absent: the class default, which turns it on) */
+    int dense_rope;         /* the dense-MLP prefix layers rotate whatever their layer type
+                               (mlp_layer_types "dense", else the first first_k_dense_replace)
+                               while prefix_dense_sliding_window_pattern is 1 (its default) */
     const char *rope_default;  /* JSON: the rope_parameters __post_init__ installs when the config
                                   has none (Apertus, CWM llama3; GPT-OSS yarn); legacy
                                   rope_scaling still replaces it */

@@ -209,6 +209,50 @@ static void note_nope(ctx *c, const char *why)
             (long long)m->n_layers, why, list);
 }
 
+/* .dense_rope: the dense-MLP prefix layers rotate whatever their layer type. transformers'
+ * models/cohere2_moe/modular_cohere2_moe.py Cohere2MoeAttention: force_rope =
+ * mlp_layer_types[layer_idx] == "dense" and prefix_dense_sliding_window_pattern == 1; the
+ * config's __post_init__ builds mlp_layer_types from first_k_dense_replace when it has none. */
+static posenc_status dense_prefix_rope(ctx *c, char *why, size_t cap)
+{
+    posenc_model *m = c->m;
+    int64_t pat = 1, k = 0;
+    int p;
+    TRY(pe_get_int(c, c->tc, c->tp, "prefix_dense_sliding_window_pattern", 0, MAX_LAYERS, &pat,
+                   &p));
+    if (!p)
+        pat = 1;
+    if (pat != 1 || !m->n_nope)
+        return POSENC_OK;
+    const cJSON *mt = pe_item(c->tc, "mlp_layer_types");
+    if (!mt || cJSON_IsNull(mt)) {
+        TRY(pe_get_int(c, c->tc, c->tp, "first_k_dense_replace", 0, MAX_LAYERS, &k, &p));
+        if (!p)
+            k = 0;
+    } else if (!cJSON_IsArray(mt)) {
+        return pe_cfgerr(c, POSENC_ECONFIG, "%smlp_layer_types must be a list", c->tp);
+    }
+    size_t kept = 0, forced = 0;
+    for (size_t i = 0; i < m->n_nope; i++) {
+        int64_t l = m->nope[i];
+        const cJSON *e = mt && cJSON_IsArray(mt) ? cJSON_GetArrayItem(mt, (int)l) : NULL;
+        int dense = e ? cJSON_IsString(e) && strcmp(e->valuestring, "dense") == 0 : l < k;
+        if (dense)
+            forced++;
+        else
+            m->nope[kept++] = l;
+    }
+    m->n_nope = kept;
+    if (forced) {
+        size_t o = strlen(why);
+        snprintf(why + o, cap - o, ", but not the dense-MLP prefix layers (force_rope)");
+        if (!kept)
+            pe_note(c, "the dense-MLP prefix layers rotate whatever their layer type (force_rope): "
+                       "every layer uses RoPE");
+    }
+    return POSENC_OK;
+}
+
 /* Which layers of a RoPE model carry no RoPE, from the row's per-layer rule. */
 posenc_status pe_layer_rules(ctx *c)
 {
@@ -353,6 +397,8 @@ posenc_status pe_layer_rules(ctx *c)
             return POSENC_OK;
         }
     }
+    if (f->dense_rope)
+        TRY(dense_prefix_rope(c, why, sizeof why));
     if (m->n_nope) {
         note_nope(c, why);
         if (f->note)

@@ -318,6 +318,17 @@ static const struct fcase cases[] = {
     { "cohere2_moe",
       "{\"model_type\":\"cohere2_moe\",\"hidden_size\":1024,\"num_attention_heads\":8,\"head_dim\":128,\"num_hidden_layers\":8,\"layer_types\":[\"sliding_attention\",\"sliding_attention\",\"sliding_attention\",\"full_attention\",\"sliding_attention\",\"sliding_attention\",\"sliding_attention\",\"full_attention\"],\"rope_theta\":50000.0,\"max_position_embeddings\":8192}",
       "rope", 128, 128, 50000.0, "repeat_interleave", 8192, "3,7", -1, 0.0, 0.0 },
+    /* the dense-MLP prefix rotates whatever its layer type (Cohere2MoeAttention force_rope):
+     * from mlp_layer_types, from first_k_dense_replace, and not with another prefix pattern */
+    { "cohere2_moe",
+      "{\"model_type\":\"cohere2_moe\",\"hidden_size\":1024,\"num_attention_heads\":8,\"head_dim\":128,\"num_hidden_layers\":4,\"layer_types\":[\"full_attention\",\"sliding_attention\",\"sliding_attention\",\"full_attention\"],\"mlp_layer_types\":[\"dense\",\"sparse\",\"sparse\",\"sparse\"],\"rope_theta\":50000.0,\"max_position_embeddings\":8192}",
+      "rope", 128, 128, 50000.0, "repeat_interleave", 8192, "3", -1, 0.0, 0.0 },
+    { "cohere2_moe",
+      "{\"model_type\":\"cohere2_moe\",\"hidden_size\":1024,\"num_attention_heads\":8,\"head_dim\":128,\"num_hidden_layers\":4,\"layer_types\":[\"full_attention\",\"full_attention\",\"sliding_attention\",\"full_attention\"],\"first_k_dense_replace\":2,\"rope_theta\":50000.0,\"max_position_embeddings\":8192}",
+      "rope", 128, 128, 50000.0, "repeat_interleave", 8192, "3", -1, 0.0, 0.0 },
+    { "cohere2_moe",
+      "{\"model_type\":\"cohere2_moe\",\"hidden_size\":1024,\"num_attention_heads\":8,\"head_dim\":128,\"num_hidden_layers\":4,\"layer_types\":[\"full_attention\",\"sliding_attention\",\"sliding_attention\",\"full_attention\"],\"mlp_layer_types\":[\"dense\",\"sparse\",\"sparse\",\"sparse\"],\"prefix_dense_sliding_window_pattern\":2,\"rope_theta\":50000.0,\"max_position_embeddings\":8192}",
+      "rope", 128, 128, 50000.0, "repeat_interleave", 8192, "0,3", -1, 0.0, 0.0 },
     { "laguna",
       "{\"model_type\":\"laguna\",\"hidden_size\":2048,\"num_attention_heads\":48,\"num_key_value_heads\":8,\"head_dim\":128,\"num_hidden_layers\":2,\"layer_types\":[\"sliding_attention\",\"full_attention\"],\"max_position_embeddings\":131072}",
       "rope", 128, 64, 500000.0, "half", 131072, "", -1, 0.0, 0.0 },
