@@ -174,6 +174,27 @@ static int parse_name(struct cap *c, const char *name, bool ask, int *layer, int
     return 0;
 }
 
+/* The name that says a ROPE node's layer: its own, or, when llama.cpp left the node unnamed
+ * (ggml's "node_N"), the nearest of its inputs' (src[0], up to 4 steps) that has one.
+ * ggml-org/llama.cpp src/models/hunyuan-moe.cpp llama_model_hunyuan_moe::graph names Kcur
+ * ("Kcur-N") before it ropes it and the result only after a norm; src/models/hy-v3.cpp
+ * llama_model_hy_v3::graph names neither rope, whose inputs are build_norm's "norm_w-N" (the
+ * role then goes in turn, as parse_name gives it to any name that is neither q nor k). */
+static bool has_layer(const char *name)
+{
+    const char *dash = strrchr(name, '-');
+    return dash && dash[1] >= '0' && dash[1] <= '9';
+}
+
+static const char *node_name(const struct ggml_tensor *t)
+{
+    const struct ggml_tensor *s = t;
+    for (int i = 0; i < 5 && s; i++, s = s->src[0])
+        if (has_layer(s->name))
+            return s->name;
+    return t->name;
+}
+
 static struct rec *find_rec(struct cap *c, int layer, int role, const struct ggml_tensor *t)
 {
     for (size_t i = 0; i < c->n; i++)
@@ -292,7 +313,7 @@ static bool on_eval(struct ggml_tensor *t, bool ask, void *ud)
         return true;
     }
     int layer, role;
-    if (parse_name(c, t->name, ask, &layer, &role) != 0 || check_node(c, t) != 0)
+    if (parse_name(c, node_name(t), ask, &layer, &role) != 0 || check_node(c, t) != 0)
         return false;
     struct rec *r = find_rec(c, layer, role, t);
     if (!r)
