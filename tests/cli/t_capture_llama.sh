@@ -29,8 +29,10 @@ capture() { "$cap" --backend "$libs/libggml-cpu-x64.so" -p 0:8,40000:8 "$@"; }
 NCTX=40192 # 40008 rounded up to llama.cpp's context padding of 256, as the tool reports it
 
 # One row per architecture: the row of llama_tiny.py, the general.architecture llama.cpp reports,
-# the layers with RoPE (SmolLM3's and Llama 4's every 4th has none, Cohere 2's global layers none;
-# Qwen3.5's and Qwen3-Next's linear-attention layers none),
+# the layers with RoPE (SmolLM3's and Llama 4's every 4th has none, Cohere 2's global layers none
+# (Cohere 2 MoE's but its dense first layer), EXAONE MoE's global layers none; Qwen3.5's and
+# Qwen3-Next's linear-attention layers none, LFM2's short-conv, Bamba's Mamba2 and MiniMax-M1's
+# lightning-attention layers none),
 # q's heads and dims as captured (DeepSeek's and GLM-5's q_pe: the 64 RoPE dims of a 96-dim head;
 # the tool leaves GLM-5's DSA indexer q/k out and says so), and
 # whether the default verdict must also pass on the backend llama.cpp picks for this machine
@@ -87,6 +89,25 @@ mellum     mellum     4  2  64   best
 exaone4-32b exaone4   48 2  64   best
 falcon     falcon     2  2  64   best
 afmoe      afmoe      3  2  64   best
+granitemoe granitemoe 2  2  64   best
+ernie4_5-moe ernie4_5-moe 2 2 128 best
+hunyuan-moe hunyuan-moe 2 2 128  best
+dots1      dots1      2  2  128  best
+lfm2       lfm2       1  2  64   best
+lfm2moe    lfm2moe    1  2  64   best
+dbrx       dbrx       2  2  64   best
+bitnet     bitnet     2  2  64   best
+apertus    apertus    2  2  64   best
+exaone-moe exaone-moe 3  2  64   best
+cohere2moe cohere2moe 3  2  64   best
+granitehybrid granitehybrid 1 2 64 best
+falcon-h1  falcon-h1  2  2  64   best
+deepseek32 deepseek32 2  2  64   best
+minimax-01 minimax-01 1  2  128  best
+hy_v3      hy_v3      2  2  128  best
+chameleon  chameleon  2  2  64   best
+eurobert   eurobert   2  2  64   best
+modern-bert modern-bert 4 2  64   best
 EOF
 
 # Rows llama.cpp cannot capture yet: the row, what the capture tool must say, and why. When one
@@ -97,8 +118,10 @@ EOF
 
 # Planted mistakes: name, row, the change (llama_tiny.py convert MISTAKE, or "positions+1" in the
 # capture), and what the failing line must name; PASS: a change llama.cpp's graph ignores
-# (Cohere 2's sliding layers take the global freq_base, src/models/cohere2.cpp), which verify
-# must pass.
+# (Cohere 2's and EXAONE MoE's sliding layers take the global freq_base, src/models/cohere2.cpp
+# and exaone-moe.cpp), which verify must pass. bamba_dims is Bamba-9B's own attn_rotary_emb
+# (half of each head), which the converter writes as rope.dimension_count where transformers
+# rotates the whole head (lib/model/families.def, bamba).
 cat > mistakes.txt << 'EOF'
 freq_base   llama  freq_base=10000                               llama.rope.freq_base expected 500000, found 10000
 rope_freqs  llama  drop=rope_freqs.weight                        rope_freqs.weight    expected 32 F32 values
@@ -123,6 +146,22 @@ glm_ratio   chatglm freq_base=10000                              chatglm.rope.fr
 mel_base    mellum freq_base=10000                               mellum.rope.freq_base expected 500000, found 10000
 fal_base    falcon freq_base=500000                              falcon.rope.freq_base expected 10000, found 500000
 af_base     afmoe  freq_base=500000                              afmoe.rope.freq_base expected 10000, found 500000
+gmoe_base   granitemoe freq_base=10000                           granitemoe.rope.freq_base expected 10000000, found 10000
+hymoe_base  hunyuan-moe freq_base=10000                          hunyuan-moe.rope.freq_base expected 11158840, found 10000
+dots_base   dots1  freq_base=10000                               dots1.rope.freq_base expected 10000000, found 10000
+lfm_base    lfm2   freq_base=10000                               lfm2.rope.freq_base  expected 1000000, found 10000
+dbrx_base   dbrx   freq_base=10000                               dbrx.rope.freq_base  expected 500000, found 10000
+bit_scale   bitnet set=rope.scaling.factor=4                     bitnet.rope.scaling.factor expected factor 1 (freq_scale 1), found factor 4
+ap_freqs    apertus drop=rope_freqs.weight                       rope_freqs.weight    expected 32 F32 values
+exm_swa     exaone-moe set=rope.freq_base_swa=10000              PASS
+c2m_swa     cohere2moe setu=attention.sliding_window_pattern=4   cohere2moe.attention.sliding_window_pattern expected full: 0, 3 (of 4 layers), found full: 0 (of 4 layers)
+bamba_dims  granitehybrid setu=rope.dimension_count=32           granitehybrid.rope.dimension_count expected 64, found 32
+fh1_base    falcon-h1 freq_base=10000                            falcon-h1.rope.freq_base expected 9.9999998e+10, found 10000
+ds32_yarn   deepseek32 unset=rope.scaling.type                   deepseek32.rope.scaling.type expected yarn (ext_factor 1), found absent
+mm1_dims    minimax-01 setu=rope.dimension_count=128             minimax-01.rope.dimension_count expected 64, found 128
+hy3_base    hy_v3  freq_base=10000                               hy_v3.rope.freq_base expected 11158840, found 10000
+eb_base     eurobert freq_base=10000                             eurobert.rope.freq_base expected 250000, found 10000
+mb_swa      modern-bert set=rope.freq_base_swa=160000            modern-bert.rope.freq_base_swa expected 10000, found 160000
 EOF
 
 # every row llama_tiny.py can make is in the table, and only those

@@ -953,6 +953,470 @@ def row_afmoe():
     return cfg, t
 
 
+def row_granitemoe():
+    """Granite 3.1 MoE (granite-3.1-3b-a800m: the granite multipliers, theta 1e7, NORM pairs
+    the converter permutes; head_dim hidden_size / heads, as GraniteModel drops head_dim; the
+    JetMoE experts fused as input_linear (gate and up) and output_linear, 4 of them)"""
+    e, ff = 4, 32
+    cfg = base("GraniteMoeForCausalLM", "granitemoe", rope_theta=10000000.0,
+               max_position_embeddings=131072, embedding_multiplier=12.0,
+               residual_multiplier=0.22, attention_multiplier=0.015625, logits_scaling=6.0,
+               num_local_experts=e, num_experts_per_tok=2, intermediate_size=ff)
+    del cfg["head_dim"]
+    t = {k: v for k, v in llama_like(cfg).items() if ".mlp." not in k}
+    for i in range(L):
+        p = f"model.layers.{i}.block_sparse_moe."
+        t[p + "router.layer.weight"] = (e, H)
+        t[p + "input_linear.weight"] = (e, 2 * ff, H)
+        t[p + "output_linear.weight"] = (e, H, ff)
+    return cfg, t
+
+
+def row_ernie4_5_moe():
+    """ERNIE 4.5 MoE (ERNIE-4.5-21B-A3B: ERNIE 4.5's interleaved pairs, theta 5e5, head_dim
+    128; a dense first layer (moe_layer_start_index 1), then 4 experts with the statistics
+    bias and shared experts of intermediate_size / kv heads, as Ernie4_5MoeModel writes it)"""
+    e, ff = 4, 32
+    cfg = base("Ernie4_5_MoeForCausalLM", "ernie4_5_moe", rope_theta=500000.0,
+               max_position_embeddings=131072, head_dim=128, use_bias=False,
+               tie_word_embeddings=True, moe_num_experts=e, moe_k=2, moe_layer_interval=1,
+               moe_layer_start_index=1, moe_intermediate_size=ff, moe_num_shared_experts=2)
+    t = llama_like(cfg, tied=True)
+    p = "model.layers.1.mlp."
+    biased_moe(t, p, e, ff, bias="moe_statics.e_score_correction_bias")
+    sf = FF // NKV
+    t[p + "shared_experts.gate_proj.weight"] = (sf, H)
+    t[p + "shared_experts.up_proj.weight"] = (sf, H)
+    t[p + "shared_experts.down_proj.weight"] = (H, sf)
+    return cfg, t
+
+
+def row_hunyuan_moe():
+    """Hunyuan-A13B (NEOX; rope_scaling dynamic alpha 1000 folded into the base,
+    theta 1e4 * 1000^(128/126), which HunYuanMoEModel asserts for head_dim 128 = hidden_size /
+    heads; q/k norms, 4 experts of intermediate_size and a shared MLP)"""
+    h = 256
+    cfg = base("HunYuanMoEV1ForCausalLM", "hunyuan_v1_moe", rope_theta=10000.0,
+               max_position_embeddings=32768, hidden_size=h, head_dim=128,
+               num_experts=4, moe_topk=[2] * L, moe_intermediate_size=[FF] * L,
+               num_shared_expert=[1] * L, use_qk_norm=True, tie_word_embeddings=True,
+               rope_scaling={"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0,
+                             "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"})
+    t = llama_like(cfg, tied=True)
+    for i in range(L):
+        p = f"model.layers.{i}."
+        t[p + "self_attn.query_layernorm.weight"] = (128,)
+        t[p + "self_attn.key_layernorm.weight"] = (128,)
+        for n, shape in (("gate_proj", (FF, h)), ("up_proj", (FF, h)), ("down_proj", (h, FF))):
+            del t[p + f"mlp.{n}.weight"]
+            t[p + f"mlp.shared_mlp.{n}.weight"] = shape
+            for x in range(4):
+                t[p + f"mlp.experts.{x}.{n}.weight"] = shape
+        t[p + "mlp.gate.wg.weight"] = (4, h)
+    return cfg, t
+
+
+def row_dots1():
+    """dots.llm1 (NEOX, theta 1e7, head_dim 128, as many kv heads as heads; q/k norms; a dense
+    first layer (first_k_dense_replace 1), then 4 sigmoid-routed experts with the correction
+    bias and 2 shared experts)"""
+    e, ff = 4, 32
+    cfg = base("Dots1ForCausalLM", "dots1", rope_theta=10000000.0, max_position_embeddings=32768,
+               head_dim=128, num_key_value_heads=NH, n_routed_experts=e, num_experts_per_tok=2,
+               moe_intermediate_size=ff, n_shared_experts=2, first_k_dense_replace=1,
+               routed_scaling_factor=2.5, norm_topk_prob=True, scoring_func="sigmoid")
+    t = llama_like(cfg, qk_norm=True)
+    p = "model.layers.1.mlp."
+    biased_moe(t, p, e, ff)
+    for n, shape in (("gate_proj", (2 * ff, H)), ("up_proj", (2 * ff, H)),
+                     ("down_proj", (H, 2 * ff))):
+        t[p + f"shared_experts.{n}.weight"] = shape
+    return cfg, t
+
+
+def lfm2_layers(cfg, t):
+    """LFM2's blocks in t for cfg's layer_types: short-conv blocks (conv.conv, in_proj of
+    3 x hidden, out_proj) and attention blocks (out_proj, q/k layernorms), operator_norm and
+    ffn_norm; embedding_norm is the final norm"""
+    t["model.embedding_norm.weight"] = (H,)
+    for i, kind in enumerate(cfg["layer_types"]):
+        p = f"model.layers.{i}."
+        t[p + "operator_norm.weight"] = (H,)
+        t[p + "ffn_norm.weight"] = (H,)
+        if kind == "conv":
+            t[p + "conv.conv.weight"] = (H, 1, cfg["conv_L_cache"])
+            t[p + "conv.in_proj.weight"] = (3 * H, H)
+            t[p + "conv.out_proj.weight"] = (H, H)
+            continue
+        t[p + "self_attn.q_proj.weight"] = (NH * HD, H)
+        t[p + "self_attn.k_proj.weight"] = (NKV * HD, H)
+        t[p + "self_attn.v_proj.weight"] = (NKV * HD, H)
+        t[p + "self_attn.out_proj.weight"] = (H, NH * HD)
+        t[p + "self_attn.q_layernorm.weight"] = (HD,)
+        t[p + "self_attn.k_layernorm.weight"] = (HD,)
+    return t
+
+
+def row_lfm2():
+    """LFM2 (LFM2-1.2B: NEOX, theta 1e6; a short-conv block before the attention block, which
+    alone has RoPE; the feed-forward size adjusted as LFM2Model._add_feed_forward_length does,
+    int(2 * 192 / 3) rounded to block_multiple_of)"""
+    cfg = base("Lfm2ForCausalLM", "lfm2", rope_theta=1000000.0, max_position_embeddings=128000,
+               layer_types=["conv", "full_attention"], conv_L_cache=3, norm_eps=1e-5,
+               block_ff_dim=3 * FF // 2, block_auto_adjust_ff_dim=True,
+               block_ffn_dim_multiplier=1.0, block_multiple_of=FF, tie_embedding=True,
+               tie_word_embeddings=True)
+    t = {"model.embed_tokens.weight": (V, H)}
+    for i in range(L):
+        p = f"model.layers.{i}.feed_forward."
+        t[p + "w1.weight"] = (FF, H)
+        t[p + "w3.weight"] = (FF, H)
+        t[p + "w2.weight"] = (H, FF)
+    return cfg, lfm2_layers(cfg, t)
+
+
+def row_lfm2moe():
+    """LFM2-MoE (LFM2-8B-A1B: LFM2's RoPE and blocks; a dense first layer (num_dense_layers 1),
+    then 4 sigmoid-routed experts w1/w2/w3 with the expert bias)"""
+    e, ff = 4, 32
+    cfg = base("Lfm2MoeForCausalLM", "lfm2_moe", rope_theta=1000000.0,
+               max_position_embeddings=128000, layer_types=["conv", "full_attention"],
+               conv_L_cache=3, norm_eps=1e-5, num_dense_layers=1, num_experts=e,
+               num_experts_per_tok=2, moe_intermediate_size=ff, use_expert_bias=True,
+               norm_topk_prob=True, routed_scaling_factor=1.0, tie_word_embeddings=True)
+    t = {"model.embed_tokens.weight": (V, H)}
+    p = "model.layers.0.feed_forward."
+    t[p + "w1.weight"] = (FF, H)
+    t[p + "w3.weight"] = (FF, H)
+    t[p + "w2.weight"] = (H, FF)
+    p = "model.layers.1.feed_forward."
+    t[p + "gate.weight"] = (e, H)
+    t[p + "expert_bias"] = (e,)
+    for x in range(e):
+        t[p + f"experts.{x}.w1.weight"] = (ff, H)
+        t[p + f"experts.{x}.w3.weight"] = (ff, H)
+        t[p + f"experts.{x}.w2.weight"] = (H, ff)
+    return cfg, lfm2_layers(cfg, t)
+
+
+def row_dbrx():
+    """DBRX (dbrx-instruct: NEOX, theta 5e5 in attn_config, head_dim d_model / n_heads; fused
+    Wqkv clipped at 8, LayerNorms without bias, 4 experts w1/v1/w2 flattened as the checkpoint
+    holds them)"""
+    e, ff = 4, 32
+    cfg = {"architectures": ["DbrxForCausalLM"], "model_type": "dbrx", "d_model": H,
+           "n_heads": NH, "n_layers": L, "max_seq_len": 32768, "vocab_size": V,
+           "attn_config": {"clip_qkv": 8, "kv_n_heads": NKV, "rope_theta": 500000},
+           "ffn_config": {"ffn_hidden_size": ff, "moe_num_experts": e, "moe_top_k": 2},
+           "torch_dtype": "float32", "tie_word_embeddings": False}
+    t = {"transformer.wte.weight": (V, H), "transformer.norm_f.weight": (H,),
+         "lm_head.weight": (V, H)}
+    for i in range(L):
+        p = f"transformer.blocks.{i}."
+        t[p + "norm_attn_norm.norm_1.weight"] = (H,)
+        t[p + "norm_attn_norm.norm_2.weight"] = (H,)
+        t[p + "norm_attn_norm.attn.Wqkv.weight"] = ((NH + 2 * NKV) * HD, H)
+        t[p + "norm_attn_norm.attn.out_proj.weight"] = (H, NH * HD)
+        t[p + "ffn.router.layer.weight"] = (e, H)
+        for n in ("w1", "v1", "w2"):
+            t[p + f"ffn.experts.mlp.{n}"] = (e * ff, H)
+    return cfg, t
+
+
+def row_bitnet():
+    """BitNet b1.58 (bitnet_b1_58-large: NEOX, theta 1e4; weights ternarized by
+    BitnetModel.weight_quant, sub-norms inside attention and MLP; no output tensor, tied)"""
+    cfg = base("BitnetForCausalLM", "bitnet", rope_theta=10000.0, max_position_embeddings=2048,
+               num_key_value_heads=NH, rms_norm_eps=1e-5, tie_word_embeddings=True)
+    t = llama_like(cfg, tied=True)
+    for i in range(L):
+        t[f"model.layers.{i}.self_attn.inner_attn_ln.weight"] = (H,)
+        t[f"model.layers.{i}.mlp.ffn_layernorm.weight"] = (FF,)
+    return cfg, t
+
+
+def row_apertus():
+    """Apertus (Apertus-8B-2509: NEOX with the checkpoint's q/k as they are (undo_permute
+    False), theta 1.2e7, llama3 scaling 8 over 8192 as rope_freqs; q/k norms, xIELU MLP without
+    gate, its per-layer scalars as the converter gathers them)"""
+    cfg = base("ApertusForCausalLM", "apertus", rope_theta=12000000.0,
+               max_position_embeddings=65536, hidden_act="xielu", qk_norm=True,
+               rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                             "high_freq_factor": 4.0, "original_max_position_embeddings": 8192})
+    t = {}
+    for k, v in llama_like(cfg, qk_norm=True).items():
+        if "gate_proj" in k:
+            continue
+        k = k.replace("input_layernorm", "attention_layernorm")
+        t[k.replace("post_attention_layernorm", "feedforward_layernorm")] = v
+    for i in range(L):
+        for n in ("alpha_n", "alpha_p", "beta", "eps"):
+            t[f"model.layers.{i}.mlp.act_fn.{n}"] = (1,)
+    return cfg, t
+
+
+def row_exaone_moe():
+    """K-EXAONE (EXAONE MoE: NEOX, theta 1e6, sliding window 128 on 3 of every 4 layers
+    (layer_types LLLG), the 4th global and without RoPE; q/k norms; a dense first layer
+    (first_k_dense_replace 1), then 4 sigmoid-routed experts with the correction bias and a
+    shared expert; no MTP layers)"""
+    e, ff = 4, 32
+    cfg = base("ExaoneMoEForCausalLM", "exaone_moe", rope_theta=1000000.0,
+               max_position_embeddings=262144, num_hidden_layers=4, sliding_window=128,
+               sliding_window_pattern="LLLG",
+               layer_types=["sliding_attention"] * 3 + ["full_attention"],
+               num_experts=e, num_experts_per_tok=2, moe_intermediate_size=ff,
+               num_shared_experts=1, routed_scaling_factor=2.5, norm_topk_prob=True,
+               first_k_dense_replace=1, scoring_func="sigmoid", num_nextn_predict_layers=0)
+    t = llama_like(cfg, qk_norm=True)
+    for i in range(1, 4):
+        p = f"model.layers.{i}.mlp."
+        biased_moe(t, p, e, ff, bias="e_score_correction_bias")
+        for n, shape in (("gate_proj", (ff, H)), ("up_proj", (ff, H)), ("down_proj", (H, ff))):
+            t[p + f"shared_experts.{n}.weight"] = shape
+    return cfg, t
+
+
+def row_cohere2moe():
+    """Cohere 2 MoE (Command R7B's NORM pairs and theta 5e4 for this test, no published
+    config read; sliding window on layers 1-2, layer 3 global and without RoPE, layer 0 global
+    but dense, which cohere2moe.cpp ropes all the same; parallel attention and MLP after one
+    LayerNorm; 4 experts and a shared one)"""
+    e = 4
+    cfg = base("Cohere2MoeForCausalLM", "cohere2_moe", rope_theta=50000.0,
+               max_position_embeddings=8192, num_hidden_layers=4, layer_norm_eps=1e-5,
+               logit_scale=0.25, sliding_window=4096,
+               layer_types=["full_attention"] + ["sliding_attention"] * 2 + ["full_attention"],
+               mlp_layer_types=["dense"] + ["sparse"] * 3, num_experts=e,
+               num_experts_per_tok=2, num_shared_experts=1, norm_topk_prob=True,
+               tie_word_embeddings=True)
+    del cfg["rms_norm_eps"]
+    t = {k: v for k, v in llama_like(cfg, tied=True).items()
+         if "post_attention_layernorm" not in k}
+    for i in range(1, 4):
+        p = f"model.layers.{i}.mlp."
+        biased_moe(t, p, e, FF)
+        del t[p + "gate.e_score_correction_bias"]
+        for n, shape in (("gate_proj", (FF, H)), ("up_proj", (FF, H)), ("down_proj", (H, FF))):
+            t[p + f"shared_experts.{n}.weight"] = shape
+    return cfg, t
+
+
+def mamba2(t, p, d_inner, n_group, d_state, n_heads, d_conv, norm=True):
+    """a Mamba2 mixer under p (in_proj of z, x, B, C and dt; conv1d over x, B and C; dt_bias,
+    A_log, D, the gated norm and out_proj), as Bamba's and Falcon-H1's checkpoints hold it"""
+    conv = d_inner + 2 * n_group * d_state
+    t[p + "in_proj.weight"] = (d_inner + conv + n_heads, H)
+    t[p + "conv1d.weight"] = (conv, 1, d_conv)
+    t[p + "conv1d.bias"] = (conv,)
+    t[p + "dt_bias"] = (n_heads,)
+    t[p + "A_log"] = (n_heads,)
+    t[p + "D"] = (n_heads,)
+    if norm:
+        t[p + "norm.weight"] = (d_inner,)
+    t[p + "out_proj.weight"] = (H, d_inner)
+
+
+def ssm_hybrid(attn, ssm, d_inner, norm=True):
+    """the tensors of a Mamba2 hybrid as Bamba's and Falcon-H1's checkpoints name them: attention
+    in the layers of attn, a Mamba2 mixer (1 group, state 16, 4 heads, conv 4) in those of ssm,
+    an MLP and the two norms in every layer"""
+    t = {"model.embed_tokens.weight": (V, H), "model.final_layernorm.weight": (H,),
+         "lm_head.weight": (V, H)}
+    for i in range(L):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = (H,)
+        t[p + "pre_ff_layernorm.weight"] = (H,)
+        for n, shape in (("gate_proj", (FF, H)), ("up_proj", (FF, H)), ("down_proj", (H, FF))):
+            t[p + f"feed_forward.{n}.weight"] = shape
+        if i in attn:
+            for n, shape in (("q_proj", (NH * HD, H)), ("k_proj", (NKV * HD, H)),
+                             ("v_proj", (NKV * HD, H)), ("o_proj", (H, NH * HD))):
+                t[p + f"self_attn.{n}.weight"] = shape
+        if i in ssm:
+            mamba2(t, p + "mamba.", d_inner, 1, 16, 4, 4, norm)
+    return t
+
+
+def row_granitehybrid():
+    """Bamba (Bamba-9B's layout, which the converter writes as granitehybrid: NORM pairs the
+    converter permutes, theta 1e4; a Mamba2 layer before the attention layer). attn_rotary_emb
+    is the whole head here, as transformers rotates it; Bamba-9B's 64 of 128, which the
+    converter writes as rope.dimension_count, is a planted mistake in t_capture_llama.sh"""
+    cfg = base("BambaForCausalLM", "bamba", rope_theta=10000.0, max_position_embeddings=262144,
+               attn_layer_indices=[1], attn_rotary_emb=HD, mamba_d_conv=4,
+               mamba_d_state=16, mamba_n_heads=4, mamba_d_head=64, mamba_n_groups=1,
+               mamba_expand=2, mamba_chunk_size=256, mamba_conv_bias=True,
+               mamba_proj_bias=False, rms_norm_eps=1e-5)
+    del cfg["head_dim"]
+    return cfg, ssm_hybrid([1], [0], 2 * H)
+
+
+def row_falcon_h1():
+    """Falcon-H1 (Falcon-H1-0.5B's RoPE: NEOX, theta 1e11; attention and a Mamba2 mixer side by
+    side in every layer, the muP multipliers folded into the weights by the converter)"""
+    d_ssm = 2 * H
+    cfg = base("FalconH1ForCausalLM", "falcon_h1", rope_theta=1e11,
+               max_position_embeddings=16384, mamba_d_ssm=d_ssm, mamba_n_heads=4,
+               mamba_d_head=64, mamba_d_state=16, mamba_n_groups=1, mamba_d_conv=4,
+               mamba_expand=2, mamba_chunk_size=128, mamba_conv_bias=True,
+               mamba_proj_bias=False, mamba_norm_before_gate=False, mamba_rms_norm=False,
+               attention_in_multiplier=1.0, attention_out_multiplier=0.9375,
+               key_multiplier=0.39, ssm_in_multiplier=1.25, ssm_out_multiplier=0.23,
+               ssm_multipliers=[0.35, 0.25, 0.5, 0.35, 0.2], mlp_multipliers=[0.88, 0.56],
+               lm_head_multiplier=0.04, embedding_multiplier=5.66, projectors_bias=False,
+               rms_norm_eps=1e-5)
+    return cfg, ssm_hybrid(range(L), range(L), d_ssm, norm=False)
+
+
+def row_deepseek32():
+    """DeepSeek-V3.2-Exp (DeepSeek-V3's MLA and YaRN 40 over 4096 on the 64 q_pe/k_pe dims, NORM
+    pairs; the DSA lightning indexer, whose q and k llama.cpp ropes too; a dense first layer,
+    then 4 sigmoid-routed experts and a shared one; no MTP weights)"""
+    e, ff, idx_hd, idx_nh = 4, 32, 128, 2
+    cfg, t = row_deepseek2()
+    cfg.update(architectures=["DeepseekV32ForCausalLM"], model_type="deepseek_v32",
+               index_head_dim=idx_hd, index_n_heads=idx_nh, index_topk=2048,
+               first_k_dense_replace=1, n_routed_experts=e, n_shared_experts=1,
+               moe_intermediate_size=ff, num_experts_per_tok=2, norm_topk_prob=True,
+               routed_scaling_factor=2.5, scoring_func="sigmoid", topk_method="noaux_tc",
+               n_group=1, topk_group=1, num_nextn_predict_layers=0)
+    p = "model.layers.1.mlp."
+    biased_moe(t, p, e, ff)
+    for n, shape in (("gate_proj", (ff, H)), ("up_proj", (ff, H)), ("down_proj", (H, ff))):
+        t[p + f"shared_experts.{n}.weight"] = shape
+    for i in range(L):
+        p = f"model.layers.{i}.self_attn.indexer."
+        t[p + "wq_b.weight"] = (idx_nh * idx_hd, cfg["q_lora_rank"])
+        t[p + "wk.weight"] = (idx_hd, H)
+        layernorm(t, p + "k_norm")
+        t[p + "weights_proj.weight"] = (idx_nh, H)
+    return cfg, t
+
+
+def row_minimax_01():
+    """MiniMax-M1 (MiniMax-M1-40k, MiniMax-Text-01's layout and the same converter class: NEOX
+    on rotary_dim 64 of head_dim 128, theta 1e7; lightning-attention
+    layers with a fused qkv_proj, an output gate and a norm, and a softmax-attention layer as
+    every 8th (attn_type_list), the only one with RoPE: eight layers, as llama.cpp takes the
+    8 of full_attention_interval, which MiniMaxText01Model does not write; 4 experts
+    w1/w2/w3)"""
+    e, ff, hd, n = 4, 32, 128, 8
+    cfg = base("MiniMaxM1ForCausalLM", "minimax_m1", rope_theta=10000000,
+               max_position_embeddings=10240000, head_dim=hd, rotary_dim=64,
+               num_hidden_layers=n, attn_type_list=[0] * 7 + [1], intermediate_size=ff,
+               num_local_experts=e, num_experts_per_tok=2, postnorm=True,
+               layernorm_full_attention_alpha=4.0, layernorm_full_attention_beta=1.0,
+               layernorm_linear_attention_alpha=4.0, layernorm_linear_attention_beta=1.0,
+               layernorm_mlp_alpha=4.0, layernorm_mlp_beta=1.0, block_size=256)
+    t = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    for i in range(n):
+        p = f"model.layers.{i}."
+        t[p + "input_layernorm.weight"] = (H,)
+        t[p + "post_attention_layernorm.weight"] = (H,)
+        if cfg["attn_type_list"][i]:
+            for k, shape in (("q_proj", (NH * hd, H)), ("k_proj", (NKV * hd, H)),
+                             ("v_proj", (NKV * hd, H)), ("o_proj", (H, NH * hd))):
+                t[p + f"self_attn.{k}.weight"] = shape
+        else:
+            t[p + "self_attn.qkv_proj.weight"] = (3 * NH * hd, H)
+            t[p + "self_attn.output_gate.weight"] = (NH * hd, H)
+            t[p + "self_attn.norm.weight"] = (NH * hd,)
+            t[p + "self_attn.out_proj.weight"] = (H, NH * hd)
+        t[p + "block_sparse_moe.gate.weight"] = (e, H)
+        for x in range(e):
+            t[p + f"block_sparse_moe.experts.{x}.w1.weight"] = (ff, H)
+            t[p + f"block_sparse_moe.experts.{x}.w3.weight"] = (ff, H)
+            t[p + f"block_sparse_moe.experts.{x}.w2.weight"] = (H, ff)
+    return cfg, t
+
+
+def row_hy_v3():
+    """Hy3 (HYV3Config's defaults: NEOX, theta 11158840 in rope_parameters, head_dim 128; q/k
+    norms; a dense first layer, then 4 sigmoid-routed experts and a shared one, without the
+    selection bias, which the loader does not require; no MTP layers)"""
+    e, ff = 4, 32
+    cfg = base("HYV3ForCausalLM", "hy_v3", max_position_embeddings=131072, head_dim=128,
+               rope_parameters={"rope_theta": 11158840.0, "rope_type": "default"},
+               num_experts=e, num_experts_per_tok=2, num_shared_experts=1,
+               moe_intermediate_size=ff, router_scaling_factor=2.826,
+               mlp_layer_types=["dense", "sparse"], num_nextn_predict_layers=0)
+    t = llama_like(cfg, qk_norm=True)
+    p = "model.layers.1.mlp."
+    for n in ("gate_proj", "up_proj", "down_proj"):
+        del t[p + n + ".weight"]
+    t[p + "gate.weight"] = (e, H)
+    for x in range(e):
+        for n, shape in (("gate_proj", (ff, H)), ("up_proj", (ff, H)), ("down_proj", (H, ff))):
+            t[p + f"experts.{x}.{n}.weight"] = shape
+    for n, shape in (("gate_proj", (ff, H)), ("up_proj", (ff, H)), ("down_proj", (H, ff))):
+        t[p + f"shared_experts.{n}.weight"] = shape
+    return cfg, t
+
+
+def row_chameleon():
+    """Chameleon text (chameleon-7b: NORM pairs the converter permutes, theta 1e4, head_dim
+    hidden_size / heads, as many kv heads as heads; q/k LayerNorms over (heads, head_dim) with
+    bias, one head's of them spread by ChameleonModel._reverse_hf_permute; no VQ model). A
+    vocabulary of 8256, tied: chameleon.cpp writes -FLT_MAX over the logits of image tokens
+    4 to 8195, which a smaller one cannot hold"""
+    v = 8256
+    cfg = base("ChameleonForConditionalGeneration", "chameleon", rope_theta=10000.0,
+               max_position_embeddings=4096, num_key_value_heads=NH, qk_layernorm=True,
+               swin_norm=False, rms_norm_eps=1e-5, vocab_size=v, tie_word_embeddings=True)
+    del cfg["head_dim"]
+    t = llama_like(cfg, tied=True)
+    t["model.embed_tokens.weight"] = (v, H)
+    for i in range(L):
+        p = f"model.layers.{i}.self_attn."
+        for n in ("q_norm", "k_norm"):
+            t[p + n + ".weight"] = (NH, HD)
+            t[p + n + ".bias"] = (NH, HD)
+    return cfg, t
+
+
+def row_eurobert():
+    """EuroBERT (EuroBERT-210m: NEOX, theta 250000, as many kv heads as heads; bidirectional,
+    no output head)"""
+    cfg = base("EuroBertModel", "eurobert", rope_theta=250000.0, max_position_embeddings=8192,
+               num_key_value_heads=NH, rms_norm_eps=1e-5, tie_word_embeddings=False)
+    t = llama_like(cfg, tied=True)
+    return cfg, t
+
+
+def row_modern_bert():
+    """ModernBERT (ModernBERT-base: NEOX; global layers (every 3rd from layer 0) theta 160000,
+    the others local, a symmetric window of 128 and theta 1e4; fused Wqkv, GeGLU Wi, LayerNorms
+    without bias, none before layer 0's attention; four layers, bidirectional, no head).
+    layer_types as transformers' ModernBertConfig.__post_init__ writes them (posenc does not
+    derive them from global_attn_every_n_layers); layer_norm_eps beside the published norm_eps,
+    the only LayerNorm epsilon TextModel.set_gguf_parameters writes (conversion/base.py), which
+    modern-bert.cpp requires"""
+    n = 4
+    cfg = {"architectures": ["ModernBertModel"], "model_type": "modernbert", "hidden_size": H,
+           "intermediate_size": FF, "num_attention_heads": NH, "num_hidden_layers": n,
+           "vocab_size": V, "global_rope_theta": 160000.0, "local_rope_theta": 10000.0,
+           "local_attention": 128, "global_attn_every_n_layers": 3,
+           "layer_types": ["full_attention" if i % 3 == 0 else "sliding_attention"
+                           for i in range(n)],
+           "max_position_embeddings": 8192, "norm_eps": 1e-5, "layer_norm_eps": 1e-5,
+           "norm_bias": False,
+           "hidden_activation": "gelu", "torch_dtype": "float32"}
+    t = {"model.embeddings.tok_embeddings.weight": (V, H), "model.embeddings.norm.weight": (H,),
+         "model.final_norm.weight": (H,)}
+    for i in range(n):
+        p = f"model.layers.{i}."
+        if i:
+            t[p + "attn_norm.weight"] = (H,)
+        t[p + "attn.Wqkv.weight"] = (3 * H, H)
+        t[p + "attn.Wo.weight"] = (H, H)
+        t[p + "mlp_norm.weight"] = (H,)
+        t[p + "mlp.Wi.weight"] = (2 * FF, H)
+        t[p + "mlp.Wo.weight"] = (H, FF)
+    return cfg, t
+
+
+
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
         "arcee": row_arcee, "stablelm": row_stablelm, "gptneox": row_gptneox, "phi2": row_phi2,
@@ -968,7 +1432,15 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "exaone4": row_exaone4, "hunyuan-dense": row_hunyuan_dense,
         "olmo": row_olmo, "internlm2": row_internlm2, "nemotron": row_nemotron,
         "jais2": row_jais2, "chatglm": row_chatglm, "mellum": row_mellum,
-        "exaone4-32b": row_exaone4_32b, "falcon": row_falcon, "afmoe": row_afmoe}
+        "exaone4-32b": row_exaone4_32b, "falcon": row_falcon, "afmoe": row_afmoe,
+        "granitemoe": row_granitemoe, "ernie4_5-moe": row_ernie4_5_moe,
+        "hunyuan-moe": row_hunyuan_moe, "dots1": row_dots1, "lfm2": row_lfm2,
+        "lfm2moe": row_lfm2moe, "dbrx": row_dbrx, "bitnet": row_bitnet, "apertus": row_apertus,
+        "exaone-moe": row_exaone_moe, "cohere2moe": row_cohere2moe,
+        "granitehybrid": row_granitehybrid, "falcon-h1": row_falcon_h1,
+        "deepseek32": row_deepseek32, "minimax-01": row_minimax_01,
+        "hy_v3": row_hy_v3, "chameleon": row_chameleon,
+        "eurobert": row_eurobert, "modern-bert": row_modern_bert}
 
 
 def save_safetensors(path, arrays):
@@ -1026,6 +1498,10 @@ def convert(model_dir, out, mistake=None):
         self.gguf_writer.add_vocab_size(self.hparams["vocab_size"])
 
     model.set_vocab = types.MethodType(set_vocab, model)
+    if hasattr(model, "_get_suppress_tokens"):
+        # conversion/minimax.py MiniMaxText01Model: the ids whose embedding rows are zero past
+        # AutoTokenizer's vocab_size, vocabulary again; there are none here
+        model._get_suppress_tokens = lambda: None
     model.prepare_tensors()
     model.prepare_metadata(vocab_only=False)
     w = model.gguf_writer
