@@ -7,7 +7,8 @@ Usage:
       the RoPE hyperparameters of the published model it stands for, 2 layers and head_dim 64
       unless the row says why not, and random weights
   llama_tiny.py LLAMA_CPP_SRC batch LIST
-      the lines of LIST, "make ROW DIR" or "convert DIR OUT.gguf [MISTAKE]", in one process
+      the lines of LIST, "make ROW DIR" or "convert DIR OUT.gguf [MISTAKE]", in one process;
+      "try-convert DIR OUT.gguf" writes the converter's error to OUT.gguf.err and goes on
   llama_tiny.py LLAMA_CPP_SRC rows
       the rows, on one line
   llama_tiny.py LLAMA_CPP_SRC convert DIR OUT.gguf [MISTAKE]
@@ -1416,6 +1417,19 @@ def row_modern_bert():
     return cfg, t
 
 
+def row_baichuan():
+    """Baichuan-7B (NORM pairs the converter un-permutes from the fused W_pack, theta 1e4;
+    32 layers, the only count baichuan.cpp ropes). The pinned converter cannot write it
+    (t_capture_llama.sh, the table of architectures without a row)"""
+    n = 32
+    cfg = base("BaichuanForCausalLM", "baichuan", rope_theta=10000.0,
+               max_position_embeddings=4096, num_hidden_layers=n, num_key_value_heads=NH)
+    del cfg["head_dim"]
+    t = {k: v for k, v in llama_like(cfg).items() if "self_attn" not in k or "o_proj" in k}
+    for i in range(n):
+        t[f"model.layers.{i}.self_attn.W_pack.weight"] = (3 * H, H)
+    return cfg, t
+
 
 ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_phi3,
         "gemma3": row_gemma3, "granite": row_granite, "smollm3": row_smollm3,
@@ -1440,7 +1454,8 @@ ROWS = {"llama": row_llama, "qwen2": row_qwen2, "qwen3": row_qwen3, "phi3": row_
         "granitehybrid": row_granitehybrid, "falcon-h1": row_falcon_h1,
         "deepseek32": row_deepseek32, "minimax-01": row_minimax_01,
         "hy_v3": row_hy_v3, "chameleon": row_chameleon,
-        "eurobert": row_eurobert, "modern-bert": row_modern_bert}
+        "eurobert": row_eurobert, "modern-bert": row_modern_bert,
+        "baichuan": row_baichuan}
 
 
 def save_safetensors(path, arrays):
@@ -1529,6 +1544,13 @@ if __name__ == "__main__":
                 make(w[1], w[2])
             elif w and w[0] == "convert":
                 convert(w[1], w[2], w[3] if len(w) > 3 else None)
+            elif w and w[0] == "try-convert":
+                # a row the converter may refuse: its error in OUT.err, the batch goes on
+                try:
+                    convert(w[1], w[2])
+                except Exception as e:  # noqa: BLE001 (any refusal is the finding)
+                    with open(w[2] + ".err", "w", encoding="utf-8") as f:
+                        f.write(f"{type(e).__name__}: {e}\n")
             elif w:
                 raise SystemExit(f"batch: bad line {line!r}")
     else:
