@@ -1157,8 +1157,9 @@ def row_apertus():
 
 
 def row_exaone_moe():
-    """K-EXAONE (EXAONE MoE: NEOX, theta 1e6, sliding window 128 on 3 of every 4 layers
-    (layer_types LLLG), the 4th global and without RoPE; q/k norms; a dense first layer
+    """K-EXAONE's layout (EXAONE MoE: NEOX; its model card's sliding window of 128 on 3 of every
+    4 layers (LLLG), the 4th global and without RoPE; theta 1e6 as EXAONE 4.0's, not read from
+    K-EXAONE's config; q/k norms; a dense first layer
     (first_k_dense_replace 1), then 4 sigmoid-routed experts with the correction bias and a
     shared expert; no MTP layers)"""
     e, ff = 4, 32
