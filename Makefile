@@ -82,6 +82,9 @@ $(B)/lib/encodings/rope_ggml.o $(B)/pic/lib/encodings/rope_ggml.o $(S)/lib/encod
 # portable path's bits only with every product and sum rounded on its own
 $(B)/lib/core/kern.o $(B)/pic/lib/core/kern.o $(S)/lib/core/kern.o $(B)/lib/core/kern_x86.o $(B)/pic/lib/core/kern_x86.o $(S)/lib/core/kern_x86.o: ALL_CFLAGS += -ffp-contract=off
 $(B)/lib/core/kern_neon.o $(B)/pic/lib/core/kern_neon.o $(S)/lib/core/kern_neon.o: ALL_CFLAGS += -ffp-contract=off
+# lib/verify/verify_kern.c, lib/verify/verify_x86.c: the element loop of posenc verify, portable
+# and AVX2 (lib/verify/verify_kern.h), give the same bits under the same rule
+$(B)/lib/verify/verify_kern.o $(B)/pic/lib/verify/verify_kern.o $(S)/lib/verify/verify_kern.o $(B)/lib/verify/verify_x86.o $(B)/pic/lib/verify/verify_x86.o $(S)/lib/verify/verify_x86.o: ALL_CFLAGS += -ffp-contract=off
 
 $(B)/libposenc.a: $(LIB_OBJ)
 	@mkdir -p $(@D)

@@ -39,7 +39,7 @@ struct posenc_diff {
 HOT int64_t order_of(posenc_dtype dt, double x)
 {
     uint64_t mag;
-    int neg;
+    unsigned neg;
     switch (dt) {
     case POSENC_DT_F16: {
         /* x is mostly a float (every f16, bf16 and f32 input): then lib/core/half.h's one rounding
@@ -51,7 +51,9 @@ HOT int64_t order_of(posenc_dtype dt, double x)
         break;
     }
     case POSENC_DT_BF16: {
-        uint16_t h = posenc_f64_to_bf16(x);
+        /* likewise: a float's one rounding to bf16 is posenc_f64_to_bf16's */
+        float f = (float)x;
+        uint16_t h = (double)f == x ? bf16_store(f) : posenc_f64_to_bf16(x);
         neg = h >> 15;
         mag = h & 0x7fffu;
         break;
@@ -60,27 +62,28 @@ HOT int64_t order_of(posenc_dtype dt, double x)
         float f = (float)x; /* an exact double rounded once to nearest even */
         uint32_t u;
         memcpy(&u, &f, 4);
-        neg = (int)(u >> 31);
+        neg = u >> 31;
         mag = u & 0x7fffffffu;
         break;
     }
     default: {
         uint64_t u;
         memcpy(&u, &x, 8);
-        neg = (int)(u >> 63);
+        neg = (unsigned)(u >> 63);
         mag = u & 0x7fffffffffffffffu;
         break;
     }
     }
-    return neg ? -(int64_t)mag : (int64_t)mag;
+    /* -mag when neg, without a branch (the signs of random data are not predictable) */
+    int64_t m = -(int64_t)neg;
+    return ((int64_t)mag ^ m) - m;
 }
 
-/* |x - y| without overflow: the magnitudes are below 2^63 */
+/* |x - y| without overflow: the magnitudes are below 2^63, so the distance is below 2^64 and
+ * the difference of the larger and the smaller modulo 2^64 is it */
 HOT uint64_t order_dist(int64_t x, int64_t y)
 {
-    if ((x < 0) == (y < 0))
-        return x > y ? (uint64_t)(x - y) : (uint64_t)(y - x);
-    return x < 0 ? (uint64_t)y + (uint64_t)(-x) : (uint64_t)x + (uint64_t)(-y);
+    return x >= y ? (uint64_t)x - (uint64_t)y : (uint64_t)y - (uint64_t)x;
 }
 
 int64_t posenc_diff_ulp_order(posenc_dtype dt, double x)
@@ -294,14 +297,52 @@ static void mark_outside(posenc_diff *d, posenc_diff_bucket *bk, posenc_diff_ele
     keep_worst(d, e);
 }
 
-/* Fold a finite pair's errors into the maxima and the chunk's sums. */
-HOT void finite_stats(posenc_diff *d, posenc_diff_bucket *bk, const posenc_diff_elem *e,
-                      double *sum_abs, double *sum_sq)
+/* The figures of d->r that every pair moves, held in locals over a chunk (stored to d->r
+ * at its end): the compiler keeps them in registers, where d->r's would be reloaded after
+ * every store to the histogram or the buckets. The chunk's histogram counts are added to
+ * d->r's at its end too (a sum of counts is the same in any order). */
+struct run {
+    uint64_t equal, finite, ulp_pairs, max_ulp, max_ulp_at, max_abs_at, max_rel_at;
+    double max_abs, max_rel;
+    double sum_abs, sum_sq; /* the chunk's sums */
+    uint64_t hist[POSENC_DIFF_HIST_BINS];
+};
+
+HOT void run_load(struct run *u, const posenc_diff_result *r)
 {
-    posenc_diff_result *r = &d->r;
+    memset(u, 0, sizeof *u);
+    u->equal = r->equal;
+    u->finite = r->finite;
+    u->ulp_pairs = r->ulp_pairs;
+    u->max_ulp = r->max_ulp;
+    u->max_ulp_at = r->max_ulp_at;
+    u->max_abs_at = r->max_abs_at;
+    u->max_rel_at = r->max_rel_at;
+    u->max_abs = r->max_abs;
+    u->max_rel = r->max_rel;
+}
+
+HOT void run_store(const struct run *u, posenc_diff_result *r)
+{
+    r->equal = u->equal;
+    r->finite = u->finite;
+    r->ulp_pairs = u->ulp_pairs;
+    r->max_ulp = u->max_ulp;
+    r->max_ulp_at = u->max_ulp_at;
+    r->max_abs_at = u->max_abs_at;
+    r->max_rel_at = u->max_rel_at;
+    r->max_abs = u->max_abs;
+    r->max_rel = u->max_rel;
+    for (int b = 0; b < POSENC_DIFF_HIST_BINS; b++)
+        r->hist[b] += u->hist[b];
+}
+
+/* Fold a finite pair's errors into the maxima and the chunk's sums. */
+HOT void finite_stats(struct run *r, posenc_diff_bucket *bk, const posenc_diff_elem *e)
+{
     r->finite++;
-    *sum_abs += e->abs_err;
-    *sum_sq += e->abs_err * e->abs_err;
+    r->sum_abs += e->abs_err;
+    r->sum_sq += e->abs_err * e->abs_err;
     if (e->abs_err > r->max_abs) {
         r->max_abs = e->abs_err;
         r->max_abs_at = e->flat;
@@ -335,9 +376,9 @@ HOT posenc_diff_bucket *next_bucket(posenc_diff *d)
     return bk;
 }
 
-/* Compare one pair; flat is its index; udt is d->o.ulp_dtype (a constant where inlined). */
-HOT void one(posenc_diff *d, uint64_t flat, double x, double y, posenc_dtype udt,
-             double *sum_abs, double *sum_sq)
+/* Compare one pair; flat is its index; udt is d->o.ulp_dtype (a constant where inlined); u the
+ * running figures. */
+HOT void one(posenc_diff *d, struct run *u, uint64_t flat, double x, double y, posenc_dtype udt)
 {
     posenc_diff_result *r = &d->r;
     posenc_diff_bucket *bk = next_bucket(d);
@@ -345,7 +386,7 @@ HOT void one(posenc_diff *d, uint64_t flat, double x, double y, posenc_dtype udt
     if (isnan(x) || isnan(y)) {
         if (isnan(x) && isnan(y) && d->o.equal_nan) {
             r->nan_equal++;
-            r->equal++;
+            u->equal++;
         } else {
             r->nan_mismatch++;
             mark_outside(d, bk, &e, 1);
@@ -353,10 +394,10 @@ HOT void one(posenc_diff *d, uint64_t flat, double x, double y, posenc_dtype udt
         return;
     }
     e.ulp = x == y ? 0 : order_dist(order_of(udt, x), order_of(udt, y));
-    r->hist[hist_bin(e.ulp)]++;
-    if (r->ulp_pairs++ == 0 || e.ulp > r->max_ulp) {
-        r->max_ulp = e.ulp;
-        r->max_ulp_at = flat;
+    u->hist[hist_bin(e.ulp)]++;
+    if (u->ulp_pairs++ == 0 || e.ulp > u->max_ulp) {
+        u->max_ulp = e.ulp;
+        u->max_ulp_at = flat;
     }
     if (bk && e.ulp > bk->max_ulp)
         bk->max_ulp = e.ulp;
@@ -364,10 +405,10 @@ HOT void one(posenc_diff *d, uint64_t flat, double x, double y, posenc_dtype udt
     if (fin) {
         e.abs_err = fabs(x - y);
         e.rel_err = x == y ? 0 : e.abs_err / fabs(y); /* +inf for y == 0 */
-        finite_stats(d, bk, &e, sum_abs, sum_sq);
+        finite_stats(u, bk, &e);
     }
     if (x == y) { /* +0 == -0; an infinity against itself */
-        r->equal++;
+        u->equal++;
         return;
     }
     if (!fin) {
@@ -383,27 +424,22 @@ HOT void one(posenc_diff *d, uint64_t flat, double x, double y, posenc_dtype udt
         out = 1;
     if (out)
         mark_outside(d, bk, &e, 0);
-    else
-        keep_worst(d, &e);
+    else if (d->o.top_k && !(d->nheap == d->o.top_k && isfinite(d->heap[0].abs_err) &&
+                             e.abs_err <= d->heap[0].abs_err))
+        keep_worst(d, &e); /* (its common case, no worse than the mildest kept, tested here) */
 }
 
-/* n elements of src as doubles: f16 and bf16 by lib/core/half.h's branch-free loads (exact, as
- * posenc_dtype_convert's; a NaN stays a NaN of the same sign), the rest by
- * posenc_dtype_convert */
-static void to_f64(double *restrict dst, const void *restrict src, posenc_dtype st, size_t n)
+/* The k pairs of d->a and d->b from flat index f, in order; the chunk's sums in double. */
+HOT void run_chunk(posenc_diff *d, uint64_t f, size_t k, posenc_dtype udt, double *sum_abs,
+                   double *sum_sq)
 {
-    const uint16_t *h = src;
-    switch (st) {
-    case POSENC_DT_F16:
-        BLOCKED(n, i, dst[i] = (double)f16_load(h[i]));
-        break;
-    case POSENC_DT_BF16:
-        BLOCKED(n, i, dst[i] = (double)bf16_load(h[i]));
-        break;
-    default:
-        posenc_dtype_convert(dst, POSENC_DT_F64, src, st, n);
-        break;
-    }
+    struct run u;
+    run_load(&u, &d->r);
+    for (size_t i = 0; i < k; i++)
+        one(d, &u, f + i, d->a[i], d->b[i], udt);
+    run_store(&u, &d->r);
+    *sum_abs = u.sum_abs;
+    *sum_sq = u.sum_sq;
 }
 
 posenc_status posenc_diff_feed(posenc_diff *d, const void *a, posenc_dtype a_dt, const void *b,
@@ -418,8 +454,8 @@ posenc_status posenc_diff_feed(posenc_diff *d, const void *a, posenc_dtype a_dt,
     size_t ea = posenc_dtype_size(a_dt), eb = posenc_dtype_size(b_dt);
     while (n) {
         size_t k = n < CHUNK ? n : CHUNK;
-        to_f64(d->a, pa, a_dt, k);
-        to_f64(d->b, pb, b_dt, k);
+        posenc_dtype_convert(d->a, POSENC_DT_F64, pa, a_dt, k);
+        posenc_dtype_convert(d->b, POSENC_DT_F64, pb, b_dt, k);
         if (a_dt == POSENC_DT_I64 && b_dt == POSENC_DT_I64) {
             /* int64 beyond 2^53 rounds to the same double: two that differ stay apart, by
              * the double spacing at their magnitude (the nearest double that is not equal) */
@@ -436,20 +472,16 @@ posenc_status posenc_diff_feed(posenc_diff *d, const void *a, posenc_dtype a_dt,
         uint64_t f = d->r.count;
         switch (d->o.ulp_dtype) {
         case POSENC_DT_F16:
-            for (size_t i = 0; i < k; i++)
-                one(d, f + i, d->a[i], d->b[i], POSENC_DT_F16, &sa, &sq);
+            run_chunk(d, f, k, POSENC_DT_F16, &sa, &sq);
             break;
         case POSENC_DT_BF16:
-            for (size_t i = 0; i < k; i++)
-                one(d, f + i, d->a[i], d->b[i], POSENC_DT_BF16, &sa, &sq);
+            run_chunk(d, f, k, POSENC_DT_BF16, &sa, &sq);
             break;
         case POSENC_DT_F32:
-            for (size_t i = 0; i < k; i++)
-                one(d, f + i, d->a[i], d->b[i], POSENC_DT_F32, &sa, &sq);
+            run_chunk(d, f, k, POSENC_DT_F32, &sa, &sq);
             break;
         default:
-            for (size_t i = 0; i < k; i++)
-                one(d, f + i, d->a[i], d->b[i], POSENC_DT_F64, &sa, &sq);
+            run_chunk(d, f, k, POSENC_DT_F64, &sa, &sq);
             break;
         }
         d->sum_abs += sa;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "posenc/verify.h"
+#include "lib/verify/verify_kern.h"
 #include "lib/verify/verify_rot.h"
 
 /* ---- random numbers ---- */
@@ -548,46 +549,7 @@ void posenc_verify_tolerance_init(posenc_verify_tolerance *t, posenc_dtype pre_d
     t->scale = PE_BOUND_SCALE;
 }
 
-static void nonfinite(double v, posenc_verify_row_result *o, int j)
-{
-    if (v != v)
-        o->n_nan++;
-    else
-        o->n_inf++;
-    if (o->first_nonfinite < 0)
-        o->first_nonfinite = j;
-}
-
-/* element j that is out of its bound or the worst so far: error e against bound bd (value v,
- * reference y) */
-static void note_slow(posenc_verify_row_result *o, int j, double e, double bd, double v, double y)
-{
-    double q = e != e || bd != bd ? INFINITY : bd > 0 ? e / bd : (e > 0 ? INFINITY : 0);
-    if (!(q <= 1.0))
-        o->n_bad++;
-    if (q > o->ratio || o->worst_dim < 0) {
-        o->ratio = q > o->ratio ? q : o->ratio;
-        o->worst_dim = j;
-        o->worst_err = e;
-        o->worst_bound = bd;
-        o->worst_value = v;
-        o->worst_ref = y;
-    }
-}
-
-/* note element j: the common case (finite, within its bound, not the worst) stays inline */
-static inline void note_elem(posenc_verify_row_result *o, int j, double e, double bd, double v,
-                             double y)
-{
-    if (e > o->abs_err && e <= DBL_MAX)
-        o->abs_err = e;
-    if (bd > o->max_bound)
-        o->max_bound = bd;
-    if (e <= bd && e <= o->ratio * bd && o->worst_dim >= 0)
-        return;
-    note_slow(o, j, e, bd, v, y);
-}
-
+/* the per-row terms of the bound here; the element loop, on the CPU path, in verify_kern.h */
 void posenc_verify_row_check(const posenc_verify_recipe *r, const posenc_verify_tolerance *t,
                              int64_t pos, const double *cos_f, const double *sin_f,
                              const double *pre, const double *expected,
@@ -595,7 +557,7 @@ void posenc_verify_row_check(const posenc_verify_recipe *r, const posenc_verify_
 {
     const posenc_rope_params *p = &r->params;
     int hd = p->head_dim, rd = pe_rot_width(p), n = rd / 2;
-    double cbuf[POSENC_MAX_FREQ], sbuf[POSENC_MAX_FREQ];
+    double cbuf[POSENC_MAX_FREQ], sbuf[POSENC_MAX_FREQ], ew[POSENC_MAX_FREQ];
     memset(o, 0, sizeof *o);
     o->worst_dim = -1;
     o->first_nonfinite = -1;
@@ -604,51 +566,27 @@ void posenc_verify_row_check(const posenc_verify_recipe *r, const posenc_verify_
         cos_f = cbuf;
         sin_f = sbuf;
     }
-    double rowmax = 0;
-    for (int j = 0; j < hd; j++) {
-        double v = expected[j];
-        if (!isfinite(v))
-            nonfinite(v, o, j);
-        else if (fabs(v) > rowmax)
-            rowmax = fabs(v);
-    }
-    double sc = r->scale, u = t->u, k2 = 2 * u + t->u_in;
+    double sc = r->scale, u = t->u;
     double sig = fabs(p->attention_scaling * sc);
     double p_eff = r->no_rotation ? 0 : (double)(pos + r->shift);
-    double base = t->extra * rowmax, mul = t->scale * (1 + 2 * u);
-    int gptj = p->style == POSENC_STYLE_GPTJ;
-    for (int i = 0; i < n; i++) {
-        int a = gptj ? 2 * i : i, b = gptj ? 2 * i + 1 : i + n;
-        double x1 = pre[a], x2 = pre[b], c = cos_f[i] * sc, s = sin_f[i] * sc;
-        double y1 = x1 * c - x2 * s, y2 = x2 * c + x1 * s;
+    pe_vrow_job j = { hd, n, p->style == POSENC_STYLE_GPTJ, pre, expected, cos_f, sin_f,
+                      NULL, t->slack, sc, 0, u, 2 * u + t->u_in, t->scale * (1 + 2 * u),
+                      2 * U32 * sig, fabs(sc), t->eta, t->extra, t->floor };
+    if (t->angle > 0) {
         /* the float32 angle's error: u32 (8 + |ln w| + acc i) |p w| */
-        double e = 0;
-        if (t->angle > 0) {
+        j.ek = t->angle * U32 * fabs(p_eff);
+        for (int i = 0; i < n; i++) {
             double w = p->inv_hi[i] > 0 ? p->inv_hi[i] : (double)p->inv_freq_f32[i];
-            e = t->angle * U32 * fabs(p_eff) * (r->angle_w[i] + t->angle_acc * i * fabs(w));
+            ew[i] = r->angle_w[i] + t->angle_acc * i * fabs(w);
         }
-        double ax = fabs(x1) + fabs(x2);
-        /* cos and sin to one float32 ulp: a correct implementation's evaluation, and for a
-         * profile the last bit of its tables under another libm */
-        double common = 2 * U32 * sig * ax + (t->slack ? t->slack[i] * fabs(sc) * ax : 0) + t->eta;
-        double b1 = mul * (u * fabs(y1) + k2 * (fabs(x1 * c) + fabs(x2 * s)) + e * fabs(y2) +
-                           e * e * fabs(y1) + common) + base + t->floor;
-        double b2 = mul * (u * fabs(y2) + k2 * (fabs(x2 * c) + fabs(x1 * s)) + e * fabs(y1) +
-                           e * e * fabs(y2) + common) + base + t->floor;
-        double u1 = expected[a], u2 = expected[b];
-        if (isfinite(u1) && isfinite(x1) && isfinite(x2))
-            note_elem(o, a, fabs(y1 - u1), b1, u1, y1);
-        else
-            note_elem(o, a, INFINITY, b1, u1, y1);
-        if (isfinite(u2) && isfinite(x1) && isfinite(x2))
-            note_elem(o, b, fabs(y2 - u2), b2, u2, y2);
-        else
-            note_elem(o, b, INFINITY, b2, u2, y2);
+        j.ew = ew;
     }
-    for (int j = 2 * n; j < hd; j++) {
-        double v = expected[j], x = pre[j];
+    double rowmax = pe_vrow_check(&j, o);
+    double base = t->extra * rowmax;
+    for (int k = 2 * n; k < hd; k++) {
+        double v = expected[k], x = pre[k];
         double bd = t->scale * (t->u_in * fabs(x) + t->eta) + base + t->floor;
-        note_elem(o, j, isfinite(v) && isfinite(x) ? fabs(x - v) : INFINITY, bd, v, x);
+        pe_vrow_note(o, k, isfinite(v) && isfinite(x) ? fabs(x - v) : INFINITY, bd, v, x);
     }
     o->rel_err = o->abs_err / (rowmax > 0 ? rowmax : 1.0);
 }

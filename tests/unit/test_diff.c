@@ -83,31 +83,49 @@ static void test_ulp_golden(void **state)
     assert_true(n >= 2000);
 }
 
-/* the f16 order of a float-valued x (diff's fast rounding) is the order of posenc_f64_to_f16(x):
- * every finite f16, the midpoints between neighbours (ties both ways), a value just off each
- * midpoint, float subnormals and values past the largest finite f16 */
-static void test_ulp_f16_rounding(void **state)
+/* the order of a float-valued x in a 16-bit dtype dt (diff's fast rounding) is the order of
+ * round(x) (posenc_f64_to_f16 or _bf16): every finite value below top (load: its float), the
+ * midpoints between neighbours (ties both ways), a double just off each midpoint (left to
+ * round), the floats just off it, and the values of more (positive) */
+static void check_rounding16(posenc_dtype dt, uint32_t top, float (*load)(uint16_t),
+                             uint16_t (*round)(double), const double *more, size_t n_more)
 {
-    (void)state;
-    for (uint32_t h = 0; h < 0x7c00u; h++) {
-        double v = posenc_f16_to_f32((uint16_t)h), w = posenc_f16_to_f32((uint16_t)(h + 1));
-        double xs[] = { v, (v + w) / 2, nextafter((v + w) / 2, 0), nextafter((v + w) / 2, 1e9),
+    for (uint32_t h = 0; h < top; h++) {
+        double v = load((uint16_t)h), w = load((uint16_t)(h + 1));
+        double xs[] = { v, (v + w) / 2, nextafter((v + w) / 2, 0), nextafter((v + w) / 2, 1e300),
                         (double)nextafterf((float)((v + w) / 2), 0.0f),
-                        (double)nextafterf((float)((v + w) / 2), 1e9f) };
+                        (double)nextafterf((float)((v + w) / 2), 1e30f) };
         for (size_t i = 0; i < sizeof xs / sizeof *xs; i++)
             for (int sg = 0; sg < 2; sg++) {
                 double x = sg ? -xs[i] : xs[i];
-                uint16_t r = posenc_f64_to_f16(x);
+                uint16_t r = round(x);
                 int64_t want = (r & 0x8000u) ? -(int64_t)(r & 0x7fffu) : (int64_t)(r & 0x7fffu);
-                assert_int_equal(posenc_diff_ulp_order(POSENC_DT_F16, x), want);
+                assert_int_equal(posenc_diff_ulp_order(dt, x), want);
             }
     }
+    for (size_t i = 0; i < n_more; i++) {
+        uint16_t r = round(more[i]);
+        assert_int_equal(posenc_diff_ulp_order(dt, more[i]), (int64_t)(r & 0x7fffu));
+    }
+}
+
+/* f16: float subnormals and values past the largest finite f16 */
+static void test_ulp_f16_rounding(void **state)
+{
+    (void)state;
     static const double more[] = { 0x1p-149, 0x1p-126, 0x1p-25, 0x1.0000000000001p-25, 65519.99,
                                    65520.0, 65536.0, 1e38, 0x1.fffffep127 };
-    for (size_t i = 0; i < sizeof more / sizeof *more; i++) {
-        uint16_t r = posenc_f64_to_f16(more[i]);
-        assert_int_equal(posenc_diff_ulp_order(POSENC_DT_F16, more[i]), (int64_t)(r & 0x7fffu));
-    }
+    check_rounding16(POSENC_DT_F16, 0x7c00u, posenc_f16_to_f32, posenc_f64_to_f16, more,
+                     sizeof more / sizeof *more);
+}
+
+/* bf16: subnormals and values past the largest finite bf16 */
+static void test_ulp_bf16_rounding(void **state)
+{
+    (void)state;
+    static const double more[] = { 0x1p-149, 0x1p-133, 0x1.fffffep127, 0x1.ff8p127, 1e300 };
+    check_rounding16(POSENC_DT_BF16, 0x7f80u, posenc_bf16_to_f32, posenc_f64_to_bf16, more,
+                     sizeof more / sizeof *more);
 }
 
 static void test_default_tol(void **state)
@@ -403,7 +421,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ulp_closed_forms), cmocka_unit_test(test_ulp_golden),
-        cmocka_unit_test(test_ulp_f16_rounding),
+        cmocka_unit_test(test_ulp_f16_rounding), cmocka_unit_test(test_ulp_bf16_rounding),
         cmocka_unit_test(test_default_tol),      cmocka_unit_test(test_stats_golden),
         cmocka_unit_test(test_mixed_dtypes),     cmocka_unit_test(test_exact_and_infinities),
         cmocka_unit_test(test_buckets),          cmocka_unit_test(test_errors),

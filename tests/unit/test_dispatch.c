@@ -16,6 +16,7 @@
 #include "posenc/dtype.h"
 #include "posenc/llamacpp.h"
 #include "posenc/rope.h"
+#include "posenc/verify.h"
 #include "lib/core/cpu_internal.h"
 
 static uint64_t rng = 0x2545f4914f6cdd1dull;
@@ -343,6 +344,118 @@ static void test_apply_paths(void **state)
     free(in), free(ref), free(got);
 }
 
+/* ---- posenc_verify_row_check (lib/verify/verify_kern.h) ---- */
+
+/* a double of row kind k: 0 and 1 are numbers (k 1 with a few elements far off); 2 random bit
+ * patterns; 3 specials (NaN, inf, -0, subnormals, huge values whose products overflow) */
+static double row_value(int k)
+{
+    static const double sp[] = { NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 0x1p-1074,
+                                 -0x1p-1070, 1e300, -1e300, 1.0, -3.5, 0x1p-149, 1e-30 };
+    uint64_t b = (uint64_t)rnd32() << 32 | rnd32();
+    double v;
+    switch (k) {
+    case 2:
+        memcpy(&v, &b, 8);
+        return v;
+    case 3:
+        if (rnd32() % 3)
+            return sp[rnd32() % (sizeof sp / sizeof *sp)];
+        /* fall through */
+    default:
+        return ((double)(b >> 11) * 0x1p-53 - 0.5) * 8;
+    }
+}
+
+static int same_double(double a, double b) { return memcmp(&a, &b, sizeof a) == 0; }
+
+static int same_result(const posenc_verify_row_result *a, const posenc_verify_row_result *b)
+{
+    return same_double(a->abs_err, b->abs_err) && same_double(a->rel_err, b->rel_err) &&
+           same_double(a->ratio, b->ratio) && a->worst_dim == b->worst_dim &&
+           same_double(a->worst_err, b->worst_err) && same_double(a->worst_bound, b->worst_bound) &&
+           same_double(a->worst_value, b->worst_value) && same_double(a->worst_ref, b->worst_ref) &&
+           same_double(a->max_bound, b->max_bound) && a->n_bad == b->n_bad &&
+           a->n_nan == b->n_nan && a->n_inf == b->n_inf && a->first_nonfinite == b->first_nonfinite;
+}
+
+/* every path's row check gives the portable one's result, field by field and bit for bit: neox
+ * and gptj, pairs that leave tails shorter than a vector and pass-through dims, the bound with
+ * and without the angle error, its accumulation, slack, an allowance, a floor and a zero scale
+ * (bounds of 0); rows that match the rotation to the last bit, within rounding, far off, random
+ * bit patterns and special values */
+static void test_row_check_paths(void **state)
+{
+    (void)state;
+    static const int dims[][3] = { /* head_dim, rotary_dim, gptj */
+        { 128, 128, 0 }, { 128, 128, 1 }, { 80, 56, 0 }, { 64, 48, 1 }, { 6, 6, 0 }, { 12, 10, 1 },
+    };
+    double pre[128], exp_[128], y[128], cs[64], sn[64], slack[64];
+    int compared = 0, slow = 0;
+    for (size_t di = 0; di < sizeof dims / sizeof *dims; di++) {
+        posenc_style style = dims[di][2] ? POSENC_STYLE_GPTJ : POSENC_STYLE_NEOX;
+        posenc_rope_config c = tu_rope_cfg(500000, dims[di][0], dims[di][1], style);
+        posenc_rope_params p = tu_rope_params(&c);
+        for (int variant = 0; variant < 8; variant++) {
+            posenc_verify_recipe r;
+            posenc_verify_recipe_init(&r, &p);
+            r.scale = variant == 3 ? 0.75 : 1.0;
+            r.shift = variant == 4 ? 3 : 0;
+            r.no_rotation = variant == 5;
+            posenc_verify_tolerance t;
+            posenc_verify_tolerance_init(&t, variant == 6 ? POSENC_DT_F32 : POSENC_DT_BF16,
+                                         variant == 6 ? POSENC_DT_BF16 : POSENC_DT_F32,
+                                         variant != 1);
+            t.angle_acc = variant == 2 ? 2 : 0;
+            t.extra = variant == 3 ? 1e-3 : 0;
+            t.floor = variant == 4 ? 1e-6 : 0;
+            t.scale = variant == 7 ? 0 : 1;
+            for (int i = 0; i < p.n_freq; i++)
+                slack[i] = 0x1p-9 * (i % 3);
+            t.slack = variant == 2 || variant == 6 ? slack : NULL;
+            for (int row = 0; row < 200; row++) {
+                int kind = row % 5 < 2 ? row % 5 : row % 5 - 1, hd = p.head_dim;
+                int64_t pos = row % 7 ? (int64_t)(rnd32() % 1000000) : 0;
+                posenc_verify_recipe_cossin(&r, pos, cs, sn);
+                for (int j = 0; j < hd; j++)
+                    pre[j] = row_value(kind < 2 ? 0 : kind);
+                posenc_verify_rotate(style, hd, 2 * p.n_freq, cs, sn, 0, pre, y);
+                for (int j = 0; j < hd; j++) {
+                    /* kind 0: the rotation, or one float32 rounding of it; 1: far off */
+                    double noise = row % 10 == 0 ? 0 : (double)(float)y[j] - y[j];
+                    exp_[j] = kind == 0   ? y[j] + noise
+                              : kind == 1 ? y[j] * (1 + 1e-3 * row_value(0))
+                                          : row_value(kind);
+                }
+                posenc_verify_row_result ref, got;
+                assert_int_equal(posenc_cpu_set(POSENC_CPU_BASELINE, NULL), POSENC_OK);
+                posenc_verify_row_check(&r, &t, pos, cs, sn, pre, exp_, &ref);
+                slow += ref.n_bad > 0;
+                for (int path = POSENC_CPU_AVX2; path <= POSENC_CPU_NEON; path++) {
+                    if (!posenc_cpu_supported((posenc_cpu_path)path))
+                        continue;
+                    assert_int_equal(posenc_cpu_set((posenc_cpu_path)path, NULL), POSENC_OK);
+                    posenc_verify_row_check(&r, &t, pos, cs, sn, pre, exp_, &got);
+                    if (!same_result(&ref, &got))
+                        fail_msg("path %s, head_dim %d rotary %d %s, variant %d, row %d (kind "
+                                 "%d): ratio %a worst %d bad %d bound %a ref %a against ratio "
+                                 "%a worst %d bad %d bound %a ref %a",
+                                 posenc_cpu_name((posenc_cpu_path)path), hd, dims[di][1],
+                                 posenc_style_name(style), variant, row, kind, ref.ratio,
+                                 ref.worst_dim, ref.n_bad, ref.worst_bound, ref.worst_ref,
+                                 got.ratio, got.worst_dim, got.n_bad, got.worst_bound,
+                                 got.worst_ref);
+                    compared++;
+                }
+            }
+        }
+    }
+    assert_int_equal(posenc_cpu_set(POSENC_CPU_BASELINE, NULL), POSENC_OK);
+    assert_true(slow > 0); /* some rows fail the check: the ranking is exercised */
+    if (!compared)
+        print_message("no SIMD path on this machine: nothing compared\n");
+}
+
 static void test_select(void **state)
 {
     (void)state;
@@ -384,6 +497,7 @@ int main(void)
         cmocka_unit_test(test_kernels),
         cmocka_unit_test(test_rotations),
         cmocka_unit_test(test_apply_paths),
+        cmocka_unit_test(test_row_check_paths),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,12 +104,55 @@ static void test_convert(void **state)
     assert_int_equal(be, 0x0000803fu);
 }
 
+/* f16, bf16 and float32 widened to double (the dumps verify and diff read): the bits of each
+ * element's scalar conversion (posenc_f16_to_f32, posenc_bf16_to_f32, a float cast), for every
+ * 16-bit pattern (NaN payloads and subnormals included) and for float32 specials, at every
+ * offset of a blocked loop's tail */
+static void test_convert_widen(void **state)
+{
+    (void)state;
+    enum { N = 65536 + 7 };
+    uint16_t *h = malloc(N * sizeof *h);
+    float *f = malloc(N * sizeof *f);
+    double *d = malloc(N * sizeof *d);
+    assert_non_null(h);
+    assert_non_null(f);
+    assert_non_null(d);
+    for (size_t i = 0; i < N; i++)
+        h[i] = (uint16_t)(i * 40503u);
+    for (int dt = 0; dt < 2; dt++) {
+        posenc_dtype st = dt ? POSENC_DT_BF16 : POSENC_DT_F16;
+        for (size_t n = N - 7; n <= N; n += 7) {
+            posenc_dtype_convert(d, POSENC_DT_F64, h, st, n);
+            for (size_t i = 0; i < n; i++) {
+                double want = dt ? posenc_bf16_to_f32(h[i]) : posenc_f16_to_f32(h[i]);
+                assert_memory_equal(&d[i], &want, sizeof want);
+            }
+        }
+    }
+    static const uint32_t special[] = { 0x7f800001u, 0xffa00000u, 0x7fc00001u, 0x00000001u,
+                                        0x807fffffu, 0x7f800000u, 0x80000000u, 0x3f800000u };
+    for (size_t i = 0; i < N; i++) {
+        uint32_t u = i < 8 ? special[i] : (uint32_t)(i * 2654435761u);
+        memcpy(&f[i], &u, 4);
+    }
+    posenc_dtype_convert(d, POSENC_DT_F64, f, POSENC_DT_F32, N);
+    for (size_t i = 0; i < N; i++) {
+        double want = f[i];
+        assert_memory_equal(&d[i], &want, sizeof want);
+    }
+    free(h);
+    free(f);
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),          cmocka_unit_test(test_shape_overflow),
         cmocka_unit_test(test_f16_roundtrip),  cmocka_unit_test(test_f16_rounding),
         cmocka_unit_test(test_bf16_rounding),  cmocka_unit_test(test_convert),
+        cmocka_unit_test(test_convert_widen),
     };
     return cmocka_run_group_tests_name("dtype", tests, NULL, NULL);
 }
