@@ -766,6 +766,21 @@ def row_gemma3n():
     return cfg, {k.replace("model.", "model.language_model.", 1): v for k, v in t.items()}
 
 
+def dsa_tail(t, cfg, e, ff, idx_hd, idx_nh):
+    """what GLM-5 and DeepSeek-V3.2 add to row_deepseek2's tensors: the DSA lightning indexer
+    of every layer, and layer 1 as e sigmoid-routed experts of size ff with one shared expert"""
+    for i in range(L):
+        p = f"model.layers.{i}.self_attn.indexer."
+        t[p + "wq_b.weight"] = (idx_nh * idx_hd, cfg["q_lora_rank"])
+        t[p + "wk.weight"] = (idx_hd, H)
+        layernorm(t, p + "k_norm")
+        t[p + "weights_proj.weight"] = (idx_nh, H)
+    p = "model.layers.1.mlp."
+    biased_moe(t, p, e, ff)
+    for n, shape in (("gate_proj", (ff, H)), ("up_proj", (ff, H)), ("down_proj", (H, ff))):
+        t[p + f"shared_experts.{n}.weight"] = shape
+
+
 def row_glm_dsa():
     """GLM-5 (MLA as DeepSeek-V3's, RoPE on the 64 qk_rope dims in NORM pairs, theta 1e6 in
     rope_parameters; the DSA lightning indexer, whose q and k llama.cpp ropes too; a dense
@@ -781,16 +796,7 @@ def row_glm_dsa():
                n_shared_experts=1, moe_intermediate_size=ff, num_experts_per_tok=2,
                norm_topk_prob=True, routed_scaling_factor=2.5, scoring_func="sigmoid",
                topk_method="noaux_tc", n_group=1, topk_group=1, num_nextn_predict_layers=0)
-    for i in range(L):
-        p = f"model.layers.{i}.self_attn.indexer."
-        t[p + "wq_b.weight"] = (idx_nh * idx_hd, cfg["q_lora_rank"])
-        t[p + "wk.weight"] = (idx_hd, H)
-        layernorm(t, p + "k_norm")
-        t[p + "weights_proj.weight"] = (idx_nh, H)
-    p = "model.layers.1.mlp."
-    biased_moe(t, p, e, ff)
-    for n, shape in (("gate_proj", (ff, H)), ("up_proj", (ff, H)), ("down_proj", (H, ff))):
-        t[p + f"shared_experts.{n}.weight"] = shape
+    dsa_tail(t, cfg, e, ff, idx_hd, idx_nh)
     return cfg, t
 
 
@@ -1283,16 +1289,7 @@ def row_deepseek32():
                moe_intermediate_size=ff, num_experts_per_tok=2, norm_topk_prob=True,
                routed_scaling_factor=2.5, scoring_func="sigmoid", topk_method="noaux_tc",
                n_group=1, topk_group=1, num_nextn_predict_layers=0)
-    p = "model.layers.1.mlp."
-    biased_moe(t, p, e, ff)
-    for n, shape in (("gate_proj", (ff, H)), ("up_proj", (ff, H)), ("down_proj", (H, ff))):
-        t[p + f"shared_experts.{n}.weight"] = shape
-    for i in range(L):
-        p = f"model.layers.{i}.self_attn.indexer."
-        t[p + "wq_b.weight"] = (idx_nh * idx_hd, cfg["q_lora_rank"])
-        t[p + "wk.weight"] = (idx_hd, H)
-        layernorm(t, p + "k_norm")
-        t[p + "weights_proj.weight"] = (idx_nh, H)
+    dsa_tail(t, cfg, e, ff, idx_hd, idx_nh)
     return cfg, t
 
 
