@@ -722,14 +722,24 @@ static posenc_status check_rope(pe_vrun *v, const pe_vrun_req *rq, const posenc_
         return st;
     if (rq->qpairs)
         return check_pairs(v, rq, m, inputs, err);
-    if (!rq->q && !rq->gguf && !rq->layer_type && nt > 1) {
-        /* a config alone with several layer types: check each */
+    if (!rq->q && !rq->layer_type && nt > 1) {
+        /* a config alone, or a GGUF file against it, with several layer types (Gemma 3's
+         * sliding and full layers): check each, config.rope keyed by layer type */
         cJSON_AddObjectToObject(cfgj, "rope");
         for (size_t i = 0; i < nt; i++) {
             const char *lt = posenc_model_layer_type_name(m, i);
-            if ((st = rope_cfg(v, rq, m, lt, 1, &cfg, err)) != POSENC_OK)
+            if ((st = rope_cfg(v, rq, m, lt, !rq->gguf, &cfg, err)) != POSENC_OK)
                 return st;
-            if ((st = check_config(v, rq, &cfg, lt, err)) != POSENC_OK)
+            if (rq->gguf) {
+                cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(cfgj, "rope"), lt,
+                                      pe_report_rope(&cfg, NULL));
+                st = pe_report_gguf_checks(v->root, inputs, m, lt, rq->gguf,
+                                           cfg.original_max_position_embeddings, &v->n_checks,
+                                           &v->failed, err);
+            } else {
+                st = check_config(v, rq, &cfg, lt, err);
+            }
+            if (st != POSENC_OK)
                 return st;
         }
         return POSENC_OK;

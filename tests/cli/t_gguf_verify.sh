@@ -329,6 +329,18 @@ grep '^FAIL  gemma3.rope.freq_base_swa' out.stdout | grep -qF -- \
     "expected 10000, found 1000000: llama.cpp runs the sliding-window layers with theta 1e+06" ||
     { cat out.stdout; exit 1; }
 grep -q '^FAIL  cos/sin (ggml numerics) .*position 41, frequency 15' out.stdout || { cat out.stdout; exit 1; }
+# without --layer-type the file is checked for each of the config's layer types in one report
+expect_ok "$POSENC" verify --config "$D/gemma-3-27b-it.json" --gguf gemma-3-27b-it.gguf --report g3.json
+"$PY" -c 'import json, sys; r = json.load(open("g3.json"))
+sys.exit(sorted(r["config"]["rope"]) != ["full_attention", "sliding_attention"])' ||
+    { cat g3.json; exit 1; }
+set +e
+"$POSENC" verify --config "$D/gemma-3-27b-it.json" --gguf m_swa.gguf > out.stdout 2> out.stderr
+rc=$?
+set -e
+[ "$rc" -eq 1 ] && grep -q '^FAIL  gemma3.rope.freq_base_swa' out.stdout &&
+    grep -q '^FAIL  cos/sin (ggml numerics)@sliding_attention .*position 41, frequency 15' out.stdout ||
+    { echo "m_swa.gguf without --layer-type: exit $rc"; cat out.stdout out.stderr; exit 1; }
 # a wrong global freq_base leaves the sliding layers' tables alone, and fails the global ones
 for t in sliding_attention full_attention; do
     set +e
