@@ -131,6 +131,10 @@ posenc_status pe_copy_name(ctx *c, char *dst, const char *s, const char *what);
 
 posenc_status pe_heads_hidden(ctx *c, int64_t *heads, int64_t *hidden, int *have);
 int pe_in_aliases(const posenc_model *m, const char *name); /* a name in layer_types */
+/* The layer_types a config class builds when the config has none: n layers, layer i named
+ * `marked` when i % every == 0, else `other`. Only when the config gave no layer_types. */
+posenc_status pe_default_layer_types(ctx *c, int64_t n, int64_t every, const char *marked,
+                                     const char *other);
 /* Resolve s as the parameters of one more RoPE layer type, name. */
 posenc_status pe_add_layer(ctx *c, const char *name, const struct pe_ropesrc *s);
 /* A RoPE row: max positions, head_dim, pairing, then the row's .rope hook, the standard path

@@ -212,7 +212,20 @@ static posenc_status hook_modernbert(ctx *c, struct pe_ropesrc *base, int *done)
     TRY(layer_dicts(c, rp, &full, &slide));
     /* a legacy rope_scaling updates both */
     TRY(add_typed_layer(c, base, "full_attention", full, rs, "global_rope_theta", 160000.0));
-    return add_typed_layer(c, base, "sliding_attention", slide, rs, "local_rope_theta", 10000.0);
+    TRY(add_typed_layer(c, base, "sliding_attention", slide, rs, "local_rope_theta", 10000.0));
+    /* without layer_types, ModernBertConfig.__init__ builds them: layer i is sliding_attention
+     * when i % global_attn_every_n_layers (default 3) != 0, else full_attention */
+    int64_t n, every;
+    int pn, pe;
+    TRY(pe_get_int(c, c->tc, c->tp, "num_hidden_layers", 1, MAX_LAYERS, &n, &pn));
+    TRY(pe_get_int(c, c->tc, c->tp, "global_attn_every_n_layers", 1, MAX_LAYERS, &every, &pe));
+    if (c->m->n_types == 0 && pn) {
+        pe_note(c, "layer_types as ModernBertConfig builds them: layer i is full_attention "
+                "when i %% %lld == 0, else sliding_attention (global_attn_every_n_layers%s)",
+                (long long)(pe ? every : 3), pe ? "" : ": the class default 3");
+        TRY(pe_default_layer_types(c, n, pe ? every : 3, "full_attention", "sliding_attention"));
+    }
+    return POSENC_OK;
 }
 
 /* nanochat (models/nanochat/modeling_nanochat.py rotate_half returns cat(x2, -x1)): every pair

@@ -533,6 +533,22 @@ static void ropesrc_init(ctx *c, struct pe_ropesrc *s, const cJSON *dict, const 
     s->pairing = (posenc_pairing)c->f->pair;
 }
 
+/* the index of name among the layer type names, added when new */
+static posenc_status alias_index(ctx *c, const char *name, size_t *at)
+{
+    posenc_model *m = c->m;
+    for (*at = 0; *at < m->n_alias; ++*at)
+        if (strcmp(m->alias[*at], name) == 0)
+            return POSENC_OK;
+    if (m->n_alias >= MAX_ALIAS)
+        return pe_cfgerr(c, POSENC_ECONFIG, "%slayer_types has more than %d distinct names",
+                         c->tp, MAX_ALIAS);
+    TRY(pe_copy_name(c, m->alias[m->n_alias], name, "layer type"));
+    m->alias_enc[m->n_alias] = POSENC_ENC_ROPE;
+    m->n_alias++;
+    return POSENC_OK;
+}
+
 static posenc_status add_alias_names(ctx *c)
 {
     const char *key = c->f->types_key && pe_has(c->tc, c->f->types_key) ? c->f->types_key
@@ -556,19 +572,26 @@ static posenc_status add_alias_names(ctx *c)
         if (!cJSON_IsString(e) || !e->valuestring)
             return pe_cfgerr(c, POSENC_ECONFIG, "%s%s must be a list of strings", c->tp, key);
         size_t i;
-        for (i = 0; i < m->n_alias; i++)
-            if (strcmp(m->alias[i], e->valuestring) == 0)
-                break;
-        if (i == m->n_alias) {
-            if (m->n_alias >= MAX_ALIAS)
-                return pe_cfgerr(c, POSENC_ECONFIG, "%slayer_types has more than %d distinct names",
-                                 c->tp, MAX_ALIAS);
-            TRY(pe_copy_name(c, m->alias[m->n_alias], e->valuestring, "layer type"));
-            m->alias_enc[m->n_alias] = POSENC_ENC_ROPE;
-            m->n_alias++;
-        }
+        TRY(alias_index(c, e->valuestring, &i));
         m->type_of[m->n_types++] = (unsigned char)i;
     }
+    return POSENC_OK;
+}
+
+posenc_status pe_default_layer_types(ctx *c, int64_t n, int64_t every, const char *marked,
+                                     const char *other)
+{
+    posenc_model *m = c->m;
+    size_t im, io;
+    if (m->n_types > 0 || n <= 0 || n > MAX_LAYERS || every <= 0)
+        return POSENC_OK;
+    TRY(alias_index(c, marked, &im));
+    TRY(alias_index(c, other, &io));
+    free(m->type_of);
+    if (!(m->type_of = malloc((size_t)n)))
+        return pe_cfgerr(c, POSENC_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < n; i++)
+        m->type_of[m->n_types++] = (unsigned char)(i % every == 0 ? im : io);
     return POSENC_OK;
 }
 

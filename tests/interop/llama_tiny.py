@@ -1387,8 +1387,9 @@ def row_modern_bert():
     """ModernBERT (ModernBERT-base: NEOX; global layers (every 3rd from layer 0) theta 160000,
     the others local, a symmetric window of 128 and theta 1e4; fused Wqkv, GeGLU Wi, LayerNorms
     without bias, none before layer 0's attention; four layers, bidirectional, no head).
-    layer_types as transformers' ModernBertConfig.__post_init__ writes them (posenc does not
-    derive them from global_attn_every_n_layers); layer_norm_eps beside the published norm_eps,
+    no layer_types (configs written before transformers had them give only
+    global_attn_every_n_layers): posenc derives them as ModernBertConfig.__init__ does;
+    layer_norm_eps beside the published norm_eps,
     the only LayerNorm epsilon TextModel.set_gguf_parameters writes (conversion/base.py), which
     modern-bert.cpp requires"""
     n = 4
@@ -1396,8 +1397,6 @@ def row_modern_bert():
            "intermediate_size": FF, "num_attention_heads": NH, "num_hidden_layers": n,
            "vocab_size": V, "global_rope_theta": 160000.0, "local_rope_theta": 10000.0,
            "local_attention": 128, "global_attn_every_n_layers": 3,
-           "layer_types": ["full_attention" if i % 3 == 0 else "sliding_attention"
-                           for i in range(n)],
            "max_position_embeddings": 8192, "norm_eps": 1e-5, "layer_norm_eps": 1e-5,
            "norm_bias": False,
            "hidden_activation": "gelu", "torch_dtype": "float32"}

@@ -379,6 +379,29 @@ static void test_layer_of(void **state)
     assert_null(t);
     assert_int_equal(nope, 0);
     posenc_model_free(m);
+    /* ModernBERT without layer_types: ModernBertConfig.__init__ makes layer i full_attention
+     * when i % global_attn_every_n_layers == 0 (default 3), sliding_attention otherwise */
+    static const char *mb[] = {
+        "{'model_type':'modernbert','hidden_size':768,'num_attention_heads':12,"
+        "'num_hidden_layers':7,'global_attn_every_n_layers':2}",
+        "{'model_type':'modernbert','hidden_size':768,'num_attention_heads':12,"
+        "'num_hidden_layers':7}",
+    };
+    for (int k = 0; k < 2; k++) {
+        int every = k == 0 ? 2 : 3;
+        m = parse_ok(mb[k]);
+        for (int64_t i = 0; i < 7; i++) {
+            assert_int_equal(posenc_model_layer(m, i, &t, NULL, &err), POSENC_OK);
+            assert_string_equal(t, i % every == 0 ? "full_attention" : "sliding_attention");
+        }
+        posenc_model_free(m);
+    }
+    /* a config's own layer_types are kept */
+    m = parse_ok("{'model_type':'modernbert','hidden_size':768,'num_attention_heads':12,"
+                 "'num_hidden_layers':2,'layer_types':['sliding_attention','full_attention']}");
+    assert_int_equal(posenc_model_layer(m, 0, &t, NULL, &err), POSENC_OK);
+    assert_string_equal(t, "sliding_attention");
+    posenc_model_free(m);
 }
 
 static void test_gemma4_file(void **state)
