@@ -132,14 +132,6 @@ int cmd_parse_double(const char *cmd, const char *opt, const char *s, double *ou
     return 0;
 }
 
-int cmd_parse_positions(const char *cmd, const char *spec, int64_t end, uint64_t max_count,
-                        pe_positions **out)
-{
-    posenc_error err = { 0 };
-    pe_run_fail f = { 0 };
-    return step_done(cmd, pe_run_positions(spec, end, max_count, out, &f, &err), &f, &err);
-}
-
 static int stat_spec(const char *spec, struct stat *st)
 {
     char path[4096], member[POSENC_NAME_MAX];

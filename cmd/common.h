@@ -7,7 +7,6 @@
 #include <stdio.h>
 
 #include "posenc/posenc.h"
-#include "formats/engines/positions.h"
 #include "formats/engines/run.h"
 #include "cmd/util_progress.h"
 #include "formats/io/strbuf.h"
@@ -80,14 +79,6 @@ int cmd_check_outputs(const char *cmd, const char *const *outs, size_t nout,
 int cmd_parse_i64(const char *cmd, const char *opt, const char *s, int64_t min, int64_t max,
                      int64_t *out);
 int cmd_parse_double(const char *cmd, const char *opt, const char *s, double *out);
-
-/* --positions SPEC: a list like 0,1,8-15 or, when SPEC names a file, an integer array read from
- * it (formats/engines/positions.h), every position in [0, end) and at most max_count of them (a file:
- * at most PE_POSITIONS_FILE_MAX), counted before anything is allocated. Returns 0 with *out set
- * (caller frees with pe_positions_free), or prints the error line and returns the exit status:
- * 2 for a bad list (a usage error), 3 for a file that cannot be read or holds bad values. */
-int cmd_parse_positions(const char *cmd, const char *spec, int64_t end, uint64_t max_count,
-                        pe_positions **out);
 
 /* 1 when a and b name the same existing file or directory (either may be a FILE:MEMBER
  * spec); "-" never matches. Used to refuse an output that would overwrite an input. */

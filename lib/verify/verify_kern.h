@@ -16,6 +16,7 @@
 #include <float.h>
 #include <math.h>
 
+#include "lib/core/cpu_internal.h"
 #include "posenc/verify.h"
 
 /* One row under one recipe and bound: what posenc_verify_row_check derives once per row. */
@@ -39,7 +40,7 @@ double pe_vrow_check(const pe_vrow_job *j, posenc_verify_row_result *o);
 
 /* the loops of each path */
 double pe_vrow_check_c(const pe_vrow_job *j, posenc_verify_row_result *o);
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#if PE_CPU_X86
 double pe_vrow_check_avx2(const pe_vrow_job *j, posenc_verify_row_result *o);
 #endif
 
