@@ -685,12 +685,27 @@ static posenc_status check_bias(pe_vrun *v, const pe_vrun_req *rq, const posenc_
                                  err);
 }
 
+/* The GGUF file against the config's parameters for layer type lt (NULL: the config's one
+ * set): its named checks, and config.rope[lt] in keyed when keyed is given. */
+static posenc_status gguf_checks(pe_vrun *v, const pe_vrun_req *rq, const posenc_model *m,
+                                 cJSON *inputs, const char *lt, cJSON *keyed, posenc_error *err)
+{
+    posenc_rope_config cfg;
+    posenc_status st = rope_cfg(v, rq, m, lt, 0, &cfg, err);
+    if (st != POSENC_OK)
+        return st;
+    if (keyed)
+        cJSON_AddItemToObject(keyed, lt, pe_report_rope(&cfg, NULL));
+    return pe_report_gguf_checks(v->root, inputs, m, lt, rq->gguf,
+                                 cfg.original_max_position_embeddings, &v->n_checks, &v->failed,
+                                 err);
+}
+
 /* --gguf with dumps: the file against the config (its named checks), then the file's keys kept
  * for the dumps (file_profile, --precision ggml, --layout ggml's architecture). */
 static posenc_status gguf_and_dumps(pe_vrun *v, const pe_vrun_req *rq, const posenc_model *m,
                                     cJSON *inputs, posenc_error *err)
 {
-    posenc_rope_config cfg;
     posenc_status st;
     if (!(v->file = malloc(sizeof *v->file)))
         return oom(err);
@@ -701,10 +716,7 @@ static posenc_status gguf_and_dumps(pe_vrun *v, const pe_vrun_req *rq, const pos
     size_t nt = rq->qpairs && !rq->layer_type ? posenc_model_layer_type_count(m) : 0;
     for (size_t i = 0; i < (nt > 1 ? nt : 1); i++) {
         const char *lt = nt > 1 ? posenc_model_layer_type_name(m, i) : rq->layer_type;
-        if ((st = rope_cfg(v, rq, m, lt, 0, &cfg, err)) != POSENC_OK ||
-            (st = pe_report_gguf_checks(v->root, inputs, m, lt, rq->gguf,
-                                        cfg.original_max_position_embeddings, &v->n_checks,
-                                        &v->failed, err)) != POSENC_OK)
+        if ((st = gguf_checks(v, rq, m, inputs, lt, NULL, err)) != POSENC_OK)
             return st;
     }
     return POSENC_OK;
@@ -725,20 +737,13 @@ static posenc_status check_rope(pe_vrun *v, const pe_vrun_req *rq, const posenc_
     if (!rq->q && !rq->layer_type && nt > 1) {
         /* a config alone, or a GGUF file against it, with several layer types (Gemma 3's
          * sliding and full layers): check each, config.rope keyed by layer type */
-        cJSON_AddObjectToObject(cfgj, "rope");
+        cJSON *keyed = cJSON_AddObjectToObject(cfgj, "rope");
         for (size_t i = 0; i < nt; i++) {
             const char *lt = posenc_model_layer_type_name(m, i);
-            if ((st = rope_cfg(v, rq, m, lt, !rq->gguf, &cfg, err)) != POSENC_OK)
-                return st;
-            if (rq->gguf) {
-                cJSON_AddItemToObject(cJSON_GetObjectItemCaseSensitive(cfgj, "rope"), lt,
-                                      pe_report_rope(&cfg, NULL));
-                st = pe_report_gguf_checks(v->root, inputs, m, lt, rq->gguf,
-                                           cfg.original_max_position_embeddings, &v->n_checks,
-                                           &v->failed, err);
-            } else {
+            if (rq->gguf)
+                st = gguf_checks(v, rq, m, inputs, lt, keyed, err);
+            else if ((st = rope_cfg(v, rq, m, lt, 1, &cfg, err)) == POSENC_OK)
                 st = check_config(v, rq, &cfg, lt, err);
-            }
             if (st != POSENC_OK)
                 return st;
         }
