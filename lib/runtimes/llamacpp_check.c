@@ -137,6 +137,15 @@ static void tensors(posenc_gguf_check *c, const posenc_gguf_rope *w, const posen
 }
 
 /* "full: 3, 7, 11 (of 48 layers)": the layers that are not sliding, as much as fits */
+/* 1 when llama.cpp ropes layer 0 of a file holding g, by posenc_ggml_nope_layers' rules (the
+ * whole-file switches: granite's rope.scaling.finetuned, baichuan's layer count) */
+static int ropes_layer0(const posenc_gguf_rope *g)
+{
+    uint8_t nope = 0; /* left alone where no rule applies */
+    posenc_ggml_nope_layers(g, 1, &nope);
+    return !nope;
+}
+
 static void layers_text(char *b, size_t n, const uint8_t *s, int nl)
 {
     size_t l = (size_t)snprintf(b, n, "full:");
@@ -387,8 +396,7 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
     }
     if (wrow && wrow->rope_switch && same_arch) {
         /* granite.cpp, granite-hybrid.cpp: RoPE only while rope.scaling.finetuned is true */
-        int wr = !(want->has & POSENC_GGUF_ROPE_FINETUNED) || want->rope_finetuned;
-        int hr = !(have->has & POSENC_GGUF_ROPE_FINETUNED) || have->rope_finetuned;
+        int wr = ropes_layer0(want), hr = ropes_layer0(have);
         snprintf(e, sizeof e, "%s", wr ? "true (RoPE)" : "false (no RoPE)");
         snprintf(f, sizeof f, "%s%s", hr ? "true (RoPE)" : "false (no RoPE)",
                  have->has & POSENC_GGUF_ROPE_FINETUNED ? "" : ", absent");
@@ -401,10 +409,9 @@ posenc_status posenc_gguf_compare_layer(const posenc_gguf_rope *want, const pose
                 hr ? "rotates layers the converter's file leaves without RoPE"
                    : "applies no RoPE to any layer");
     }
-    if (wrow && wrow->rope_n_layer > 0 && strcmp(want->arch, have->arch) == 0) {
+    if (wrow && wrow->rope_n_layer > 0 && same_arch) {
         /* baichuan.cpp: whether the graph ropes at all is the layer count's */
-        int wr = (want->has & POSENC_GGUF_BLOCK_COUNT) && want->block_count == wrow->rope_n_layer;
-        int hr = (have->has & POSENC_GGUF_BLOCK_COUNT) && have->block_count == wrow->rope_n_layer;
+        int wr = ropes_layer0(want), hr = ropes_layer0(have);
         snprintf(e, sizeof e, "%lld (%s)", (long long)want->block_count,
                  wr ? "every layer rotated" : "no RoPE");
         snprintf(f, sizeof f, "%lld (%s)", (long long)have->block_count,
