@@ -564,10 +564,13 @@ posenc_status pe_report_gguf_checks(cJSON *report, cJSON *inputs, const posenc_m
             /* the converter's rotated dims against the config's (Bamba: attn_rotary_emb where
              * transformers rotates the whole head) */
             if (posenc_model_rope(m, layer_type, &rc, NULL) == POSENC_OK &&
-                rc.rotary_dim != lr->n_dims)
-                pe_report_add_note(report, "llama.cpp: the converter's file rotates %d dims of "
-                                   "each head where the config rotates %d",
-                                   lr->n_dims, rc.rotary_dim);
+                rc.rotary_dim != lr->n_dims) {
+                char dims[160];
+                snprintf(dims, sizeof dims, "llama.cpp: the converter's file rotates %d dims "
+                         "of each head where the config rotates %d", lr->n_dims, rc.rotary_dim);
+                if (!has_note(report, dims)) /* once, not for each layer type */
+                    pe_report_add_note(report, "%s", dims);
+            }
         }
         /* a config with one table for every layer: the file's sliding layers too, as the
          * ggml profile takes them (verifyrun.c file_layer_type) */
