@@ -152,13 +152,20 @@ static void gather(const struct ggml_tensor *t, const unsigned char *src, unsign
             }
 }
 
+/* 1 when name ends in "-LAYER" */
+static bool has_layer(const char *name)
+{
+    const char *dash = strrchr(name, '-');
+    return dash && dash[1] >= '0' && dash[1] <= '9';
+}
+
 /* Layer and role from a node name such as "Qcur-3" or "k_pe-0". A name that is neither q nor k
  * takes the next role in turn when asked about (ask), the same again once computed. */
 static int parse_name(struct cap *c, const char *name, bool ask, int *layer, int *role)
 {
     const char *dash = strrchr(name, '-');
     char *end;
-    if (!dash || dash[1] < '0' || dash[1] > '9')
+    if (!has_layer(name))
         return fail(c, "ROPE node '%s' names no layer (expected NAME-LAYER)", name), -1;
     errno = 0;
     long l = strtol(dash + 1, &end, 10);
@@ -180,12 +187,6 @@ static int parse_name(struct cap *c, const char *name, bool ask, int *layer, int
  * ("Kcur-N") before it ropes it and the result only after a norm; src/models/hy-v3.cpp
  * llama_model_hy_v3::graph names neither rope, whose inputs are build_norm's "norm_w-N" (the
  * role then goes in turn, as parse_name gives it to any name that is neither q nor k). */
-static bool has_layer(const char *name)
-{
-    const char *dash = strrchr(name, '-');
-    return dash && dash[1] >= '0' && dash[1] <= '9';
-}
-
 static const char *node_name(const struct ggml_tensor *t)
 {
     const struct ggml_tensor *s = t;

@@ -311,8 +311,9 @@ void pe_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p,
                              double *s)
 {
 #ifdef HAVE_AVX2_KERNEL
-    if (simd_mode != 0 && simd_available()) {
-        if (posenc_cpu_active() == POSENC_CPU_AVX512)
+    posenc_cpu_path cpu = posenc_cpu_active(); /* once per row */
+    if (simd_mode != 0 && cpu >= POSENC_CPU_AVX2) {
+        if (cpu == POSENC_CPU_AVX512)
             sincos_row_avx512(hi, lo, n, p, c, s);
         else
             sincos_row_avx2(hi, lo, n, p, c, s);

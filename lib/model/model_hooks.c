@@ -219,11 +219,13 @@ static posenc_status hook_modernbert(ctx *c, struct pe_ropesrc *base, int *done)
     int pn, pe;
     TRY(pe_get_int(c, c->tc, c->tp, "num_hidden_layers", 1, MAX_LAYERS, &n, &pn));
     TRY(pe_get_int(c, c->tc, c->tp, "global_attn_every_n_layers", 1, MAX_LAYERS, &every, &pe));
+    if (!pe)
+        every = 3;
     if (c->m->n_types == 0 && pn) {
         pe_note(c, "layer_types as ModernBertConfig builds them: layer i is full_attention "
                 "when i %% %lld == 0, else sliding_attention (global_attn_every_n_layers%s)",
-                (long long)(pe ? every : 3), pe ? "" : ": the class default 3");
-        TRY(pe_default_layer_types(c, n, pe ? every : 3, "full_attention", "sliding_attention"));
+                (long long)every, pe ? "" : ": the class default 3");
+        TRY(pe_default_layer_types(c, n, every, "full_attention", "sliding_attention"));
     }
     return POSENC_OK;
 }
