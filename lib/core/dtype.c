@@ -237,24 +237,20 @@ void posenc_dtype_convert(void *dst, posenc_dtype dt, const void *src, posenc_dt
     /* widening to double (every dump read by verify and diff): blocked loops that vectorise,
      * lib/core/half.h's branch-free loads; a float's conversion to double quiets a signalling
      * NaN the same way whichever of the equal-valued floats it starts from */
-    if (dt == POSENC_DT_F64 && st == POSENC_DT_F32) {
-        const float *in = src;
-        double *o = dst;
-        BLOCKED(n, i, o[i] = (double)in[i]);
-        return;
-    }
-    if (dt == POSENC_DT_F64 && st == POSENC_DT_F16) {
-        const uint16_t *in = src;
-        double *o = dst;
-        BLOCKED(n, i, o[i] = (double)f16_load(in[i]));
-        return;
-    }
-    if (dt == POSENC_DT_F64 && st == POSENC_DT_BF16) {
-        const uint16_t *in = src;
-        double *o = dst;
-        BLOCKED(n, i, o[i] = (double)bf16_load(in[i]));
-        return;
-    }
+#define WIDEN_F64(ST, LOAD)                                                                 \
+    do {                                                                                    \
+        const ST *in = src;                                                                 \
+        double *o = dst;                                                                    \
+        BLOCKED(n, i, o[i] = (double)LOAD(in[i]));                                          \
+        return;                                                                             \
+    } while (0)
+    if (dt == POSENC_DT_F64 && st == POSENC_DT_F32)
+        WIDEN_F64(float, (float));
+    if (dt == POSENC_DT_F64 && st == POSENC_DT_F16)
+        WIDEN_F64(uint16_t, f16_load);
+    if (dt == POSENC_DT_F64 && st == POSENC_DT_BF16)
+        WIDEN_F64(uint16_t, bf16_load);
+#undef WIDEN_F64
     if (dt == POSENC_DT_F32 && st == POSENC_DT_F16) {
         CONVERT_LOOP(float, uint16_t, posenc_f16_to_f32(x));
         return;
