@@ -325,6 +325,111 @@ void pe_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p,
 }
 
 /* ---------------------------------------------------------------------------------------------
+ * Float32 rows by angle addition (pe_mathx_step_row_f32).
+ *
+ * v = a * (ca cd - sa sd) for the cosine, a * (sa cd + ca sd) for the sine. The four inputs are
+ * pe_mathx_sincos_row values, each within 2^-50 of its exact value (fast path ~0.6 ulp of
+ * double; long double path a few ulp; all |values| <= 1), so each product is within 2^-49 +
+ * 2^-100 of the exact product, each product rounds by at most 2^-53 and the sum by 2^-52:
+ * |y - exact| <= 1.125 * 2^-48, and the anchor row's own value y0 (the exact path's) is within
+ * 2^-50 of it, so |y - y0| <= 1.375 * 2^-48 (less with FMA contraction, which the SIMD paths
+ * may use here: the bound covers both). Times a, with the two products' roundings:
+ * |v - v0| < |a| * 2^-47. STEP_B = 2^-46 * max(1, |a|) covers that and the rounding of v +- B
+ * itself (<= 2^-52 * max(1, |a|)); float rounding is monotone, so when v - B and v + B round
+ * to the same float, (float)v0 is that float too: the exact path's bits. Otherwise the index
+ * goes to bad[] for the caller to compute exactly (~2^-25 of the values near 0.5; values
+ * below ~2^-21 always). */
+static double step_b(double a)
+{
+    double m = fabs(a);
+    return 0x1p-46 * (m > 1.0 ? m : 1.0);
+}
+
+static inline int step_one(double ca, double sa, double cd, double sd, double a, double b,
+                           float *c, float *s)
+{
+    double vc = (ca * cd - sa * sd) * a, vs = (sa * cd + ca * sd) * a;
+    float cl = (float)(vc - b), ch = (float)(vc + b), sl = (float)(vs - b), sh = (float)(vs + b);
+    uint32_t ucl, uch, usl, ush;
+    memcpy(&ucl, &cl, 4);
+    memcpy(&uch, &ch, 4);
+    memcpy(&usl, &sl, 4);
+    memcpy(&ush, &sh, 4);
+    *c = (float)vc;
+    *s = (float)vs;
+    return ucl == uch && usl == ush;
+}
+
+#ifdef HAVE_AVX2_KERNEL
+/* step_one on W lanes; SURE(lo, hi) is the lane mask of equal float bits */
+#define STEP_ROW(NAME, ATTR, V, W, SET1, LOADU, CVT, FV, STOREF, SURE)                            \
+    ATTR static size_t NAME(const double *ca, const double *sa, const double *cd,                 \
+                            const double *sd, size_t n, double a, float *c, float *s,             \
+                            uint16_t *bad)                                                        \
+    {                                                                                             \
+        const V va = SET1(a), vb = SET1(step_b(a));                                               \
+        const unsigned all = (1u << W) - 1;                                                       \
+        size_t i = 0, nb = 0;                                                                     \
+        for (; i + W <= n; i += W) {                                                              \
+            V xc = LOADU(ca + i), xs = LOADU(sa + i), dc = LOADU(cd + i), ds = LOADU(sd + i);     \
+            V vc = (xc * dc - xs * ds) * va, vs = (xs * dc + xc * ds) * va;                       \
+            FV cl = CVT(vc - vb), ch = CVT(vc + vb), sl = CVT(vs - vb), sh = CVT(vs + vb);        \
+            unsigned ok = SURE(cl, ch) & SURE(sl, sh);                                            \
+            STOREF(c + i, CVT(vc));                                                               \
+            STOREF(s + i, CVT(vs));                                                               \
+            if (ok != all)                                                                        \
+                for (unsigned k = 0; k < W; k++)                                                  \
+                    if (!(ok >> k & 1))                                                           \
+                        bad[nb++] = (uint16_t)(i + k);                                            \
+        }                                                                                         \
+        for (; i < n; i++)                                                                        \
+            if (!step_one(ca[i], sa[i], cd[i], sd[i], a, step_b(a), c + i, s + i))                \
+                bad[nb++] = (uint16_t)i;                                                          \
+        return nb;                                                                                \
+    }
+
+AVX2F static inline unsigned sure4(__m128 lo, __m128 hi)
+{
+    return (unsigned)_mm_movemask_ps(_mm_castsi128_ps(
+        _mm_cmpeq_epi32(_mm_castps_si128(lo), _mm_castps_si128(hi))));
+}
+
+AVX512F static inline unsigned sure8(__m256 lo, __m256 hi)
+{
+    return (unsigned)_mm256_movemask_ps(_mm256_castsi256_ps(
+        _mm256_cmpeq_epi32(_mm256_castps_si256(lo), _mm256_castps_si256(hi))));
+}
+
+STEP_ROW(step_row_avx2, AVX2F, __m256d, 4, _mm256_set1_pd, _mm256_loadu_pd, _mm256_cvtpd_ps,
+         __m128, _mm_storeu_ps, sure4)
+STEP_ROW(step_row_avx512, AVX512F, __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd,
+         _mm512_cvtpd_ps, __m256, _mm256_storeu_ps, sure8)
+#endif
+
+size_t pe_mathx_step_row_f32(const double *ca, const double *sa, const double *cd,
+                             const double *sd, size_t n, double a, float *c, float *s,
+                             uint16_t *bad)
+{
+    if (!isfinite(a)) { /* every value to the exact path */
+        for (size_t i = 0; i < n; i++)
+            bad[i] = (uint16_t)i;
+        return n;
+    }
+#ifdef HAVE_AVX2_KERNEL
+    posenc_cpu_path cpu = posenc_cpu_active();
+    if (simd_mode != 0 && cpu >= POSENC_CPU_AVX2)
+        return (cpu == POSENC_CPU_AVX512 ? step_row_avx512 : step_row_avx2)(ca, sa, cd, sd, n, a,
+                                                                             c, s, bad);
+#endif
+    size_t nb = 0;
+    double b = step_b(a);
+    for (size_t i = 0; i < n; i++)
+        if (!step_one(ca[i], sa[i], cd[i], sd[i], a, b, c + i, s + i))
+            bad[nb++] = (uint16_t)i;
+    return nb;
+}
+
+/* ---------------------------------------------------------------------------------------------
  * Correctly rounded float32 cos/sin.
  *
  * Argument: a float x is a double, so the row kernel gets A = x exactly (p = 1, lo = 0), and for

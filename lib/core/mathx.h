@@ -9,6 +9,7 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct pe_dd {
     double hi, lo;
@@ -118,6 +119,17 @@ float pe_mathx_powf_cr(float x, float y);
  * same bits. */
 void pe_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p, double *c,
                              double *s);
+
+/* The float32 row of cos and sin at position P0 + d by angle addition, from the double rows of
+ * P0 (ca, sa) and of d (cd, sd), both pe_mathx_sincos_row's, times a (the attention scaling):
+ * c[i] = (float)(a * (ca cd - sa sd)), s[i] likewise, each stored only as a value proven equal
+ * to the exact path's (float)(a * pe_mathx_sincos_row at P0 + d): when every double within the
+ * error bound of the step's result rounds to the same float (see mathx.c). The indices of the
+ * other values (and every index when a is not finite) go to bad[] (room for n): the caller
+ * computes those exactly. Returns their count. n <= 65536. */
+size_t pe_mathx_step_row_f32(const double *ca, const double *sa, const double *cd,
+                             const double *sd, size_t n, double a, float *c, float *s,
+                             uint16_t *bad);
 
 /* Correctly rounded float32 cos and sin of float arguments (n values). */
 void pe_mathx_cossin_f32_row(const float *x, size_t n, float *c, float *s);

@@ -490,6 +490,74 @@ static void test_simd_matches_portable(void **state)
         print_message("no SIMD row kernel on this machine: nothing compared\n");
 }
 
+/* pe_mathx_step_row_f32 keeps a value only when every double within its bound (2^-46, times
+ * |a| above 1) rounds to one float: a product on a float rounding midpoint, or within 2^-47 of
+ * one, goes to bad[]; 2^-40 away it is kept, rounded. The planted value walks every lane of
+ * the SIMD blocks and the scalar tail, on every path; a non-finite scaling sends every index. */
+static void test_step_row_midpoints(void **state)
+{
+    (void)state;
+    enum { N = 19 };
+    const double mid = 0.75 + 0x1p-25; /* halfway between the floats 0.75 and 0.75 + 2^-24 */
+    const struct {
+        double cd, a;
+        int sure;
+        float want;
+    } cases[] = {
+        { mid, 1.0, 0, 0 },
+        { mid + 0x1p-47, 1.0, 0, 0 },
+        { mid - 0x1p-47, 1.0, 0, 0 },
+        { mid + 0x1p-40, 1.0, 1, 0.75f + 0x1p-24f },
+        { mid - 0x1p-40, 1.0, 1, 0.75f },
+        { mid / 1.5 + 0x1p-48, 1.5, 0, 0 }, /* |a| > 1 widens the bound: 1.5 * 2^-48 ... */
+        { mid / 1.5 + 0x1p-40, 1.5, 1, 0.75f + 0x1p-24f },
+        { 0x1p-60, 1.0, 0, 0 }, /* a bound wider than the value: both signs in reach */
+    };
+    posenc_cpu_path was = posenc_cpu_active();
+    for (int path = POSENC_CPU_BASELINE; path <= POSENC_CPU_AVX512; path++) {
+        if (posenc_cpu_set((posenc_cpu_path)path, NULL) != POSENC_OK)
+            continue;
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+            for (int at = 0; at < N; at++) {
+                double ca[N], sa[N], cd[N], sd[N];
+                float c[N], sn[N];
+                uint16_t bad[N];
+                for (int i = 0; i < N; i++) { /* (cos, sin) = (0.5, 0.25) elsewhere: sure */
+                    ca[i] = 1.0;
+                    sa[i] = 0.0;
+                    cd[i] = 0.5;
+                    sd[i] = 0.25;
+                }
+                cd[at] = cases[k].cd; /* the cosine; the sine stays 0.25 */
+                size_t nb = pe_mathx_step_row_f32(ca, sa, cd, sd, N, cases[k].a, c, sn, bad);
+                if (cases[k].a == 1.0)
+                    for (int i = 0; i < N; i++)
+                        if (i != at) {
+                            assert_true(c[i] == 0.5f);
+                            assert_true(sn[i] == 0.25f);
+                        }
+                if (cases[k].sure) {
+                    assert_int_equal(nb, 0);
+                    if (c[at] != cases[k].want)
+                        fail_msg("path %s case %zu lane %d: %a, want %a",
+                                 posenc_cpu_name((posenc_cpu_path)path), k, at, (double)c[at],
+                                 (double)cases[k].want);
+                } else {
+                    if (nb != 1 || bad[0] != at)
+                        fail_msg("path %s case %zu lane %d: %zu values sent back, want lane %d",
+                                 posenc_cpu_name((posenc_cpu_path)path), k, at, nb, at);
+                }
+            }
+        double one[3] = { 1, 1, 1 }, zero[3] = { 0, 0, 0 };
+        float c[3], sn[3];
+        uint16_t bad[3];
+        assert_int_equal(pe_mathx_step_row_f32(one, zero, one, zero, 3, NAN, c, sn, bad), 3);
+        assert_int_equal(pe_mathx_step_row_f32(one, zero, one, zero, 3, INFINITY, c, sn, bad), 3);
+        assert_int_equal(bad[2], 2);
+    }
+    assert_int_equal(posenc_cpu_set(was, NULL), POSENC_OK);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * parameters of real models */
 
@@ -1021,6 +1089,7 @@ int main(void)
         cmocka_unit_test(test_proportional),
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_step_row_midpoints),
         cmocka_unit_test(test_mrope),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_errors),
