@@ -2,7 +2,8 @@
  *
  * The hot loops (f16/bf16 conversion and rotation in posenc_apply_rows, the sin/cos rows of the
  * exact and hf tables) have a portable path and, on x86-64, AVX2 (with FMA and F16C) and AVX-512
- * (F and BW) paths, chosen once, at the first call into the library, from what the CPU
+ * (F and BW; with AVX512_BF16 and DQ, its fused bf16 stores take VCVTNEPS2BF16) paths, chosen
+ * once, at the first call into the library, from what the CPU
  * supports; on aarch64 a NEON path for the apply kernels, always supported there. Every path gives the same bits as the portable one in every precision and dtype:
  * the paths differ in speed only.
  *

@@ -31,6 +31,29 @@ static int has_f16c(void)
 #define has_f16c() __builtin_cpu_supports("f16c")
 #endif
 
+#if PE_CPU_X86
+#include <cpuid.h>
+/* CPUID leaf 7, sub-leaf 1, EAX bit 5: AVX512_BF16; the OS's AVX-512 state is what
+ * __builtin_cpu_supports checked for avx512f. Read once. */
+static pthread_once_t bf16_once = PTHREAD_ONCE_INIT;
+static int bf16_ok;
+
+static void bf16_probe(void)
+{
+    unsigned a, b, c, d;
+    bf16_ok = posenc_cpu_supported(POSENC_CPU_AVX512) && __builtin_cpu_supports("avx512dq") &&
+              __get_cpuid_count(7, 1, &a, &b, &c, &d) && (a >> 5 & 1);
+}
+
+int pe_cpu_has_avx512bf16(void)
+{
+    pthread_once(&bf16_once, bf16_probe);
+    return bf16_ok;
+}
+#else
+int pe_cpu_has_avx512bf16(void) { return 0; }
+#endif
+
 int posenc_cpu_supported(posenc_cpu_path p)
 {
     switch (p) {

@@ -67,12 +67,20 @@ typedef struct pe_kern {
 } pe_kern;
 
 const pe_kern *pe_kern_get(void);
+/* 1 when this CPU has AVX512_BF16 and AVX512DQ on top of the avx512 path's features */
+int pe_cpu_has_avx512bf16(void);
+/* Tests: 0 keeps pe_kern_get from the AVX512_BF16 kernels, 1 (the default) lets it use them
+ * where the CPU has them. Not thread-safe. */
+void pe_kern_bf16_insn(int on);
 
 /* the tables of each path; lib/core/kern_x86.c, lib/core/kern_neon.c */
 extern const pe_kern pe_kern_baseline;
 #if PE_CPU_X86
 extern const pe_kern pe_kern_avx2;
 extern const pe_kern pe_kern_avx512;
+/* pe_kern_avx512 with the fused bf16 stores by VCVTNEPS2BF16: pe_kern_get's choice on the
+ * avx512 path when the CPU has AVX512_BF16 and AVX512DQ */
+extern const pe_kern pe_kern_avx512bf16;
 #endif
 #if PE_CPU_NEON
 extern const pe_kern pe_kern_neon;

@@ -63,12 +63,16 @@ const pe_kern pe_kern_baseline = { load_f16_c, load_bf16_c, store_f16_c, store_b
                                    neox_f16_c, neox_bf16_c, gptj_f16_c,  gptj_bf16_c,
                                    neox_f32_c, gptj_f32_c,  NULL };
 
+static int bf16_insn = 1;
+
+void pe_kern_bf16_insn(int on) { bf16_insn = on; }
+
 const pe_kern *pe_kern_get(void)
 {
     switch (posenc_cpu_active()) {
 #if PE_CPU_X86
     case POSENC_CPU_AVX512:
-        return &pe_kern_avx512;
+        return bf16_insn && pe_cpu_has_avx512bf16() ? &pe_kern_avx512bf16 : &pe_kern_avx512;
     case POSENC_CPU_AVX2:
         return &pe_kern_avx2;
 #endif

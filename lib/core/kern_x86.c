@@ -8,7 +8,8 @@
  *    conversions with any NaN takes the portable scalar code, while the fused pass (rot_rows)
  *    needs no test: it stores only arithmetic results, never a signalling NaN, and x86 gives
  *    an arithmetic operation on a NaN the same result whether that NaN was quieted or not;
- *  - bf16: the portable integer formulas, lane by lane;
+ *  - bf16: the portable integer formulas, lane by lane; the fused stores by VCVTNEPS2BF16 where
+ *    the CPU has AVX512_BF16 (pe_kern_avx512bf16, below: subnormals take the formulas);
  *  - rotation: the same operations in the same order, each product and sum rounded on its own
  *    (this file is compiled with -ffp-contract=off, and the targets leave FMA out);
  *  - tails shorter than a vector run the portable scalar code. */
@@ -403,10 +404,46 @@ AVX512 static void rot_rows_avx512(const pe_rot_job *j)
     ROT_DISPATCH(avx512);
 }
 
+/* ---------------------------------------------------------------------------------------------
+ * AVX-512 with AVX512_BF16 (and DQ): the fused bf16 stores by VCVTNEPS2BF16, one instruction
+ * for ST16_BF16's five. It rounds to nearest even as bf16_store does, and a quiet NaN keeps its
+ * top half as there (the fused pass stores arithmetic results only: every NaN is quiet); but it
+ * flushes float32 subnormals to zero, so a vector holding one (VFPCLASSPS, class 0x20) takes
+ * ST16_BF16. Selected with the avx512 path when the CPU has the instruction (pe_kern_get). */
+#define AVX512BF __attribute__((target("avx2,f16c,avx512f,avx512bw,avx512dq,avx512bf16")))
+
+AVX512BF static inline void st16_bf16n(uint16_t *d, __m512 v)
+{
+    __m256i h;
+    if (_mm512_fpclass_ps_mask(v, 0x20))
+        h = _mm512_cvtepi32_epi16(_mm512_srli_epi32(rbits16(v), 16));
+    else
+        h = (__m256i)_mm512_cvtneps_pbh(v);
+    _mm256_storeu_si256((__m256i *)(void *)d, h);
+}
+#define ST16_BF16N(p, v) st16_bf16n(p, v)
+
+#undef AVX512
+#define AVX512 AVX512BF /* VEC16 instantiates its functions under this name's target */
+VEC16(bf16n, uint16_t, LD16_BF16, ST16_BF16N, ID, bf16_load, bf16_store, PE_R_NONE)
+VEC16(bf16rn, uint16_t, LD16_BF16, ST16_BF16N, rb16, bf16_load, bf16_store, PE_R_BF16)
+
+AVX512BF static void rot_rows_avx512bf16(const pe_rot_job *j)
+{
+    if (j->dt == POSENC_DT_BF16)
+        (j->round == POSENC_DT_BF16 ? rows_bf16rn_avx512 : rows_bf16n_avx512)(j);
+    else
+        rot_rows_avx512(j);
+}
+
 const pe_kern pe_kern_avx512 = { load_f16_avx512, load_bf16_avx512, store_f16_avx512,
                                  store_bf16_avx512, neox_f16_avx512, neox_bf16_avx512,
                                  gptj_f16_avx512,  gptj_bf16_avx512, neox_f32_avx512,
                                  gptj_f32_avx512,  rot_rows_avx512 };
+const pe_kern pe_kern_avx512bf16 = { load_f16_avx512, load_bf16_avx512, store_f16_avx512,
+                                     store_bf16_avx512, neox_f16_avx512, neox_bf16_avx512,
+                                     gptj_f16_avx512,  gptj_bf16_avx512, neox_f32_avx512,
+                                     gptj_f32_avx512,  rot_rows_avx512bf16 };
 
 #else
 /* ISO C forbids an empty translation unit */

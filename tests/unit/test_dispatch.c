@@ -262,7 +262,7 @@ static void test_apply_paths(void **state)
     const size_t n = (size_t)S * H * D;
     unsigned char *in = malloc(n * 8), *ref = malloc(n * 8), *got = malloc(n * 8);
     assert_non_null(in && ref && got);
-    int compared = 0;
+    int compared = 0, bf16_compared = 0;
     /* neox with pass-through dims (gpt_neox, rotary 56), gptj with pass-through dims (rotary
      * 48), neox over the whole head (llama); the rotated pairs (28, 24, 40) leave tails shorter
      * than a vector */
@@ -292,11 +292,18 @@ static void test_apply_paths(void **state)
                         size_t oes = posenc_dtype_size(dts[b]);
                         int inplace = oes == posenc_dtype_size(dts[a]) && kind != 1;
                         uint64_t cut = kind == 1 ? (uint64_t)S * H / 2 + 1 : (uint64_t)S * H;
-                        for (int path = POSENC_CPU_BASELINE; path <= POSENC_CPU_NEON; path++) {
-                            if (!posenc_cpu_supported((posenc_cpu_path)path))
+                        /* the paths, and avx512 once more with the AVX512_BF16 stores */
+                        for (int slot = 0; slot <= POSENC_CPU_NEON + 1; slot++) {
+                            int bf = slot == POSENC_CPU_AVX512 + 1,
+                                path = slot <= POSENC_CPU_AVX512 ? slot
+                                       : bf                      ? POSENC_CPU_AVX512
+                                                                 : slot - 1;
+                            if (!posenc_cpu_supported((posenc_cpu_path)path) ||
+                                (bf && !pe_cpu_has_avx512bf16()))
                                 continue;
                             assert_int_equal(posenc_cpu_set((posenc_cpu_path)path, NULL),
                                              POSENC_OK);
+                            pe_kern_bf16_insn(bf);
                             posenc_apply *ap;
                             posenc_error err;
                             assert_int_equal(posenc_apply_new(&p, &o, &pos, S, 2, &ap, &err),
@@ -325,20 +332,25 @@ static void test_apply_paths(void **state)
                                 print_error("input %#llx, baseline %#llx, got %#llx\n",
                                             (unsigned long long)ib, (unsigned long long)rb,
                                             (unsigned long long)gb);
-                                fail_msg("path %s, %s (case %d), %s, %s -> %s, inputs %d: "
+                                fail_msg("path %s%s, %s (case %d), %s, %s -> %s, inputs %d: "
                                          "element %zu differs from the baseline path",
                                          posenc_cpu_name((posenc_cpu_path)path),
+                                         bf ? " (AVX512_BF16 stores)" : "",
                                          posenc_style_name(style), st,
                                          posenc_precision_name(precs[pi]),
                                          posenc_dtype_name(dts[a]), posenc_dtype_name(dts[b]),
                                          kind, e);
                             }
                             compared += path != 0;
+                            bf16_compared += bf;
                         }
                     }
         }
     }
+    pe_kern_bf16_insn(1);
     assert_int_equal(posenc_cpu_set(POSENC_CPU_BASELINE, NULL), POSENC_OK);
+    if (!bf16_compared)
+        print_message("no AVX512_BF16 on this machine: its stores not compared\n");
     if (!compared)
         print_message("no SIMD path on this machine: nothing compared\n");
     free(in), free(ref), free(got);
