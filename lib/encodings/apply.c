@@ -8,8 +8,8 @@
 #include "posenc/apply.h"
 #include "lib/core/cpu_internal.h"
 #include "lib/core/half.h"
-#include "lib/core/mathx.h"
 #include "lib/encodings/profile.h"
+#include "lib/encodings/rope_step.h"
 #include "lib/encodings/rope_type.h"
 
 struct posenc_apply {
@@ -186,15 +186,8 @@ struct build_job {
     const posenc_apply_positions *pos;
     posenc_apply *a;
     int64_t r0, r1;
-    const double *step; /* stepped rows: [STEP_K][cos nf | sin nf] at d = 0..STEP_K-1, or NULL */
+    const double *step; /* pe_rope_step_rows, or NULL: rows in full */
 };
-
-/* The exact float32 rows by angle addition: a row whose position is 1 to STEP_K - 1 past the
- * last row computed in full (the anchor) is cos/sin(anchor + d) from the anchor's row and the
- * row of d (lib/core/mathx.h pe_mathx_step_row_f32), each value kept only when proven to round
- * to the float the full computation gives, the rest computed in full: the same bits as
- * posenc_rope_cossin at ~1/10 of the cost (bench/b_kernels.c, the "table" column). */
-#define STEP_K 32
 
 static int64_t row_position(const posenc_apply *a, const posenc_apply_positions *pos, int64_t r)
 {
@@ -202,37 +195,16 @@ static int64_t row_position(const posenc_apply *a, const posenc_apply_positions 
     return pos->values ? pos->values[row * a->seq + s] : pos->offset + s;
 }
 
+/* the exact profile's float32 rows by steps (lib/encodings/rope_step.h) */
 static void build_rows_stepped(const struct build_job *j)
 {
     const posenc_apply *a = j->a;
-    const posenc_rope_params *p = j->p;
     const int nf = a->nf;
-    const double sc = p->attention_scaling;
-    double ca[POSENC_MAX_FREQ], sa[POSENC_MAX_FREQ];
-    uint16_t bad[POSENC_MAX_FREQ];
-    int64_t anchor = -1; /* none yet */
+    pe_rope_step st;
+    pe_rope_step_init(&st, j->p, nf, j->step);
     for (int64_t r = j->r0; r < j->r1; r++) {
-        int64_t pos = row_position(a, j->pos, r), d = pos - anchor;
         float *t = a->tf + (size_t)r * 2 * (size_t)nf;
-        if (anchor < 0 || d < 1 || d >= STEP_K) {
-            /* posenc_rope_cossin's exact profile (lib/encodings/rope.c cossin_exact) */
-            pe_mathx_sincos_row(p->inv_hi, p->inv_lo, (size_t)nf, (double)pos, ca, sa);
-            anchor = pos;
-            for (int i = 0; i < nf; i++) {
-                t[i] = (float)(sc != 1.0 ? ca[i] * sc : ca[i]);
-                t[nf + i] = (float)(sc != 1.0 ? sa[i] * sc : sa[i]);
-            }
-        } else {
-            const double *st = j->step + (size_t)d * 2 * (size_t)nf;
-            size_t nb = pe_mathx_step_row_f32(ca, sa, st, st + nf, (size_t)nf, sc, t, t + nf, bad);
-            for (size_t k = 0; k < nb; k++) {
-                int i = bad[k];
-                double c1, s1;
-                pe_mathx_sincos_row(p->inv_hi + i, p->inv_lo + i, 1, (double)pos, &c1, &s1);
-                t[i] = (float)(sc != 1.0 ? c1 * sc : c1);
-                t[nf + i] = (float)(sc != 1.0 ? s1 * sc : s1);
-            }
-        }
+        pe_rope_step_row(&st, row_position(a, j->pos, r), t, t + nf);
         if (a->o.inverse)
             for (int i = 0; i < nf; i++)
                 t[nf + i] = -t[nf + i];
@@ -386,16 +358,11 @@ posenc_status posenc_apply_new(const posenc_rope_params *p, const posenc_apply_o
     if ((uint64_t)nthreads > nrows / 256 + 1)
         nthreads = (int)(nrows / 256 + 1);
     /* the exact profile's float32 rows (posenc_rope_cossin falls back to it on an unknown
-     * precision) by steps, when there are rows enough to pay for the STEP_K rows of d */
+     * precision) by steps, when there are rows enough to pay for the PE_STEP_K rows of d */
     double *step = NULL;
-    if (!prof || opts->precision == POSENC_PREC_EXACT) {
-        if (a->tf && !a->narrow && pos->naxes == 1 && nrows >= 4 * STEP_K &&
-            (step = malloc((size_t)STEP_K * 2 * (size_t)nf * sizeof *step)) != NULL)
-            for (int d = 0; d < STEP_K; d++)
-                pe_mathx_sincos_row(p->inv_hi, p->inv_lo, (size_t)nf, (double)d,
-                                    step + (size_t)d * 2 * (size_t)nf,
-                                    step + (size_t)d * 2 * (size_t)nf + nf);
-    }
+    if ((!prof || opts->precision == POSENC_PREC_EXACT) && a->tf && !a->narrow &&
+        pos->naxes == 1 && nrows >= 4 * PE_STEP_K)
+        step = pe_rope_step_rows(p, nf); /* NULL (out of memory): rows in full */
     struct build_job jobs[64];
     pthread_t tid[64];
     int running[64] = { 0 };

@@ -32,6 +32,7 @@
 
 #include "lib/core/mathx.h"
 #include "lib/encodings/profile.h"
+#include "lib/encodings/rope_step.h"
 #include "lib/encodings/rope_type.h"
 #include "posenc/rope.h"
 
@@ -752,6 +753,59 @@ static void cossin_exact(const posenc_rope_params *p, int64_t pos, double *c, do
     }
 }
 
+/* ---- the exact rows by steps (lib/encodings/rope_step.h) ---- */
+
+double *pe_rope_step_rows(const posenc_rope_params *p, int nf)
+{
+    double *st = malloc((size_t)PE_STEP_K * 2 * (size_t)nf * sizeof *st);
+    if (!st)
+        return NULL;
+    for (int d = 0; d < PE_STEP_K; d++) {
+        double *row = st + (size_t)d * 2 * (size_t)nf;
+        pe_mathx_sincos_row(p->inv_hi, p->inv_lo, (size_t)nf, (double)d, row, row + nf);
+    }
+    return st;
+}
+
+void pe_rope_step_init(pe_rope_step *s, const posenc_rope_params *p, int nf, const double *steps)
+{
+    s->p = p;
+    s->steps = steps;
+    s->nf = nf;
+    s->anchor = -1;
+}
+
+/* the float of cossin_exact's value */
+static float exact_f32(double v, double a) { return (float)(a != 1.0 ? v * a : v); }
+
+void pe_rope_step_row(pe_rope_step *s, int64_t pos, float *c, float *sn)
+{
+    const posenc_rope_params *p = s->p;
+    const int nf = s->nf;
+    const double a = p->attention_scaling;
+    int64_t d = pos - s->anchor;
+    if (s->anchor < 0 || d < 1 || d >= PE_STEP_K) { /* a new anchor: cossin_exact itself */
+        pe_mathx_sincos_row(p->inv_hi, p->inv_lo, (size_t)nf, (double)pos, s->ca, s->sa);
+        s->anchor = pos;
+        for (int i = 0; i < nf; i++) {
+            c[i] = exact_f32(s->ca[i], a);
+            sn[i] = exact_f32(s->sa[i], a);
+        }
+        return;
+    }
+    uint16_t bad[POSENC_MAX_FREQ];
+    const double *st = s->steps + (size_t)d * 2 * (size_t)nf;
+    size_t nb = pe_mathx_step_row_f32(s->ca, s->sa, st, st + nf, (size_t)nf, a, c, sn, bad);
+    for (size_t k = 0; k < nb; k++) { /* the values the step could not settle */
+        int i = bad[k];
+        double c1 = s->ca[i], s1 = s->sa[i]; /* a zero frequency's angle is 0 at every position */
+        if (p->inv_hi[i] != 0.0 || p->inv_lo[i] != 0.0)
+            pe_mathx_sincos_row(p->inv_hi + i, p->inv_lo + i, 1, (double)pos, &c1, &s1);
+        c[i] = exact_f32(c1, a);
+        sn[i] = exact_f32(s1, a);
+    }
+}
+
 /* ggml: llama.cpp's CPU numerics (lib/encodings/rope_ggml.c); NaN without its arguments */
 static void cossin_ggml(const posenc_rope_params *p, const int64_t pos3[3], double *c, double *s)
 {
@@ -840,50 +894,79 @@ struct table_job {
     size_t begin, end;
     int width;
     double *cos_out, *sin_out;
+    float *cos_f32, *sin_f32; /* pe_rope_table_f32: these instead */
+    const double *steps;
 };
+
+/* Row r of a table in layout L: ROW(pos, cos, sin) writes the n frequencies' values of one
+ * position, c and s are the row's two outputs, tc and ts scratch rows of n values. */
+#define TABLE_ROW(ROW, L, pos, c, s, n, tc, ts)                                                    \
+    switch (L) {                                                                                  \
+    case POSENC_LAYOUT_HALF:                                                                      \
+        ROW(pos, c, s);                                                                           \
+        break;                                                                                    \
+    case POSENC_LAYOUT_HF: /* cat(f, f) */                                                        \
+        ROW(pos, c, s);                                                                           \
+        memcpy(c + n, c, (size_t)n * sizeof *c);                                                  \
+        memcpy(s + n, s, (size_t)n * sizeof *s);                                                  \
+        break;                                                                                    \
+    case POSENC_LAYOUT_VLLM: /* cos_sin_cache row: cat(cos, sin), in both outputs */              \
+        ROW(pos, c, c + n);                                                                       \
+        memcpy(s, c, 2 * (size_t)n * sizeof *s);                                                  \
+        break;                                                                                    \
+    case POSENC_LAYOUT_INTERLEAVED: /* f0 f0 f1 f1 ... */                                         \
+        ROW(pos, tc, ts);                                                                         \
+        for (int i = 0; i < n; i++) {                                                             \
+            c[2 * i] = c[2 * i + 1] = tc[i];                                                      \
+            s[2 * i] = s[2 * i + 1] = ts[i];                                                      \
+        }                                                                                         \
+        break;                                                                                    \
+    }
 
 static void table_rows(const struct table_job *j)
 {
     int n = j->p->n_freq;
     double tc[POSENC_MAX_FREQ], ts[POSENC_MAX_FREQ];
+#define FULL_ROW(pos, c_, s_) posenc_rope_cossin(j->p, j->prec, pos, c_, s_)
     for (size_t r = j->begin; r < j->end; r++) {
         double *c = j->cos_out + r * (size_t)j->width, *s = j->sin_out + r * (size_t)j->width;
-        switch (j->layout) {
-        case POSENC_LAYOUT_HALF:
-            posenc_rope_cossin(j->p, j->prec, j->positions[r], c, s);
-            break;
-        case POSENC_LAYOUT_HF: /* cat(f, f) */
-            posenc_rope_cossin(j->p, j->prec, j->positions[r], c, s);
-            memcpy(c + n, c, (size_t)n * sizeof *c);
-            memcpy(s + n, s, (size_t)n * sizeof *s);
-            break;
-        case POSENC_LAYOUT_VLLM: /* cos_sin_cache row: cat(cos, sin), in both outputs */
-            posenc_rope_cossin(j->p, j->prec, j->positions[r], c, c + n);
-            memcpy(s, c, 2 * (size_t)n * sizeof *s);
-            break;
-        case POSENC_LAYOUT_INTERLEAVED: /* f0 f0 f1 f1 ... */
-            posenc_rope_cossin(j->p, j->prec, j->positions[r], tc, ts);
-            for (int i = 0; i < n; i++) {
-                c[2 * i] = c[2 * i + 1] = tc[i];
-                s[2 * i] = s[2 * i + 1] = ts[i];
-            }
-            break;
-        }
+        TABLE_ROW(FULL_ROW, j->layout, j->positions[r], c, s, n, tc, ts);
     }
+#undef FULL_ROW
+}
+
+/* table_rows in float32 for the exact precision, each row by steps */
+static void table_rows_f32(const struct table_job *j)
+{
+    int n = j->p->n_freq;
+    float tc[POSENC_MAX_FREQ], ts[POSENC_MAX_FREQ];
+    pe_rope_step st;
+    pe_rope_step_init(&st, j->p, n, j->steps);
+#define STEP_ROW(pos, c_, s_) pe_rope_step_row(&st, pos, c_, s_)
+    for (size_t r = j->begin; r < j->end; r++) {
+        float *c = j->cos_f32 + r * (size_t)j->width, *s = j->sin_f32 + r * (size_t)j->width;
+        TABLE_ROW(STEP_ROW, j->layout, j->positions[r], c, s, n, tc, ts);
+    }
+#undef STEP_ROW
 }
 
 static void *table_thread(void *arg)
 {
-    table_rows(arg);
+    const struct table_job *j = arg;
+    if (j->cos_f32)
+        table_rows_f32(j);
+    else
+        table_rows(j);
     return NULL;
 }
 
 #define MAX_THREADS 64
 
-posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision prec,
-                                posenc_layout layout, const int64_t *positions, size_t n,
-                                double *cos_out, double *sin_out, int nthreads,
-                                posenc_error *err)
+/* posenc_rope_table's checks of its arguments; *width gets the row width */
+static posenc_status table_check(const posenc_rope_params *p, posenc_precision prec,
+                                 posenc_layout layout, const int64_t *positions, size_t n,
+                                 const void *cos_out, const void *sin_out, size_t es, int *width,
+                                 posenc_error *err)
 {
     if (!p)
         return posenc_seterr(err, POSENC_EINVAL, "no RoPE parameters given");
@@ -895,14 +978,14 @@ posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision pr
     if ((prof->flags & PF_GGML) && !p->has_ggml)
         return posenc_seterr(err, POSENC_EINVAL,
                              "the ggml precision needs llama.cpp's RoPE arguments for the model");
-    int width = posenc_rope_table_width(p, layout);
-    if (width <= 0)
+    *width = posenc_rope_table_width(p, layout);
+    if (*width <= 0)
         return posenc_seterr(err, POSENC_EINVAL, "unknown table layout %d", (int)layout);
     if (n == 0)
         return POSENC_OK;
     if (!positions || !cos_out || !sin_out)
         return posenc_seterr(err, POSENC_EINVAL, "no positions or output buffer given");
-    if (n > SIZE_MAX / sizeof(double) / (size_t)width)
+    if (n > SIZE_MAX / es / (size_t)*width)
         return posenc_seterr(err, POSENC_ERANGE, "table of %zu rows is too large", n);
     for (size_t r = 0; r < n; r++) {
         if (positions[r] < 0 || positions[r] > MAX_POSITION)
@@ -914,6 +997,12 @@ posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision pr
                                  "position %lld is past llama.cpp's int32 positions (2^31 - 1)",
                                  (long long)positions[r]);
     }
+    return POSENC_OK;
+}
+
+/* the rows split over nthreads threads, each job from proto */
+static void table_run(const struct table_job *proto, size_t n, int nthreads)
+{
     struct table_job jobs[MAX_THREADS];
     pthread_t tids[MAX_THREADS];
     int started[MAX_THREADS] = { 0 };
@@ -921,17 +1010,52 @@ posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision pr
     if (t > n / 64 + 1) /* a thread per 64 rows at least */
         t = n / 64 + 1;
     for (size_t k = 0; k < t; k++) {
-        jobs[k] = (struct table_job){ p, prec, layout, positions, n * k / t, n * (k + 1) / t,
-                                      width, cos_out, sin_out };
+        jobs[k] = *proto;
+        jobs[k].begin = n * k / t;
+        jobs[k].end = n * (k + 1) / t;
     }
     for (size_t k = 1; k < t; k++)
         started[k] = pthread_create(&tids[k], NULL, table_thread, &jobs[k]) == 0;
-    table_rows(&jobs[0]);
+    table_thread(&jobs[0]);
     for (size_t k = 1; k < t; k++) {
         if (started[k])
             pthread_join(tids[k], NULL);
         else
-            table_rows(&jobs[k]); /* could not start a thread: do its share here */
+            table_thread(&jobs[k]); /* could not start a thread: do its share here */
     }
+}
+
+posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision prec,
+                                posenc_layout layout, const int64_t *positions, size_t n,
+                                double *cos_out, double *sin_out, int nthreads,
+                                posenc_error *err)
+{
+    int width = 0;
+    posenc_status st = table_check(p, prec, layout, positions, n, cos_out, sin_out,
+                                   sizeof(double), &width, err);
+    if (st != POSENC_OK || n == 0)
+        return st;
+    const struct table_job proto = { p, prec, layout, positions, 0, 0, width, cos_out, sin_out,
+                                     NULL, NULL, NULL };
+    table_run(&proto, n, nthreads);
+    return POSENC_OK;
+}
+
+posenc_status pe_rope_table_f32(const posenc_rope_params *p, posenc_layout layout,
+                                const int64_t *positions, size_t n, float *cos_out,
+                                float *sin_out, int nthreads, posenc_error *err)
+{
+    int width = 0;
+    posenc_status st = table_check(p, POSENC_PREC_EXACT, layout, positions, n, cos_out, sin_out,
+                                   sizeof(float), &width, err);
+    if (st != POSENC_OK || n == 0)
+        return st;
+    double *steps = pe_rope_step_rows(p, p->n_freq);
+    if (!steps)
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    const struct table_job proto = { p, POSENC_PREC_EXACT, layout, positions, 0, 0, width, NULL,
+                                     NULL, cos_out, sin_out, steps };
+    table_run(&proto, n, nthreads);
+    free(steps);
     return POSENC_OK;
 }

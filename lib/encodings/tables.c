@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lib/encodings/profile.h"
+#include "lib/encodings/rope_step.h"
 #include "posenc/llamacpp.h"
 
 void pe_table_free(pe_table *t)
@@ -140,6 +141,7 @@ struct rope_state {
     posenc_layout layout;
     pe_table_pos pos;
     int width, nthreads, inv;  /* inv: index of inv_freq */
+    int f32;                   /* float32 rows of the exact precision, by steps */
     posenc_dtype dtype;
     int64_t *posbuf;
     size_t poscap;
@@ -187,6 +189,10 @@ static posenc_status rope_fill(pe_table *t, int which, int64_t row0, int64_t n, 
         !grow((void **)&r->other, &r->othercap, ne * sizeof(double)))
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     fill_pos(&r->pos, row0, n, r->posbuf);
+    if (r->f32) {
+        float *c = which == 0 ? buf : (void *)r->other, *s = which == 0 ? (void *)r->other : buf;
+        return pe_rope_table_f32(r->p, r->layout, r->posbuf, (size_t)n, c, s, r->nthreads, err);
+    }
     double *c = which == 0 ? buf : r->other, *s = which == 0 ? r->other : buf;
     return posenc_rope_table(r->p, r->prec, r->layout, r->posbuf, (size_t)n, c, s, r->nthreads,
                              err);
@@ -212,11 +218,15 @@ posenc_status pe_table_rope(pe_table *t, const posenc_rope_params *p, posenc_pre
     r->width = width;
     r->nthreads = nthreads;
     r->dtype = dtype;
+    /* a float32 table of the exact precision: the rows in float32 by steps, each value the
+     * float the double row would round to (lib/encodings/rope_step.h) */
+    r->f32 = prec == POSENC_PREC_EXACT && dtype == POSENC_DT_F32;
+    posenc_dtype csrc = r->f32 ? POSENC_DT_F32 : POSENC_DT_F64;
     if (layout == POSENC_LAYOUT_VLLM) {
-        add_array(t, "cos_sin_cache", dtype, POSENC_DT_F64, 2, n_pos, width, 0, width);
+        add_array(t, "cos_sin_cache", dtype, csrc, 2, n_pos, width, 0, width);
     } else {
-        add_array(t, "cos", dtype, POSENC_DT_F64, 2, n_pos, width, 0, width);
-        add_array(t, "sin", dtype, POSENC_DT_F64, 2, n_pos, width, 0, width);
+        add_array(t, "cos", dtype, csrc, 2, n_pos, width, 0, width);
+        add_array(t, "sin", dtype, csrc, 2, n_pos, width, 0, width);
     }
     const pe_profile *prof = pe_profile_get(prec);
     unsigned pf = prof ? prof->flags : PF_F32;

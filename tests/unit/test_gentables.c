@@ -349,12 +349,13 @@ static void test_rope(void **state)
     assert_int_equal(g.t.narr, 3);
     assert_int_equal(g.t.arr[0].info.shape[0], 16);
     assert_int_equal(g.t.arr[0].info.shape[1], 64);
-    double *c = fill(&g.t, 0);
+    assert_int_equal(g.t.arr[0].src, POSENC_DT_F32); /* float32 output: float32 rows */
+    float *c = fill(&g.t, 0);
     for (int p = 0; p < 16; p++)
-        for (int i = 0; i < 32; i++) { /* hf layout: cat(freqs, freqs) */
+        for (int i = 0; i < 32; i++) { /* hf layout: cat(freqs, freqs), each rounded once */
             long double ang = p * powl(10000.0L, -2.0L * i / 64);
-            assert_close(c[p * 64 + i], (double)cosl(ang), 1e-15, 1e-16);
-            assert_close(c[p * 64 + 32 + i], (double)cosl(ang), 1e-15, 1e-16);
+            assert_close(c[p * 64 + i], (double)cosl(ang), 0, 0x1p-25);
+            assert_true(c[p * 64 + 32 + i] == c[p * 64 + i]);
         }
     free(c);
     assert_int_equal(pe_describe_get(g.d, PE_DF_SEQ_LEN)->i, 16);

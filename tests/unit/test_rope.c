@@ -9,6 +9,7 @@
 
 #include "testutil.h"
 #include "lib/core/mathx.h"
+#include "lib/encodings/rope_step.h"
 #include "posenc/config.h"
 #include "posenc/cpu.h"
 #include "posenc/rope.h"
@@ -558,6 +559,66 @@ static void test_step_row_midpoints(void **state)
     assert_int_equal(posenc_cpu_set(was, NULL), POSENC_OK);
 }
 
+/* pe_rope_table_f32 (the float32 gen tables of the exact precision, by steps) holds, value for
+ * value, the floats of posenc_rope_table's doubles: every layout, default, YaRN (attention
+ * scaling 1.5) and proportional RoPE (192 zero frequencies), a run of positions, one ending at
+ * 2^31 - 1, and a scattered array, on 1 and 3 threads; the step rows only ever replace full
+ * ones, so any difference is the steps'. */
+static void test_table_f32_steps(void **state)
+{
+    (void)state;
+    enum { N = 700 };
+    static int64_t pos[N];
+    static double cd[N * 512], sd[N * 512];
+    static float cf[N * 512], sf[N * 512];
+    posenc_rope_config cfgs[3] = { base_config(POSENC_ROPE_DEFAULT, 5e5, 128),
+                                   base_config(POSENC_ROPE_YARN, 1e4, 64),
+                                   base_config(POSENC_ROPE_PROPORTIONAL, 1e6, 512) };
+    cfgs[1].factor = 4;
+    cfgs[1].has_attention_factor = 1;
+    cfgs[1].attention_factor = 1.5;
+    cfgs[2].partial_rotary_factor = 0.25;
+    const posenc_layout layouts[] = { POSENC_LAYOUT_HF, POSENC_LAYOUT_HALF, POSENC_LAYOUT_VLLM,
+                                      POSENC_LAYOUT_INTERLEAVED };
+    posenc_error err = { 0 };
+    size_t checked = 0;
+    for (int ci = 0; ci < 3; ci++) {
+        posenc_rope_params p;
+        compute_ok(&cfgs[ci], 0, &p);
+        for (int pm = 0; pm < 3; pm++) {
+            for (int r = 0; r < N; r++)
+                pos[r] = pm == 0   ? r
+                         : pm == 1 ? INT32_MAX - (N - 1) + r
+                                   : (int64_t)(r * 7919) % 100003 + (r % 9 == 0 ? r : 0);
+            for (size_t li = 0; li < sizeof layouts / sizeof *layouts; li++) {
+                int w = posenc_rope_table_width(&p, layouts[li]);
+                assert_int_equal(posenc_rope_table(&p, POSENC_PREC_EXACT, layouts[li], pos, N,
+                                                   cd, sd, 1, &err),
+                                 POSENC_OK);
+                assert_int_equal(pe_rope_table_f32(&p, layouts[li], pos, N, cf, sf,
+                                                   1 + 2 * (pm == 2), &err),
+                                 POSENC_OK);
+                for (size_t k = 0; k < (size_t)N * (size_t)w; k++) {
+                    float c = (float)cd[k], sn = (float)sd[k];
+                    if (memcmp(&c, &cf[k], 4) != 0 || memcmp(&sn, &sf[k], 4) != 0)
+                        fail_msg("config %d positions %d layout %zu: row %zu column %zu: (%a, "
+                                 "%a), want (%a, %a)",
+                                 ci, pm, li, k / (size_t)w, k % (size_t)w, (double)cf[k],
+                                 (double)sf[k], (double)c, (double)sn);
+                }
+                checked += (size_t)N * (size_t)w;
+            }
+        }
+        /* refusals as posenc_rope_table's */
+        int64_t bad = -1;
+        assert_int_equal(pe_rope_table_f32(&p, POSENC_LAYOUT_HF, &bad, 1, cf, sf, 1, &err),
+                         POSENC_EINVAL);
+        assert_int_equal(pe_rope_table_f32(&p, POSENC_LAYOUT_HF, pos, 0, cf, sf, 1, &err),
+                         POSENC_OK);
+    }
+    assert_true(checked > 3000000);
+}
+
 /* ---------------------------------------------------------------------------------------------
  * parameters of real models */
 
@@ -1090,6 +1151,7 @@ int main(void)
         cmocka_unit_test(test_layouts),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_step_row_midpoints),
+        cmocka_unit_test(test_table_f32_steps),
         cmocka_unit_test(test_mrope),
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_errors),

@@ -78,17 +78,34 @@ static void test_rope_exact(void **state)
     assert_int_equal(t.arr[0].info.shape[1], 128);
     assert_int_equal(t.arr[0].rows, NPOS);
     assert_int_equal(t.arr[2].src, POSENC_DT_F32); /* exact: rounded once, to the output dtype */
-    double *cs = fill_all(&t, 0, 0), *sn = fill_all(&t, 1, 0);
+    /* a float32 table of the exact precision comes as float32 rows (lib/encodings/rope_step.h),
+     * each the rounding of the double row: within half an ulp of float of the exact value
+     * (2^-25 above 1/2, 2^-26 below) */
+    assert_int_equal(t.arr[0].src, POSENC_DT_F32);
+    assert_int_equal(t.arr[1].src, POSENC_DT_F32);
+    float *cs = fill_all(&t, 0, 0), *sn = fill_all(&t, 1, 0);
     float *inv = fill_all(&t, 2, 0);
     for (int64_t r = 0; r < NPOS; r++)
         for (int i = 0; i < 128; i++) {
             long double f = powl(500000.0L, -(long double)(2 * (i % 64)) / 128.0L);
             long double ang = (long double)positions[r] * f;
-            assert_close(cs[r * 128 + i], (double)cosl(ang), 0, 1e-12);
-            assert_close(sn[r * 128 + i], (double)sinl(ang), 0, 1e-12);
+            long double ce = cosl(ang), se = sinl(ang);
+            assert_close(cs[r * 128 + i], (double)ce, 0, 0x1p-25 * (fabsl(ce) > 0.5L ? 1 : 0.5));
+            assert_close(sn[r * 128 + i], (double)se, 0, 0x1p-25 * (fabsl(se) > 0.5L ? 1 : 0.5));
         }
     for (int i = 0; i < 64; i++)
         assert_true(inv[i] == (float)powl(500000.0L, -(long double)(2 * i) / 128.0L));
+    /* other dtypes take the double rows, rounded once to them (f16 from a float32 row would be
+     * rounded twice) */
+    for (posenc_dtype dt = POSENC_DT_F16; dt <= POSENC_DT_F64; dt++) {
+        pe_table t2;
+        if (dt == POSENC_DT_F32 || !posenc_dtype_is_float(dt))
+            continue;
+        assert_int_equal(pe_table_rope(&t2, &p, POSENC_PREC_EXACT, POSENC_LAYOUT_HF, NPOS, pos,
+                                       dt, 1, NULL), POSENC_OK);
+        assert_int_equal(t2.arr[0].src, POSENC_DT_F64);
+        pe_table_free(&t2);
+    }
     free(cs);
     free(sn);
     free(inv);
