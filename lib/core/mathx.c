@@ -336,7 +336,8 @@ void pe_mathx_sincos_row(const double *hi, const double *lo, size_t n, double p,
  * may use here: the bound covers both). Times a, with the two products' roundings:
  * |v - v0| < |a| * 2^-47. STEP_B = 2^-46 * max(1, |a|) covers that and the rounding of v +- B
  * itself (<= 2^-52 * max(1, |a|)); float rounding is monotone, so when v - B and v + B round
- * to the same float, (float)v0 is that float too: the exact path's bits. Otherwise the index
+ * to the same float, (float)v0 is that float too: the exact path's bits. (B still holds with
+ * inputs twice as far off, 2^-49.) Otherwise the index
  * goes to bad[] for the caller to compute exactly (~2^-25 of the values near 0.5; values
  * below ~2^-21 always). */
 static double step_b(double a)

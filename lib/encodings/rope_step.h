@@ -3,7 +3,7 @@
  * anchor) is cos/sin(anchor + d) from the anchor's double row and the row of d
  * (lib/core/mathx.h pe_mathx_step_row_f32), each value kept only when proven to round to the
  * float the full computation gives, the rest computed in full: the bits of
- * (float)posenc_rope_cossin(p, POSENC_PREC_EXACT, pos) at about a quarter of its cost. Used by
+ * (float)posenc_rope_cossin(p, POSENC_PREC_EXACT, pos) at about a third of its cost. Used by
  * the apply tables (lib/encodings/apply.c) and the float32 gen tables (lib/encodings/rope.c
  * pe_rope_table_f32). */
 #ifndef PE_ROPE_STEP_H
