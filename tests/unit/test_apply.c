@@ -7,6 +7,7 @@
 #include "testutil.h"
 
 #include "posenc/apply.h"
+#include "posenc/cpu.h"
 #include "posenc/dtype.h"
 #include "posenc/rope.h"
 
@@ -417,65 +418,73 @@ static void test_inverse_roundtrip(void **state)
 }
 
 /* The exact float32 table is built by angle addition from an anchor row every 32 positions
- * (lib/encodings/apply.c build_rows_stepped): every row must hold the bits of the full
- * computation, (float)posenc_rope_cossin, whatever the positions (a run from 0, a run below
- * 2^31, gaps, repeats, a descending array), the attention scaling, inverse, threads and CPU
- * path. A vector (1, 0) in neox pairs rotates to (cos, sin) exactly: y1 = 1*c - 0*s and
- * y2 = 0*c + 1*s (a zero sine, at position 0 only, compares as a value). */
-static void test_stepped_table(void **state)
+ * (lib/encodings/rope_step.h): every row must hold the bits of the full computation,
+ * (float)posenc_rope_cossin, whatever the positions (pm: a run from 0, a run below 2^31, gaps
+ * and repeats, a descending array), the attention scaling, inverse, threads and CPU path (each
+ * this machine runs). A vector (1, 0) in neox pairs rotates to (cos, sin) exactly: y1 = 1*c -
+ * 0*s and y2 = 0*c + 1*s (a zero sine, at position 0 only, compares as a value). */
+static void check_stepped(const char *path, double theta, double scale, int pm, int inv)
 {
-    (void)state;
     enum { S = 1500, D = 128, NF = 64 };
     static int64_t vals[S];
     static float x[S * D];
     double ce[POSENC_MAX_FREQ], se[POSENC_MAX_FREQ];
     posenc_error err = { 0 };
+    posenc_rope_config cfg = tu_rope_cfg(theta, D, D, POSENC_STYLE_NEOX);
+    posenc_rope_params p = tu_rope_params(&cfg);
+    p.attention_scaling = scale;
+    posenc_apply_positions ap = { NULL, 0, 1, 1 };
+    if (pm == 1) {
+        ap.offset = (INT64_C(1) << 31) - S; /* the largest positions */
+    } else if (pm >= 2) {
+        for (int r = 0; r < S; r++)
+            vals[r] = pm == 2 ? (int64_t)r * 7 / 3 + (r % 5 == 0 ? 40 : 0)
+                              : (int64_t)(S - r) * 1000003;
+        ap.values = vals;
+    }
+    posenc_apply_opts o = { POSENC_PREC_EXACT, inv, POSENC_DT_F32 };
+    int64_t shape[2] = { S, D };
+    posenc_apply_shape sh;
+    assert_int_equal(posenc_apply_shape_of(POSENC_APPLY_SD, 2, shape, &sh, &err), POSENC_OK);
+    posenc_apply *a = NULL;
+    assert_int_equal(posenc_apply_new(&p, &o, &ap, S, 1 + (pm & 1), &a, &err), POSENC_OK);
+    for (int r = 0; r < S; r++)
+        for (int i = 0; i < D; i++)
+            x[r * D + i] = i < NF ? 1.0f : 0.0f;
+    posenc_apply_rows(a, &sh, 0, S, x, POSENC_DT_F32, x, POSENC_DT_F32);
+    posenc_apply_free(a);
+    for (int r = 0; r < S; r++) {
+        int64_t pos = ap.values ? vals[r] : ap.offset + r;
+        posenc_rope_cossin(&p, POSENC_PREC_EXACT, pos, ce, se);
+        for (int i = 0; i < NF; i++) {
+            float c = (float)ce[i], sn = (float)(inv ? -se[i] : se[i]);
+            if (memcmp(&c, &x[r * D + i], 4) != 0 || sn != x[r * D + NF + i] ||
+                (sn != 0 && memcmp(&sn, &x[r * D + NF + i], 4) != 0))
+                fail_msg("path %s, theta %g scale %g positions %d inverse %d: row %d (position "
+                         "%lld) pair %d: (%a, %a), want (%a, %a)",
+                         path, theta, scale, pm, inv, r, (long long)pos, i, (double)x[r * D + i],
+                         (double)x[r * D + NF + i], (double)c, (double)sn);
+        }
+    }
+}
+
+static void test_stepped_table(void **state)
+{
+    (void)state;
     const double thetas[] = { 10000.0, 1e6 };
     const double scales[] = { 1.0, 1.2079441541679836, 0.7 };
-    for (int ti = 0; ti < 2; ti++)
-        for (int si = 0; si < 3; si++)
-            for (int pm = 0; pm < 4; pm++)
-                for (int inv = 0; inv < 2; inv++) {
-                    posenc_rope_config cfg = tu_rope_cfg(thetas[ti], D, D, POSENC_STYLE_NEOX);
-                    posenc_rope_params p = tu_rope_params(&cfg);
-                    p.attention_scaling = scales[si];
-                    posenc_apply_positions ap = { NULL, 0, 1, 1 };
-                    if (pm == 1) {
-                        ap.offset = (INT64_C(1) << 31) - S; /* the largest positions */
-                    } else if (pm >= 2) {
-                        for (int r = 0; r < S; r++) /* gaps and repeats, or descending */
-                            vals[r] = pm == 2 ? (int64_t)r * 7 / 3 + (r % 5 == 0 ? 40 : 0)
-                                              : (int64_t)(S - r) * 1000003;
-                        ap.values = vals;
-                    }
-                    posenc_apply_opts o = { POSENC_PREC_EXACT, inv, POSENC_DT_F32 };
-                    int64_t shape[2] = { S, D };
-                    posenc_apply_shape sh;
-                    assert_int_equal(posenc_apply_shape_of(POSENC_APPLY_SD, 2, shape, &sh, &err),
-                                     POSENC_OK);
-                    posenc_apply *a = NULL;
-                    assert_int_equal(posenc_apply_new(&p, &o, &ap, S, 1 + (pm & 1), &a, &err),
-                                     POSENC_OK);
-                    for (int r = 0; r < S; r++)
-                        for (int i = 0; i < D; i++)
-                            x[r * D + i] = i < NF ? 1.0f : 0.0f;
-                    posenc_apply_rows(a, &sh, 0, S, x, POSENC_DT_F32, x, POSENC_DT_F32);
-                    posenc_apply_free(a);
-                    for (int r = 0; r < S; r++) {
-                        int64_t pos = ap.values ? vals[r] : ap.offset + r;
-                        posenc_rope_cossin(&p, POSENC_PREC_EXACT, pos, ce, se);
-                        for (int i = 0; i < NF; i++) {
-                            float c = (float)ce[i], sn = (float)(inv ? -se[i] : se[i]);
-                            if (memcmp(&c, &x[r * D + i], 4) != 0 || sn != x[r * D + NF + i] ||
-                                (sn != 0 && memcmp(&sn, &x[r * D + NF + i], 4) != 0))
-                                fail_msg("theta %g scale %g positions %d inverse %d: row %d "
-                                         "(position %lld) pair %d: (%a, %a), want (%a, %a)",
-                                         thetas[ti], scales[si], pm, inv, r, (long long)pos, i,
-                                         (double)x[r * D + i], (double)x[r * D + NF + i],
-                                         (double)c, (double)sn);
-                        }
-                    }
-                }
+    posenc_cpu_path was = posenc_cpu_active();
+    for (int path = POSENC_CPU_BASELINE; path <= POSENC_CPU_NEON; path++) {
+        if (posenc_cpu_set((posenc_cpu_path)path, NULL) != POSENC_OK)
+            continue; /* not on this machine */
+        for (int ti = 0; ti < 2; ti++)
+            for (int si = 0; si < 3; si++)
+                for (int pm = 0; pm < 4; pm++)
+                    for (int inv = 0; inv < 2; inv++)
+                        check_stepped(posenc_cpu_name((posenc_cpu_path)path), thetas[ti],
+                                      scales[si], pm, inv);
+    }
+    assert_int_equal(posenc_cpu_set(was, NULL), POSENC_OK);
 }
 
 static void test_errors(void **state)
