@@ -189,6 +189,7 @@ struct build_job {
     const double *step; /* pe_rope_step_rows, or NULL: rows in full */
 };
 
+/* the position of table row r (one axis: an offset run, or the values of its batch row) */
 static int64_t row_position(const posenc_apply *a, const posenc_apply_positions *pos, int64_t r)
 {
     int64_t s = r % a->seq, row = r / a->seq;
@@ -219,16 +220,13 @@ static void build_rows(const struct build_job *j)
     const pe_kern *kern = pe_kern_get();
     int nf = a->nf;
     for (int64_t r = j->r0; r < j->r1; r++) {
-        int64_t s = r % a->seq, row = r / a->seq;
-        if (!pos->values) {
-            posenc_rope_cossin(j->p, a->o.precision, pos->offset + s, cf, sf);
-        } else if (pos->naxes == 3) {
-            int64_t p3[3];
+        if (pos->values && pos->naxes == 3) {
+            int64_t s = r % a->seq, row = r / a->seq, p3[3];
             for (int ax = 0; ax < 3; ax++)
                 p3[ax] = pos->values[(ax * pos->rows + row) * a->seq + s];
             posenc_rope_cossin3(j->p, a->o.precision, p3, cf, sf);
         } else {
-            posenc_rope_cossin(j->p, a->o.precision, pos->values[row * a->seq + s], cf, sf);
+            posenc_rope_cossin(j->p, a->o.precision, row_position(a, pos, r), cf, sf);
         }
         if (a->o.inverse)
             for (int i = 0; i < nf; i++)
