@@ -1043,19 +1043,20 @@ posenc_status posenc_rope_table(const posenc_rope_params *p, posenc_precision pr
 
 posenc_status pe_rope_table_f32(const posenc_rope_params *p, posenc_layout layout,
                                 const int64_t *positions, size_t n, float *cos_out,
-                                float *sin_out, int nthreads, posenc_error *err)
+                                float *sin_out, int nthreads, const double *steps,
+                                posenc_error *err)
 {
     int width = 0;
     posenc_status st = table_check(p, POSENC_PREC_EXACT, layout, positions, n, cos_out, sin_out,
                                    sizeof(float), &width, err);
     if (st != POSENC_OK || n == 0)
         return st;
-    double *steps = pe_rope_step_rows(p, p->n_freq);
-    if (!steps)
+    double *own = steps ? NULL : pe_rope_step_rows(p, p->n_freq);
+    if (!steps && !own)
         return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
     const struct table_job proto = { p, POSENC_PREC_EXACT, layout, positions, 0, 0, width, NULL,
-                                     NULL, cos_out, sin_out, steps };
+                                     NULL, cos_out, sin_out, steps ? steps : own };
     table_run(&proto, n, nthreads);
-    free(steps);
+    free(own);
     return POSENC_OK;
 }

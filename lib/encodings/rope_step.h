@@ -38,9 +38,11 @@ void pe_rope_step_init(pe_rope_step *s, const posenc_rope_params *p, int nf,
 void pe_rope_step_row(pe_rope_step *s, int64_t pos, float *c, float *sn);
 
 /* posenc_rope_table for the exact precision with float32 output: each value
- * (float)posenc_rope_table's, computed by steps. */
+ * (float)posenc_rope_table's, computed by steps. steps: pe_rope_step_rows(p, p->n_freq) kept by
+ * a caller that fills a table chunk by chunk, or NULL (computed here, for this call). */
 posenc_status pe_rope_table_f32(const posenc_rope_params *p, posenc_layout layout,
                                 const int64_t *positions, size_t n, float *cos_out,
-                                float *sin_out, int nthreads, posenc_error *err);
+                                float *sin_out, int nthreads, const double *steps,
+                                posenc_error *err);
 
 #endif

@@ -142,6 +142,7 @@ struct rope_state {
     pe_table_pos pos;
     int width, nthreads, inv;  /* inv: index of inv_freq */
     int f32;                   /* float32 rows of the exact precision, by steps */
+    double *steps;             /* their rows of d (pe_rope_step_rows), once for every chunk */
     posenc_dtype dtype;
     int64_t *posbuf;
     size_t poscap;
@@ -156,6 +157,7 @@ static void rope_free(void *s)
         return;
     free(r->posbuf);
     free(r->other);
+    free(r->steps);
     free(r);
 }
 
@@ -191,7 +193,8 @@ static posenc_status rope_fill(pe_table *t, int which, int64_t row0, int64_t n, 
     fill_pos(&r->pos, row0, n, r->posbuf);
     if (r->f32) {
         float *c = which == 0 ? buf : (void *)r->other, *s = which == 0 ? (void *)r->other : buf;
-        return pe_rope_table_f32(r->p, r->layout, r->posbuf, (size_t)n, c, s, r->nthreads, err);
+        return pe_rope_table_f32(r->p, r->layout, r->posbuf, (size_t)n, c, s, r->nthreads,
+                                 r->steps, err);
     }
     double *c = which == 0 ? buf : r->other, *s = which == 0 ? r->other : buf;
     return posenc_rope_table(r->p, r->prec, r->layout, r->posbuf, (size_t)n, c, s, r->nthreads,
@@ -221,6 +224,10 @@ posenc_status pe_table_rope(pe_table *t, const posenc_rope_params *p, posenc_pre
     /* a float32 table of the exact precision: the rows in float32 by steps, each value the
      * float the double row would round to (lib/encodings/rope_step.h) */
     r->f32 = prec == POSENC_PREC_EXACT && dtype == POSENC_DT_F32;
+    if (r->f32 && !(r->steps = pe_rope_step_rows(p, p->n_freq))) {
+        pe_table_free(t);
+        return posenc_seterr(err, POSENC_ENOMEM, "out of memory");
+    }
     posenc_dtype csrc = r->f32 ? POSENC_DT_F32 : POSENC_DT_F64;
     if (layout == POSENC_LAYOUT_VLLM) {
         add_array(t, "cos_sin_cache", dtype, csrc, 2, n_pos, width, 0, width);

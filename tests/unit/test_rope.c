@@ -596,7 +596,7 @@ static void test_table_f32_steps(void **state)
                                                    cd, sd, 1, &err),
                                  POSENC_OK);
                 assert_int_equal(pe_rope_table_f32(&p, layouts[li], pos, N, cf, sf,
-                                                   1 + 2 * (pm == 2), &err),
+                                                   1 + 2 * (pm == 2), NULL, &err),
                                  POSENC_OK);
                 for (size_t k = 0; k < (size_t)N * (size_t)w; k++) {
                     float c = (float)cd[k], sn = (float)sd[k];
@@ -611,9 +611,9 @@ static void test_table_f32_steps(void **state)
         }
         /* refusals as posenc_rope_table's */
         int64_t bad = -1;
-        assert_int_equal(pe_rope_table_f32(&p, POSENC_LAYOUT_HF, &bad, 1, cf, sf, 1, &err),
+        assert_int_equal(pe_rope_table_f32(&p, POSENC_LAYOUT_HF, &bad, 1, cf, sf, 1, NULL, &err),
                          POSENC_EINVAL);
-        assert_int_equal(pe_rope_table_f32(&p, POSENC_LAYOUT_HF, pos, 0, cf, sf, 1, &err),
+        assert_int_equal(pe_rope_table_f32(&p, POSENC_LAYOUT_HF, pos, 0, cf, sf, 1, NULL, &err),
                          POSENC_OK);
     }
     assert_true(checked > 3000000);
